@@ -1,0 +1,235 @@
+//! The rate-limiting algorithms, one file each, behind the [`Limiter`] trait.
+//!
+//! An algorithm is pure arithmetic over one key's state and a virtual time it is handed: it never
+//! reads a clock and never sees other keys. [`KeyedLimiter`] owns the per-key states (the
+//! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
+
+mod fixed_window;
+mod gcra;
+mod keyed;
+mod leaky_bucket;
+mod sliding_window_counter;
+mod sliding_window_log;
+mod token_bucket;
+
+pub use fixed_window::FixedWindow;
+pub use gcra::Gcra;
+pub use keyed::{KeyId, KeyedLimiter, MemoryUsage};
+pub use leaky_bucket::LeakyBucket;
+pub use sliding_window_counter::SlidingWindowCounter;
+pub use sliding_window_log::SlidingWindowLog;
+pub use token_bucket::TokenBucket;
+
+use crate::time::Nanos;
+use std::fmt;
+use std::str::FromStr;
+
+/// What happened to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Admitted now.
+    Allow,
+    /// Admitted, but held back for this many nanoseconds (a shaper's queue). Always > 0.
+    Delay(Nanos),
+    /// Refused. `retry_after` is the earliest span after which the same key's next request would
+    /// be admitted, assuming no other request of that key arrives in between. Always > 0.
+    Reject { retry_after: Nanos },
+}
+
+impl Outcome {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Allow => "allow",
+            Outcome::Delay(_) => "delay",
+            Outcome::Reject { .. } => "reject",
+        }
+    }
+
+    pub fn is_admitted(&self) -> bool {
+        !matches!(self, Outcome::Reject { .. })
+    }
+}
+
+/// A decision and what the limiter would advertise in its response headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub outcome: Outcome,
+    /// Further requests the key could make at this same instant and have admitted
+    /// (`X-RateLimit-Remaining`).
+    pub remaining: u64,
+    /// The earliest time at which the key's state is back to its initial value, i.e. its full
+    /// quota is available again (`X-RateLimit-Reset`). A key is idle, and may be evicted, from
+    /// this time on.
+    pub reset_at: Nanos,
+}
+
+/// Policy parameters an algorithm is built from: at most `limit` requests per `window`, with a
+/// burst allowance `burst` where the algorithm has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Params {
+    pub limit: u64,
+    pub window: Nanos,
+    pub burst: u64,
+}
+
+/// Why parameters cannot build a given algorithm.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{algorithm}: {reason}")]
+pub struct ParamsError {
+    pub algorithm: &'static str,
+    pub reason: String,
+}
+
+/// One rate-limiting algorithm: the decision for one key, given that key's state and the time.
+///
+/// Implementations are pure: the same state and time always give the same decision and the same
+/// new state. Times passed for one key never decrease.
+pub trait Limiter: Send + Sync {
+    /// Per-key state. A key seen for the first time starts from [`Limiter::new_state`].
+    type State: Clone + fmt::Debug + Send;
+
+    /// The registry entry for this algorithm.
+    const KIND: AlgorithmKind;
+
+    /// The state of a key that has never been seen (or was evicted as idle) at time `now`.
+    fn new_state(&self, now: Nanos) -> Self::State;
+
+    /// Decides on one request of the key at `now`, updating its state.
+    fn decide(&self, state: &mut Self::State, now: Nanos) -> Decision;
+
+    /// Whether the key's state is equivalent to a fresh one at `now`, so it can be dropped.
+    fn is_idle(&self, state: &Self::State, now: Nanos) -> bool;
+
+    /// Heap bytes the state owns beyond its inline size (e.g. a log's buffer).
+    fn heap_bytes(_state: &Self::State) -> usize {
+        0
+    }
+}
+
+/// Every algorithm rlsim knows, in the order reports list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AlgorithmKind {
+    FixedWindow,
+    SlidingWindowLog,
+    SlidingWindowCounter,
+    TokenBucket,
+    LeakyBucket,
+    Gcra,
+}
+
+impl AlgorithmKind {
+    pub const ALL: [AlgorithmKind; 6] = [
+        AlgorithmKind::FixedWindow,
+        AlgorithmKind::SlidingWindowLog,
+        AlgorithmKind::SlidingWindowCounter,
+        AlgorithmKind::TokenBucket,
+        AlgorithmKind::LeakyBucket,
+        AlgorithmKind::Gcra,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgorithmKind::FixedWindow => "fixed_window",
+            AlgorithmKind::SlidingWindowLog => "sliding_window_log",
+            AlgorithmKind::SlidingWindowCounter => "sliding_window_counter",
+            AlgorithmKind::TokenBucket => "token_bucket",
+            AlgorithmKind::LeakyBucket => "leaky_bucket",
+            AlgorithmKind::Gcra => "gcra",
+        }
+    }
+
+    /// Whether the algorithm uses the `burst` parameter (the others ignore it).
+    pub fn uses_burst(self) -> bool {
+        matches!(
+            self,
+            AlgorithmKind::TokenBucket | AlgorithmKind::LeakyBucket | AlgorithmKind::Gcra
+        )
+    }
+
+    /// Calls `visitor` with the concrete limiter built from `params`.
+    ///
+    /// This is how code generic over [`Limiter`] (the engine, benches) is run for an algorithm
+    /// chosen at run time, without a virtual call per decision.
+    pub fn visit<V: LimiterVisitor>(self, params: Params, visitor: V) -> Result<V::Output, ParamsError> {
+        Ok(match self {
+            AlgorithmKind::FixedWindow => visitor.visit(FixedWindow::new(params)?),
+            AlgorithmKind::SlidingWindowLog => visitor.visit(SlidingWindowLog::new(params)?),
+            AlgorithmKind::SlidingWindowCounter => {
+                visitor.visit(SlidingWindowCounter::new(params)?)
+            }
+            AlgorithmKind::TokenBucket => visitor.visit(TokenBucket::new(params)?),
+            AlgorithmKind::LeakyBucket => visitor.visit(LeakyBucket::new(params)?),
+            AlgorithmKind::Gcra => visitor.visit(Gcra::new(params)?),
+        })
+    }
+
+    /// Checks that `params` can build this algorithm.
+    pub fn validate(self, params: Params) -> Result<(), ParamsError> {
+        struct Noop;
+        impl LimiterVisitor for Noop {
+            type Output = ();
+            fn visit<L: Limiter>(self, _: L) {}
+        }
+        self.visit(params, Noop)
+    }
+
+    /// The known name closest to `name`, for "did you mean" hints.
+    pub fn suggest(name: &str) -> Option<&'static str> {
+        AlgorithmKind::ALL
+            .iter()
+            .map(|k| (strsim::jaro_winkler(name, k.name()), k.name()))
+            .filter(|(score, _)| *score > 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, n)| n)
+    }
+}
+
+impl fmt::Display for AlgorithmKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for AlgorithmKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        AlgorithmKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = AlgorithmKind::ALL.iter().map(|k| k.name()).collect();
+                match AlgorithmKind::suggest(s) {
+                    Some(hint) => format!("unknown algorithm `{s}`: did you mean `{hint}`?"),
+                    None => format!("unknown algorithm `{s}` (known: {})", names.join(", ")),
+                }
+            })
+    }
+}
+
+/// Code generic over the limiter type, run for an algorithm picked at run time
+/// (see [`AlgorithmKind::visit`]).
+pub trait LimiterVisitor {
+    type Output;
+    fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output;
+}
+
+pub(crate) fn params_error(kind: AlgorithmKind, reason: impl Into<String>) -> ParamsError {
+    ParamsError {
+        algorithm: kind.name(),
+        reason: reason.into(),
+    }
+}
+
+/// Checks the parameters every algorithm needs.
+pub(crate) fn check_common(kind: AlgorithmKind, p: Params) -> Result<(), ParamsError> {
+    if p.limit == 0 {
+        return Err(params_error(kind, "limit must be at least 1"));
+    }
+    if p.window == 0 {
+        return Err(params_error(kind, "window must be longer than 0"));
+    }
+    if kind.uses_burst() && p.burst == 0 {
+        return Err(params_error(kind, "burst must be at least 1"));
+    }
+    Ok(())
+}

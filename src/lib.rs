@@ -1,0 +1,3 @@
+//! rlsim: a rate-limiting policy simulator.
+pub mod algorithms;
+pub mod time;

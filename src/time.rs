@@ -1,0 +1,350 @@
+//! Virtual time and the units scenarios are written in.
+//!
+//! Simulated time is a plain `u64` of nanoseconds since the start of the run. Nothing in the
+//! engine reads the wall clock. Durations (`500ms`, `59.5s`, `1h`) and rates (`100/min`,
+//! `2.5/s`) are parsed into exact integers and exact rationals so that no decision ever depends on
+//! floating-point rounding.
+
+use std::fmt;
+
+/// A point in virtual time or a span of it, in nanoseconds.
+pub type Nanos = u64;
+
+pub const NANOS_PER_MICRO: Nanos = 1_000;
+pub const NANOS_PER_MILLI: Nanos = 1_000_000;
+pub const NANOS_PER_SEC: Nanos = 1_000_000_000;
+pub const NANOS_PER_MIN: Nanos = 60 * NANOS_PER_SEC;
+pub const NANOS_PER_HOUR: Nanos = 60 * NANOS_PER_MIN;
+pub const NANOS_PER_DAY: Nanos = 24 * NANOS_PER_HOUR;
+
+/// Why a duration or rate string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    #[error("empty value")]
+    Empty,
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("negative values are not allowed (`{0}`)")]
+    Negative(String),
+    #[error("unknown unit `{unit}` (expected one of {expected})")]
+    UnknownUnit { unit: String, expected: &'static str },
+    #[error("`{0}` is not a whole number of nanoseconds")]
+    SubNanosecond(String),
+    #[error("`{0}` is too large")]
+    Overflow(String),
+    #[error("`{0}` must be greater than zero")]
+    Zero(String),
+    #[error("`{0}` is not a rate: write it as COUNT/UNIT, e.g. `100/min` or `2.5/s`")]
+    NotARate(String),
+}
+
+const DURATION_UNITS: &str = "ns, us, ms, s, m/min, h, d";
+
+fn unit_nanos(unit: &str) -> Option<Nanos> {
+    Some(match unit {
+        "ns" => 1,
+        "us" | "µs" => NANOS_PER_MICRO,
+        "ms" => NANOS_PER_MILLI,
+        "s" | "sec" => NANOS_PER_SEC,
+        "m" | "min" => NANOS_PER_MIN,
+        "h" | "hour" => NANOS_PER_HOUR,
+        "d" | "day" => NANOS_PER_DAY,
+        _ => return None,
+    })
+}
+
+/// A non-negative decimal number kept exact: `mantissa / 10^scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Decimal {
+    mantissa: u128,
+    scale: u32,
+}
+
+fn parse_decimal(text: &str) -> Result<Decimal, UnitError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    if t.starts_with('-') {
+        return Err(UnitError::Negative(text.to_string()));
+    }
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let (int, frac) = match t.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (t, ""),
+    };
+    let digits_ok = |s: &str| s.chars().all(|c| c.is_ascii_digit() || c == '_');
+    if (int.is_empty() && frac.is_empty()) || !digits_ok(int) || !digits_ok(frac) {
+        return Err(UnitError::NotANumber(text.to_string()));
+    }
+    let mut mantissa: u128 = 0;
+    let mut scale = 0u32;
+    for (is_frac, c) in int
+        .chars()
+        .map(|c| (false, c))
+        .chain(frac.chars().map(|c| (true, c)))
+    {
+        if c == '_' {
+            continue;
+        }
+        let digit = c.to_digit(10).expect("checked above") as u128;
+        mantissa = mantissa
+            .checked_mul(10)
+            .and_then(|m| m.checked_add(digit))
+            .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+        if is_frac {
+            scale += 1;
+        }
+    }
+    Ok(Decimal { mantissa, scale })
+}
+
+fn split_unit(text: &str) -> (&str, &str) {
+    let t = text.trim();
+    let at = t
+        .find(|c: char| c.is_alphabetic() || c == 'µ')
+        .unwrap_or(t.len());
+    (t[..at].trim(), t[at..].trim())
+}
+
+/// Parses a duration such as `500ms`, `59.5s`, `1h` or `1m30s` into exact nanoseconds.
+///
+/// Compound forms add up (`1m30s` is 90 s). A bare number is refused: the unit is part of the
+/// meaning. Zero is allowed here; callers that need a positive span use [`parse_positive_duration`].
+pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
+    let mut rest = text.trim();
+    if rest.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    if rest.starts_with('-') {
+        return Err(UnitError::Negative(text.to_string()));
+    }
+    let mut total: u128 = 0;
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_' || c == '+'))
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(num_end);
+        let unit_end = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(tail.len());
+        let (unit, tail) = tail.split_at(unit_end);
+        let unit = unit.trim();
+        if num.is_empty() {
+            return Err(UnitError::NotANumber(text.to_string()));
+        }
+        if unit.is_empty() {
+            return Err(UnitError::UnknownUnit {
+                unit: String::new(),
+                expected: DURATION_UNITS,
+            });
+        }
+        let scale_ns = unit_nanos(unit).ok_or_else(|| UnitError::UnknownUnit {
+            unit: unit.to_string(),
+            expected: DURATION_UNITS,
+        })?;
+        let d = parse_decimal(num)?;
+        let pow = 10u128
+            .checked_pow(d.scale)
+            .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+        let scaled = d
+            .mantissa
+            .checked_mul(scale_ns as u128)
+            .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+        if scaled % pow != 0 {
+            return Err(UnitError::SubNanosecond(text.to_string()));
+        }
+        total += scaled / pow;
+        rest = tail.trim_start();
+    }
+    Nanos::try_from(total).map_err(|_| UnitError::Overflow(text.to_string()))
+}
+
+/// [`parse_duration`], refusing zero.
+pub fn parse_positive_duration(text: &str) -> Result<Nanos, UnitError> {
+    match parse_duration(text)? {
+        0 => Err(UnitError::Zero(text.to_string())),
+        d => Ok(d),
+    }
+}
+
+/// Formats nanoseconds with the largest unit that keeps it exact-ish for humans (`1m`, `59.9s`).
+pub fn format_duration(ns: Nanos) -> String {
+    const UNITS: [(Nanos, &str); 6] = [
+        (NANOS_PER_HOUR, "h"),
+        (NANOS_PER_MIN, "m"),
+        (NANOS_PER_SEC, "s"),
+        (NANOS_PER_MILLI, "ms"),
+        (NANOS_PER_MICRO, "us"),
+        (1, "ns"),
+    ];
+    if ns == 0 {
+        return "0s".to_string();
+    }
+    for (unit, name) in UNITS {
+        if ns >= unit {
+            if ns % unit == 0 {
+                return format!("{}{name}", ns / unit);
+            }
+            if unit > 1 && (ns * 1000) % unit == 0 || ns / unit >= 100 {
+                return format!("{}{name}", trim_float(ns as f64 / unit as f64));
+            }
+        }
+    }
+    format!("{ns}ns")
+}
+
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// An exact rate: `count` events every `per` nanoseconds.
+///
+/// Kept as a reduced fraction so `2.5/s` is 5 events per 2 s, with no rounding anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rate {
+    pub count: u64,
+    pub per: Nanos,
+}
+
+impl Rate {
+    /// Builds a rate, reducing the fraction. `count` and `per` must be positive.
+    pub fn new(count: u64, per: Nanos) -> Option<Rate> {
+        if count == 0 || per == 0 {
+            return None;
+        }
+        let g = gcd(count, per);
+        Some(Rate {
+            count: count / g,
+            per: per / g,
+        })
+    }
+
+    /// Events per second, for display and for sampling random inter-arrival times.
+    pub fn per_second(&self) -> f64 {
+        self.count as f64 * NANOS_PER_SEC as f64 / self.per as f64
+    }
+
+    /// Mean gap between events in nanoseconds (floating point; used only by random processes).
+    pub fn mean_interval_ns(&self) -> f64 {
+        self.per as f64 / self.count as f64
+    }
+
+    /// The time of the `k`-th event of a strictly periodic process starting at 0, rounded down
+    /// to the nanosecond: exact for any `k` because it is computed from `k`, not accumulated.
+    pub fn nth_event(&self, k: u64) -> Option<Nanos> {
+        let t = (k as u128 * self.per as u128) / self.count as u128;
+        Nanos::try_from(t).ok()
+    }
+
+    /// This rate multiplied by a whole factor (e.g. many clients of the same rate).
+    pub fn times(&self, factor: u64) -> Option<Rate> {
+        Rate::new(self.count.checked_mul(factor)?, self.per)
+    }
+}
+
+impl fmt::Display for Rate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/s", trim_float(self.per_second()))
+    }
+}
+
+/// Parses `100/min`, `2.5/s`, `10000/h`, `3/10s` into an exact [`Rate`].
+pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
+    let (count, per) = text
+        .split_once('/')
+        .ok_or_else(|| UnitError::NotARate(text.to_string()))?;
+    let count = parse_decimal(count)?;
+    let per = per.trim();
+    // `/min` means one minute; `/10s` means ten seconds.
+    let (num, unit) = split_unit(per);
+    let per_ns = if num.is_empty() {
+        unit_nanos(unit).ok_or_else(|| UnitError::UnknownUnit {
+            unit: unit.to_string(),
+            expected: DURATION_UNITS,
+        })?
+    } else {
+        parse_duration(per)?
+    };
+    let pow = 10u128
+        .checked_pow(count.scale)
+        .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+    let per_total = (per_ns as u128)
+        .checked_mul(pow)
+        .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+    if count.mantissa == 0 || per_total == 0 {
+        return Err(UnitError::Zero(text.to_string()));
+    }
+    let g = gcd128(count.mantissa, per_total);
+    let (c, p) = (count.mantissa / g, per_total / g);
+    match (u64::try_from(c), u64::try_from(p)) {
+        (Ok(count), Ok(per)) => Ok(Rate { count, per }),
+        _ => Err(UnitError::Overflow(text.to_string())),
+    }
+}
+
+pub fn gcd(a: u64, b: u64) -> u64 {
+    gcd128(a as u128, b as u128) as u64
+}
+
+fn gcd128(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `ceil(a / b)` for unsigned integers (b > 0).
+#[inline]
+pub fn div_ceil_u128(a: u128, b: u128) -> u128 {
+    a.div_ceil(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_exact() {
+        assert_eq!(parse_duration("500ms"), Ok(500 * NANOS_PER_MILLI));
+        assert_eq!(parse_duration("59.5s"), Ok(59_500_000_000));
+        assert_eq!(parse_duration("59.9s"), Ok(59_900_000_000));
+        assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
+        assert_eq!(parse_duration("1m30s"), Ok(90 * NANOS_PER_SEC));
+        assert_eq!(parse_duration("3m"), Ok(180 * NANOS_PER_SEC));
+        assert_eq!(parse_duration("0s"), Ok(0));
+        assert_eq!(parse_duration("1.5ns"), Err(UnitError::SubNanosecond("1.5ns".into())));
+        assert!(matches!(parse_duration("-1s"), Err(UnitError::Negative(_))));
+        assert!(matches!(parse_duration("10"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(parse_duration("10 parsecs"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(parse_positive_duration("0ms"), Err(UnitError::Zero(_))));
+    }
+
+    #[test]
+    fn rates_are_exact_fractions() {
+        assert_eq!(parse_rate("100/min"), Ok(Rate { count: 5, per: 3 * NANOS_PER_SEC }));
+        assert_eq!(parse_rate("2.5/s"), Ok(Rate { count: 5, per: 2 * NANOS_PER_SEC }));
+        assert_eq!(parse_rate("3/10s"), Ok(Rate { count: 3, per: 10 * NANOS_PER_SEC }));
+        assert_eq!(parse_rate("10000/h").unwrap().per_second(), 10000.0 / 3600.0);
+        assert!(matches!(parse_rate("-5/s"), Err(UnitError::Negative(_))));
+        assert!(matches!(parse_rate("0/s"), Err(UnitError::Zero(_))));
+        assert!(matches!(parse_rate("5 per s"), Err(UnitError::NotARate(_))));
+        assert!(matches!(parse_rate("5/fortnight"), Err(UnitError::UnknownUnit { .. })));
+    }
+
+    #[test]
+    fn periodic_events_do_not_drift() {
+        let r = parse_rate("3/s").unwrap();
+        // 1/3 s is not a whole number of ns; the millionth event is still exactly on time.
+        assert_eq!(r.nth_event(3_000_000), Some(1_000_000 * NANOS_PER_SEC));
+        assert_eq!(r.nth_event(1), Some(333_333_333));
+    }
+
+    #[test]
+    fn formats_durations() {
+        assert_eq!(format_duration(NANOS_PER_MIN), "1m");
+        assert_eq!(format_duration(59_900_000_000), "59.9s");
+        assert_eq!(format_duration(250 * NANOS_PER_MILLI), "250ms");
+    }
+}
