@@ -46,6 +46,11 @@ impl<L: Limiter> KeyedLimiter<L> {
         &self.limiter
     }
 
+    /// The algorithm, without its keys.
+    pub fn into_limiter(self) -> L {
+        self.limiter
+    }
+
     /// Decides on one request of `key` at `now`.
     #[inline]
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {

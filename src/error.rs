@@ -1,0 +1,75 @@
+//! Errors the library reports. Every input error names the file, the line and the field.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where in an input file something went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Everything that can go wrong in rlsim.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scenario file is malformed or inconsistent.
+    #[error("{location}: {}{message}", field_prefix(field))]
+    Scenario {
+        location: Location,
+        /// Dotted path of the offending field (`policy.window`, `traffic[1].rate`).
+        field: Option<String>,
+        message: String,
+    },
+    /// A trace (recorded traffic) file has a line rlsim cannot read.
+    #[error("{location}: {}{message}", field_prefix(field))]
+    Trace {
+        location: Location,
+        field: Option<String>,
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command-line value is invalid.
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn field_prefix(field: &Option<String>) -> String {
+    match field {
+        Some(f) => format!("field `{f}`: "),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

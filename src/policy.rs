@@ -1,0 +1,96 @@
+//! The policy under test: at most `limit` requests per `window`, per key.
+
+use crate::time::Nanos;
+use std::fmt;
+
+/// A request attribute a policy can key on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KeyField {
+    Ip,
+    User,
+    ApiKey,
+    Endpoint,
+}
+
+impl KeyField {
+    pub const ALL: [KeyField; 4] = [
+        KeyField::Ip,
+        KeyField::User,
+        KeyField::ApiKey,
+        KeyField::Endpoint,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            KeyField::Ip => "ip",
+            KeyField::User => "user",
+            KeyField::ApiKey => "api_key",
+            KeyField::Endpoint => "endpoint",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<KeyField> {
+        KeyField::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for KeyField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The fields a policy keys on, in canonical order (ip, user, api_key, endpoint), no repeats.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KeySpec {
+    fields: Vec<KeyField>,
+}
+
+impl KeySpec {
+    /// Builds a key spec; `None` if `fields` is empty. Duplicates are ignored.
+    pub fn new(mut fields: Vec<KeyField>) -> Option<KeySpec> {
+        fields.sort();
+        fields.dedup();
+        (!fields.is_empty()).then_some(KeySpec { fields })
+    }
+
+    pub fn fields(&self) -> &[KeyField] {
+        &self.fields
+    }
+
+    pub fn uses(&self, field: KeyField) -> bool {
+        self.fields.contains(&field)
+    }
+
+    /// Writes the key a request maps to into `out`: the value itself for a one-field key, the
+    /// values joined by `|` otherwise (`203.0.113.7|/login`). `write` appends one field's value.
+    pub fn render_with(&self, out: &mut String, mut write: impl FnMut(KeyField, &mut String)) {
+        out.clear();
+        for (i, &field) in self.fields.iter().enumerate() {
+            if i > 0 {
+                out.push('|');
+            }
+            write(field, out);
+        }
+    }
+}
+
+impl serde::Serialize for KeySpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.fields.serialize(s)
+    }
+}
+
+/// The policy's intent, against which every algorithm is measured.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Policy {
+    /// At most this many requests per key ...
+    pub limit: u64,
+    /// ... in any window of this many nanoseconds.
+    #[serde(rename = "window_ns")]
+    pub window: Nanos,
+    /// Requests allowed back to back by the algorithms that have a burst allowance.
+    pub burst: u64,
+    pub key: KeySpec,
+}

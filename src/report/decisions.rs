@@ -1,0 +1,137 @@
+//! The `--decisions` log: one CSV row per request per algorithm, in time order.
+//!
+//! Algorithms run in parallel, so each writes its rows to a temporary part file beside the
+//! destination; the parts are then merged by `(time, algorithm order)` into the final file,
+//! which appears only once complete. Memory stays flat however many decisions there are.
+
+use crate::algorithms::{Decision, Outcome};
+use crate::error::{Error, Result};
+use crate::sim::DecisionSink;
+use crate::traffic::{Arrival, KeySpace};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
+
+pub const HEADER: [&str; 6] = ["time_ns", "algorithm", "key", "outcome", "delay_ns", "retry_after_ns"];
+
+/// Where the merged log goes.
+pub struct DecisionLog {
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+/// One algorithm's rows, in a temporary file deleted unless merged.
+pub struct DecisionPart {
+    algorithm: &'static str,
+    writer: csv::Writer<BufWriter<NamedTempFile>>,
+    path: PathBuf,
+    time: itoa::Buffer,
+    delay: itoa::Buffer,
+    retry: itoa::Buffer,
+}
+
+impl DecisionLog {
+    pub fn new(path: &Path) -> Self {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        DecisionLog {
+            path: path.to_path_buf(),
+            dir,
+        }
+    }
+
+    /// A part file for one algorithm.
+    pub fn part(&self, algorithm: &'static str) -> Result<DecisionPart> {
+        let file = NamedTempFile::new_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        Ok(DecisionPart {
+            algorithm,
+            writer: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(BufWriter::with_capacity(1 << 16, file)),
+            path: self.path.clone(),
+            time: itoa::Buffer::new(),
+            delay: itoa::Buffer::new(),
+            retry: itoa::Buffer::new(),
+        })
+    }
+
+    /// Merges the parts (in algorithm order) into the destination, atomically.
+    pub fn merge(&self, parts: Vec<DecisionPart>) -> Result<()> {
+        let io = |e: std::io::Error| Error::io(&self.path, e);
+        let mut readers = Vec::with_capacity(parts.len());
+        let mut _keep_alive = Vec::with_capacity(parts.len());
+        for part in parts {
+            let file = part.writer.into_inner().map_err(|e| io(e.into_error()))?;
+            let file = file.into_inner().map_err(|e| io(e.into_error()))?;
+            let reader = file.reopen().map_err(io)?;
+            readers.push(csv::ReaderBuilder::new().has_headers(false).from_reader(BufReader::new(reader)));
+            _keep_alive.push(file);
+        }
+        let out = NamedTempFile::new_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, out));
+        let csv_err = |e: csv::Error| Error::io(&self.path, e.into());
+        writer.write_record(HEADER).map_err(csv_err)?;
+        let mut records: Vec<csv::ByteRecord> = vec![csv::ByteRecord::new(); readers.len()];
+        let mut heap = BinaryHeap::with_capacity(readers.len());
+        let mut advance = |i: usize, records: &mut Vec<csv::ByteRecord>| -> Result<Option<u64>> {
+            if !readers[i].read_byte_record(&mut records[i]).map_err(csv_err)? {
+                return Ok(None);
+            }
+            let time = std::str::from_utf8(&records[i][0])
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .expect("rlsim wrote this time itself");
+            Ok(Some(time))
+        };
+        for i in 0..records.len() {
+            if let Some(t) = advance(i, &mut records)? {
+                heap.push(Reverse((t, i)));
+            }
+        }
+        while let Some(Reverse((_, i))) = heap.pop() {
+            writer.write_byte_record(&records[i]).map_err(csv_err)?;
+            if let Some(t) = advance(i, &mut records)? {
+                heap.push(Reverse((t, i)));
+            }
+        }
+        let out = writer.into_inner().map_err(|e| io(e.into_error().into()))?;
+        let out = out.into_inner().map_err(|e| io(e.into_error()))?;
+        out.persist(&self.path).map_err(|e| io(e.error))?;
+        Ok(())
+    }
+}
+
+impl DecisionSink for DecisionPart {
+    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+        let (delay, retry) = match decision.outcome {
+            Outcome::Allow => (0, None),
+            Outcome::Delay(d) => (d, None),
+            Outcome::Reject { retry_after } => (0, Some(retry_after)),
+        };
+        let retry = match retry {
+            Some(r) => self.retry.format(r).as_bytes(),
+            None => b"",
+        };
+        self.writer
+            .write_record([
+                self.time.format(arrival.time).as_bytes(),
+                self.algorithm.as_bytes(),
+                keys.name(arrival.key).as_bytes(),
+                decision.outcome.label().as_bytes(),
+                self.delay.format(delay).as_bytes(),
+                retry,
+            ])
+            .map_err(|e| Error::io(&self.path, e.into()))
+    }
+}
+
+impl DecisionPart {
+    /// Flushes buffered rows (errors surface here rather than at merge time).
+    pub fn flush(&mut self) -> Result<()> {
+        self.writer.flush().map_err(|e| Error::io(&self.path, e))
+    }
+}

@@ -1,0 +1,104 @@
+//! Outputs: bytes in, bytes out. Each format is a function of the results that returns bytes;
+//! only [`write_atomic`] touches the file system, so a failed run never leaves a half-written file
+//! that looks complete.
+
+mod decisions;
+mod files;
+mod table;
+
+pub use decisions::{DecisionLog, DecisionPart};
+pub use files::{summary_csv, summary_json, throughput_json, timeseries_csv};
+pub use table::table;
+
+use crate::error::{Error, Result};
+use crate::metrics::AlgorithmReport;
+use crate::policy::Policy;
+use crate::scenario::Scenario;
+use crate::sim::RunReport;
+use crate::time::Nanos;
+use crate::traffic::{Arrivals, Role};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// The deterministic result of a run, as `summary.json` holds it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary<'a> {
+    pub rlsim_version: &'static str,
+    pub scenario: ScenarioInfo<'a>,
+    pub algorithms: &'a [AlgorithmReport],
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioInfo<'a> {
+    pub name: &'a str,
+    pub description: &'a str,
+    pub seed: u64,
+    pub duration_ns: Nanos,
+    pub timeseries_bucket_ns: Nanos,
+    pub policy: &'a Policy,
+    pub sources: Vec<SourceInfo<'a>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SourceInfo<'a> {
+    pub name: &'a str,
+    pub role: Role,
+    pub kind: &'static str,
+}
+
+impl<'a> Summary<'a> {
+    pub fn new(scenario: &'a Scenario, report: &'a RunReport) -> Self {
+        Summary {
+            rlsim_version: env!("CARGO_PKG_VERSION"),
+            scenario: ScenarioInfo {
+                name: &scenario.name,
+                description: &scenario.description,
+                seed: scenario.seed,
+                duration_ns: scenario.duration,
+                timeseries_bucket_ns: scenario.bucket,
+                policy: &scenario.policy,
+                sources: scenario
+                    .traffic
+                    .iter()
+                    .map(|s| SourceInfo {
+                        name: &s.name,
+                        role: s.role,
+                        kind: match s.arrivals {
+                            Arrivals::Constant(_) => "constant",
+                            Arrivals::Poisson(_) => "poisson",
+                            Arrivals::Bursts { .. } => "bursts",
+                            Arrivals::Boundary { .. } => "boundary",
+                            Arrivals::Replay { .. } => "replay",
+                        },
+                    })
+                    .collect(),
+            },
+            algorithms: &report.algorithms,
+        }
+    }
+}
+
+/// Writes every output file of `--out DIR`.
+pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let summary = Summary::new(scenario, report);
+    write_atomic(&dir.join("summary.json"), &summary_json(&summary))?;
+    write_atomic(&dir.join("summary.csv"), &summary_csv(&report.algorithms))?;
+    write_atomic(&dir.join("timeseries.csv"), &timeseries_csv(scenario, &report.algorithms))?;
+    write_atomic(&dir.join("throughput.json"), &throughput_json(&report.throughput))?;
+    Ok(())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place: readers see the
+/// old file or the complete new one, never a partial one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}

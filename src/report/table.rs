@@ -1,0 +1,110 @@
+//! The terminal summary: one row per algorithm.
+
+use crate::metrics::{AlgorithmReport, Throughput};
+use crate::scenario::Scenario;
+use crate::time::format_duration;
+use std::fmt::Write;
+
+const HEADERS: [&str; 9] = [
+    "algorithm",
+    "offered",
+    "admitted",
+    "delayed",
+    "rejected",
+    "burst_factor",
+    "violations",
+    "peak state",
+    "decisions/s",
+];
+
+/// The summary table, with a one-line header describing the scenario and policy.
+pub fn table(scenario: &Scenario, algorithms: &[AlgorithmReport], throughput: &[Throughput]) -> String {
+    let p = &scenario.policy;
+    let keys: Vec<&str> = p.key.fields().iter().map(|f| f.name()).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} (seed {}, {} simulated): limit {} per {} per {}, burst {}",
+        scenario.name,
+        scenario.seed,
+        format_duration(scenario.duration),
+        p.limit,
+        format_duration(p.window),
+        keys.join("+"),
+        p.burst
+    );
+    let rows: Vec<[String; 9]> = algorithms
+        .iter()
+        .zip(throughput)
+        .map(|(a, t)| {
+            [
+                a.algorithm.clone(),
+                a.offered.to_string(),
+                a.admitted.to_string(),
+                a.delayed.to_string(),
+                a.rejected.to_string(),
+                format!("{:.2}", a.burst_factor),
+                a.policy_violations.to_string(),
+                human_bytes(a.peak_state_bytes),
+                human_rate(t.decisions_per_sec),
+            ]
+        })
+        .collect();
+    let mut widths = HEADERS.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 0 {
+                let _ = write!(s, "{cell:<w$}");
+            } else {
+                let _ = write!(s, "  {cell:>w$}");
+            }
+        }
+        s.push('\n');
+        s
+    };
+    out.push_str(&line(&HEADERS));
+    for row in &rows {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&cells));
+    }
+    out
+}
+
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{bytes} B") } else { format!("{v:.1} {}", UNITS[unit]) }
+}
+
+pub fn human_rate(per_sec: f64) -> String {
+    match per_sec {
+        r if r >= 1e9 => format!("{:.2} G", r / 1e9),
+        r if r >= 1e6 => format!("{:.1} M", r / 1e6),
+        r if r >= 1e3 => format!("{:.1} k", r / 1e3),
+        r => format!("{r:.0}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_rate(12_345_678.0), "12.3 M");
+        assert_eq!(human_rate(999.0), "999");
+    }
+}

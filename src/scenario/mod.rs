@@ -1,0 +1,69 @@
+//! Scenario files (TOML): parsing, then validation into a [`Scenario`] the engine can trust.
+//!
+//! Parsing keeps every value's position; validation refuses anything inconsistent with an error
+//! naming the file, line and field. See `docs/scenario-format.md` for the format.
+
+mod raw;
+mod validate;
+
+use crate::algorithms::{AlgorithmKind, Params};
+use crate::error::{Error, Location, Result};
+use crate::policy::Policy;
+use crate::time::Nanos;
+use crate::traffic::SourceSpec;
+use std::path::{Path, PathBuf};
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The file it was read from.
+    pub path: PathBuf,
+    pub seed: u64,
+    /// Traffic is generated in `[0, duration)`; delayed requests may be released after it.
+    pub duration: Nanos,
+    pub policy: Policy,
+    pub algorithms: Vec<AlgorithmSpec>,
+    pub traffic: Vec<SourceSpec>,
+    /// Width of a `timeseries.csv` bucket.
+    pub bucket: Nanos,
+}
+
+/// One algorithm to run, with its parameters (the policy's, unless overridden).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AlgorithmSpec {
+    pub kind: AlgorithmKind,
+    pub params: Params,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario> {
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let text = String::from_utf8(bytes).map_err(|e| Error::Scenario {
+            location: Location {
+                path: path.to_path_buf(),
+                line: None,
+                column: None,
+            },
+            field: None,
+            message: format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
+        })?;
+        Scenario::parse(&text, path)
+    }
+
+    /// Parses and validates scenario text; `path` is used in errors and to resolve relative
+    /// trace paths.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
+        let ctx = validate::Ctx::new(text, path);
+        let raw = ctx.deserialize()?;
+        ctx.scenario(raw)
+    }
+
+    /// The scenario with another seed (the `--seed` flag).
+    pub fn with_seed(mut self, seed: u64) -> Scenario {
+        self.seed = seed;
+        self
+    }
+}

@@ -1,0 +1,159 @@
+//! The scenario file exactly as written: serde structs that keep each value's position so that
+//! validation can point at the line of any field it refuses.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub type S<T> = Spanned<T>;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawScenario {
+    pub name: S<String>,
+    #[serde(default)]
+    pub description: Option<S<String>>,
+    #[serde(default)]
+    pub seed: Option<S<i64>>,
+    pub duration: S<String>,
+    pub policy: S<RawPolicy>,
+    /// Algorithms to run, by name. Default: all.
+    #[serde(default)]
+    pub algorithms: Option<S<Vec<S<String>>>>,
+    /// Per-algorithm overrides of the policy's parameters: `[algorithm.token_bucket]`.
+    #[serde(default)]
+    pub algorithm: BTreeMap<String, S<RawOverride>>,
+    #[serde(default)]
+    pub output: Option<S<RawOutput>>,
+    #[serde(default)]
+    pub traffic: Vec<S<RawTraffic>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPolicy {
+    pub limit: S<i64>,
+    pub window: S<String>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
+    #[serde(default)]
+    pub key: Option<S<OneOrMany>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOverride {
+    #[serde(default)]
+    pub limit: Option<S<i64>>,
+    #[serde(default)]
+    pub window: Option<S<String>>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutput {
+    /// Width of a `timeseries.csv` bucket.
+    #[serde(default)]
+    pub bucket: Option<S<String>>,
+}
+
+/// One `[[traffic]]` table. Flat on purpose: which fields a kind accepts is checked by
+/// validation, which can then name the field and its line (serde's tagged enums lose spans).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTraffic {
+    pub name: S<String>,
+    #[serde(default)]
+    pub role: Option<S<String>>,
+    pub kind: S<String>,
+    #[serde(default)]
+    pub rate: Option<S<String>>,
+    #[serde(default)]
+    pub start: Option<S<String>>,
+    #[serde(default)]
+    pub stop: Option<S<String>>,
+    #[serde(default)]
+    pub arrival: Option<S<String>>,
+    #[serde(default)]
+    pub users: Option<S<i64>>,
+    #[serde(default)]
+    pub ips: Option<S<i64>>,
+    #[serde(default)]
+    pub ip: Option<S<String>>,
+    #[serde(default)]
+    pub user: Option<S<String>>,
+    #[serde(default)]
+    pub api_key: Option<S<String>>,
+    #[serde(default)]
+    pub endpoint: Option<S<String>>,
+    #[serde(default)]
+    pub count: Option<S<i64>>,
+    #[serde(default)]
+    pub every: Option<S<String>>,
+    #[serde(default)]
+    pub spread: Option<S<String>>,
+    #[serde(default)]
+    pub at: Option<S<String>>,
+    #[serde(default)]
+    pub lead: Option<S<String>>,
+    #[serde(default)]
+    pub path: Option<S<String>>,
+}
+
+impl RawTraffic {
+    /// The optional fields that are set, by name, with their spans: validation refuses the ones
+    /// the source's kind does not use.
+    pub fn present_fields(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
+        fn span<T>(name: &'static str, v: &Option<S<T>>) -> Option<(&'static str, std::ops::Range<usize>)> {
+            v.as_ref().map(|s| (name, s.span()))
+        }
+        [
+            span("rate", &self.rate),
+            span("arrival", &self.arrival),
+            span("users", &self.users),
+            span("ips", &self.ips),
+            span("ip", &self.ip),
+            span("user", &self.user),
+            span("api_key", &self.api_key),
+            span("endpoint", &self.endpoint),
+            span("count", &self.count),
+            span("every", &self.every),
+            span("spread", &self.spread),
+            span("at", &self.at),
+            span("lead", &self.lead),
+            span("path", &self.path),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+}
+
+/// A string or a list of strings (`key = "ip"` or `key = ["ip", "endpoint"]`).
+#[derive(Debug)]
+pub struct OneOrMany(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a field name or a list of field names")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
+                Ok(OneOrMany(vec![v.to_string()]))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMany, A::Error> {
+                let mut out = Vec::new();
+                while let Some(s) = seq.next_element::<String>()? {
+                    out.push(s);
+                }
+                Ok(OneOrMany(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}

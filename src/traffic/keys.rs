@@ -1,0 +1,104 @@
+//! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
+
+use super::{IdGen, SourceSpec};
+use crate::algorithms::KeyId;
+use crate::policy::{KeyField, KeySpec};
+use indexmap::IndexSet;
+use std::net::Ipv4Addr;
+
+/// Every key seen in a run, in order of first appearance.
+///
+/// Interning happens when a synthetic client is created or a trace record is read, never per
+/// decision; the engine and the limiters only handle the integer ids.
+#[derive(Debug, Default)]
+pub struct KeySpace {
+    names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
+    scratch: String,
+}
+
+impl KeySpace {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The id of the key that `value_of` describes under `spec`, adding it if new.
+    /// Allocates only for a key not seen before.
+    pub fn intern<'a>(&mut self, spec: &KeySpec, value_of: impl Fn(KeyField) -> &'a str) -> KeyId {
+        let mut buf = std::mem::take(&mut self.scratch);
+        spec.render_with(&mut buf, |field, out| out.push_str(value_of(field)));
+        let id = match self.names.get_index_of(buf.as_str()) {
+            Some(i) => i,
+            None => self.names.insert_full(buf.as_str().into()).0,
+        };
+        self.scratch = buf;
+        KeyId::try_from(id).expect("more than 4 billion distinct keys")
+    }
+
+    /// The id of a synthetic client's key.
+    pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
+        self.intern(spec, |f| identity.get(f))
+    }
+
+    /// The key's text, as the policy keyed on it.
+    pub fn name(&self, id: KeyId) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// The identity fields of one client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub ip: String,
+    pub user: String,
+    pub api_key: String,
+    pub endpoint: String,
+}
+
+impl Identity {
+    pub fn get(&self, field: KeyField) -> &str {
+        match field {
+            KeyField::Ip => &self.ip,
+            KeyField::User => &self.user,
+            KeyField::ApiKey => &self.api_key,
+            KeyField::Endpoint => &self.endpoint,
+        }
+    }
+
+    /// The identity of client `client` of source number `source`.
+    ///
+    /// Generated users are `<source name>-<n>`, API keys `key-<user>`, and IPv4 addresses come
+    /// from `10.<source>.0.0/16`, so sources never share a generated identity by accident.
+    pub fn of_client(spec: &SourceSpec, source: usize, client: u32) -> Identity {
+        let pop = &spec.population;
+        let pick = |gen_: &IdGen, make: &dyn Fn(u32) -> String| match gen_ {
+            IdGen::Fixed(v) => v.clone(),
+            IdGen::Pool(n) => make(client % n),
+            IdGen::PerClient => make(client),
+        };
+        let user = pick(&pop.user, &|n| format!("{}-{n}", spec.name));
+        let api_key = pick(&pop.api_key, &|n| format!("key-{}-{n}", spec.name));
+        let ip = pick(&pop.ip, &|n| generated_ip(source, n).to_string());
+        Identity {
+            ip,
+            user,
+            api_key,
+            endpoint: pop.endpoint.clone(),
+        }
+    }
+}
+
+/// Most distinct addresses a source can generate (one /16).
+pub const MAX_GENERATED_IPS: u32 = 65_534;
+
+fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
+    let host = n + 1; // skip the network address
+    Ipv4Addr::new(10, (source % 256) as u8, (host >> 8) as u8, (host & 0xff) as u8)
+}

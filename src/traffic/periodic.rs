@@ -1,0 +1,156 @@
+//! Deterministic arrival processes: constant rate, periodic bursts and the boundary attack.
+//!
+//! Event times are computed from their index (`start + k·per/count`), never accumulated, so a
+//! rate that is not a whole number of nanoseconds does not drift over a long run.
+
+use super::{Arrival, KeySpace, Source, SourceSpec};
+use crate::algorithms::KeyId;
+use crate::error::Result;
+use crate::time::{Nanos, Rate};
+
+/// Clients at the same constant rate, phased evenly: client `k mod n` sends the `k`-th request.
+pub struct Constant {
+    source: u16,
+    start: Nanos,
+    stop: Nanos,
+    /// The whole source's rate: per-client rate × clients.
+    rate: Rate,
+    clients: Vec<KeyId>,
+    k: u64,
+}
+
+impl Constant {
+    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Vec<KeyId>) -> Self {
+        let rate = per_client
+            .times(clients.len() as u64)
+            .expect("validated: clients × rate fits");
+        Constant {
+            source,
+            start: spec.start,
+            stop: spec.stop,
+            rate,
+            clients,
+            k: 0,
+        }
+    }
+}
+
+impl Source for Constant {
+    fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
+        let Some(offset) = self.rate.nth_event(self.k) else {
+            return Ok(None);
+        };
+        let time = self.start.saturating_add(offset);
+        if time >= self.stop {
+            return Ok(None);
+        }
+        let key = self.clients[(self.k % self.clients.len() as u64) as usize];
+        self.k += 1;
+        Ok(Some(Arrival {
+            time,
+            key,
+            source: self.source,
+        }))
+    }
+}
+
+/// When batches happen.
+enum Schedule {
+    /// At `first`, `first + every`, ...
+    Every { first: Nanos, every: Nanos },
+    /// At each of these times, in order.
+    At([Nanos; 2]),
+}
+
+/// Batches of `count` requests per client, each batch spread evenly over `spread`.
+pub struct Batches {
+    source: u16,
+    start: Nanos,
+    stop: Nanos,
+    schedule: Schedule,
+    count: u64,
+    spread: Nanos,
+    clients: Vec<KeyId>,
+    batch: u64,
+    /// Position within the batch: request `i` of client `j` is `i·clients + j`.
+    pos: u64,
+}
+
+impl Batches {
+    /// Every `every` from the source's start, each client sends `count` requests.
+    pub fn bursts(spec: &SourceSpec, source: u16, count: u64, every: Nanos, spread: Nanos, clients: Vec<KeyId>) -> Self {
+        let schedule = Schedule::Every {
+            first: spec.start,
+            every,
+        };
+        Self::new(spec, source, schedule, count, spread, clients)
+    }
+
+    /// `count` requests per client at `at - lead`, and `count` more at the boundary `at`.
+    pub fn boundary(
+        spec: &SourceSpec,
+        source: u16,
+        count: u64,
+        at: Nanos,
+        lead: Nanos,
+        spread: Nanos,
+        clients: Vec<KeyId>,
+    ) -> Self {
+        let schedule = Schedule::At([at - lead, at]);
+        Self::new(spec, source, schedule, count, spread, clients)
+    }
+
+    fn new(spec: &SourceSpec, source: u16, schedule: Schedule, count: u64, spread: Nanos, clients: Vec<KeyId>) -> Self {
+        Batches {
+            source,
+            start: spec.start,
+            stop: spec.stop,
+            schedule,
+            count,
+            spread,
+            clients,
+            batch: 0,
+            pos: 0,
+        }
+    }
+
+    fn batch_time(&self, b: u64) -> Option<Nanos> {
+        match self.schedule {
+            Schedule::Every { first, every } => every.checked_mul(b)?.checked_add(first),
+            Schedule::At(times) => times.get(b as usize).copied(),
+        }
+    }
+}
+
+impl Source for Batches {
+    fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
+        let n = self.clients.len() as u64;
+        loop {
+            if self.pos == self.count * n {
+                self.batch += 1;
+                self.pos = 0;
+            }
+            let Some(batch_at) = self.batch_time(self.batch) else {
+                return Ok(None);
+            };
+            if batch_at >= self.stop {
+                return Ok(None);
+            }
+            let (i, j) = (self.pos / n, self.pos % n);
+            self.pos += 1;
+            let offset = (i as u128 * self.spread as u128 / self.count as u128) as Nanos;
+            let time = batch_at + offset;
+            if time < self.start {
+                continue;
+            }
+            if time >= self.stop {
+                return Ok(None);
+            }
+            return Ok(Some(Arrival {
+                time,
+                key: self.clients[j as usize],
+                source: self.source,
+            }));
+        }
+    }
+}
