@@ -1,16 +1,20 @@
 //! The command line: clap definitions and the commands they run.
 
+use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
 use crate::report::{self, DecisionLog, Summary};
 use crate::scenario::Scenario;
 use crate::sim;
-use crate::algorithms::AlgorithmKind;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "rlsim", version, about = "Replays traffic through every rate-limiting algorithm under a virtual clock, and measures how each one does.")]
+#[command(
+    name = "rlsim",
+    version,
+    about = "Replays traffic through every rate-limiting algorithm under a virtual clock, and measures how each one does."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -68,7 +72,10 @@ fn run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         && out.exists()
         && !out.is_dir()
     {
-        return Err(Error::Usage(format!("--out {}: exists and is not a directory", out.display())));
+        return Err(Error::Usage(format!(
+            "--out {}: exists and is not a directory",
+            out.display()
+        )));
     }
     let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(seed) = args.seed {
@@ -90,7 +97,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
         report::write_outputs(out, &scenario, &report)?;
     }
     let text = match args.format {
-        Format::Table => report::table(&scenario, &report.algorithms, &report.throughput).into_bytes(),
+        Format::Table => {
+            report::table(&scenario, &report.algorithms, &report.throughput).into_bytes()
+        }
         Format::Json => report::summary_json(&Summary::new(&scenario, &report)),
     };
     print(stdout, &text)

@@ -27,7 +27,10 @@ pub enum UnitError {
     #[error("negative values are not allowed (`{0}`)")]
     Negative(String),
     #[error("unknown unit `{unit}` (expected one of {expected})")]
-    UnknownUnit { unit: String, expected: &'static str },
+    UnknownUnit {
+        unit: String,
+        expected: &'static str,
+    },
     #[error("`{0}` is not a whole number of nanoseconds")]
     SubNanosecond(String),
     #[error("`{0}` is too large")]
@@ -168,7 +171,8 @@ pub fn parse_positive_duration(text: &str) -> Result<Nanos, UnitError> {
     }
 }
 
-/// Formats nanoseconds with the largest unit that keeps it exact-ish for humans (`1m`, `59.9s`).
+/// Formats nanoseconds in the largest unit it reaches, with up to three decimals (`1m`,
+/// `59.9s`, `250ms`). For display only.
 pub fn format_duration(ns: Nanos) -> String {
     const UNITS: [(Nanos, &str); 6] = [
         (NANOS_PER_HOUR, "h"),
@@ -178,20 +182,11 @@ pub fn format_duration(ns: Nanos) -> String {
         (NANOS_PER_MICRO, "us"),
         (1, "ns"),
     ];
-    if ns == 0 {
-        return "0s".to_string();
+    match UNITS.iter().find(|(unit, _)| ns >= *unit) {
+        Some(&(unit, name)) if ns.is_multiple_of(unit) => format!("{}{name}", ns / unit),
+        Some(&(unit, name)) => format!("{}{name}", trim_float(ns as f64 / unit as f64)),
+        None => "0s".to_string(),
     }
-    for (unit, name) in UNITS {
-        if ns >= unit {
-            if ns % unit == 0 {
-                return format!("{}{name}", ns / unit);
-            }
-            if unit > 1 && (ns * 1000) % unit == 0 || ns / unit >= 100 {
-                return format!("{}{name}", trim_float(ns as f64 / unit as f64));
-            }
-        }
-    }
-    format!("{ns}ns")
 }
 
 fn trim_float(v: f64) -> String {
@@ -252,6 +247,9 @@ impl fmt::Display for Rate {
 
 /// Parses `100/min`, `2.5/s`, `10000/h`, `3/10s` into an exact [`Rate`].
 pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
+    if text.trim_start().starts_with('-') {
+        return Err(UnitError::Negative(text.to_string()));
+    }
     let (count, per) = text
         .split_once('/')
         .ok_or_else(|| UnitError::NotARate(text.to_string()))?;
@@ -314,23 +312,50 @@ mod tests {
         assert_eq!(parse_duration("1m30s"), Ok(90 * NANOS_PER_SEC));
         assert_eq!(parse_duration("3m"), Ok(180 * NANOS_PER_SEC));
         assert_eq!(parse_duration("0s"), Ok(0));
-        assert_eq!(parse_duration("1.5ns"), Err(UnitError::SubNanosecond("1.5ns".into())));
+        assert_eq!(
+            parse_duration("1.5ns"),
+            Err(UnitError::SubNanosecond("1.5ns".into()))
+        );
         assert!(matches!(parse_duration("-1s"), Err(UnitError::Negative(_))));
-        assert!(matches!(parse_duration("10"), Err(UnitError::UnknownUnit { .. })));
-        assert!(matches!(parse_duration("10 parsecs"), Err(UnitError::UnknownUnit { .. })));
-        assert!(matches!(parse_positive_duration("0ms"), Err(UnitError::Zero(_))));
+        assert!(matches!(
+            parse_duration("10"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_duration("10 parsecs"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
+        assert!(matches!(
+            parse_positive_duration("0ms"),
+            Err(UnitError::Zero(_))
+        ));
     }
 
     #[test]
     fn rates_are_exact_fractions() {
-        assert_eq!(parse_rate("100/min"), Ok(Rate { count: 5, per: 3 * NANOS_PER_SEC }));
-        assert_eq!(parse_rate("2.5/s"), Ok(Rate { count: 5, per: 2 * NANOS_PER_SEC }));
-        assert_eq!(parse_rate("3/10s"), Ok(Rate { count: 3, per: 10 * NANOS_PER_SEC }));
-        assert_eq!(parse_rate("10000/h").unwrap().per_second(), 10000.0 / 3600.0);
+        // Reduced fractions: 100/min is one event every 600 ms, 2.5/s one every 400 ms.
+        let r = |count, per| Ok(Rate { count, per });
+        assert_eq!(parse_rate("100/min"), r(1, 600_000_000));
+        assert_eq!(parse_rate("2.5/s"), r(1, 400_000_000));
+        assert_eq!(parse_rate("3/7s"), r(3, 7 * NANOS_PER_SEC));
+        assert_eq!(
+            parse_rate("3/10s"),
+            Ok(Rate {
+                count: 3,
+                per: 10 * NANOS_PER_SEC
+            })
+        );
+        assert_eq!(
+            parse_rate("10000/h").unwrap().per_second(),
+            10000.0 / 3600.0
+        );
         assert!(matches!(parse_rate("-5/s"), Err(UnitError::Negative(_))));
         assert!(matches!(parse_rate("0/s"), Err(UnitError::Zero(_))));
         assert!(matches!(parse_rate("5 per s"), Err(UnitError::NotARate(_))));
-        assert!(matches!(parse_rate("5/fortnight"), Err(UnitError::UnknownUnit { .. })));
+        assert!(matches!(
+            parse_rate("5/fortnight"),
+            Err(UnitError::UnknownUnit { .. })
+        ));
     }
 
     #[test]

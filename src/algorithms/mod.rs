@@ -150,7 +150,11 @@ impl AlgorithmKind {
     ///
     /// This is how code generic over [`Limiter`] (the engine, benches) is run for an algorithm
     /// chosen at run time, without a virtual call per decision.
-    pub fn visit<V: LimiterVisitor>(self, params: Params, visitor: V) -> Result<V::Output, ParamsError> {
+    pub fn visit<V: LimiterVisitor>(
+        self,
+        params: Params,
+        visitor: V,
+    ) -> Result<V::Output, ParamsError> {
         Ok(match self {
             AlgorithmKind::FixedWindow => visitor.visit(FixedWindow::new(params)?),
             AlgorithmKind::SlidingWindowLog => visitor.visit(SlidingWindowLog::new(params)?),

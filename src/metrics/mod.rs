@@ -81,8 +81,14 @@ impl RoleReport {
         let sum = |role: Role, f: fn(&SourceReport) -> u64| -> u64 {
             sources.iter().filter(|s| s.role == role).map(f).sum()
         };
-        let (lo, la) = (sum(Role::Legit, |s| s.offered), sum(Role::Legit, |s| s.admitted));
-        let (ao, aa) = (sum(Role::Abusive, |s| s.offered), sum(Role::Abusive, |s| s.admitted));
+        let (lo, la) = (
+            sum(Role::Legit, |s| s.offered),
+            sum(Role::Legit, |s| s.admitted),
+        );
+        let (ao, aa) = (
+            sum(Role::Abusive, |s| s.offered),
+            sum(Role::Abusive, |s| s.admitted),
+        );
         RoleReport {
             legit_offered: lo,
             legit_admitted: la,

@@ -174,7 +174,11 @@ impl Recorder {
             rejected: total.rejected,
             burst_factor: worst.admitted as f64 / self.limit as f64,
             max_window_admitted: worst.admitted,
-            worst_window_key: if worst.admitted > 0 { keys.name(worst.key).to_string() } else { String::new() },
+            worst_window_key: if worst.admitted > 0 {
+                keys.name(worst.key).to_string()
+            } else {
+                String::new()
+            },
             worst_window_end_ns: worst.end,
             policy_violations: self.violations,
             policy_violation_rate: ratio(self.violations, admitted),
@@ -193,5 +197,9 @@ impl Recorder {
 
 /// `num / den`, or 0 when nothing was counted.
 pub fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 { 0.0 } else { num as f64 / den as f64 }
+    if den == 0 {
+        0.0
+    } else {
+        num as f64 / den as f64
+    }
 }

@@ -14,7 +14,14 @@ use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
-pub const HEADER: [&str; 6] = ["time_ns", "algorithm", "key", "outcome", "delay_ns", "retry_after_ns"];
+pub const HEADER: [&str; 6] = [
+    "time_ns",
+    "algorithm",
+    "key",
+    "outcome",
+    "delay_ns",
+    "retry_after_ns",
+];
 
 /// Where the merged log goes.
 pub struct DecisionLog {
@@ -68,7 +75,11 @@ impl DecisionLog {
             let file = part.writer.into_inner().map_err(|e| io(e.into_error()))?;
             let file = file.into_inner().map_err(|e| io(e.into_error()))?;
             let reader = file.reopen().map_err(io)?;
-            readers.push(csv::ReaderBuilder::new().has_headers(false).from_reader(BufReader::new(reader)));
+            readers.push(
+                csv::ReaderBuilder::new()
+                    .has_headers(false)
+                    .from_reader(BufReader::new(reader)),
+            );
             _keep_alive.push(file);
         }
         let out = NamedTempFile::new_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
@@ -78,7 +89,10 @@ impl DecisionLog {
         let mut records: Vec<csv::ByteRecord> = vec![csv::ByteRecord::new(); readers.len()];
         let mut heap = BinaryHeap::with_capacity(readers.len());
         let mut advance = |i: usize, records: &mut Vec<csv::ByteRecord>| -> Result<Option<u64>> {
-            if !readers[i].read_byte_record(&mut records[i]).map_err(csv_err)? {
+            if !readers[i]
+                .read_byte_record(&mut records[i])
+                .map_err(csv_err)?
+            {
                 return Ok(None);
             }
             let time = std::str::from_utf8(&records[i][0])
@@ -98,7 +112,7 @@ impl DecisionLog {
                 heap.push(Reverse((t, i)));
             }
         }
-        let out = writer.into_inner().map_err(|e| io(e.into_error().into()))?;
+        let out = writer.into_inner().map_err(|e| io(e.into_error()))?;
         let out = out.into_inner().map_err(|e| io(e.into_error()))?;
         out.persist(&self.path).map_err(|e| io(e.error))?;
         Ok(())

@@ -85,8 +85,14 @@ pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Res
     let summary = Summary::new(scenario, report);
     write_atomic(&dir.join("summary.json"), &summary_json(&summary))?;
     write_atomic(&dir.join("summary.csv"), &summary_csv(&report.algorithms))?;
-    write_atomic(&dir.join("timeseries.csv"), &timeseries_csv(scenario, &report.algorithms))?;
-    write_atomic(&dir.join("throughput.json"), &throughput_json(&report.throughput))?;
+    write_atomic(
+        &dir.join("timeseries.csv"),
+        &timeseries_csv(scenario, &report.algorithms),
+    )?;
+    write_atomic(
+        &dir.join("throughput.json"),
+        &throughput_json(&report.throughput),
+    )?;
     Ok(())
 }
 

@@ -18,7 +18,11 @@ const HEADERS: [&str; 9] = [
 ];
 
 /// The summary table, with a one-line header describing the scenario and policy.
-pub fn table(scenario: &Scenario, algorithms: &[AlgorithmReport], throughput: &[Throughput]) -> String {
+pub fn table(
+    scenario: &Scenario,
+    algorithms: &[AlgorithmReport],
+    throughput: &[Throughput],
+) -> String {
     let p = &scenario.policy;
     let keys: Vec<&str> = p.key.fields().iter().map(|f| f.name()).collect();
     let mut out = String::new();
@@ -84,7 +88,11 @@ pub fn human_bytes(bytes: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{bytes} B") } else { format!("{v:.1} {}", UNITS[unit]) }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 pub fn human_rate(per_sec: f64) -> String {

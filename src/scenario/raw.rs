@@ -106,7 +106,10 @@ impl RawTraffic {
     /// The optional fields that are set, by name, with their spans: validation refuses the ones
     /// the source's kind does not use.
     pub fn present_fields(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
-        fn span<T>(name: &'static str, v: &Option<S<T>>) -> Option<(&'static str, std::ops::Range<usize>)> {
+        fn span<T>(
+            name: &'static str,
+            v: &Option<S<T>>,
+        ) -> Option<(&'static str, std::ops::Range<usize>)> {
             v.as_ref().map(|s| (name, s.span()))
         }
         [
@@ -146,7 +149,10 @@ impl<'de> Deserialize<'de> for OneOrMany {
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<OneOrMany, E> {
                 Ok(OneOrMany(vec![v.to_string()]))
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<OneOrMany, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<OneOrMany, A::Error> {
                 let mut out = Vec::new();
                 while let Some(s) = seq.next_element::<String>()? {
                     out.push(s);

@@ -58,7 +58,12 @@ impl<'a> Ctx<'a> {
             message: format!("malformed TOML: {}", e.message()),
         })?;
         serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
+            // Spanned<T> shows up in serde's path as a private wrapper field; drop it.
+            let path = e
+                .path()
+                .to_string()
+                .replace(".$__serde_spanned_private_value", "")
+                .replace("$__serde_spanned_private_value", "");
             let inner = e.into_inner();
             Error::Scenario {
                 location: self.location(inner.span()),
@@ -74,21 +79,32 @@ impl<'a> Ctx<'a> {
             return Err(self.err(raw.name.span(), "name", "must not be empty"));
         }
         let seed = match &raw.seed {
-            Some(s) => u64::try_from(*s.get_ref())
-                .map_err(|_| self.err(s.span(), "seed", format!("must be 0 or more, got {}", s.get_ref())))?,
+            Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
+                self.err(
+                    s.span(),
+                    "seed",
+                    format!("must be 0 or more, got {}", s.get_ref()),
+                )
+            })?,
             None => 0,
         };
         let duration = self.duration(&raw.duration, "duration", true)?;
         let policy = self.policy(&raw)?;
         let algorithms = self.algorithms(&raw, &policy)?;
-        let bucket = match raw.output.as_ref().and_then(|o| o.get_ref().bucket.as_ref()) {
+        let bucket = match raw
+            .output
+            .as_ref()
+            .and_then(|o| o.get_ref().bucket.as_ref())
+        {
             Some(b) => {
                 let bucket = self.duration(b, "output.bucket", true)?;
                 if duration.div_ceil(bucket) > MAX_BUCKETS {
                     return Err(self.err(
                         b.span(),
                         "output.bucket",
-                        format!("gives more than {MAX_BUCKETS} buckets over the scenario's duration"),
+                        format!(
+                            "gives more than {MAX_BUCKETS} buckets over the scenario's duration"
+                        ),
                     ));
                 }
                 bucket
@@ -120,7 +136,10 @@ impl<'a> Ctx<'a> {
         }
         Ok(Scenario {
             name,
-            description: raw.description.map(|d| d.into_inner().trim().to_string()).unwrap_or_default(),
+            description: raw
+                .description
+                .map(|d| d.into_inner().trim().to_string())
+                .unwrap_or_default(),
             path: self.path.to_path_buf(),
             seed,
             duration,
@@ -176,7 +195,9 @@ impl<'a> Ctx<'a> {
                         )
                     })?);
                 }
-                KeySpec::new(fields).ok_or_else(|| self.err(k.span(), "policy.key", "must name at least one field"))?
+                KeySpec::new(fields).ok_or_else(|| {
+                    self.err(k.span(), "policy.key", "must name at least one field")
+                })?
             }
         };
         Ok(Policy {
@@ -188,7 +209,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn algorithm_kind(&self, s: &S<String>, field: &str) -> Result<AlgorithmKind> {
-        s.get_ref().parse().map_err(|m: String| self.err(s.span(), field, m))
+        s.get_ref()
+            .parse()
+            .map_err(|m: String| self.err(s.span(), field, m))
     }
 
     fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<AlgorithmSpec>> {
@@ -200,12 +223,20 @@ impl<'a> Ctx<'a> {
                     let field = format!("algorithms[{i}]");
                     let kind = self.algorithm_kind(name, &field)?;
                     if kinds.contains(&kind) {
-                        return Err(self.err(name.span(), &field, format!("`{kind}` is listed twice")));
+                        return Err(self.err(
+                            name.span(),
+                            &field,
+                            format!("`{kind}` is listed twice"),
+                        ));
                     }
                     kinds.push(kind);
                 }
                 if kinds.is_empty() {
-                    return Err(self.err(list.span(), "algorithms", "must list at least one algorithm"));
+                    return Err(self.err(
+                        list.span(),
+                        "algorithms",
+                        "must list at least one algorithm",
+                    ));
                 }
                 kinds
             }
@@ -215,16 +246,29 @@ impl<'a> Ctx<'a> {
             window: policy.window,
             burst: policy.burst,
         };
-        let mut specs: Vec<AlgorithmSpec> = kinds.iter().map(|&kind| AlgorithmSpec { kind, params: base }).collect();
+        let mut specs: Vec<AlgorithmSpec> = kinds
+            .iter()
+            .map(|&kind| AlgorithmSpec { kind, params: base })
+            .collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");
-            let kind: AlgorithmKind = name.parse().map_err(|m: String| self.err(over.span(), &field, m))?;
+            let kind: AlgorithmKind = name
+                .parse()
+                .map_err(|m: String| self.err(over.span(), &field, m))?;
             let Some(spec) = specs.iter_mut().find(|s| s.kind == kind) else {
-                return Err(self.err(over.span(), &field, format!("`{kind}` is not in `algorithms`")));
+                return Err(self.err(
+                    over.span(),
+                    &field,
+                    format!("`{kind}` is not in `algorithms`"),
+                ));
             };
             spec.params = self.override_params(base, over.get_ref(), &field)?;
             if over.get_ref().burst.is_some() && !kind.uses_burst() {
-                return Err(self.err(over.span(), &format!("{field}.burst"), format!("`{kind}` has no burst parameter")));
+                return Err(self.err(
+                    over.span(),
+                    &format!("{field}.burst"),
+                    format!("`{kind}` has no burst parameter"),
+                ));
             }
         }
         for spec in &specs {
@@ -252,7 +296,13 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    fn source(&self, i: usize, t: &RawTraffic, policy: &Policy, duration: Nanos) -> Result<SourceSpec> {
+    fn source(
+        &self,
+        i: usize,
+        t: &RawTraffic,
+        policy: &Policy,
+        duration: Nanos,
+    ) -> Result<SourceSpec> {
         let f = |name: &str| format!("traffic[{i}].{name}");
         let name = t.name.get_ref().trim().to_string();
         if name.is_empty() {
@@ -262,7 +312,11 @@ impl<'a> Ctx<'a> {
             None | Some(("legit", _)) => Role::Legit,
             Some(("abusive", _)) => Role::Abusive,
             Some((other, span)) => {
-                return Err(self.err(span, &f("role"), format!("unknown role `{other}` (expected legit or abusive)")));
+                return Err(self.err(
+                    span,
+                    &f("role"),
+                    format!("unknown role `{other}` (expected legit or abusive)"),
+                ));
             }
         };
         let kind = t.kind.get_ref().as_str();
@@ -281,14 +335,26 @@ impl<'a> Ctx<'a> {
                 ));
             }
         };
-        if let Some((field, span)) = t.present_fields().into_iter().find(|(n, _)| !allowed.contains(n)) {
-            return Err(self.err(span, &f(field), format!("not used by traffic kind `{kind}`")));
+        if let Some((field, span)) = t
+            .present_fields()
+            .into_iter()
+            .find(|(n, _)| !allowed.contains(n))
+        {
+            return Err(self.err(
+                span,
+                &f(field),
+                format!("not used by traffic kind `{kind}`"),
+            ));
         }
         let required = |v: bool, field: &str| -> Result<()> {
             if v {
                 Ok(())
             } else {
-                Err(self.err(t.kind.span(), &f(field), format!("traffic kind `{kind}` requires `{field}`")))
+                Err(self.err(
+                    t.kind.span(),
+                    &f(field),
+                    format!("traffic kind `{kind}` requires `{field}`"),
+                ))
             }
         };
         let start = match &t.start {
@@ -301,18 +367,29 @@ impl<'a> Ctx<'a> {
         };
         if start >= stop {
             let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
-            return Err(self.err(span, &f("start"), "must be before the source's stop and the scenario's end"));
+            return Err(self.err(
+                span,
+                &f("start"),
+                "must be before the source's stop and the scenario's end",
+            ));
         }
         let population = self.population(t, kind, &f)?;
         let clients = population.clients as u64;
         let rate = |r: &Option<S<String>>| -> Result<Rate> {
             let r = r.as_ref().expect("checked by `required`");
-            let rate = time::parse_rate(r.get_ref()).map_err(|e| self.unit_err(r.span(), &f("rate"), e))?;
+            let rate = time::parse_rate(r.get_ref())
+                .map_err(|e| self.unit_err(r.span(), &f("rate"), e))?;
             rate.times(clients)
                 .ok_or_else(|| self.err(r.span(), &f("rate"), "rate × clients is too large"))?;
             Ok(rate)
         };
-        let count = |c: &Option<S<i64>>| self.count(c.as_ref().expect("checked by `required`"), &f("count"), 100_000_000);
+        let count = |c: &Option<S<i64>>| {
+            self.count(
+                c.as_ref().expect("checked by `required`"),
+                &f("count"),
+                100_000_000,
+            )
+        };
         let arrivals = match kind {
             "constant" | "poisson" | "nat" => {
                 required(t.rate.is_some(), "rate")?;
@@ -322,10 +399,18 @@ impl<'a> Ctx<'a> {
                     Some(("poisson", _)) => true,
                     Some(("constant", _)) => false,
                     Some((other, span)) => {
-                        return Err(self.err(span, &f("arrival"), format!("unknown arrival `{other}` (expected constant or poisson)")));
+                        return Err(self.err(
+                            span,
+                            &f("arrival"),
+                            format!("unknown arrival `{other}` (expected constant or poisson)"),
+                        ));
                     }
                 };
-                if poisson { Arrivals::Poisson(rate) } else { Arrivals::Constant(rate) }
+                if poisson {
+                    Arrivals::Poisson(rate)
+                } else {
+                    Arrivals::Constant(rate)
+                }
             }
             "bursts" => {
                 required(t.count.is_some(), "count")?;
@@ -334,9 +419,17 @@ impl<'a> Ctx<'a> {
                 let every = self.duration(every_s, &f("every"), true)?;
                 let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
                 if spread >= every {
-                    return Err(self.err(every_s.span(), &f("spread"), "must be shorter than `every`"));
+                    return Err(self.err(
+                        every_s.span(),
+                        &f("spread"),
+                        "must be shorter than `every`",
+                    ));
                 }
-                Arrivals::Bursts { count: count(&t.count)?, every, spread }
+                Arrivals::Bursts {
+                    count: count(&t.count)?,
+                    every,
+                    spread,
+                }
             }
             "boundary" => {
                 required(t.count.is_some(), "count")?;
@@ -346,20 +439,36 @@ impl<'a> Ctx<'a> {
                     return Err(self.err(
                         at_span,
                         &f("at"),
-                        format!("must be a positive multiple of the policy window ({})", time::format_duration(policy.window)),
+                        format!(
+                            "must be a positive multiple of the policy window ({})",
+                            time::format_duration(policy.window)
+                        ),
                     ));
                 }
                 let lead = self.opt_duration(&t.lead, &f("lead"), 100 * time::NANOS_PER_MILLI)?;
                 if lead == 0 || lead > at {
                     let span = t.lead.as_ref().map_or(at_span, |s| s.span());
-                    return Err(self.err(span, &f("lead"), "must be positive and no later than `at`"));
+                    return Err(self.err(
+                        span,
+                        &f("lead"),
+                        "must be positive and no later than `at`",
+                    ));
                 }
                 let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
                 if spread > lead {
                     let span = t.spread.as_ref().map_or(at_span, |s| s.span());
-                    return Err(self.err(span, &f("spread"), "must be no longer than `lead`, so the two batches do not overlap"));
+                    return Err(self.err(
+                        span,
+                        &f("spread"),
+                        "must be no longer than `lead`, so the two batches do not overlap",
+                    ));
                 }
-                Arrivals::Boundary { count: count(&t.count)?, at, lead, spread }
+                Arrivals::Boundary {
+                    count: count(&t.count)?,
+                    at,
+                    lead,
+                    spread,
+                }
             }
             "replay" => {
                 required(t.path.is_some(), "path")?;
@@ -382,14 +491,24 @@ impl<'a> Ctx<'a> {
     }
 
     fn opt_duration(&self, s: &Option<S<String>>, field: &str, default: Nanos) -> Result<Nanos> {
-        s.as_ref().map_or(Ok(default), |s| self.duration(s, field, false))
+        s.as_ref()
+            .map_or(Ok(default), |s| self.duration(s, field, false))
     }
 
-    fn population(&self, t: &RawTraffic, kind: &str, f: &dyn Fn(&str) -> String) -> Result<Population> {
+    fn population(
+        &self,
+        t: &RawTraffic,
+        kind: &str,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Population> {
         let max = traffic::MAX_GENERATED_IPS as u64;
         if kind == "nat" && (t.users.is_none() || t.ips.is_none()) {
             let missing = if t.users.is_none() { "users" } else { "ips" };
-            return Err(self.err(t.kind.span(), &f(missing), format!("traffic kind `nat` requires `{missing}`")));
+            return Err(self.err(
+                t.kind.span(),
+                &f(missing),
+                format!("traffic kind `nat` requires `{missing}`"),
+            ));
         }
         let clients = match &t.users {
             Some(u) => self.count(u, &f("users"), 1_000_000)? as u32,
@@ -397,12 +516,20 @@ impl<'a> Ctx<'a> {
         };
         let fixed = |v: &Option<S<String>>| v.as_ref().map(|s| IdGen::Fixed(s.get_ref().clone()));
         if let (Some(_), Some(u)) = (&t.user, &t.users) {
-            return Err(self.err(u.span(), &f("users"), "give either `user` (one fixed user) or `users` (a count), not both"));
+            return Err(self.err(
+                u.span(),
+                &f("users"),
+                "give either `user` (one fixed user) or `users` (a count), not both",
+            ));
         }
         let user = fixed(&t.user).unwrap_or(IdGen::PerClient);
         let ip = match (&t.ip, &t.ips) {
             (Some(_), Some(n)) => {
-                return Err(self.err(n.span(), &f("ips"), "give either `ip` (one fixed address) or `ips` (a count), not both"));
+                return Err(self.err(
+                    n.span(),
+                    &f("ips"),
+                    "give either `ip` (one fixed address) or `ips` (a count), not both",
+                ));
             }
             (Some(ip), None) => IdGen::Fixed(ip.get_ref().clone()),
             (None, Some(n)) => {
@@ -412,7 +539,11 @@ impl<'a> Ctx<'a> {
             (None, None) => {
                 if clients as u64 > max {
                     let span = t.users.as_ref().expect("clients > 1").span();
-                    return Err(self.err(span, &f("users"), format!("at most {max} clients get generated IPs; set `ips` or `ip`")));
+                    return Err(self.err(
+                        span,
+                        &f("users"),
+                        format!("at most {max} clients get generated IPs; set `ips` or `ip`"),
+                    ));
                 }
                 IdGen::PerClient
             }
@@ -422,7 +553,10 @@ impl<'a> Ctx<'a> {
             ip,
             user,
             api_key: fixed(&t.api_key).unwrap_or(IdGen::PerClient),
-            endpoint: t.endpoint.as_ref().map_or_else(|| "/".to_string(), |e| e.get_ref().clone()),
+            endpoint: t
+                .endpoint
+                .as_ref()
+                .map_or_else(|| "/".to_string(), |e| e.get_ref().clone()),
         })
     }
 }

@@ -94,7 +94,9 @@ pub fn simulate<L: Limiter>(
             continue;
         }
         let Reverse((_, i)) = arrivals.pop().expect("peeked");
-        let arrival = pending[i as usize].take().expect("a queued source has a pending arrival");
+        let arrival = pending[i as usize]
+            .take()
+            .expect("a queued source has a pending arrival");
         capture.push(arrival.key, arrival.time);
         let decision = limiter.decide(arrival.key, arrival.time);
         recorder.on_decision(&arrival, &decision);

@@ -100,5 +100,10 @@ pub const MAX_GENERATED_IPS: u32 = 65_534;
 
 fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
     let host = n + 1; // skip the network address
-    Ipv4Addr::new(10, (source % 256) as u8, (host >> 8) as u8, (host & 0xff) as u8)
+    Ipv4Addr::new(
+        10,
+        (source % 256) as u8,
+        (host >> 8) as u8,
+        (host & 0xff) as u8,
+    )
 }

@@ -47,10 +47,19 @@ pub enum Arrivals {
     /// Each client is a Poisson process of `rate` (the source: Poisson at `clients × rate`).
     Poisson(Rate),
     /// Every `every`, each client sends `count` requests spread evenly over `spread`.
-    Bursts { count: u64, every: Nanos, spread: Nanos },
+    Bursts {
+        count: u64,
+        every: Nanos,
+        spread: Nanos,
+    },
     /// Each client sends `count` requests at `at - lead` and `count` at `at`, `at` being a window
     /// boundary, each batch spread evenly over `spread`.
-    Boundary { count: u64, at: Nanos, lead: Nanos, spread: Nanos },
+    Boundary {
+        count: u64,
+        at: Nanos,
+        lead: Nanos,
+        spread: Nanos,
+    },
     /// Records read from a CSV trace.
     Replay { path: PathBuf },
 }
@@ -128,20 +137,46 @@ fn build_source(
 ) -> Result<Box<dyn Source>> {
     let source = u16::try_from(index).expect("validated: at most 65535 sources");
     if let Arrivals::Replay { path } = &spec.arrivals {
-        return Ok(Box::new(ReplaySource::open(path, source, spec.start, spec.stop, key_spec)?));
+        return Ok(Box::new(ReplaySource::open(
+            path, source, spec.start, spec.stop, key_spec,
+        )?));
     }
     let client_keys: Vec<KeyId> = (0..spec.population.clients)
         .map(|j| keys.intern_identity(key_spec, &Identity::of_client(spec, index, j)))
         .collect();
     let rng = source_rng(seed, index);
     Ok(match &spec.arrivals {
-        Arrivals::Constant(rate) => Box::new(periodic::Constant::new(spec, source, *rate, client_keys)),
-        Arrivals::Poisson(rate) => Box::new(poisson::Poisson::new(spec, source, *rate, client_keys, rng)),
-        Arrivals::Bursts { count, every, spread } => Box::new(periodic::Batches::bursts(
-            spec, source, *count, *every, *spread, client_keys,
+        Arrivals::Constant(rate) => {
+            Box::new(periodic::Constant::new(spec, source, *rate, client_keys))
+        }
+        Arrivals::Poisson(rate) => {
+            Box::new(poisson::Poisson::new(spec, source, *rate, client_keys, rng))
+        }
+        Arrivals::Bursts {
+            count,
+            every,
+            spread,
+        } => Box::new(periodic::Batches::bursts(
+            spec,
+            source,
+            *count,
+            *every,
+            *spread,
+            client_keys,
         )),
-        Arrivals::Boundary { count, at, lead, spread } => Box::new(periodic::Batches::boundary(
-            spec, source, *count, *at, *lead, *spread, client_keys,
+        Arrivals::Boundary {
+            count,
+            at,
+            lead,
+            spread,
+        } => Box::new(periodic::Batches::boundary(
+            spec,
+            source,
+            *count,
+            *at,
+            *lead,
+            *spread,
+            client_keys,
         )),
         Arrivals::Replay { .. } => unreachable!("handled above"),
     })

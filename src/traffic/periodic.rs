@@ -78,7 +78,14 @@ pub struct Batches {
 
 impl Batches {
     /// Every `every` from the source's start, each client sends `count` requests.
-    pub fn bursts(spec: &SourceSpec, source: u16, count: u64, every: Nanos, spread: Nanos, clients: Vec<KeyId>) -> Self {
+    pub fn bursts(
+        spec: &SourceSpec,
+        source: u16,
+        count: u64,
+        every: Nanos,
+        spread: Nanos,
+        clients: Vec<KeyId>,
+    ) -> Self {
         let schedule = Schedule::Every {
             first: spec.start,
             every,
@@ -100,7 +107,14 @@ impl Batches {
         Self::new(spec, source, schedule, count, spread, clients)
     }
 
-    fn new(spec: &SourceSpec, source: u16, schedule: Schedule, count: u64, spread: Nanos, clients: Vec<KeyId>) -> Self {
+    fn new(
+        spec: &SourceSpec,
+        source: u16,
+        schedule: Schedule,
+        count: u64,
+        spread: Nanos,
+        clients: Vec<KeyId>,
+    ) -> Self {
         Batches {
             source,
             start: spec.start,

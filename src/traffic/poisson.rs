@@ -26,7 +26,13 @@ pub struct Poisson {
 }
 
 impl Poisson {
-    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Vec<KeyId>, rng: ChaCha8Rng) -> Self {
+    pub fn new(
+        spec: &SourceSpec,
+        source: u16,
+        per_client: Rate,
+        clients: Vec<KeyId>,
+        rng: ChaCha8Rng,
+    ) -> Self {
         let mean_gap = per_client.mean_interval_ns() / clients.len() as f64;
         Poisson {
             source,
@@ -44,7 +50,8 @@ impl Source for Poisson {
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let gap: f64 = Exp1.sample(&mut self.rng);
         self.offset += gap * self.mean_gap;
-        let time = self.start as f64 + self.offset.floor();
+        // The offset is non-negative, so truncation is the floor.
+        let time = self.start as f64 + (self.offset as u64) as f64;
         if time >= self.stop as f64 {
             return Ok(None);
         }

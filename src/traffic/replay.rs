@@ -76,7 +76,13 @@ fn open_reader(path: &Path, key_spec: &KeySpec) -> Result<Opened> {
 }
 
 impl ReplaySource {
-    pub fn open(path: &Path, source: u16, start: Nanos, stop: Nanos, key_spec: &KeySpec) -> Result<Self> {
+    pub fn open(
+        path: &Path,
+        source: u16,
+        start: Nanos,
+        stop: Nanos,
+        key_spec: &KeySpec,
+    ) -> Result<Self> {
         let (reader, time_col, field_cols) = open_reader(path, key_spec)?;
         Ok(ReplaySource {
             path: path.to_path_buf(),
@@ -112,7 +118,11 @@ impl Source for ReplaySource {
         while !self.done {
             let has_record = self.reader.read_record(&mut self.record).map_err(|e| {
                 let line = e.position().map_or(0, |p| p.line());
-                self.error(line, None, format!("unreadable record: {}", e.kind_message()))
+                self.error(
+                    line,
+                    None,
+                    format!("unreadable record: {}", e.kind_message()),
+                )
             })?;
             if !has_record {
                 self.done = true;
@@ -131,7 +141,9 @@ impl Source for ReplaySource {
                 ));
             }
             self.last = Some((epoch_ns, line));
-            let origin = *self.origin.get_or_insert(epoch_ns - epoch_ns % NANOS_PER_DAY);
+            let origin = *self
+                .origin
+                .get_or_insert(epoch_ns - epoch_ns % NANOS_PER_DAY);
             let time = epoch_ns - origin;
             if time < self.start {
                 continue;
@@ -142,7 +154,10 @@ impl Source for ReplaySource {
             }
             let (record, cols) = (&self.record, &self.field_cols);
             let key = keys.intern(&self.key_spec, |field| {
-                let i = KeyField::ALL.iter().position(|f| *f == field).expect("known field");
+                let i = KeyField::ALL
+                    .iter()
+                    .position(|f| *f == field)
+                    .expect("known field");
                 cols[i].map_or("", |c| &record[c])
             });
             return Ok(Some(Arrival {
@@ -177,7 +192,9 @@ trait KindMessage {
 impl KindMessage for csv::Error {
     fn kind_message(&self) -> String {
         match self.kind() {
-            csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            csv::ErrorKind::UnequalLengths {
+                expected_len, len, ..
+            } => {
                 format!("{len} fields where the header has {expected_len}")
             }
             csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),

@@ -1,1 +1,8 @@
+//! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod cli;
+mod determinism;
+mod errors;
+mod exact;
+mod replay;
+mod util;

@@ -1,0 +1,249 @@
+//! The binary driven end to end: shipped scenarios, output files and their schema.
+
+use crate::util::{repo, rlsim};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The schema of `summary.json`, pinned: a renamed or missing field fails to deserialise.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Summary {
+    rlsim_version: String,
+    scenario: ScenarioInfo,
+    algorithms: Vec<Algorithm>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioInfo {
+    name: String,
+    description: String,
+    seed: u64,
+    duration_ns: u64,
+    timeseries_bucket_ns: u64,
+    policy: Policy,
+    sources: Vec<BTreeMap<String, String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Policy {
+    limit: u64,
+    window_ns: u64,
+    burst: u64,
+    key: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Algorithm {
+    algorithm: String,
+    limit: u64,
+    window_ns: u64,
+    burst: u64,
+    offered: u64,
+    admitted: u64,
+    allowed: u64,
+    delayed: u64,
+    rejected: u64,
+    burst_factor: f64,
+    max_window_admitted: u64,
+    worst_window_key: String,
+    worst_window_end_ns: u64,
+    policy_violations: u64,
+    policy_violation_rate: f64,
+    keys_seen: u64,
+    peak_live_keys: u64,
+    final_live_keys: u64,
+    peak_state_bytes: u64,
+    last_event_ns: u64,
+    delay: BTreeMap<String, f64>,
+    roles: BTreeMap<String, f64>,
+    sources: Vec<serde_json::Value>,
+}
+
+#[test]
+fn boundary_scenario_writes_every_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let decisions = dir.path().join("decisions.csv");
+    let assert = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--decisions")
+        .arg(&decisions)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    for name in [
+        "fixed_window",
+        "sliding_window_log",
+        "sliding_window_counter",
+        "token_bucket",
+        "leaky_bucket",
+        "gcra",
+    ] {
+        assert!(stdout.contains(name), "table lists {name}:\n{stdout}");
+    }
+    assert!(stdout.contains("burst_factor"));
+
+    let summary: Summary =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary.rlsim_version, env!("CARGO_PKG_VERSION"));
+    assert_eq!(summary.scenario.name, "boundary attack");
+    assert!(!summary.scenario.description.is_empty());
+    assert_eq!(summary.scenario.seed, 7);
+    assert_eq!(summary.scenario.duration_ns, 180_000_000_000);
+    // The default bucket: the smallest round width giving at most 1000 buckets (3 min / 1 s).
+    assert_eq!(summary.scenario.timeseries_bucket_ns, 1_000_000_000);
+    assert_eq!(summary.scenario.policy.limit, 100);
+    assert_eq!(summary.scenario.policy.window_ns, 60_000_000_000);
+    assert_eq!(summary.scenario.policy.burst, 100);
+    assert_eq!(summary.scenario.policy.key, ["ip"]);
+    assert_eq!(summary.scenario.sources.len(), 2);
+    assert_eq!(summary.algorithms.len(), 6);
+    let fw = &summary.algorithms[0];
+    assert_eq!(fw.algorithm, "fixed_window");
+    assert_eq!(fw.burst_factor, 2.0);
+    let log = &summary.algorithms[1];
+    assert_eq!(
+        (
+            log.algorithm.as_str(),
+            log.burst_factor,
+            log.policy_violations
+        ),
+        ("sliding_window_log", 1.0, 0)
+    );
+    for a in &summary.algorithms {
+        assert_eq!(
+            a.offered,
+            a.allowed + a.delayed + a.rejected,
+            "{}",
+            a.algorithm
+        );
+        assert_eq!(a.admitted, a.allowed + a.delayed, "{}", a.algorithm);
+    }
+
+    // summary.csv: a header and one row per algorithm.
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].starts_with(
+        "algorithm,limit,window_ns,burst,offered,admitted,allowed,delayed,rejected,burst_factor"
+    ));
+    assert_eq!(lines.len(), 7);
+    assert!(lines[1].starts_with("fixed_window,100,60000000000,100,"));
+
+    // timeseries.csv: per algorithm, the buckets add up to the totals.
+    let mut reader = csv::Reader::from_path(out.join("timeseries.csv")).unwrap();
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "algorithm",
+            "bucket_start_ns",
+            "offered",
+            "admitted",
+            "delayed",
+            "rejected"
+        ]
+    );
+    let mut totals: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    for row in reader.records() {
+        let row = row.unwrap();
+        let t = totals.entry(row[0].to_string()).or_default();
+        for i in 0..4 {
+            t[i] += row[2 + i].parse::<u64>().unwrap();
+        }
+    }
+    for a in &summary.algorithms {
+        assert_eq!(
+            totals[&a.algorithm],
+            [a.offered, a.admitted, a.delayed, a.rejected],
+            "{}",
+            a.algorithm
+        );
+    }
+
+    // throughput.json is there, apart from the deterministic files.
+    let t: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("throughput.json")).unwrap()).unwrap();
+    assert_eq!(t["algorithms"].as_array().unwrap().len(), 6);
+    assert!(t["algorithms"][0]["decisions_per_sec"].as_f64().unwrap() > 0.0);
+
+    // The decision log: exact header, one row per request per algorithm, in time order.
+    let mut reader = csv::Reader::from_path(&decisions).unwrap();
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "time_ns",
+            "algorithm",
+            "key",
+            "outcome",
+            "delay_ns",
+            "retry_after_ns"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let offered: u64 = summary.algorithms.iter().map(|a| a.offered).sum();
+    assert_eq!(rows.len() as u64, offered);
+    let times: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "decisions are in time order"
+    );
+    // The sliding log rejects the second batch at 60 s; it may retry when the oldest admission
+    // (59.9 s) leaves the window: 59.9 s later.
+    let rejected_at_60 = rows
+        .iter()
+        .find(|r| &r[1] == "sliding_window_log" && &r[0] == "60000000000" && &r[2] == "203.0.113.7")
+        .expect("the attacker's second batch");
+    assert_eq!(
+        (&rejected_at_60[3], &rejected_at_60[4], &rejected_at_60[5]),
+        ("reject", "0", "59900000000")
+    );
+    for r in &rows {
+        match &r[3] {
+            "allow" => assert_eq!((&r[4], &r[5]), ("0", "")),
+            "delay" => assert!(r[4].parse::<u64>().unwrap() > 0 && r[5].is_empty()),
+            "reject" => assert!(r[5].parse::<u64>().unwrap() > 0),
+            other => panic!("unknown outcome {other}"),
+        }
+    }
+    // No temporary part files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 2, "{leftovers:?}");
+}
+
+#[test]
+fn json_format_prints_the_summary() {
+    let out = rlsim()
+        .args(["run", "--format", "json"])
+        .arg(repo().join("scenarios/boundary.toml"))
+        .assert()
+        .success();
+    let summary: Summary = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary.algorithms.len(), 6);
+}
+
+#[test]
+fn every_shipped_scenario_runs() {
+    for entry in std::fs::read_dir(repo().join("scenarios")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            rlsim().arg("run").arg(&path).assert().success();
+        }
+    }
+}
+
+#[test]
+fn algorithms_command_lists_all_six() {
+    let out = rlsim().arg("algorithms").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 6);
+    assert!(text.contains("gcra"));
+}

@@ -1,0 +1,232 @@
+//! Bad input: a clear message naming file, line and field, exit code 2, and no output files.
+
+use crate::util::{rlsim, write};
+
+const HEAD: &str = "name = \"x\"\nduration = \"1m\"\n";
+const POLICY: &str = "[policy]\nlimit = 10\nwindow = \"1s\"\n";
+const TRAFFIC: &str = "[[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1/s\"\n";
+
+/// Runs `rlsim run` on `toml` (with `files` beside it) and checks the failure.
+fn assert_fails(toml: &str, files: &[(&str, &str)], expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        write(dir.path(), name, text);
+    }
+    let path = write(dir.path(), "bad.toml", toml);
+    let out_dir = dir.path().join("out");
+    let decisions = dir.path().join("decisions.csv");
+    let output = rlsim()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--decisions")
+        .arg(&decisions)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.stdout.is_empty(), "nothing on stdout");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for e in expected {
+        assert!(stderr.contains(e), "expected `{e}` in: {stderr}");
+    }
+    assert!(!out_dir.exists(), "no output directory after a failed run");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 1 + files.len(), "no partial files: {left:?}");
+}
+
+#[test]
+fn malformed_toml() {
+    assert_fails(
+        "name = \"x\"\n[policy\nlimit = 1\n",
+        &[],
+        &["bad.toml:2:", "malformed TOML"],
+    );
+}
+
+#[test]
+fn unknown_field_names_the_field_and_line() {
+    let toml = format!("{HEAD}[policy]\nlimit = 10\nwindow = \"1s\"\nburts = 3\n{TRAFFIC}");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:6:", "`policy.burts`", "unknown field"],
+    );
+}
+
+#[test]
+fn unknown_algorithm_suggests_the_intended_name() {
+    let toml = format!("{HEAD}algorithms = [\"gcra\", \"token_buckt\"]\n{POLICY}{TRAFFIC}");
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:3:",
+            "`algorithms[1]`",
+            "did you mean `token_bucket`",
+        ],
+    );
+}
+
+#[test]
+fn zero_window() {
+    let toml = format!("{HEAD}[policy]\nlimit = 10\nwindow = \"0s\"\n{TRAFFIC}");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:5:", "`policy.window`", "greater than zero"],
+    );
+}
+
+#[test]
+fn zero_and_negative_limits() {
+    let toml = format!("{HEAD}[policy]\nlimit = 0\nwindow = \"1s\"\n{TRAFFIC}");
+    assert_fails(&toml, &[], &["bad.toml:4:", "`policy.limit`", "at least 1"]);
+    let toml = format!("{HEAD}[policy]\nlimit = -5\nwindow = \"1s\"\n{TRAFFIC}");
+    assert_fails(&toml, &[], &["bad.toml:4:", "`policy.limit`", "got -5"]);
+}
+
+#[test]
+fn negative_rate() {
+    let toml =
+        format!("{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"poisson\"\nrate = \"-3/s\"\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:9:", "`traffic[0].rate`", "negative"],
+    );
+}
+
+#[test]
+fn wrong_type() {
+    let toml = format!("{HEAD}[policy]\nlimit = \"ten\"\nwindow = \"1s\"\n{TRAFFIC}");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:4:", "`policy.limit`", "invalid type"],
+    );
+}
+
+#[test]
+fn field_not_used_by_the_traffic_kind() {
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}count = 5\n");
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].count`",
+            "not used by traffic kind `constant`",
+        ],
+    );
+}
+
+#[test]
+fn missing_required_field() {
+    let toml = format!("{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"bursts\"\ncount = 3\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:8:", "`traffic[0].every`", "requires `every`"],
+    );
+}
+
+#[test]
+fn boundary_off_the_window_grid() {
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"boundary\"\ncount = 3\nat = \"1.5s\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].at`",
+            "multiple of the policy window",
+        ],
+    );
+}
+
+#[test]
+fn unreadable_trace_line() {
+    let trace = "time,ip\n100,10.0.0.1\nsoon,10.0.0.2\n";
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[("trace.csv", trace)],
+        &["trace.csv:3:", "field `time`", "`soon`"],
+    );
+}
+
+#[test]
+fn trace_with_a_missing_column() {
+    let trace = "time,ip\n100,10.0.0.1\n200\n";
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[("trace.csv", trace)],
+        &["trace.csv:3:", "1 fields where the header has 2"],
+    );
+}
+
+#[test]
+fn trace_without_the_key_column() {
+    let trace = "time,user\n100,alice\n";
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[("trace.csv", trace)],
+        &["trace.csv:1:", "keys on `ip`", "no `ip` column"],
+    );
+}
+
+#[test]
+fn out_of_order_trace() {
+    let trace = "time,ip\n200,10.0.0.1\n100,10.0.0.1\n";
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[("trace.csv", trace)],
+        &[
+            "trace.csv:3:",
+            "field `time`",
+            "earlier than the record at line 2",
+        ],
+    );
+}
+
+#[test]
+fn missing_scenario_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rlsim()
+        .arg("run")
+        .arg(dir.path().join("nope.toml"))
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("nope.toml"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    rlsim().args(["run"]).assert().code(2);
+    rlsim()
+        .args(["run", "x.toml", "--format", "yaml"])
+        .assert()
+        .code(2);
+    rlsim().args(["frobnicate"]).assert().code(2);
+}
