@@ -54,6 +54,9 @@ pub enum Error {
     /// A command-line value is invalid.
     #[error("{0}")]
     Usage(String),
+    /// A broken invariant inside rlsim: a bug to report, not an input problem.
+    #[error("internal error (please report): {0}")]
+    Internal(String),
 }
 
 fn field_prefix(field: &Option<String>) -> String {

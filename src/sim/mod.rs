@@ -4,8 +4,10 @@
 //! stream: memory stays flat however long the run, and algorithms never wait on each other.
 
 mod engine;
+mod queue;
 
 pub use engine::{Capture, DecisionSink, simulate};
+pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
 
 use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
 use crate::error::Result;
