@@ -8,6 +8,8 @@ mod fixed_window;
 mod gcra;
 mod keyed;
 mod leaky_bucket;
+#[cfg(test)]
+mod proptests;
 mod sliding_window_counter;
 mod sliding_window_log;
 mod token_bucket;

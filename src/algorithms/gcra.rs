@@ -1,0 +1,176 @@
+//! GCRA (generic cell rate algorithm), virtual-scheduling form: one "theoretical arrival time"
+//! per key. Decision for decision it is the `governor` crate's algorithm (and redis-cell's
+//! `CL.THROTTLE`): emission interval `T = floor(W/L)` ns, tolerance `τ = (B−1)·T`.
+//!
+//! A request at `now` conforms iff `now ≥ tat − τ`; it then moves `tat` to `max(tat, now) + T`.
+//! A rejected request leaves the state untouched.
+
+use super::{
+    AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common, params_error,
+};
+use crate::time::Nanos;
+
+/// GCRA with `burst` requests of tolerance at `limit` per `window` (interval rounded down to ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gcra {
+    /// Emission interval `T` in ns.
+    interval: Nanos,
+    /// Burst tolerance `τ` in ns.
+    tolerance: Nanos,
+}
+
+/// Per-key state: the theoretical arrival time of the next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GcraState {
+    pub tat: Nanos,
+}
+
+impl Gcra {
+    pub fn new(params: Params) -> Result<Self, ParamsError> {
+        check_common(Self::KIND, params)?;
+        let interval = params.window / params.limit;
+        if interval == 0 {
+            return Err(params_error(
+                Self::KIND,
+                "window / limit is under 1 ns: the emission interval would be 0",
+            ));
+        }
+        let tolerance = (params.burst - 1).checked_mul(interval).ok_or_else(|| {
+            params_error(Self::KIND, "(burst − 1) × window / limit overflows 64 bits")
+        })?;
+        Ok(Gcra {
+            interval,
+            tolerance,
+        })
+    }
+}
+
+impl Limiter for Gcra {
+    type State = GcraState;
+    const KIND: AlgorithmKind = AlgorithmKind::Gcra;
+
+    fn new_state(&self, now: Nanos) -> GcraState {
+        GcraState { tat: now }
+    }
+
+    fn decide(&self, s: &mut GcraState, now: Nanos) -> Decision {
+        let earliest = s.tat.saturating_sub(self.tolerance);
+        if now < earliest {
+            return Decision {
+                outcome: Outcome::Reject {
+                    retry_after: earliest - now,
+                },
+                remaining: 0,
+                reset_at: s.tat,
+            };
+        }
+        s.tat = s.tat.max(now).saturating_add(self.interval);
+        // Each further request at `now` conforms while tat + k·T ≤ now + τ.
+        let slack = (now as u128 + self.tolerance as u128).checked_sub(s.tat as u128);
+        Decision {
+            outcome: Outcome::Allow,
+            remaining: slack.map_or(0, |x| (x / self.interval as u128) as u64 + 1),
+            reset_at: s.tat,
+        }
+    }
+
+    fn is_idle(&self, s: &GcraState, now: Nanos) -> bool {
+        now >= s.tat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{NANOS_PER_MILLI as MS, NANOS_PER_MIN};
+
+    fn gcra(limit: u64, window: Nanos, burst: u64) -> Gcra {
+        Gcra::new(Params {
+            limit,
+            window,
+            burst,
+        })
+        .unwrap()
+    }
+
+    fn allow(remaining: u64, reset_at: Nanos) -> Decision {
+        Decision {
+            outcome: Outcome::Allow,
+            remaining,
+            reset_at,
+        }
+    }
+
+    #[test]
+    fn burst_of_three_at_hundred_per_minute() {
+        // T = 60 s / 100 = 600 ms, τ = 2·T = 1200 ms.
+        let g = gcra(100, NANOS_PER_MIN, 3);
+        let mut s = g.new_state(0);
+        // tat 600: (0 + 1200 − 600)/600 + 1 = 2 more; tat 1200: 0/600 + 1 = 1; tat 1800: none.
+        assert_eq!(g.decide(&mut s, 0), allow(2, 600 * MS));
+        assert_eq!(g.decide(&mut s, 0), allow(1, 1200 * MS));
+        assert_eq!(g.decide(&mut s, 0), allow(0, 1800 * MS));
+        // earliest = 1800 − 1200 = 600 ms; the state is not touched.
+        let d = g.decide(&mut s, 0);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 600 * MS
+            }
+        );
+        assert_eq!((d.remaining, d.reset_at), (0, 1800 * MS));
+        assert_eq!(s, GcraState { tat: 1800 * MS });
+        let d = g.decide(&mut s, 500 * MS);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 100 * MS
+            }
+        );
+        // At 600 ms: tat = 1800 + 600 = 2400; (600 + 1200 − 2400) < 0 → remaining 0.
+        assert_eq!(g.decide(&mut s, 600 * MS), allow(0, 2400 * MS));
+        assert!(!g.is_idle(&s, 2400 * MS - 1));
+        assert!(g.is_idle(&s, 2400 * MS));
+        // Long after: tat = now + T as for a new key.
+        assert_eq!(g.decide(&mut s, 10_000 * MS), allow(2, 10_600 * MS));
+    }
+
+    #[test]
+    fn interval_rounds_down() {
+        // 3 per 10 ns: T = 3 (governor's `with_period(3ns)`), B = 1 so τ = 0.
+        let g = gcra(3, 10, 1);
+        let mut s = g.new_state(4);
+        assert_eq!(g.decide(&mut s, 4), allow(0, 7));
+        assert_eq!(
+            g.decide(&mut s, 6).outcome,
+            Outcome::Reject { retry_after: 1 }
+        );
+        assert_eq!(g.decide(&mut s, 7), allow(0, 10));
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        let p = Params {
+            limit: 1,
+            window: u64::MAX,
+            burst: 2,
+        };
+        assert!(Gcra::new(p).is_ok());
+        assert!(Gcra::new(Params { burst: 3, ..p }).is_err());
+        assert!(
+            Gcra::new(Params {
+                limit: 11,
+                window: 10,
+                burst: 1
+            })
+            .is_err()
+        );
+        assert!(Gcra::new(Params { burst: 0, ..p }).is_err());
+    }
+
+    #[test]
+    fn state_size() {
+        // Per-key state, as listed in docs/algorithms.md.
+        assert_eq!(size_of::<GcraState>(), 8);
+    }
+}

@@ -1,0 +1,258 @@
+//! Sliding window counter (Cloudflare's approximation): two fixed-window counters, the previous
+//! one weighted by how much of it the sliding window `(now−W, now]` still overlaps.
+//!
+//! The Redis equivalent is two `INCR` keys (current and previous window). The estimate assumes
+//! the previous window's requests were spread evenly over it, which is where its error comes from.
+
+use super::{AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common};
+use crate::time::Nanos;
+
+/// Admits while `prev·(W−e)/W + curr < L`, `e` being the time elapsed in the current window.
+/// Ignores `burst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlidingWindowCounter {
+    limit: u64,
+    window: Nanos,
+}
+
+/// Per-key state: the current window index and the admissions in it and in the one before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlidingWindowCounterState {
+    pub window: u64,
+    pub curr: u64,
+    pub prev: u64,
+}
+
+impl SlidingWindowCounter {
+    pub fn new(params: Params) -> Result<Self, ParamsError> {
+        check_common(Self::KIND, params)?;
+        Ok(SlidingWindowCounter {
+            limit: params.limit,
+            window: params.window,
+        })
+    }
+
+    /// Moves the state to window `i` (never earlier than its own).
+    fn roll(s: &mut SlidingWindowCounterState, i: u64) {
+        match i.saturating_sub(s.window) {
+            0 => return,
+            1 => (s.prev, s.curr) = (s.curr, 0),
+            _ => (s.prev, s.curr) = (0, 0),
+        }
+        s.window = i;
+    }
+
+    /// Start of window `i + k` (saturating at the end of time).
+    fn start(&self, i: u64, k: u64) -> Nanos {
+        i.saturating_add(k).saturating_mul(self.window)
+    }
+
+    /// The exact wait after a reject at elapsed time `e` of the current window, assuming no
+    /// other request comes in between. Rejects are not counted, so `prev` and `curr` stay fixed.
+    fn retry_after(&self, s: &SlidingWindowCounterState, e: u64) -> Nanos {
+        let (l, w) = (self.limit as u128, self.window as u128);
+        // Later in this window: prev·(W−e') < (L−curr)·W ⇔ W−e' < (L−curr)·W/prev
+        // ⇔ e' ≥ W − ceil((L−curr)·W/prev) + 1. Being rejected at e means that e' > e.
+        if s.curr < self.limit && s.prev > 0 {
+            let m = ((l - s.curr as u128) * w).div_ceil(s.prev as u128);
+            let e2 = w + 1 - m;
+            if e2 < w {
+                return (e2 - e as u128) as Nanos;
+            }
+        }
+        // Next window, where prev' = curr and curr' = 0: curr·(W−e') < L·W. As curr ≤ L this
+        // holds from e' = 0, or from e' = 1 when curr = L.
+        let e2 = match s.curr {
+            0 => 0,
+            c => (w + 1).saturating_sub((l * w).div_ceil(c as u128)) as Nanos,
+        };
+        self.window - e + e2
+    }
+}
+
+impl Limiter for SlidingWindowCounter {
+    type State = SlidingWindowCounterState;
+    const KIND: AlgorithmKind = AlgorithmKind::SlidingWindowCounter;
+
+    fn new_state(&self, now: Nanos) -> SlidingWindowCounterState {
+        SlidingWindowCounterState {
+            window: now / self.window,
+            curr: 0,
+            prev: 0,
+        }
+    }
+
+    fn decide(&self, s: &mut SlidingWindowCounterState, now: Nanos) -> Decision {
+        let i = now / self.window;
+        Self::roll(s, i);
+        let e = now % self.window;
+        let (l, w) = (self.limit as u128, self.window as u128);
+        // prev·(W−e) + curr·W < L·W, in exact integers (curr ≤ L always holds).
+        let weight = s.prev as u128 * (w - e as u128);
+        let admit = weight < (l - s.curr as u128) * w;
+        let outcome = if admit {
+            s.curr += 1;
+            Outcome::Allow
+        } else {
+            Outcome::Reject {
+                retry_after: self.retry_after(s, e),
+            }
+        };
+        // Further admissions at `now`: curr + k < (L·W − weight)/W.
+        let room = (l * w).saturating_sub(weight).div_ceil(w) as u64;
+        let reset_at = if s.curr > 0 {
+            self.start(i, 2)
+        } else if s.prev > 0 {
+            self.start(i, 1)
+        } else {
+            now
+        };
+        Decision {
+            outcome,
+            remaining: room.saturating_sub(s.curr),
+            reset_at,
+        }
+    }
+
+    fn is_idle(&self, s: &SlidingWindowCounterState, now: Nanos) -> bool {
+        // Both counters must have rolled out; the same windows reset_at is computed from.
+        let i = now / self.window;
+        if s.curr > 0 {
+            i >= s.window.saturating_add(2)
+        } else if s.prev > 0 {
+            i >= s.window.saturating_add(1)
+        } else {
+            true
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn swc(limit: u64, window: Nanos) -> SlidingWindowCounter {
+        SlidingWindowCounter::new(Params {
+            limit,
+            window,
+            burst: 0,
+        })
+        .unwrap()
+    }
+
+    fn outcome_at(
+        l: &SlidingWindowCounter,
+        s: &mut SlidingWindowCounterState,
+        t: Nanos,
+    ) -> Outcome {
+        l.decide(s, t).outcome
+    }
+
+    #[test]
+    fn weights_previous_window() {
+        // L = 10 per 100 ns. Ten at t = 10 fill window 0.
+        let l = swc(10, 100);
+        let mut s = l.new_state(10);
+        for _ in 0..10 {
+            assert!(l.decide(&mut s, 10).outcome.is_admitted());
+        }
+        // 11th: curr = L, so only window 1 helps: 10·(100−e') < 1000 ⇔ e' ≥ 1 → t = 101.
+        let d = l.decide(&mut s, 10);
+        assert_eq!(d.outcome, Outcome::Reject { retry_after: 91 });
+        assert_eq!((d.remaining, d.reset_at), (0, 200));
+        assert_eq!(
+            outcome_at(&l, &mut s.clone(), 100),
+            Outcome::Reject { retry_after: 1 }
+        );
+        // t = 101: 10·99 = 990 < 1000. Remaining ceil((1000−990)/100) − 1 = 0.
+        let d = l.decide(&mut s, 101);
+        assert_eq!(
+            (d.outcome, d.remaining, d.reset_at),
+            (Outcome::Allow, 0, 300)
+        );
+        // t = 150: 10·50 = 500, curr 1 → 600 < 1000. Remaining ceil(500/100) − 2 = 3.
+        assert_eq!(l.decide(&mut s, 150).remaining, 3);
+        for _ in 0..3 {
+            assert!(l.decide(&mut s, 150).outcome.is_admitted());
+        }
+        // curr = 5: 500 + 500 = 1000 fails. Same window: 10·(100−e') < 500 ⇔ e' ≥ 51.
+        let d = l.decide(&mut s, 150);
+        assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
+        assert_eq!(
+            s,
+            SlidingWindowCounterState {
+                window: 1,
+                curr: 5,
+                prev: 10
+            }
+        );
+        // 10·49 + 500 = 990 < 1000.
+        assert_eq!(l.decide(&mut s, 151).outcome, Outcome::Allow);
+    }
+
+    #[test]
+    fn retry_within_window_rounds_up() {
+        // L = 3 per 10 ns: three at t = 5, then at t = 12 (e = 2): 3·8 = 24 < 30, curr = 1.
+        let l = swc(3, 10);
+        let mut s = l.new_state(5);
+        for _ in 0..3 {
+            l.decide(&mut s, 5);
+        }
+        assert_eq!(l.decide(&mut s, 12).remaining, 0); // ceil((30−24)/10) − 1 = 0
+        // 24 + 10 = 34 ≥ 30. e' ≥ 10 − ceil(2·10/3) + 1 = 10 − 7 + 1 = 4 → wait 2.
+        assert_eq!(
+            outcome_at(&l, &mut s, 12),
+            Outcome::Reject { retry_after: 2 }
+        );
+        // t = 13: 3·7 + 10 = 31 (rejected); t = 14: 3·6 + 10 = 28 (admitted).
+        assert!(!outcome_at(&l, &mut s.clone(), 13).is_admitted());
+        assert_eq!(outcome_at(&l, &mut s, 14), Outcome::Allow);
+    }
+
+    #[test]
+    fn retry_in_next_window_when_previous_is_heavy() {
+        // L = 4 per 2 ns: four at t = 0; at t = 3 (e = 1) 4·1 + 2c < 8 admits c = 0, 1.
+        let l = swc(4, 2);
+        let mut s = l.new_state(0);
+        for _ in 0..4 {
+            l.decide(&mut s, 0);
+        }
+        assert_eq!(l.decide(&mut s, 3).remaining, 1); // ceil((8−4)/2) − 1 = 1
+        assert_eq!(outcome_at(&l, &mut s, 3), Outcome::Allow);
+        // Same window needs e' ≥ 2 − ceil(2·2/4) + 1 = 2 = W: none. Window 2 (t = 4): prev = 2,
+        // 2·(2−0) = 4 < 8 → wait 1.
+        let d = l.decide(&mut s, 3);
+        assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
+        assert_eq!(d.reset_at, 6); // curr > 0 in window 1 → clear from window 3
+        assert!(!l.is_idle(&s, 5));
+        assert!(l.is_idle(&s, 6));
+        assert_eq!(outcome_at(&l, &mut s, 4), Outcome::Allow);
+    }
+
+    #[test]
+    fn skipped_windows_forget_everything() {
+        let l = swc(2, 10);
+        let mut s = l.new_state(0);
+        l.decide(&mut s, 0);
+        l.decide(&mut s, 0);
+        let d = l.decide(&mut s, 25);
+        assert_eq!(
+            (d.outcome, d.remaining, d.reset_at),
+            (Outcome::Allow, 1, 40)
+        );
+        assert_eq!(
+            s,
+            SlidingWindowCounterState {
+                window: 2,
+                curr: 1,
+                prev: 0
+            }
+        );
+    }
+
+    #[test]
+    fn state_size() {
+        // Per-key state, as listed in docs/algorithms.md.
+        assert_eq!(size_of::<SlidingWindowCounterState>(), 24);
+    }
+}

@@ -1,0 +1,153 @@
+//! Sliding window log: the admission time of every request still inside the window `(now−W, now]`.
+//!
+//! The Redis equivalent is a sorted set per key: `ZREMRANGEBYSCORE key -inf now-W`, `ZCARD`, and
+//! `ZADD key now now` when admitted. Exact, at the cost of up to `L` timestamps per key.
+
+use super::{AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common};
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+/// At most `limit` admissions in any window `(t−W, t]`. Ignores `burst`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlidingWindowLog {
+    limit: u64,
+    window: Nanos,
+}
+
+/// Per-key state: admitted timestamps, oldest first.
+pub type SlidingWindowLogState = VecDeque<Nanos>;
+
+impl SlidingWindowLog {
+    pub fn new(params: Params) -> Result<Self, ParamsError> {
+        check_common(Self::KIND, params)?;
+        Ok(SlidingWindowLog {
+            limit: params.limit,
+            window: params.window,
+        })
+    }
+
+    /// When an entry admitted at `t` leaves the window.
+    fn expiry(&self, t: Nanos) -> Nanos {
+        t.saturating_add(self.window)
+    }
+}
+
+impl Limiter for SlidingWindowLog {
+    type State = SlidingWindowLogState;
+    const KIND: AlgorithmKind = AlgorithmKind::SlidingWindowLog;
+
+    fn new_state(&self, _now: Nanos) -> SlidingWindowLogState {
+        // Does not allocate: most keys of a run make few requests.
+        VecDeque::new()
+    }
+
+    fn decide(&self, log: &mut SlidingWindowLogState, now: Nanos) -> Decision {
+        while log.front().is_some_and(|&t| self.expiry(t) <= now) {
+            log.pop_front();
+        }
+        if (log.len() as u64) < self.limit {
+            log.push_back(now);
+            Decision {
+                outcome: Outcome::Allow,
+                remaining: self.limit - log.len() as u64,
+                reset_at: self.expiry(now),
+            }
+        } else {
+            // Full (limit ≥ 1, so non-empty): the oldest entry leaves first.
+            let (oldest, newest) = (log[0], log[log.len() - 1]);
+            Decision {
+                outcome: Outcome::Reject {
+                    retry_after: self.expiry(oldest) - now,
+                },
+                remaining: 0,
+                reset_at: self.expiry(newest),
+            }
+        }
+    }
+
+    fn is_idle(&self, log: &SlidingWindowLogState, now: Nanos) -> bool {
+        log.back().is_none_or(|&t| self.expiry(t) <= now)
+    }
+
+    fn heap_bytes(log: &SlidingWindowLogState) -> usize {
+        log.capacity() * size_of::<Nanos>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn swl(limit: u64, window: Nanos) -> SlidingWindowLog {
+        SlidingWindowLog::new(Params {
+            limit,
+            window,
+            burst: 0,
+        })
+        .unwrap()
+    }
+
+    fn allow(remaining: u64, reset_at: Nanos) -> Decision {
+        Decision {
+            outcome: Outcome::Allow,
+            remaining,
+            reset_at,
+        }
+    }
+
+    #[test]
+    fn window_is_half_open() {
+        // L = 2 per 100 ns.
+        let l = swl(2, 100);
+        let mut s = l.new_state(10);
+        assert_eq!(SlidingWindowLog::heap_bytes(&s), 0);
+        assert_eq!(l.decide(&mut s, 10), allow(1, 110));
+        assert_eq!(l.decide(&mut s, 60), allow(0, 160));
+        // At 109, entry 10 is still in (9, 109]: retry when it leaves, at 10 + 100 = 110.
+        let d = l.decide(&mut s, 109);
+        assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
+        assert_eq!((d.remaining, d.reset_at), (0, 160));
+        // At 110 the window is (10, 110]: entry 10 is out, 60 is in.
+        assert_eq!(l.decide(&mut s, 110), allow(0, 210));
+        assert_eq!(s, [60, 110]);
+        // At 200 only 110 is left: one more fits, then retry at 110 + 100 = 210.
+        assert_eq!(l.decide(&mut s, 200), allow(0, 300));
+        let d = l.decide(&mut s, 200);
+        assert_eq!(d.outcome, Outcome::Reject { retry_after: 10 });
+        assert!(SlidingWindowLog::heap_bytes(&s) >= 2 * 8);
+    }
+
+    #[test]
+    fn idle_when_newest_expires() {
+        let l = swl(3, 50);
+        let mut s = l.new_state(0);
+        l.decide(&mut s, 0);
+        l.decide(&mut s, 20);
+        // Newest entry 20 leaves at 70.
+        assert!(!l.is_idle(&s, 69));
+        assert!(l.is_idle(&s, 70));
+        assert_eq!(l.decide(&mut s, 70), allow(2, 120));
+        assert!(l.is_idle(&l.new_state(5), 5));
+    }
+
+    #[test]
+    fn same_instant_requests() {
+        // L = 3: three at t = 7, the fourth waits for all three to expire together at 17.
+        let l = swl(3, 10);
+        let mut s = l.new_state(7);
+        for left in [2, 1, 0] {
+            assert_eq!(l.decide(&mut s, 7), allow(left, 17));
+        }
+        assert_eq!(
+            l.decide(&mut s, 7).outcome,
+            Outcome::Reject { retry_after: 10 }
+        );
+        assert_eq!(l.decide(&mut s, 17), allow(2, 27));
+    }
+
+    #[test]
+    fn state_size() {
+        // Per-key state, as listed in docs/algorithms.md.
+        assert_eq!(size_of::<SlidingWindowLogState>(), 32);
+    }
+}

@@ -1,0 +1,186 @@
+//! Token bucket: `burst` tokens of capacity, refilled continuously at `limit` per `window`,
+//! one token per request. A key starts with a full bucket.
+//!
+//! The Redis equivalent is a hash `{tokens, last}` updated by a Lua script. Here tokens are kept
+//! in exact integer units so that refill never rounds: with `g = gcd(L, W)`, `l = L/g` and
+//! `w = W/g`, one token is `w` units and the bucket gains `l` units per nanosecond.
+
+use super::{
+    AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common, params_error,
+};
+use crate::time::{Nanos, gcd};
+
+/// A token bucket of `burst` tokens refilled at `limit` per `window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenBucket {
+    /// Units gained per nanosecond (`L/g`).
+    refill: u64,
+    /// Units in one token (`W/g`).
+    token: u64,
+    /// Units in a full bucket (`B·W/g`).
+    capacity: u64,
+}
+
+/// Per-key state: the bucket level in units (`tokens · w`) as of time `last`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenBucketState {
+    pub level: u64,
+    pub last: Nanos,
+}
+
+impl TokenBucket {
+    pub fn new(params: Params) -> Result<Self, ParamsError> {
+        check_common(Self::KIND, params)?;
+        let g = gcd(params.limit, params.window);
+        let (refill, token) = (params.limit / g, params.window / g);
+        let capacity = params.burst.checked_mul(token).ok_or_else(|| {
+            params_error(
+                Self::KIND,
+                "burst × window / gcd(limit, window) overflows 64 bits",
+            )
+        })?;
+        Ok(TokenBucket {
+            refill,
+            token,
+            capacity,
+        })
+    }
+
+    /// The level the bucket has at `now` (refilled since `last`, capped at capacity).
+    fn level_at(&self, s: &TokenBucketState, now: Nanos) -> u64 {
+        let gained = self.refill as u128 * now.saturating_sub(s.last) as u128;
+        (s.level as u128 + gained).min(self.capacity as u128) as u64
+    }
+
+    /// Nanoseconds until the level grows from `level` to `target` (`ceil` of the exact time).
+    fn time_to(&self, level: u64, target: u64) -> Nanos {
+        (target - level).div_ceil(self.refill)
+    }
+}
+
+impl Limiter for TokenBucket {
+    type State = TokenBucketState;
+    const KIND: AlgorithmKind = AlgorithmKind::TokenBucket;
+
+    fn new_state(&self, now: Nanos) -> TokenBucketState {
+        TokenBucketState {
+            level: self.capacity,
+            last: now,
+        }
+    }
+
+    fn decide(&self, s: &mut TokenBucketState, now: Nanos) -> Decision {
+        // Refilling is exact in units, so it is safe to store the refilled level on a reject too.
+        s.level = self.level_at(s, now);
+        s.last = now;
+        let outcome = if s.level >= self.token {
+            s.level -= self.token;
+            Outcome::Allow
+        } else {
+            Outcome::Reject {
+                retry_after: self.time_to(s.level, self.token),
+            }
+        };
+        Decision {
+            outcome,
+            remaining: s.level / self.token,
+            reset_at: now.saturating_add(self.time_to(s.level, self.capacity)),
+        }
+    }
+
+    fn is_idle(&self, s: &TokenBucketState, now: Nanos) -> bool {
+        self.level_at(s, now) == self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{NANOS_PER_MILLI as MS, NANOS_PER_MIN};
+
+    fn tb(limit: u64, window: Nanos, burst: u64) -> TokenBucket {
+        TokenBucket::new(Params {
+            limit,
+            window,
+            burst,
+        })
+        .unwrap()
+    }
+
+    fn decision(outcome: Outcome, remaining: u64, reset_at: Nanos) -> Decision {
+        Decision {
+            outcome,
+            remaining,
+            reset_at,
+        }
+    }
+
+    #[test]
+    fn burst_then_refill_per_minute() {
+        // 100/min: g = gcd(100, 60e9) = 100, l = 1, w = 6e8 units = one token per 600 ms. B = 3.
+        let b = tb(100, NANOS_PER_MIN, 3);
+        assert_eq!((b.refill, b.token, b.capacity), (1, 600 * MS, 1800 * MS));
+        let mut s = b.new_state(0);
+        assert_eq!(b.decide(&mut s, 0), decision(Outcome::Allow, 2, 600 * MS));
+        assert_eq!(b.decide(&mut s, 0), decision(Outcome::Allow, 1, 1200 * MS));
+        assert_eq!(b.decide(&mut s, 0), decision(Outcome::Allow, 0, 1800 * MS));
+        let reject = |retry_after| Outcome::Reject { retry_after };
+        assert_eq!(
+            b.decide(&mut s, 0),
+            decision(reject(600 * MS), 0, 1800 * MS)
+        );
+        // At 300 ms half a token is back: 3e8 units, 3e8 to go.
+        assert_eq!(
+            b.decide(&mut s, 300 * MS),
+            decision(reject(300 * MS), 0, 1800 * MS)
+        );
+        assert_eq!(
+            b.decide(&mut s, 600 * MS),
+            decision(Outcome::Allow, 0, 2400 * MS)
+        );
+        assert!(!b.is_idle(&s, 2400 * MS - 1));
+        assert!(b.is_idle(&s, 2400 * MS));
+    }
+
+    #[test]
+    fn fractional_rate_is_exact() {
+        // 3 per 10 ns: l = 3, w = 10 (a token every 10/3 ns). B = 2, capacity 20 units.
+        let b = tb(3, 10, 2);
+        let mut s = b.new_state(0);
+        b.decide(&mut s, 0);
+        b.decide(&mut s, 0);
+        // t = 1: level 3; needs 7 more units = ceil(7/3) = 3 ns.
+        assert_eq!(
+            b.decide(&mut s, 1).outcome,
+            Outcome::Reject { retry_after: 3 }
+        );
+        // t = 3: 3 + 2·3 = 9 < 10; t = 4: 12 ≥ 10 → level 2, full after ceil(18/3) = 6 ns.
+        assert!(!b.decide(&mut s.clone(), 3).outcome.is_admitted());
+        assert_eq!(b.decide(&mut s, 4), decision(Outcome::Allow, 0, 10));
+        assert_eq!(s, TokenBucketState { level: 2, last: 4 });
+        assert!(b.is_idle(&s, 10));
+        // Idle for a long time: capped at capacity, not more.
+        assert_eq!(
+            b.decide(&mut s, 1_000_000),
+            decision(Outcome::Allow, 1, 1_000_004)
+        );
+    }
+
+    #[test]
+    fn rejects_overflowing_capacity() {
+        let p = Params {
+            limit: 1,
+            window: u64::MAX,
+            burst: 2,
+        };
+        assert!(TokenBucket::new(p).is_err());
+        assert!(TokenBucket::new(Params { burst: 0, ..p }).is_err());
+        assert!(TokenBucket::new(Params { burst: 1, ..p }).is_ok());
+    }
+
+    #[test]
+    fn state_size() {
+        // Per-key state, as listed in docs/algorithms.md.
+        assert_eq!(size_of::<TokenBucketState>(), 16);
+    }
+}
