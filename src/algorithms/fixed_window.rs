@@ -74,6 +74,18 @@ impl Limiter for FixedWindow {
         }
     }
 
+    fn redis_bytes(_: &FixedWindowState) -> usize {
+        super::redis::STRING_KEY
+    }
+
+    const ESTIMATES: bool = true;
+
+    /// The fixed window takes its current window's count for the rolling count.
+    fn estimated_count(&self, s: &FixedWindowState, now: Nanos) -> Option<f64> {
+        let current = s.window == now / self.window;
+        Some(if current { s.count as f64 } else { 0.0 })
+    }
+
     fn is_idle(&self, s: &FixedWindowState, now: Nanos) -> bool {
         // A zero count in a stale window decides exactly like a fresh state.
         s.count == 0 || now >= self.window_end(s.window)

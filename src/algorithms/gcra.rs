@@ -74,6 +74,10 @@ impl Limiter for Gcra {
         }
     }
 
+    fn redis_bytes(_: &GcraState) -> usize {
+        super::redis::STRING_KEY
+    }
+
     fn is_idle(&self, s: &GcraState, now: Nanos) -> bool {
         now >= s.tat
     }

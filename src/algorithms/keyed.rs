@@ -2,6 +2,7 @@
 
 use super::{Decision, Limiter};
 use crate::time::Nanos;
+use hashbrown::hash_map::Entry;
 use std::mem::size_of;
 
 /// A rate-limiting key (an IP, a user, or a combination), interned to a dense integer.
@@ -16,6 +17,8 @@ pub struct MemoryUsage {
     pub live_keys: usize,
     /// Bytes of the state table plus the heap buffers its states own.
     pub state_bytes: usize,
+    /// Estimated bytes of the same states in Redis ([`Limiter::redis_bytes`]).
+    pub redis_bytes: usize,
 }
 
 /// An algorithm plus the states of every key it has seen.
@@ -29,6 +32,8 @@ pub struct KeyedLimiter<L: Limiter> {
     states: StateMap<L::State>,
     /// Sum of [`Limiter::heap_bytes`] over live states, maintained incrementally.
     heap_bytes: usize,
+    /// Sum of [`Limiter::redis_bytes`] over live states, maintained incrementally.
+    redis_bytes: usize,
     peak: MemoryUsage,
 }
 
@@ -38,6 +43,7 @@ impl<L: Limiter> KeyedLimiter<L> {
             limiter,
             states: StateMap::default(),
             heap_bytes: 0,
+            redis_bytes: 0,
             peak: MemoryUsage::default(),
         }
     }
@@ -55,30 +61,49 @@ impl<L: Limiter> KeyedLimiter<L> {
     #[inline]
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
         let limiter = &self.limiter;
-        let state = self
-            .states
-            .entry(key)
-            .or_insert_with(|| limiter.new_state(now));
-        let before = L::heap_bytes(state);
+        // A new key adds its whole footprint; a known one only the change.
+        let (state, heap, redis) = match self.states.entry(key) {
+            Entry::Occupied(e) => {
+                let state = e.into_mut();
+                let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
+                (state, heap, redis)
+            }
+            Entry::Vacant(e) => (e.insert(limiter.new_state(now)), 0, 0),
+        };
         let decision = limiter.decide(state, now);
-        let after = L::heap_bytes(state);
-        self.heap_bytes = self.heap_bytes + after - before;
+        self.heap_bytes = self.heap_bytes + L::heap_bytes(state) - heap;
+        self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
         self.note_peak();
         decision
+    }
+
+    /// The algorithm's estimate of the key's rolling-window count at `now` (before a request),
+    /// for algorithms that approximate it. A key without state estimates 0.
+    #[inline]
+    pub fn estimate(&self, key: KeyId, now: Nanos) -> Option<f64> {
+        if !L::ESTIMATES {
+            return None;
+        }
+        match self.states.get(&key) {
+            Some(state) => self.limiter.estimated_count(state, now),
+            None => Some(0.0),
+        }
     }
 
     /// Drops the keys that are idle at `now`.
     pub fn evict_idle(&mut self, now: Nanos) {
         let limiter = &self.limiter;
-        let mut freed = 0;
+        let (mut heap, mut redis) = (0, 0);
         self.states.retain(|_, state| {
             let idle = limiter.is_idle(state, now);
             if idle {
-                freed += L::heap_bytes(state);
+                heap += L::heap_bytes(state);
+                redis += L::redis_bytes(state);
             }
             !idle
         });
-        self.heap_bytes -= freed;
+        self.heap_bytes -= heap;
+        self.redis_bytes -= redis;
     }
 
     /// Memory held now.
@@ -86,6 +111,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         MemoryUsage {
             live_keys: self.states.len(),
             state_bytes: size_of::<Self>() + self.states.allocation_size() + self.heap_bytes,
+            redis_bytes: self.redis_bytes,
         }
     }
 
@@ -99,6 +125,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         let now = self.memory();
         self.peak.live_keys = self.peak.live_keys.max(now.live_keys);
         self.peak.state_bytes = self.peak.state_bytes.max(now.state_bytes);
+        self.peak.redis_bytes = self.peak.redis_bytes.max(now.redis_bytes);
     }
 
     /// The state of `key`, if it is live (for tests and inspection).

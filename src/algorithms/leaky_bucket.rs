@@ -100,6 +100,10 @@ impl Limiter for LeakyBucket {
         }
     }
 
+    fn redis_bytes(_: &LeakyBucketState) -> usize {
+        super::redis::STRING_KEY
+    }
+
     fn is_idle(&self, s: &LeakyBucketState, now: Nanos) -> bool {
         s.tat <= self.scaled(now)
     }

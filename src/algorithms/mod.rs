@@ -106,6 +106,50 @@ pub trait Limiter: Send + Sync {
     fn heap_bytes(_state: &Self::State) -> usize {
         0
     }
+
+    /// Estimated bytes of this state in Redis, as the data structure the algorithm is usually
+    /// deployed with. An estimate from Redis's encodings (see [`redis`] and docs/metrics.md).
+    fn redis_bytes(state: &Self::State) -> usize;
+
+    /// Whether [`Limiter::estimated_count`] is implemented (lets callers skip the work).
+    const ESTIMATES: bool = false;
+
+    /// For algorithms that approximate "admissions of the key in the rolling window ending at
+    /// `now`", their estimate of it (before a request at `now`). Floating point, for reporting
+    /// the approximation error only; decisions never use it.
+    fn estimated_count(&self, _state: &Self::State, _now: Nanos) -> Option<f64> {
+        None
+    }
+}
+
+/// Redis memory estimates, per key, for the structures the algorithms map to. Figures are what
+/// Redis 7 `MEMORY USAGE` reports for such keys with a 24-byte key name, plus the 16-byte entry
+/// of the expires dictionary every rate-limit key has; they are estimates, not measurements.
+pub mod redis {
+    /// A string key holding a counter or a timestamp (`INCR`, `SET`): fixed window, GCRA,
+    /// leaky bucket, and each of the sliding window counter's two keys.
+    pub const STRING_KEY: usize = 80;
+    /// A hash with two small fields in listpack encoding (token bucket: tokens, last refill).
+    pub const SMALL_HASH_KEY: usize = 104;
+    /// A sorted set's fixed cost in listpack encoding (up to 128 members).
+    pub const ZSET_LISTPACK_KEY: usize = 80;
+    /// Per member of a listpack sorted set: a 19-digit member string and its score.
+    pub const ZSET_LISTPACK_ENTRY: usize = 32;
+    /// Members above which Redis converts a sorted set to a skiplist (`zset-max-listpack-entries`).
+    pub const ZSET_LISTPACK_MAX: usize = 128;
+    /// A skiplist sorted set's fixed cost (dict, skiplist header).
+    pub const ZSET_SKIPLIST_KEY: usize = 208;
+    /// Per member of a skiplist sorted set: dict entry, SDS member, skiplist node and levels.
+    pub const ZSET_SKIPLIST_ENTRY: usize = 112;
+
+    /// A sorted set of `n` members.
+    pub fn sorted_set(n: usize) -> usize {
+        match n {
+            0 => 0,
+            n if n <= ZSET_LISTPACK_MAX => ZSET_LISTPACK_KEY + n * ZSET_LISTPACK_ENTRY,
+            n => ZSET_SKIPLIST_KEY + n * ZSET_SKIPLIST_ENTRY,
+        }
+    }
 }
 
 /// Every algorithm rlsim knows, in the order reports list them.

@@ -114,6 +114,27 @@ impl Limiter for SlidingWindowCounter {
         }
     }
 
+    fn redis_bytes(s: &SlidingWindowCounterState) -> usize {
+        // The previous window's key is kept while the current one fills.
+        if s.prev > 0 {
+            2 * super::redis::STRING_KEY
+        } else {
+            super::redis::STRING_KEY
+        }
+    }
+
+    const ESTIMATES: bool = true;
+
+    /// `prev·(W−e)/W + curr`, the quantity compared with the limit.
+    fn estimated_count(&self, s: &SlidingWindowCounterState, now: Nanos) -> Option<f64> {
+        let mut s = *s;
+        let i = now / self.window;
+        Self::roll(&mut s, i);
+        let elapsed = now - i * self.window;
+        let weight = (self.window - elapsed) as f64 / self.window as f64;
+        Some(s.prev as f64 * weight + s.curr as f64)
+    }
+
     fn is_idle(&self, s: &SlidingWindowCounterState, now: Nanos) -> bool {
         // Both counters must have rolled out; the same windows reset_at is computed from.
         let i = now / self.window;

@@ -65,6 +65,10 @@ impl Limiter for SlidingWindowLog {
         }
     }
 
+    fn redis_bytes(log: &SlidingWindowLogState) -> usize {
+        super::redis::sorted_set(log.len())
+    }
+
     fn is_idle(&self, log: &SlidingWindowLogState, now: Nanos) -> bool {
         log.back().is_none_or(|&t| self.expiry(t) <= now)
     }

@@ -88,6 +88,10 @@ impl Limiter for TokenBucket {
         }
     }
 
+    fn redis_bytes(_: &TokenBucketState) -> usize {
+        super::redis::SMALL_HASH_KEY
+    }
+
     fn is_idle(&self, s: &TokenBucketState, now: Nanos) -> bool {
         self.level_at(s, now) == self.capacity
     }

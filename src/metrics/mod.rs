@@ -3,13 +3,16 @@
 //! Everything here is a deterministic function of the scenario and seed. Wall-clock figures
 //! (decision throughput) live apart, in [`Throughput`], and in their own output file.
 
+mod demand;
+mod finish;
 mod recorder;
+mod windows;
 
-pub use recorder::{Recorder, ratio};
+pub use finish::ratio;
+pub use recorder::Recorder;
 
 use crate::time::Nanos;
 use crate::traffic::Role;
-use hdrhistogram::Histogram;
 use serde::Serialize;
 
 /// Request counts. `offered = allowed + delayed + rejected`.
@@ -63,13 +66,19 @@ impl SourceReport {
     }
 }
 
-/// Totals per role: how much wanted traffic got through, and how much of the attack leaked.
+/// Totals per role: how much wanted traffic got through, how long it waited, and how much of
+/// the attack leaked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoleReport {
     pub legit_offered: u64,
     pub legit_admitted: u64,
     /// `legit_admitted / legit_offered` (0 when there is no legit traffic).
     pub legit_goodput: f64,
+    /// Legit requests a shaper delayed, and the delay it added to them.
+    pub legit_delayed: u64,
+    pub legit_delay_mean_ns: f64,
+    pub legit_delay_p99_ns: u64,
+    pub legit_delay_max_ns: u64,
     pub abusive_offered: u64,
     pub abusive_admitted: u64,
     /// `abusive_admitted / abusive_offered` (0 when there is no abusive traffic).
@@ -77,7 +86,7 @@ pub struct RoleReport {
 }
 
 impl RoleReport {
-    pub fn from_sources(sources: &[SourceReport]) -> Self {
+    pub fn new(sources: &[SourceReport], legit_delay: &DelayStats) -> Self {
         let sum = |role: Role, f: fn(&SourceReport) -> u64| -> u64 {
             sources.iter().filter(|s| s.role == role).map(f).sum()
         };
@@ -93,6 +102,10 @@ impl RoleReport {
             legit_offered: lo,
             legit_admitted: la,
             legit_goodput: ratio(la, lo),
+            legit_delayed: legit_delay.count,
+            legit_delay_mean_ns: legit_delay.mean_ns,
+            legit_delay_p99_ns: legit_delay.p99_ns,
+            legit_delay_max_ns: legit_delay.max_ns,
             abusive_offered: ao,
             abusive_admitted: aa,
             abusive_leakage: ratio(aa, ao),
@@ -111,24 +124,6 @@ pub struct DelayStats {
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub max_ns: u64,
-}
-
-impl DelayStats {
-    pub fn from_histogram(h: &Histogram<u64>, sum: u128, max: Nanos) -> Self {
-        if h.is_empty() {
-            return DelayStats::default();
-        }
-        let q = |q: f64| h.value_at_quantile(q).min(max);
-        DelayStats {
-            count: h.len(),
-            mean_ns: sum as f64 / h.len() as f64,
-            p50_ns: q(0.5),
-            p90_ns: q(0.9),
-            p99_ns: q(0.99),
-            p999_ns: q(0.999),
-            max_ns: max,
-        }
-    }
 }
 
 /// Counts in one time bucket. `offered`, `delayed` and `rejected` count arrivals in the bucket;
@@ -166,12 +161,51 @@ pub struct AlgorithmReport {
     pub policy_violations: u64,
     /// `policy_violations / admitted`.
     pub policy_violation_rate: f64,
+    /// Rejections that, admitted alone, would have kept every window containing them within
+    /// the limit (see `windows.rs` and docs/metrics.md).
+    pub needless_rejections: u64,
+    /// `needless_rejections / rejected`.
+    pub needless_rejection_rate: f64,
     /// Distinct keys in the traffic.
     pub keys_seen: u64,
+    /// Keys whose offered traffic never exceeded L in a rolling window, and the others.
+    pub keys_within_policy: u64,
+    pub keys_over_policy: u64,
+    /// Keys within the policy that were limited (rejected or delayed) at least once.
+    pub false_positive_keys: u64,
+    /// Keys over the policy that were never limited.
+    pub false_negative_keys: u64,
+    /// Requests this algorithm admitted that the exact sliding log rejected, and the reverse.
+    pub wrongly_allowed: u64,
+    pub wrongly_rejected: u64,
+    /// `(wrongly_allowed + wrongly_rejected) / offered`.
+    pub wrongly_decided_share: f64,
+    /// For algorithms that estimate the rolling count: mean of |estimate − true| / true over
+    /// decisions whose key had admissions in the window. `null` for the others.
+    pub mean_rate_error: Option<f64>,
+    /// Legit requests rejected on a key shared with another client, from clients whose own
+    /// traffic never exceeded the policy: NAT collateral damage.
+    pub collateral_rejections: u64,
+    /// Clients that suffered at least one collateral rejection.
+    pub collateral_clients: u64,
+    /// Jain's index over legit keys' `admitted / offered`: 1 when every key got the same share
+    /// of its demand.
+    pub fairness_jain: f64,
+    /// Rejections right after a decision of the same key advertised `remaining > 0`.
+    pub remaining_lies: u64,
+    /// Requests that arrived exactly at the key's advertised Retry-After, and of those, admitted.
+    pub retries_at_retry_after: u64,
+    pub retries_at_retry_after_admitted: u64,
     pub peak_live_keys: u64,
     pub final_live_keys: u64,
     /// Peak bytes of the limiter's keyspace: table allocation plus state-owned heap buffers.
     pub peak_state_bytes: u64,
+    /// `peak_state_bytes / peak_live_keys`.
+    pub state_bytes_per_key: f64,
+    /// Peak estimated bytes of the same keyspace in Redis.
+    pub peak_redis_bytes: u64,
+    /// `peak_redis_bytes / peak_live_keys`.
+    pub redis_bytes_per_key: f64,
     /// Time of the last arrival or release.
     pub last_event_ns: Nanos,
     pub delay: DelayStats,
@@ -193,4 +227,27 @@ pub struct Throughput {
     pub simulation_elapsed_ns: u64,
     /// `offered / simulation time`: end-to-end simulated requests per second.
     pub simulated_requests_per_sec: f64,
+}
+
+/// The figures of a report as flat `(name, value)` pairs, in report order: top-level figures by
+/// name, `roles` figures by their own name (`legit_goodput`), `delay` figures as `delay_<name>`.
+/// Per-source entries and the time series are left out. This is how `summary.csv` names its
+/// columns and how expectations name metrics.
+pub fn flatten(report: &AlgorithmReport) -> Vec<(String, serde_json::Value)> {
+    let serde_json::Value::Object(fields) = serde_json::to_value(report).expect("plain data")
+    else {
+        unreachable!("a struct serialises to an object")
+    };
+    let mut out = Vec::with_capacity(fields.len() + 16);
+    for (name, value) in fields {
+        match (name.as_str(), value) {
+            ("sources", _) => {}
+            ("roles", serde_json::Value::Object(inner)) => out.extend(inner),
+            ("delay", serde_json::Value::Object(inner)) => {
+                out.extend(inner.into_iter().map(|(k, v)| (format!("delay_{k}"), v)))
+            }
+            (_, value) => out.push((name, value)),
+        }
+    }
+    out
 }

@@ -1,59 +1,163 @@
 //! The observer that turns one algorithm's decisions into figures.
 //!
 //! Accuracy is measured against the policy's intent, "at most L requests per key in any rolling
-//! window (t−W, t]", from the algorithm's own admitted history: for every key the recorder keeps
-//! the admission times still inside the window, so each admission knows exactly how many
-//! admissions of its key share its window. Delayed requests are admitted when they are released,
-//! since that is when they reach the backend.
+//! window (t−W, t]", from the algorithm's own admitted history ([`KeyWindows`]), and against
+//! what each key and client asked for ([`Demand`]). Delayed requests are admitted when they are
+//! released, since that is when they reach the backend. A shadow sliding-window log, the exact
+//! limiter, decides on the same arrivals so every decision can be compared with the exact one.
 
-use super::{AlgorithmReport, Counts, DelayStats, SourceReport, TimeBucket};
-use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
+use super::demand::Demand;
+use super::windows::KeyWindows;
+use super::{Counts, TimeBucket};
+use crate::algorithms::{Decision, KeyId, KeyedLimiter, Outcome, Params, SlidingWindowLog};
 use crate::scenario::Scenario;
 use crate::time::Nanos;
-use crate::traffic::{Arrival, KeySpace};
+use crate::traffic::{Arrival, ClientId, Role};
 use hdrhistogram::Histogram;
-use std::collections::VecDeque;
+
+/// What the recorder knows of one key.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeyStats {
+    pub offered: u64,
+    pub admitted: u64,
+    /// Rejected or delayed: the limiter acted on the key.
+    pub limited: u64,
+    pub legit: bool,
+    first_client: ClientId,
+    /// A second client used the key (e.g. users behind one NAT address).
+    pub shared: bool,
+    /// `remaining` advertised with the key's last decision.
+    last_remaining: Option<u64>,
+    /// When the key's last rejection said a retry would succeed.
+    retry_at: Option<Nanos>,
+}
+
+impl Default for KeyStats {
+    fn default() -> Self {
+        KeyStats {
+            offered: 0,
+            admitted: 0,
+            limited: 0,
+            legit: false,
+            first_client: ClientId::MAX,
+            shared: false,
+            last_remaining: None,
+            retry_at: None,
+        }
+    }
+}
+
+/// What the recorder knows of one client (user identity).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ClientStats {
+    pub legit: bool,
+    /// Legit requests rejected on a key another client had used.
+    pub rejected_on_shared_key: u64,
+}
+
+/// A distribution of delays: HdrHistogram for percentiles, exact sum and maximum.
+pub(super) struct Delays {
+    pub histogram: Histogram<u64>,
+    pub sum: u128,
+    pub max: Nanos,
+}
+
+impl Delays {
+    fn new() -> Self {
+        Delays {
+            histogram: Histogram::new(3).expect("3 significant figures is valid"),
+            sum: 0,
+            max: 0,
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, d: Nanos) {
+        // `record` grows the auto-resizing histogram; `saturating_record` would clamp every
+        // value to its current (initially tiny) range.
+        if self.histogram.record(d).is_err() {
+            self.histogram.saturating_record(d);
+        }
+        self.sum += d as u128;
+        self.max = self.max.max(d);
+    }
+}
 
 pub struct Recorder {
-    limit: u64,
-    window: Nanos,
+    pub(super) limit: u64,
     bucket: Nanos,
-    /// Admission times of each key within the last window, oldest first.
-    recent: Vec<VecDeque<Nanos>>,
-    sources: Vec<Counts>,
-    admitted_by_source: Vec<u64>,
-    violations: u64,
-    worst: Option<Worst>,
-    delays: Histogram<u64>,
-    delay_sum: u128,
-    delay_max: Nanos,
-    buckets: Vec<TimeBucket>,
-    last_event: Nanos,
+    roles: Vec<Role>,
+    pub(super) sources: Vec<Counts>,
+    pub(super) windows: KeyWindows,
+    pub(super) key_demand: Demand,
+    pub(super) client_demand: Demand,
+    pub(super) keys: Vec<KeyStats>,
+    pub(super) clients: Vec<ClientStats>,
+    exact: KeyedLimiter<SlidingWindowLog>,
+    pub(super) wrongly_allowed: u64,
+    pub(super) wrongly_rejected: u64,
+    pub(super) estimate_error_sum: f64,
+    pub(super) estimates: u64,
+    pub(super) remaining_lies: u64,
+    pub(super) retries_at_retry_after: u64,
+    pub(super) retries_at_retry_after_admitted: u64,
+    pub(super) violations: u64,
+    pub(super) worst: Option<Worst>,
+    pub(super) delays: Delays,
+    pub(super) legit_delays: Delays,
+    pub(super) buckets: Vec<TimeBucket>,
+    pub(super) last_event: Nanos,
 }
 
 /// The rolling window holding the most admissions of one key.
 #[derive(Debug, Clone, Copy)]
-struct Worst {
-    admitted: u64,
-    key: KeyId,
+pub(super) struct Worst {
+    pub admitted: u64,
+    pub key: KeyId,
     /// The admission that completed this window: the window is (end − W, end].
-    end: Nanos,
+    pub end: Nanos,
+}
+
+#[inline]
+fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
+    let i = i as usize;
+    if i >= v.len() {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
 }
 
 impl Recorder {
     pub fn new(scenario: &Scenario) -> Self {
+        let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+        let exact = SlidingWindowLog::new(Params {
+            limit,
+            window,
+            burst: scenario.policy.burst,
+        })
+        .expect("the policy was validated");
         Recorder {
-            limit: scenario.policy.limit,
-            window: scenario.policy.window,
+            limit,
             bucket: scenario.bucket,
-            recent: Vec::new(),
+            roles: scenario.traffic.iter().map(|s| s.role).collect(),
             sources: vec![Counts::default(); scenario.traffic.len()],
-            admitted_by_source: vec![0; scenario.traffic.len()],
+            windows: KeyWindows::new(limit, window),
+            key_demand: Demand::new(limit, window),
+            client_demand: Demand::new(limit, window),
+            keys: Vec::new(),
+            clients: Vec::new(),
+            exact: KeyedLimiter::new(exact),
+            wrongly_allowed: 0,
+            wrongly_rejected: 0,
+            estimate_error_sum: 0.0,
+            estimates: 0,
+            remaining_lies: 0,
+            retries_at_retry_after: 0,
+            retries_at_retry_after_admitted: 0,
             violations: 0,
             worst: None,
-            delays: Histogram::new(3).expect("3 significant figures is valid"),
-            delay_sum: 0,
-            delay_max: 0,
+            delays: Delays::new(),
+            legit_delays: Delays::new(),
             buckets: Vec::new(),
             last_event: 0,
         }
@@ -61,58 +165,96 @@ impl Recorder {
 
     #[inline]
     fn bucket_mut(&mut self, time: Nanos) -> &mut TimeBucket {
-        let i = (time / self.bucket) as usize;
-        if i >= self.buckets.len() {
-            self.buckets.resize(i + 1, TimeBucket::default());
-        }
-        &mut self.buckets[i]
+        let i = (time / self.bucket) as u32;
+        slot(&mut self.buckets, i)
     }
 
-    /// One decision on an arriving request.
+    /// One decision on an arriving request. `estimate` is the algorithm's own estimate of the
+    /// key's rolling count just before it ([`KeyedLimiter::estimate`]).
     #[inline]
-    pub fn on_decision(&mut self, arrival: &Arrival, decision: &Decision) {
-        let counts = &mut self.sources[arrival.source as usize];
-        counts.offered += 1;
-        let bucket = self.bucket_mut(arrival.time);
+    pub fn on_decision(&mut self, a: &Arrival, decision: &Decision, estimate: Option<f64>) {
+        let t = a.time;
+        let legit = self.roles[a.source as usize] == Role::Legit;
+        let admitted = decision.outcome.is_admitted();
+        self.last_event = self.last_event.max(t);
+        self.key_demand.offer(a.key, t);
+        self.client_demand.offer(a.client, t);
+        if let Some(estimate) = estimate {
+            let truth = self.windows.count_at(a.key, t);
+            if truth > 0 {
+                self.estimate_error_sum += (estimate - truth as f64).abs() / truth as f64;
+                self.estimates += 1;
+            }
+        }
+        if self.exact.decide(a.key, t).outcome.is_admitted() != admitted {
+            if admitted {
+                self.wrongly_allowed += 1;
+            } else {
+                self.wrongly_rejected += 1;
+            }
+        }
+
+        let key = slot(&mut self.keys, a.key);
+        key.offered += 1;
+        key.admitted += admitted as u64;
+        key.limited += !matches!(decision.outcome, Outcome::Allow) as u64;
+        key.legit |= legit;
+        if key.first_client == ClientId::MAX {
+            key.first_client = a.client;
+        } else if key.first_client != a.client {
+            key.shared = true;
+        }
+        let shared = key.shared;
+        // Header honesty: the previous decision said `remaining > 0` and this one rejects.
+        if key.last_remaining.is_some_and(|r| r > 0) && !admitted {
+            self.remaining_lies += 1;
+        }
+        key.last_remaining = Some(decision.remaining);
+        if key.retry_at == Some(t) {
+            self.retries_at_retry_after += 1;
+            self.retries_at_retry_after_admitted += admitted as u64;
+        }
+        if let Outcome::Reject { retry_after } = decision.outcome {
+            key.retry_at = Some(t + retry_after);
+        }
+        let client = slot(&mut self.clients, a.client);
+        client.legit |= legit;
+
+        let source = &mut self.sources[a.source as usize];
+        source.offered += 1;
+        match decision.outcome {
+            Outcome::Allow => source.allowed += 1,
+            Outcome::Delay(_) => source.delayed += 1,
+            Outcome::Reject { .. } => source.rejected += 1,
+        }
+        let bucket = self.bucket_mut(t);
         bucket.offered += 1;
         match decision.outcome {
-            Outcome::Allow => {
-                self.sources[arrival.source as usize].allowed += 1;
-                self.on_admit(arrival.key, arrival.source, arrival.time);
-            }
+            Outcome::Allow => self.on_admit(a.key, t),
             Outcome::Delay(d) => {
                 bucket.delayed += 1;
-                self.sources[arrival.source as usize].delayed += 1;
-                self.delays.saturating_record(d);
-                self.delay_sum += d as u128;
-                self.delay_max = self.delay_max.max(d);
+                self.delays.record(d);
+                if legit {
+                    self.legit_delays.record(d);
+                }
             }
             Outcome::Reject { .. } => {
                 bucket.rejected += 1;
-                self.sources[arrival.source as usize].rejected += 1;
+                self.windows.reject(a.key, t);
+                if legit && shared {
+                    slot(&mut self.clients, a.client).rejected_on_shared_key += 1;
+                }
             }
         }
-        self.last_event = self.last_event.max(arrival.time);
     }
 
     /// A request reaches the backend: admitted now, or a delayed one released now.
     /// Times passed here never decrease.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, source: u16, time: Nanos) {
-        self.admitted_by_source[source as usize] += 1;
+    pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
         self.bucket_mut(time).admitted += 1;
         self.last_event = self.last_event.max(time);
-        let k = key as usize;
-        if k >= self.recent.len() {
-            self.recent.resize_with(k + 1, VecDeque::new);
-        }
-        let window = self.window;
-        let recent = &mut self.recent[k];
-        while recent.front().is_some_and(|&t| t + window <= time) {
-            recent.pop_front();
-        }
-        recent.push_back(time);
-        let in_window = recent.len() as u64;
+        let in_window = self.windows.admit(key, time);
         if in_window > self.limit {
             self.violations += 1;
         }
@@ -125,81 +267,11 @@ impl Recorder {
         }
     }
 
-    /// Frees the history of keys with no admission in the window ending at `now`.
+    /// Frees what no longer matters at `now`; called once per window of virtual time.
     pub fn evict_idle(&mut self, now: Nanos) {
-        for recent in &mut self.recent {
-            if recent.back().is_some_and(|&t| t + self.window <= now) {
-                *recent = VecDeque::new();
-            }
-        }
-    }
-
-    /// The figures of the finished run.
-    pub fn finish(
-        self,
-        scenario: &Scenario,
-        algorithm: &str,
-        params: Params,
-        keys: &KeySpace,
-        peak: MemoryUsage,
-        end: MemoryUsage,
-    ) -> AlgorithmReport {
-        let mut total = Counts::default();
-        let sources: Vec<SourceReport> = scenario
-            .traffic
-            .iter()
-            .zip(&self.sources)
-            .zip(&self.admitted_by_source)
-            .map(|((spec, counts), &released)| {
-                total.add(counts);
-                debug_assert_eq!(released, counts.allowed + counts.delayed);
-                SourceReport::new(spec.name.clone(), spec.role, *counts)
-            })
-            .collect();
-        let worst = self.worst.unwrap_or(Worst {
-            admitted: 0,
-            key: 0,
-            end: 0,
-        });
-        let admitted = total.allowed + total.delayed;
-        AlgorithmReport {
-            algorithm: algorithm.to_string(),
-            limit: params.limit,
-            window_ns: params.window,
-            burst: params.burst,
-            offered: total.offered,
-            admitted,
-            allowed: total.allowed,
-            delayed: total.delayed,
-            rejected: total.rejected,
-            burst_factor: worst.admitted as f64 / self.limit as f64,
-            max_window_admitted: worst.admitted,
-            worst_window_key: if worst.admitted > 0 {
-                keys.name(worst.key).to_string()
-            } else {
-                String::new()
-            },
-            worst_window_end_ns: worst.end,
-            policy_violations: self.violations,
-            policy_violation_rate: ratio(self.violations, admitted),
-            keys_seen: keys.len() as u64,
-            peak_live_keys: peak.live_keys as u64,
-            final_live_keys: end.live_keys as u64,
-            peak_state_bytes: peak.state_bytes as u64,
-            last_event_ns: self.last_event,
-            delay: DelayStats::from_histogram(&self.delays, self.delay_sum, self.delay_max),
-            roles: super::RoleReport::from_sources(&sources),
-            sources,
-            timeseries: self.buckets,
-        }
-    }
-}
-
-/// `num / den`, or 0 when nothing was counted.
-pub fn ratio(num: u64, den: u64) -> f64 {
-    if den == 0 {
-        0.0
-    } else {
-        num as f64 / den as f64
+        self.windows.sweep(now);
+        self.key_demand.sweep(now);
+        self.client_demand.sweep(now);
+        self.exact.evict_idle(now);
     }
 }

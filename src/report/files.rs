@@ -1,7 +1,7 @@
 //! The machine-readable outputs: JSON and CSV, as bytes.
 
 use super::Summary;
-use crate::metrics::{AlgorithmReport, Throughput};
+use crate::metrics::{self, AlgorithmReport, Throughput};
 use crate::scenario::Scenario;
 use serde::Serialize;
 
@@ -12,60 +12,21 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
     out
 }
 
-/// One `summary.csv` row: the scalar figures of one algorithm.
-#[derive(Serialize)]
-struct SummaryRow<'a> {
-    algorithm: &'a str,
-    limit: u64,
-    window_ns: u64,
-    burst: u64,
-    offered: u64,
-    admitted: u64,
-    allowed: u64,
-    delayed: u64,
-    rejected: u64,
-    burst_factor: f64,
-    max_window_admitted: u64,
-    policy_violations: u64,
-    policy_violation_rate: f64,
-    legit_goodput: f64,
-    abusive_leakage: f64,
-    keys_seen: u64,
-    peak_live_keys: u64,
-    final_live_keys: u64,
-    peak_state_bytes: u64,
-    delay_p50_ns: u64,
-    delay_p99_ns: u64,
-    delay_max_ns: u64,
-}
-
+/// `summary.csv`: one row per algorithm, one column per figure of [`metrics::flatten`], so the
+/// CSV and `summary.json` can never disagree. Absent values (`null`) are empty cells.
 pub fn summary_csv(algorithms: &[AlgorithmReport]) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    for a in algorithms {
-        w.serialize(SummaryRow {
-            algorithm: &a.algorithm,
-            limit: a.limit,
-            window_ns: a.window_ns,
-            burst: a.burst,
-            offered: a.offered,
-            admitted: a.admitted,
-            allowed: a.allowed,
-            delayed: a.delayed,
-            rejected: a.rejected,
-            burst_factor: a.burst_factor,
-            max_window_admitted: a.max_window_admitted,
-            policy_violations: a.policy_violations,
-            policy_violation_rate: a.policy_violation_rate,
-            legit_goodput: a.roles.legit_goodput,
-            abusive_leakage: a.roles.abusive_leakage,
-            keys_seen: a.keys_seen,
-            peak_live_keys: a.peak_live_keys,
-            final_live_keys: a.final_live_keys,
-            peak_state_bytes: a.peak_state_bytes,
-            delay_p50_ns: a.delay.p50_ns,
-            delay_p99_ns: a.delay.p99_ns,
-            delay_max_ns: a.delay.max_ns,
-        })
+    for (i, a) in algorithms.iter().enumerate() {
+        let fields = metrics::flatten(a);
+        if i == 0 {
+            w.write_record(fields.iter().map(|(name, _)| name.as_str()))
+                .expect("writing to memory cannot fail");
+        }
+        w.write_record(fields.iter().map(|(_, v)| match v {
+            serde_json::Value::Null => String::new(),
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        }))
         .expect("writing to memory cannot fail");
     }
     w.into_inner().expect("writing to memory cannot fail")
@@ -123,4 +84,38 @@ pub fn throughput_json(throughput: &[Throughput]) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(&file).expect("plain data serialises");
     out.push(b'\n');
     out
+}
+
+#[derive(Serialize)]
+struct DelayRow<'a> {
+    algorithm: &'a str,
+    percentile: &'static str,
+    delay_ns: u64,
+}
+
+/// `delays.csv`: the delay percentiles of every algorithm that delayed requests.
+pub fn delays_csv(algorithms: &[AlgorithmReport]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for a in algorithms.iter().filter(|a| a.delay.count > 0) {
+        let d = &a.delay;
+        for (percentile, delay_ns) in [
+            ("50", d.p50_ns),
+            ("90", d.p90_ns),
+            ("99", d.p99_ns),
+            ("99.9", d.p999_ns),
+            ("100", d.max_ns),
+        ] {
+            w.serialize(DelayRow {
+                algorithm: &a.algorithm,
+                percentile,
+                delay_ns,
+            })
+            .expect("writing to memory cannot fail");
+        }
+    }
+    if algorithms.iter().all(|a| a.delay.count == 0) {
+        w.write_record(["algorithm", "percentile", "delay_ns"])
+            .expect("writing to memory cannot fail");
+    }
+    w.into_inner().expect("writing to memory cannot fail")
 }

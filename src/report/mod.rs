@@ -7,7 +7,7 @@ mod files;
 mod table;
 
 pub use decisions::{DecisionLog, DecisionPart};
-pub use files::{summary_csv, summary_json, throughput_json, timeseries_csv};
+pub use files::{delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv};
 pub use table::table;
 
 use crate::error::{Error, Result};
@@ -79,7 +79,8 @@ impl<'a> Summary<'a> {
     }
 }
 
-/// Writes every output file of `--out DIR`.
+/// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
+/// `delays.csv` and `throughput.json`.
 pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let summary = Summary::new(scenario, report);
@@ -89,6 +90,7 @@ pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Res
         &dir.join("timeseries.csv"),
         &timeseries_csv(scenario, &report.algorithms),
     )?;
+    write_atomic(&dir.join("delays.csv"), &delays_csv(&report.algorithms))?;
     write_atomic(
         &dir.join("throughput.json"),
         &throughput_json(&report.throughput),

@@ -5,7 +5,7 @@ use crate::scenario::Scenario;
 use crate::time::format_duration;
 use std::fmt::Write;
 
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 12] = [
     "algorithm",
     "offered",
     "admitted",
@@ -13,6 +13,9 @@ const HEADERS: [&str; 9] = [
     "rejected",
     "burst_factor",
     "violations",
+    "needless",
+    "legit_goodput",
+    "abuse_leak",
     "peak state",
     "decisions/s",
 ];
@@ -37,7 +40,7 @@ pub fn table(
         keys.join("+"),
         p.burst
     );
-    let rows: Vec<[String; 9]> = algorithms
+    let rows: Vec<[String; 12]> = algorithms
         .iter()
         .zip(throughput)
         .map(|(a, t)| {
@@ -49,6 +52,9 @@ pub fn table(
                 a.rejected.to_string(),
                 format!("{:.2}", a.burst_factor),
                 a.policy_violations.to_string(),
+                a.needless_rejections.to_string(),
+                format!("{:.4}", a.roles.legit_goodput),
+                format!("{:.4}", a.roles.abusive_leakage),
                 human_bytes(a.peak_state_bytes),
                 human_rate(t.decisions_per_sec),
             ]

@@ -67,15 +67,16 @@ pub fn simulate<L: Limiter>(
         }
         let event = queue.pop().expect("peeked");
         match event.kind {
-            EventKind::Release { key, source } => recorder.on_admit(key, source, now),
+            EventKind::Release { key, .. } => recorder.on_admit(key, now),
             EventKind::Arrival { source } => {
                 let i = source as usize;
                 let arrival = pending[i]
                     .take()
                     .expect("a queued source has a pending arrival");
                 capture.push(arrival.key, arrival.time);
+                let estimate = limiter.estimate(arrival.key, arrival.time);
                 let decision = limiter.decide(arrival.key, arrival.time);
-                recorder.on_decision(&arrival, &decision);
+                recorder.on_decision(&arrival, &decision, estimate);
                 if let Some(sink) = sink.as_deref_mut() {
                     sink.record(&arrival, &decision, keys)?;
                 }

@@ -1,6 +1,6 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
-use super::{IdGen, SourceSpec};
+use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
 use crate::policy::{KeyField, KeySpec};
 use indexmap::IndexSet;
@@ -13,6 +13,7 @@ use std::net::Ipv4Addr;
 #[derive(Debug, Default)]
 pub struct KeySpace {
     names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
+    clients: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     scratch: String,
 }
 
@@ -32,6 +33,30 @@ impl KeySpace {
         };
         self.scratch = buf;
         KeyId::try_from(id).expect("more than 4 billion distinct keys")
+    }
+
+    /// The id of the client (user identity) `user`, adding it if new.
+    pub fn intern_client(&mut self, user: &str) -> ClientId {
+        let id = match self.clients.get_index_of(user) {
+            Some(i) => i,
+            None => self.clients.insert_full(user.into()).0,
+        };
+        ClientId::try_from(id).expect("more than 4 billion distinct clients")
+    }
+
+    /// The client named like `key` (for traffic that carries no user identity).
+    pub fn intern_client_for_key(&mut self, key: KeyId) -> ClientId {
+        let name = &self.names[key as usize];
+        let id = match self.clients.get_index_of(name) {
+            Some(i) => i,
+            None => self.clients.insert_full(name.clone()).0,
+        };
+        ClientId::try_from(id).expect("more than 4 billion distinct clients")
+    }
+
+    /// Distinct clients seen.
+    pub fn clients(&self) -> usize {
+        self.clients.len()
     }
 
     /// The id of a synthetic client's key.

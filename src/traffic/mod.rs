@@ -104,8 +104,21 @@ pub struct SourceSpec {
 pub struct Arrival {
     pub time: Nanos,
     pub key: KeyId,
+    /// Who sent it: the user identity, interned (see [`KeySpace::intern_client`]). Several
+    /// clients can share a key (users behind one NAT address).
+    pub client: ClientId,
     /// Index of the source in the scenario.
     pub source: u16,
+}
+
+/// An interned user identity.
+pub type ClientId = u32;
+
+/// One synthetic client: its rate-limiting key and its identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Client {
+    pub key: KeyId,
+    pub id: ClientId,
 }
 
 /// A stream of requests in nondecreasing time order.
@@ -141,8 +154,14 @@ fn build_source(
             path, source, spec.start, spec.stop, key_spec,
         )?));
     }
-    let client_keys: Vec<KeyId> = (0..spec.population.clients)
-        .map(|j| keys.intern_identity(key_spec, &Identity::of_client(spec, index, j)))
+    let client_keys: Vec<Client> = (0..spec.population.clients)
+        .map(|j| {
+            let identity = Identity::of_client(spec, index, j);
+            Client {
+                key: keys.intern_identity(key_spec, &identity),
+                id: keys.intern_client(&identity.user),
+            }
+        })
         .collect();
     let rng = source_rng(seed, index);
     Ok(match &spec.arrivals {

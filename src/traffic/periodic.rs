@@ -3,8 +3,7 @@
 //! Event times are computed from their index (`start + k·per/count`), never accumulated, so a
 //! rate that is not a whole number of nanoseconds does not drift over a long run.
 
-use super::{Arrival, KeySpace, Source, SourceSpec};
-use crate::algorithms::KeyId;
+use super::{Arrival, Client, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
 
@@ -15,12 +14,12 @@ pub struct Constant {
     stop: Nanos,
     /// The whole source's rate: per-client rate × clients.
     rate: Rate,
-    clients: Vec<KeyId>,
+    clients: Vec<Client>,
     k: u64,
 }
 
 impl Constant {
-    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Vec<KeyId>) -> Self {
+    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Vec<Client>) -> Self {
         let rate = per_client
             .times(clients.len() as u64)
             .expect("validated: clients × rate fits");
@@ -44,11 +43,12 @@ impl Source for Constant {
         if time >= self.stop {
             return Ok(None);
         }
-        let key = self.clients[(self.k % self.clients.len() as u64) as usize];
+        let client = self.clients[(self.k % self.clients.len() as u64) as usize];
         self.k += 1;
         Ok(Some(Arrival {
             time,
-            key,
+            key: client.key,
+            client: client.id,
             source: self.source,
         }))
     }
@@ -70,7 +70,7 @@ pub struct Batches {
     schedule: Schedule,
     count: u64,
     spread: Nanos,
-    clients: Vec<KeyId>,
+    clients: Vec<Client>,
     batch: u64,
     /// Position within the batch: request `i` of client `j` is `i·clients + j`.
     pos: u64,
@@ -84,7 +84,7 @@ impl Batches {
         count: u64,
         every: Nanos,
         spread: Nanos,
-        clients: Vec<KeyId>,
+        clients: Vec<Client>,
     ) -> Self {
         let schedule = Schedule::Every {
             first: spec.start,
@@ -101,7 +101,7 @@ impl Batches {
         at: Nanos,
         lead: Nanos,
         spread: Nanos,
-        clients: Vec<KeyId>,
+        clients: Vec<Client>,
     ) -> Self {
         let schedule = Schedule::At([at - lead, at]);
         Self::new(spec, source, schedule, count, spread, clients)
@@ -113,7 +113,7 @@ impl Batches {
         schedule: Schedule,
         count: u64,
         spread: Nanos,
-        clients: Vec<KeyId>,
+        clients: Vec<Client>,
     ) -> Self {
         Batches {
             source,
@@ -160,9 +160,11 @@ impl Source for Batches {
             if time >= self.stop {
                 return Ok(None);
             }
+            let client = self.clients[j as usize];
             return Ok(Some(Arrival {
                 time,
-                key: self.clients[j as usize],
+                key: client.key,
+                client: client.id,
                 source: self.source,
             }));
         }

@@ -6,8 +6,7 @@
 //! clients of rate r are, exactly in distribution, one Poisson process of rate N·r whose events
 //! go to a uniformly chosen client, which is how they are generated.
 
-use super::{Arrival, KeySpace, Source, SourceSpec};
-use crate::algorithms::KeyId;
+use super::{Arrival, Client, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
 use rand::Rng;
@@ -20,7 +19,7 @@ pub struct Poisson {
     stop: Nanos,
     /// Mean gap of the whole source, in nanoseconds.
     mean_gap: f64,
-    clients: Vec<KeyId>,
+    clients: Vec<Client>,
     offset: f64,
     rng: ChaCha8Rng,
 }
@@ -30,7 +29,7 @@ impl Poisson {
         spec: &SourceSpec,
         source: u16,
         per_client: Rate,
-        clients: Vec<KeyId>,
+        clients: Vec<Client>,
         rng: ChaCha8Rng,
     ) -> Self {
         let mean_gap = per_client.mean_interval_ns() / clients.len() as f64;
@@ -60,9 +59,11 @@ impl Source for Poisson {
         } else {
             self.rng.random_range(0..self.clients.len())
         };
+        let client = self.clients[client];
         Ok(Some(Arrival {
             time: time as Nanos,
-            key: self.clients[client],
+            key: client.key,
+            client: client.id,
             source: self.source,
         }))
     }

@@ -160,9 +160,19 @@ impl Source for ReplaySource {
                     .expect("known field");
                 cols[i].map_or("", |c| &record[c])
             });
+            // The client is the `user` column when there is one, otherwise the key itself.
+            let user_col = cols[KeyField::ALL
+                .iter()
+                .position(|f| *f == KeyField::User)
+                .expect("known field")];
+            let client = match user_col {
+                Some(c) => keys.intern_client(&record[c]),
+                None => keys.intern_client_for_key(key),
+            };
             return Ok(Some(Arrival {
                 time,
                 key,
+                client,
                 source: self.source,
             }));
         }

@@ -53,14 +53,75 @@ struct Algorithm {
     worst_window_end_ns: u64,
     policy_violations: u64,
     policy_violation_rate: f64,
+    needless_rejections: u64,
+    needless_rejection_rate: f64,
     keys_seen: u64,
+    keys_within_policy: u64,
+    keys_over_policy: u64,
+    false_positive_keys: u64,
+    false_negative_keys: u64,
+    wrongly_allowed: u64,
+    wrongly_rejected: u64,
+    wrongly_decided_share: f64,
+    mean_rate_error: Option<f64>,
+    collateral_rejections: u64,
+    collateral_clients: u64,
+    fairness_jain: f64,
+    remaining_lies: u64,
+    retries_at_retry_after: u64,
+    retries_at_retry_after_admitted: u64,
     peak_live_keys: u64,
     final_live_keys: u64,
     peak_state_bytes: u64,
+    state_bytes_per_key: f64,
+    peak_redis_bytes: u64,
+    redis_bytes_per_key: f64,
     last_event_ns: u64,
-    delay: BTreeMap<String, f64>,
-    roles: BTreeMap<String, f64>,
-    sources: Vec<serde_json::Value>,
+    delay: Delay,
+    roles: Roles,
+    sources: Vec<Source>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Delay {
+    count: u64,
+    mean_ns: f64,
+    p50_ns: u64,
+    p90_ns: u64,
+    p99_ns: u64,
+    p999_ns: u64,
+    max_ns: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Roles {
+    legit_offered: u64,
+    legit_admitted: u64,
+    legit_goodput: f64,
+    legit_delayed: u64,
+    legit_delay_mean_ns: f64,
+    legit_delay_p99_ns: u64,
+    legit_delay_max_ns: u64,
+    abusive_offered: u64,
+    abusive_admitted: u64,
+    abusive_leakage: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Source {
+    name: String,
+    role: String,
+    offered: u64,
+    admitted: u64,
+    delayed: u64,
+    rejected: u64,
+    admitted_share: f64,
 }
 
 #[test]

@@ -17,10 +17,11 @@ fn run_into(dir: &Path, seed: Option<&str>) {
     cmd.assert().success();
 }
 
-const DETERMINISTIC: [&str; 4] = [
+const DETERMINISTIC: [&str; 5] = [
     "summary.json",
     "summary.csv",
     "timeseries.csv",
+    "delays.csv",
     "decisions.csv",
 ];
 

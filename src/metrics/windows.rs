@@ -1,0 +1,215 @@
+//! Rolling windows over one algorithm's admitted history, per key: policy violations, the worst
+//! burst and needless rejections, all exact.
+//!
+//! A rejection at `t` is *needless* when admitting that one request, and nothing else, would
+//! have left every rolling window `(s−W, s]` that contains `t` (that is, every `s` in
+//! `[t, t+W)`) within the limit, given everything the algorithm actually admitted before and
+//! after `t`. Each rejection is judged alone. Windows after `t` matter: a request refused at
+//! 0:30 because the limiter "knows" a burst is coming is not needless if admitting it would
+//! have pushed the window ending at 1:10 over the limit. Judging a rejection therefore waits
+//! until `t + W` has passed, unless the window ending at `t` is already full (the usual case),
+//! which settles it at once.
+
+use crate::algorithms::KeyId;
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+#[derive(Debug, Default)]
+struct History {
+    /// Admission times after `now − 2W`, oldest first.
+    admitted: VecDeque<Nanos>,
+    /// Rejections whose later windows are not complete yet.
+    pending: VecDeque<Nanos>,
+}
+
+pub struct KeyWindows {
+    limit: u64,
+    window: Nanos,
+    keys: Vec<History>,
+    needless: u64,
+}
+
+impl KeyWindows {
+    pub fn new(limit: u64, window: Nanos) -> Self {
+        KeyWindows {
+            limit,
+            window,
+            keys: Vec::new(),
+            needless: 0,
+        }
+    }
+
+    #[inline]
+    fn history(&mut self, key: KeyId) -> &mut History {
+        let k = key as usize;
+        if k >= self.keys.len() {
+            self.keys.resize_with(k + 1, History::default);
+        }
+        &mut self.keys[k]
+    }
+
+    /// Admissions of `key` in `(t−W, t]` so far.
+    pub fn count_at(&self, key: KeyId, t: Nanos) -> u64 {
+        self.keys
+            .get(key as usize)
+            .map_or(0, |h| count_in(&h.admitted, t, self.window))
+    }
+
+    /// Records an admission at `t` (times never decrease) and returns the key's admissions in
+    /// `(t−W, t]`, this one included.
+    #[inline]
+    pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
+        self.settle(key, t);
+        let window = self.window;
+        let h = self.history(key);
+        while h.admitted.front().is_some_and(|&a| a + 2 * window <= t) {
+            h.admitted.pop_front();
+        }
+        h.admitted.push_back(t);
+        count_in(&h.admitted, t, window)
+    }
+
+    /// Records a rejection at `t`.
+    #[inline]
+    pub fn reject(&mut self, key: KeyId, t: Nanos) {
+        self.settle(key, t);
+        let (limit, window) = (self.limit, self.window);
+        let h = self.history(key);
+        // A full window ending at t settles it: admitting one more would exceed the limit.
+        if count_in(&h.admitted, t, window) < limit {
+            h.pending.push_back(t);
+        }
+    }
+
+    /// Judges the rejections of `key` whose windows ended by `now`.
+    fn settle(&mut self, key: KeyId, now: Nanos) {
+        let (limit, window) = (self.limit, self.window);
+        let Some(h) = self.keys.get_mut(key as usize) else {
+            return;
+        };
+        while let Some(&t) = h.pending.front() {
+            if t.saturating_add(window) > now {
+                break;
+            }
+            h.pending.pop_front();
+            if is_needless(&h.admitted, t, window, limit) {
+                self.needless += 1;
+            }
+        }
+    }
+
+    /// Settles what `now` allows for every key and frees histories that no longer matter.
+    pub fn sweep(&mut self, now: Nanos) {
+        for key in 0..self.keys.len() {
+            self.settle(key as KeyId, now);
+            let window = self.window;
+            let h = &mut self.keys[key];
+            while h.admitted.front().is_some_and(|&a| a + 2 * window <= now) {
+                h.admitted.pop_front();
+            }
+            if h.admitted.is_empty() && h.pending.is_empty() {
+                *h = History::default();
+            }
+        }
+    }
+
+    /// Needless rejections, once the run is over (every pending rejection is judged).
+    pub fn finish(&mut self) -> u64 {
+        self.sweep(Nanos::MAX);
+        self.needless
+    }
+}
+
+/// Entries of `sorted` in `(t−W, t]`.
+fn count_in(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos) -> u64 {
+    let lo = sorted.partition_point(|&a| a.saturating_add(window) <= t);
+    let hi = sorted.partition_point(|&a| a <= t);
+    (hi - lo) as u64
+}
+
+/// Whether one more admission at `t` keeps every window `(s−W, s]` with `s ∈ [t, t+W)` at or
+/// under `limit`, given the admissions in `sorted`.
+fn is_needless(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos, limit: u64) -> bool {
+    if count_in(sorted, t, window) >= limit {
+        return false;
+    }
+    // The count over s is piecewise constant and only rises at an admission, so its maximum on
+    // [t, t+W) is at s = t (checked above) or at some admission a in (t, t+W).
+    let start = sorted.partition_point(|&a| a <= t);
+    let mut left = sorted.partition_point(|&a| a.saturating_add(window) <= t);
+    let end = sorted.partition_point(|&a| a < t.saturating_add(window));
+    for i in start..end {
+        let s = sorted[i];
+        if i + 1 < end && sorted[i + 1] == s {
+            continue; // count every admission at the same instant
+        }
+        while sorted[left].saturating_add(window) <= s {
+            left += 1;
+        }
+        if (i + 1 - left) as u64 >= limit {
+            return false;
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: Nanos = 10;
+
+    #[test]
+    fn counts_violations_in_the_rolling_window() {
+        let mut w = KeyWindows::new(2, W);
+        // Admissions at 0, 5, 9 (3 in (−1, 9]), 10 (the one at 0 has left: 3 in (0, 10]), 16
+        // ((6, 16] holds 9, 10, 16).
+        let counts: Vec<u64> = [0, 5, 9, 10, 16].iter().map(|&t| w.admit(0, t)).collect();
+        assert_eq!(counts, [1, 2, 3, 3, 3]);
+    }
+
+    #[test]
+    fn a_rejection_with_a_full_window_is_not_needless() {
+        let mut w = KeyWindows::new(2, W);
+        w.admit(0, 0);
+        w.admit(0, 1);
+        w.reject(0, 5); // (−5, 5] holds 2 = L
+        assert_eq!(w.finish(), 0);
+    }
+
+    #[test]
+    fn a_rejection_with_room_before_and_after_is_needless() {
+        let mut w = KeyWindows::new(2, W);
+        w.admit(0, 0);
+        w.reject(0, 5); // (−5, 5] holds 1; windows ending in [5, 15) hold at most 1 + 1
+        w.admit(0, 12); // (2, 12] would hold 5 and 12: 2, fine
+        assert_eq!(w.finish(), 1);
+    }
+
+    #[test]
+    fn a_later_window_can_make_a_rejection_justified() {
+        let mut w = KeyWindows::new(2, W);
+        w.admit(0, 0);
+        w.reject(0, 5);
+        w.admit(0, 11);
+        w.admit(0, 12); // (2, 12] would hold 5, 11 and 12: 3 > 2
+        assert_eq!(w.finish(), 0);
+    }
+
+    #[test]
+    fn admissions_at_the_window_edge_do_not_count() {
+        let mut w = KeyWindows::new(1, W);
+        w.reject(0, 5);
+        w.admit(0, 15); // s ranges over [5, 15): the admission at 15 is never in a window with 5
+        assert_eq!(w.finish(), 1);
+    }
+
+    #[test]
+    fn simultaneous_admissions_count_together() {
+        let mut w = KeyWindows::new(2, W);
+        w.reject(0, 0);
+        w.admit(0, 3);
+        w.admit(0, 3); // (−7, 3] would hold 0, 3, 3
+        assert_eq!(w.finish(), 0);
+    }
+}
