@@ -4,5 +4,6 @@ mod cli;
 mod determinism;
 mod errors;
 mod exact;
+mod metrics;
 mod replay;
 mod util;
