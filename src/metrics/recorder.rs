@@ -180,7 +180,7 @@ impl Recorder {
         self.key_demand.offer(a.key, t);
         self.client_demand.offer(a.client, t);
         if let Some(estimate) = estimate {
-            let truth = self.windows.count_at(a.key, t);
+            let truth = self.windows.count_now(a.key, t);
             if truth > 0 {
                 self.estimate_error_sum += (estimate - truth as f64).abs() / truth as f64;
                 self.estimates += 1;

@@ -18,8 +18,39 @@ use std::collections::VecDeque;
 struct History {
     /// Admission times after `now − 2W`, oldest first.
     admitted: VecDeque<Nanos>,
+    /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
+    /// forward, so it only advances: counting the current window is amortised O(1).
+    window_start: usize,
     /// Rejections whose later windows are not complete yet.
     pending: VecDeque<Nanos>,
+}
+
+impl History {
+    /// Admissions in `(now−W, now]`; `now` is at least the latest admission.
+    #[inline]
+    fn count_now(&mut self, now: Nanos, window: Nanos) -> u64 {
+        while self
+            .admitted
+            .get(self.window_start)
+            .is_some_and(|&a| a + window <= now)
+        {
+            self.window_start += 1;
+        }
+        (self.admitted.len() - self.window_start) as u64
+    }
+
+    /// Drops admissions at or before `now − 2W`: no pending judgment can need them.
+    #[inline]
+    fn trim(&mut self, now: Nanos, window: Nanos) {
+        while self
+            .admitted
+            .front()
+            .is_some_and(|&a| a + 2 * window <= now)
+        {
+            self.admitted.pop_front();
+            self.window_start = self.window_start.saturating_sub(1);
+        }
+    }
 }
 
 pub struct KeyWindows {
@@ -48,11 +79,13 @@ impl KeyWindows {
         &mut self.keys[k]
     }
 
-    /// Admissions of `key` in `(t−W, t]` so far.
-    pub fn count_at(&self, key: KeyId, t: Nanos) -> u64 {
+    /// Admissions of `key` in `(now−W, now]` so far (`now` never decreases).
+    #[inline]
+    pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {
+        let window = self.window;
         self.keys
-            .get(key as usize)
-            .map_or(0, |h| count_in(&h.admitted, t, self.window))
+            .get_mut(key as usize)
+            .map_or(0, |h| h.count_now(now, window))
     }
 
     /// Records an admission at `t` (times never decrease) and returns the key's admissions in
@@ -62,11 +95,9 @@ impl KeyWindows {
         self.settle(key, t);
         let window = self.window;
         let h = self.history(key);
-        while h.admitted.front().is_some_and(|&a| a + 2 * window <= t) {
-            h.admitted.pop_front();
-        }
+        h.trim(t, window);
         h.admitted.push_back(t);
-        count_in(&h.admitted, t, window)
+        h.count_now(t, window)
     }
 
     /// Records a rejection at `t`.
@@ -76,7 +107,7 @@ impl KeyWindows {
         let (limit, window) = (self.limit, self.window);
         let h = self.history(key);
         // A full window ending at t settles it: admitting one more would exceed the limit.
-        if count_in(&h.admitted, t, window) < limit {
+        if h.count_now(t, window) < limit {
             h.pending.push_back(t);
         }
     }
@@ -104,9 +135,7 @@ impl KeyWindows {
             self.settle(key as KeyId, now);
             let window = self.window;
             let h = &mut self.keys[key];
-            while h.admitted.front().is_some_and(|&a| a + 2 * window <= now) {
-                h.admitted.pop_front();
-            }
+            h.trim(now, window);
             if h.admitted.is_empty() && h.pending.is_empty() {
                 *h = History::default();
             }
