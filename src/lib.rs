@@ -30,6 +30,7 @@
 //! ```
 
 pub mod algorithms;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
@@ -37,6 +38,7 @@ pub mod policy;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod suggest;
 pub mod time;
 pub mod traffic;
 
