@@ -172,7 +172,10 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         }
         // stdout stays exactly summary.json; the expectation lines go beside it.
         Format::Json => {
-            print(stdout, &report::summary_json(&Summary::new(&scenario, &report)))?;
+            print(
+                stdout,
+                &report::summary_json(&Summary::new(&scenario, &report)),
+            )?;
             print(stderr, lines.as_bytes())?;
         }
     }

@@ -94,10 +94,7 @@ impl Tolerance {
     }
 
     pub fn for_metric(&self, metric: &str) -> f64 {
-        self.per_metric
-            .get(metric)
-            .copied()
-            .unwrap_or(self.default)
+        self.per_metric.get(metric).copied().unwrap_or(self.default)
     }
 }
 
@@ -128,7 +125,11 @@ impl Baseline {
             message,
         };
         let value: Value = serde_json::from_str(text).map_err(|e| {
-            err(Some(e.line()), Some(e.column()), format!("not valid JSON: {e}"))
+            err(
+                Some(e.line()),
+                Some(e.column()),
+                format!("not valid JSON: {e}"),
+            )
         })?;
         // A check result holds many scenarios; a summary.json is one.
         let scenarios: Vec<&Value> = match (value.get("scenarios"), value.get("scenario")) {
@@ -306,7 +307,10 @@ mod tests {
     #[test]
     fn tolerance_overrides() {
         let t = Tolerance::parse(0.05, &["burst_factor=0.5".into()]).unwrap();
-        assert_eq!((t.for_metric("burst_factor"), t.for_metric("x")), (0.5, 0.05));
+        assert_eq!(
+            (t.for_metric("burst_factor"), t.for_metric("x")),
+            (0.5, 0.05)
+        );
         let err = |d: f64, o: &str| Tolerance::parse(d, &[o.into()]).unwrap_err().to_string();
         assert!(err(0.0, "burst_factr=1").contains("did you mean `burst_factor`"));
         assert!(err(0.0, "burst_factor").contains("expected METRIC=REL"));

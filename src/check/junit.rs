@@ -31,11 +31,9 @@ pub fn junit(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Vec
                     file: Some(file.clone()),
                     failure: (!e.passed).then(|| {
                         format!(
-                            "measured {}, expected {} {} {}",
+                            "measured {}, expected {}",
                             number(e.measured),
-                            e.metric,
-                            e.op.symbol(),
-                            e.bound
+                            e.expectation
                         )
                     }),
                 })
@@ -75,20 +73,24 @@ fn write(suites: &[(String, Vec<Case>)]) -> Vec<u8> {
     let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
     let mut ev = |e: Event| w.write_event(e).expect("writing to memory cannot fail");
     ev(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
-    ev(Event::Start(BytesStart::new("testsuites").with_attributes([
-        ("name", "rlsim check"),
-        ("tests", total.to_string().as_str()),
-        ("failures", failures.to_string().as_str()),
-        ("errors", "0"),
-    ])));
-    for (name, cases) in suites {
-        ev(Event::Start(BytesStart::new("testsuite").with_attributes([
-            ("name", name.as_str()),
-            ("tests", cases.len().to_string().as_str()),
-            ("failures", failed(cases).to_string().as_str()),
+    ev(Event::Start(BytesStart::new("testsuites").with_attributes(
+        [
+            ("name", "rlsim check"),
+            ("tests", total.to_string().as_str()),
+            ("failures", failures.to_string().as_str()),
             ("errors", "0"),
-            ("skipped", "0"),
-        ])));
+        ],
+    )));
+    for (name, cases) in suites {
+        ev(Event::Start(BytesStart::new("testsuite").with_attributes(
+            [
+                ("name", name.as_str()),
+                ("tests", cases.len().to_string().as_str()),
+                ("failures", failed(cases).to_string().as_str()),
+                ("errors", "0"),
+                ("skipped", "0"),
+            ],
+        )));
         for case in cases {
             let mut start = BytesStart::new("testcase")
                 .with_attributes([("name", case.name.as_str()), ("classname", case.classname)]);

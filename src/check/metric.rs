@@ -104,7 +104,10 @@ impl Flat {
                 *sum += source.values.get(*name).copied().flatten().unwrap_or(0.0);
             }
         }
-        let mut totals: Values = sums.iter().map(|(k, v)| (k.to_string(), Some(*v))).collect();
+        let mut totals: Values = sums
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(*v)))
+            .collect();
         let offered = sums.get("offered").copied();
         for name in template.map(|s| s.values.keys()).into_iter().flatten() {
             if let Some(count) = name.strip_suffix("_share")

@@ -178,7 +178,11 @@ pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
         .into_iter()
         .find(|op| rest.starts_with(op.symbol()))
         .ok_or_else(|| {
-            let hint = if rest.starts_with('=') { " (`==` tests equality)" } else { "" };
+            let hint = if rest.starts_with('=') {
+                " (`==` tests equality)"
+            } else {
+                ""
+            };
             format!("expected one of <=, <, >=, >, == after `{metric}`{hint}")
         })?;
     let bound_text = rest[op.symbol().len()..].trim();
@@ -267,7 +271,14 @@ mod tests {
     fn the_grammar() {
         let s = ok("fixed_window burst_factor <= 2.0");
         assert_eq!(
-            (s.algorithm, s.qualifier, s.metric, s.op, s.bound, s.bound_text),
+            (
+                s.algorithm,
+                s.qualifier,
+                s.metric,
+                s.op,
+                s.bound,
+                s.bound_text
+            ),
             ("fixed_window", None, "burst_factor", Op::Le, 2.0, "2.0")
         );
         let s = ok("  * source=users admitted_share>=0.99 ");
@@ -277,7 +288,10 @@ mod tests {
         let s = ok("gcra role=legit admitted == 100");
         assert_eq!((s.qualifier, s.op), (Some(("role", "legit")), Op::Eq));
         let s = ok("gcra source=\"sync job\" rejected < 1e3");
-        assert_eq!((s.qualifier, s.bound), (Some(("source", "sync job")), 1000.0));
+        assert_eq!(
+            (s.qualifier, s.bound),
+            (Some(("source", "sync job")), 1000.0)
+        );
         assert_eq!(ok("gcra x > -1").op, Op::Gt);
         assert_eq!(ok("gcra x<1").op, Op::Lt);
     }
@@ -316,6 +330,9 @@ mod tests {
             bound: 1.0,
             bound_text: "1.0".into(),
         };
-        assert_eq!(e.describe("gcra"), "gcra source=\"sync job\" admitted >= 1.0");
+        assert_eq!(
+            e.describe("gcra"),
+            "gcra source=\"sync job\" admitted >= 1.0"
+        );
     }
 }

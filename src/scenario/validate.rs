@@ -1,11 +1,11 @@
 //! From the raw file to a validated [`Scenario`], with an error naming file, line and field for
 //! anything refused.
 
-use super::raw::{RawOverride, RawScenario, RawTraffic, S};
 use super::expect::{self, Expectation};
+use super::raw::{RawOverride, RawScenario, RawTraffic, S};
 use super::{AlgorithmSpec, Scenario};
-use crate::check::metric;
 use crate::algorithms::{AlgorithmKind, Params};
+use crate::check::metric;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, Nanos, Rate, UnitError};
