@@ -176,7 +176,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
                 stdout,
                 &report::summary_json(&Summary::new(&scenario, &report)),
             )?;
-            print(stderr, lines.as_bytes())?;
+            print_to(stderr, "<stderr>", lines.as_bytes())?;
         }
     }
     Ok(status(failed == 0 || !args.strict))
@@ -184,8 +184,12 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
 
 /// Writes to standard output; a closed pipe (`rlsim run ... | head`) is not an error.
 fn print(stdout: &mut dyn Write, bytes: &[u8]) -> Result<()> {
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+    print_to(stdout, "<stdout>", bytes)
+}
+
+fn print_to(out: &mut dyn Write, name: &str, bytes: &[u8]) -> Result<()> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(name, e)),
         _ => Ok(()),
     }
 }

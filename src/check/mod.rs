@@ -54,8 +54,9 @@ pub struct CheckReport {
 /// reported before anything is simulated or written.
 pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     let files = scenario_files(&options.paths)?;
+    // Loaded in order, so that of several bad files the first one is reported.
     let scenarios: Vec<Scenario> = files
-        .par_iter()
+        .iter()
         .map(|f| Scenario::load(f))
         .collect::<Result<_>>()?;
     let baseline = match options.baselines.as_slice() {

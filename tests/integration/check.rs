@@ -524,7 +524,7 @@ fn baseline_regression_is_detected() {
     let result = check_json(&["--baseline", baseline.to_str().unwrap()], &[&path], 1);
     let b = result.baseline.unwrap();
     // 14 metrics per algorithm today; more once the report measures more.
-    assert!(b.compared >= 28 && b.compared % 2 == 0, "{}", b.compared);
+    assert!(b.compared >= 28 && b.compared.is_multiple_of(2), "{}", b.compared);
     assert!(text.contains(&format!("baseline: {} metrics compared", b.compared)));
     assert_eq!((b.regressed, b.tolerance), (2, 0.0));
     assert!(b.tolerance_for.is_empty() && b.not_in_baseline.is_empty());
