@@ -149,7 +149,7 @@ pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
     {
         if key != "role" && key != "source" {
             return Err(format!(
-                "unknown qualifier `{key}=` (expected role= or source=)"
+                "unknown qualifier `{key}=` (expected role= or source=; `==` tests equality)"
             ));
         }
         let after = &rest[key.len() + 1..];
