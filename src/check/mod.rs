@@ -114,7 +114,7 @@ pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
 }
 
 /// The scenario files named by `paths`: files as given, directories searched (recursively,
-/// skipping hidden entries) for `*.toml`, each directory's files in name order.
+/// skipping hidden entries) for `*.toml`, each directory's entries in name order.
 pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for path in paths {
@@ -136,21 +136,25 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 fn find_toml(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .and_then(|rd| rd.map(|e| e.map(|e| e.path())).collect())
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)
+        .and_then(|rd| {
+            rd.map(|e| e.and_then(|e| Ok((e.path(), e.file_type()?))))
+                .collect()
+        })
         .map_err(|e| Error::io(dir, e))?;
-    entries.sort();
-    for entry in entries {
-        let hidden = entry
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, kind) in entries {
+        let hidden = path
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with('.'));
         if hidden {
             continue;
         }
-        if entry.is_dir() {
-            find_toml(&entry, files)?;
-        } else if entry.extension().is_some_and(|e| e == "toml") {
-            files.push(entry);
+        // A symlinked directory is not followed: it could lead back up the tree.
+        if kind.is_dir() {
+            find_toml(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            files.push(path);
         }
     }
     Ok(())
