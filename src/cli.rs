@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the commands they run.
 
 use crate::algorithms::AlgorithmKind;
+use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
 use crate::report::{self, DecisionLog, Summary};
 use crate::scenario::Scenario;
@@ -24,6 +25,8 @@ pub struct Cli {
 pub enum Command {
     /// Simulate a scenario through its algorithms and report how each one did.
     Run(RunArgs),
+    /// Run scenarios and check their expectations (and a baseline): the CI gate.
+    Check(CheckArgs),
     /// List the algorithms rlsim knows.
     Algorithms,
 }
@@ -44,30 +47,83 @@ pub struct RunArgs {
     /// Write every decision (one CSV row per request per algorithm, in time order) to this file.
     #[arg(long, value_name = "FILE")]
     pub decisions: Option<PathBuf>,
+    /// Exit with code 1 when an expectation of the scenario fails.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Scenario files, or directories to search for them (*.toml).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// What to print on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write the results as JUnit XML to this file.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Compare with an earlier summary.json or `rlsim check --format json` output (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Vec<PathBuf>,
+    /// Relative worsening accepted before a metric counts as a regression (0.05 = 5%).
+    #[arg(long, value_name = "REL", default_value_t = 0.0)]
+    pub tolerance: f64,
+    /// The tolerance for one metric, overriding --tolerance (repeatable).
+    #[arg(long = "tolerance-for", value_name = "METRIC=REL")]
+    pub tolerance_for: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// A table for people.
+    /// Text for people.
     Table,
-    /// The summary as JSON (the same document as summary.json).
+    /// JSON: `run` prints summary.json; `check` prints its result document (docs/ci.md).
     Json,
 }
 
-/// Runs a parsed command line, printing results to `stdout`.
-pub fn execute(cli: Cli, stdout: &mut dyn Write) -> Result<()> {
+/// How a command that ran to the end came out. Errors (bad input) are the `Err` of [`execute`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Success,
+    /// An expectation failed or a metric regressed: exit code 1.
+    ChecksFailed,
+}
+
+/// Runs a parsed command line, printing results to `stdout` and notes to `stderr`.
+pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     match cli.command {
-        Command::Run(args) => run(args, stdout),
+        Command::Run(args) => run(args, stdout, stderr),
+        Command::Check(args) => {
+            let options = CheckOptions {
+                paths: args.paths,
+                json: args.format == Format::Json,
+                junit: args.junit,
+                baselines: args.baseline,
+                tolerance: Tolerance::parse(args.tolerance, &args.tolerance_for)?,
+            };
+            let report = check::check(&options)?;
+            print(stdout, &report.stdout)?;
+            Ok(status(report.passed))
+        }
         Command::Algorithms => {
             for kind in AlgorithmKind::ALL {
                 print(stdout, format!("{kind}\n").as_bytes())?;
             }
-            Ok(())
+            Ok(Status::Success)
         }
     }
 }
 
-fn run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
+fn status(passed: bool) -> Status {
+    if passed {
+        Status::Success
+    } else {
+        Status::ChecksFailed
+    }
+}
+
+fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     if let Some(out) = &args.out
         && out.exists()
         && !out.is_dir()
@@ -96,19 +152,44 @@ fn run(args: RunArgs, stdout: &mut dyn Write) -> Result<()> {
     if let Some(out) = &args.out {
         report::write_outputs(out, &scenario, &report)?;
     }
-    let text = match args.format {
+    let expectations = check::evaluate(&scenario, &report.algorithms);
+    let mut lines = String::new();
+    for e in &expectations {
+        lines.push_str(&output::expectation_line(&scenario.name, e));
+    }
+    let failed = expectations.iter().filter(|e| !e.passed).count();
+    if !expectations.is_empty() {
+        lines.push_str(&output::count_line(expectations.len() - failed, failed));
+    }
+    match args.format {
         Format::Table => {
-            report::table(&scenario, &report.algorithms, &report.throughput).into_bytes()
+            let mut text = report::table(&scenario, &report.algorithms, &report.throughput);
+            if !lines.is_empty() {
+                text.push('\n');
+                text.push_str(&lines);
+            }
+            print(stdout, text.as_bytes())?;
         }
-        Format::Json => report::summary_json(&Summary::new(&scenario, &report)),
-    };
-    print(stdout, &text)
+        // stdout stays exactly summary.json; the expectation lines go beside it.
+        Format::Json => {
+            print(
+                stdout,
+                &report::summary_json(&Summary::new(&scenario, &report)),
+            )?;
+            print_to(stderr, "<stderr>", lines.as_bytes())?;
+        }
+    }
+    Ok(status(failed == 0 || !args.strict))
 }
 
 /// Writes to standard output; a closed pipe (`rlsim run ... | head`) is not an error.
 fn print(stdout: &mut dyn Write, bytes: &[u8]) -> Result<()> {
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io("<stdout>", e)),
+    print_to(stdout, "<stdout>", bytes)
+}
+
+fn print_to(out: &mut dyn Write, name: &str, bytes: &[u8]) -> Result<()> {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(name, e)),
         _ => Ok(()),
     }
 }

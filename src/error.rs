@@ -44,6 +44,9 @@ pub enum Error {
         field: Option<String>,
         message: String,
     },
+    /// A baseline file (`rlsim check --baseline`) is not one rlsim can compare with.
+    #[error("{location}: {message}")]
+    Baseline { location: Location, message: String },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -4,7 +4,8 @@
 //! to compare and the traffic to replay. [`sim::run`] drives that traffic through every algorithm
 //! under a virtual clock (time is a `u64` of nanoseconds; nothing reads the wall clock) and
 //! measures each one against the policy's intent. The [`report`] module turns the results into
-//! tables, JSON and CSV.
+//! tables, JSON and CSV; the [`check`] module holds them to the scenario's expectations and to an
+//! earlier run (`rlsim check`, the CI gate).
 //!
 //! ```
 //! use rlsim::{Scenario, sim};
@@ -30,6 +31,7 @@
 //! ```
 
 pub mod algorithms;
+pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
@@ -37,6 +39,7 @@ pub mod policy;
 pub mod report;
 pub mod scenario;
 pub mod sim;
+pub mod suggest;
 pub mod time;
 pub mod traffic;
 

@@ -3,8 +3,11 @@
 //! Parsing keeps every value's position; validation refuses anything inconsistent with an error
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
+pub mod expect;
 mod raw;
 mod validate;
+
+pub use expect::{Expectation, Op, Scope};
 
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
@@ -28,6 +31,8 @@ pub struct Scenario {
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.
     pub bucket: Nanos,
+    /// What the results must satisfy (`expect = [...]`), checked by `rlsim check`.
+    pub expectations: Vec<Expectation>,
 }
 
 /// One algorithm to run, with its parameters (the policy's, unless overridden).

@@ -27,6 +27,9 @@ pub struct RawScenario {
     pub output: Option<S<RawOutput>>,
     #[serde(default)]
     pub traffic: Vec<S<RawTraffic>>,
+    /// Expectations on the results, one string each (see `expect.rs`).
+    #[serde(default)]
+    pub expect: Option<S<Vec<S<String>>>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,9 +1,11 @@
 //! From the raw file to a validated [`Scenario`], with an error naming file, line and field for
 //! anything refused.
 
+use super::expect::{self, Expectation};
 use super::raw::{RawOverride, RawScenario, RawTraffic, S};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::{AlgorithmKind, Params};
+use crate::check::metric;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, Nanos, Rate, UnitError};
@@ -134,7 +136,7 @@ impl<'a> Ctx<'a> {
             }
             traffic.push(spec);
         }
-        Ok(Scenario {
+        let mut scenario = Scenario {
             name,
             description: raw
                 .description
@@ -147,7 +149,30 @@ impl<'a> Ctx<'a> {
             algorithms,
             traffic,
             bucket,
-        })
+            expectations: Vec::new(),
+        };
+        // Metric and source names are checked against the scenario itself, so this comes last.
+        scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
+        Ok(scenario)
+    }
+
+    fn expectations(
+        &self,
+        list: Option<&S<Vec<S<String>>>>,
+        scenario: &Scenario,
+    ) -> Result<Vec<Expectation>> {
+        let Some(list) = list else {
+            return Ok(Vec::new());
+        };
+        let shape = metric::shape(scenario);
+        list.get_ref()
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                expect::resolve(text.get_ref(), scenario, &shape)
+                    .map_err(|m| self.err(text.span(), &format!("expect[{i}]"), m))
+            })
+            .collect()
     }
 
     fn duration(&self, s: &S<String>, field: &str, positive: bool) -> Result<Nanos> {

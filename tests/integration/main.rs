@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod check;
 mod cli;
 mod determinism;
 mod errors;

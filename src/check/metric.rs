@@ -1,0 +1,219 @@
+//! Metric names: an [`AlgorithmReport`] flattened into `name → number`.
+//!
+//! Names come from the report's serialised form rather than a hand-kept list, so a figure added to
+//! the report is usable in expectations and baselines without touching this module:
+//! - top-level numbers by their field name (`burst_factor`, `policy_violations`);
+//! - `roles.*` leaves by their leaf name, which already carries the role (`legit_goodput`);
+//! - leaves of any other group as `<group>_<leaf>` (`delay.p99_ns` → `delay_p99_ns`);
+//! - each entry of `sources` apart, for `source=NAME`; `role=ROLE` sums the count figures of the
+//!   role's sources and recomputes each `<count>_share` from the sums.
+
+use crate::metrics::{AlgorithmReport, Recorder};
+use crate::scenario::{Scenario, Scope};
+use crate::traffic::KeySpace;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Metric values by name; `None` where the report holds no number (a JSON `null`).
+pub type Values = BTreeMap<String, Option<f64>>;
+
+/// One report, flattened.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flat {
+    pub report: Values,
+    pub sources: Vec<FlatSource>,
+}
+
+/// One entry of the report's `sources`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlatSource {
+    pub name: String,
+    pub role: String,
+    pub values: Values,
+    /// The leaves that are whole numbers: the counts a role total may sum.
+    pub counts: BTreeSet<String>,
+}
+
+impl Flat {
+    pub fn of_report(report: &AlgorithmReport) -> Flat {
+        Flat::of_json(&serde_json::to_value(report).expect("plain data serialises"))
+    }
+
+    /// Flattens one algorithm's object as `summary.json` holds it.
+    pub fn of_json(value: &Value) -> Flat {
+        let mut flat = Flat::default();
+        let Some(object) = value.as_object() else {
+            return flat;
+        };
+        for (key, v) in object {
+            match v {
+                Value::Object(group) => {
+                    for (leaf, v) in group {
+                        let name = if key == "roles" {
+                            leaf.clone()
+                        } else {
+                            format!("{key}_{leaf}")
+                        };
+                        insert_number(&mut flat.report, name, v);
+                    }
+                }
+                Value::Array(entries) if key == "sources" => {
+                    flat.sources = entries.iter().map(flat_source).collect();
+                }
+                v => insert_number(&mut flat.report, key.clone(), v),
+            }
+        }
+        flat
+    }
+
+    /// The value of `metric` in `scope`: `None` when the metric or the scope does not exist,
+    /// `Some(None)` when it exists but holds no number.
+    pub fn get(&self, scope: &Scope, metric: &str) -> Option<Option<f64>> {
+        match scope {
+            Scope::Algorithm => self.report.get(metric).copied(),
+            Scope::Source(name) => self
+                .sources
+                .iter()
+                .find(|s| &s.name == name)
+                .and_then(|s| s.values.get(metric).copied()),
+            Scope::Role(role) => self.role_totals(role.name()).get(metric).copied(),
+        }
+    }
+
+    /// Every metric name `scope` offers, sorted.
+    pub fn names(&self, scope: &Scope) -> Vec<String> {
+        match scope {
+            Scope::Algorithm => self.report.keys().cloned().collect(),
+            Scope::Source(_) => self
+                .sources
+                .first()
+                .map(|s| s.values.keys().cloned().collect())
+                .unwrap_or_default(),
+            Scope::Role(role) => self.role_totals(role.name()).into_keys().collect(),
+        }
+    }
+
+    /// The role's sources summed: every count, and each `<count>_share` as `<count> / offered`.
+    fn role_totals(&self, role: &str) -> Values {
+        let template = self.sources.first();
+        let mut sums: BTreeMap<&str, f64> = template
+            .map(|s| s.counts.iter().map(|c| (c.as_str(), 0.0)).collect())
+            .unwrap_or_default();
+        for source in self.sources.iter().filter(|s| s.role == role) {
+            for (name, sum) in &mut sums {
+                *sum += source.values.get(*name).copied().flatten().unwrap_or(0.0);
+            }
+        }
+        let mut totals: Values = sums
+            .iter()
+            .map(|(k, v)| (k.to_string(), Some(*v)))
+            .collect();
+        let offered = sums.get("offered").copied();
+        for name in template.map(|s| s.values.keys()).into_iter().flatten() {
+            if let Some(count) = name.strip_suffix("_share")
+                && let (Some(&num), Some(den)) = (sums.get(count), offered)
+            {
+                let share = if den == 0.0 { 0.0 } else { num / den };
+                totals.insert(name.clone(), Some(share));
+            }
+        }
+        totals
+    }
+}
+
+fn insert_number(values: &mut Values, name: String, v: &Value) {
+    match v {
+        Value::Number(n) => {
+            values.insert(name, n.as_f64());
+        }
+        // serde_json writes a non-finite float as null: still a metric, with no value.
+        Value::Null => {
+            values.insert(name, None);
+        }
+        _ => {}
+    }
+}
+
+fn flat_source(value: &Value) -> FlatSource {
+    let mut source = FlatSource::default();
+    for (key, v) in value.as_object().into_iter().flatten() {
+        match (key.as_str(), v) {
+            ("name", Value::String(s)) => source.name = s.clone(),
+            ("role", Value::String(s)) => source.role = s.clone(),
+            (_, Value::Number(n)) if n.is_u64() || n.is_i64() => {
+                source.counts.insert(key.clone());
+                insert_number(&mut source.values, key.clone(), v);
+            }
+            _ => insert_number(&mut source.values, key.clone(), v),
+        }
+    }
+    source
+}
+
+/// The flattened shape of any report of `scenario`: the names an expectation may use.
+/// It is the report of a run that saw no traffic, so it has every field a real one has.
+pub fn shape(scenario: &Scenario) -> Flat {
+    let spec = scenario
+        .algorithms
+        .first()
+        .expect("a validated scenario has an algorithm");
+    let report = Recorder::new(scenario).finish(
+        scenario,
+        spec.kind.name(),
+        spec.params,
+        &KeySpace::new(),
+        Default::default(),
+        Default::default(),
+    );
+    Flat::of_report(&report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::traffic::Role;
+    use serde_json::json;
+
+    fn sample() -> Flat {
+        Flat::of_json(&json!({
+            "algorithm": "gcra",
+            "burst_factor": 1.5,
+            "policy_violations": 3,
+            "delay": {"count": 0, "p99_ns": 7},
+            "roles": {"legit_goodput": 0.75, "abusive_leakage": null},
+            "sources": [
+                {"name": "a", "role": "legit", "offered": 10, "admitted": 5, "admitted_share": 0.5},
+                {"name": "b", "role": "legit", "offered": 30, "admitted": 25, "admitted_share": 0.83},
+                {"name": "c", "role": "abusive", "offered": 4, "admitted": 0, "admitted_share": 0.0},
+            ],
+        }))
+    }
+
+    #[test]
+    fn flattening_rules() {
+        let f = sample();
+        let all = Scope::Algorithm;
+        assert_eq!(f.get(&all, "burst_factor"), Some(Some(1.5)));
+        assert_eq!(f.get(&all, "policy_violations"), Some(Some(3.0)));
+        assert_eq!(f.get(&all, "delay_p99_ns"), Some(Some(7.0)));
+        assert_eq!(f.get(&all, "legit_goodput"), Some(Some(0.75)));
+        assert_eq!(f.get(&all, "abusive_leakage"), Some(None));
+        assert_eq!(f.get(&all, "algorithm"), None, "strings are not metrics");
+        assert_eq!(f.get(&all, "p99_ns"), None);
+        let b = Scope::Source("b".into());
+        assert_eq!(f.get(&b, "admitted"), Some(Some(25.0)));
+        assert_eq!(f.get(&Scope::Source("zz".into()), "admitted"), None);
+    }
+
+    #[test]
+    fn role_totals_sum_counts_and_recompute_shares() {
+        let f = sample();
+        let legit = Scope::Role(Role::Legit);
+        assert_eq!(f.get(&legit, "offered"), Some(Some(40.0)));
+        assert_eq!(f.get(&legit, "admitted"), Some(Some(30.0)));
+        assert_eq!(f.get(&legit, "admitted_share"), Some(Some(0.75)));
+        let abusive = Scope::Role(Role::Abusive);
+        assert_eq!(f.get(&abusive, "admitted_share"), Some(Some(0.0)));
+        assert_eq!(f.names(&legit), ["admitted", "admitted_share", "offered"]);
+    }
+}

@@ -1,0 +1,177 @@
+//! `rlsim check`: the CI gate. Runs scenarios, checks their expectations, optionally compares the
+//! results with a baseline, and reports as text, JSON and JUnit XML. See `docs/ci.md`.
+
+pub mod baseline;
+pub mod expect;
+pub mod junit;
+pub mod metric;
+pub mod output;
+
+pub use baseline::{Baseline, Comparison, Tolerance};
+pub use expect::{ExpectationResult, evaluate};
+
+use crate::error::{Error, Result};
+use crate::metrics::AlgorithmReport;
+use crate::report::{DecisionPart, write_atomic};
+use crate::scenario::Scenario;
+use crate::sim;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// One scenario run and checked.
+#[derive(Debug, Clone)]
+pub struct ScenarioResult {
+    pub scenario: Scenario,
+    pub reports: Vec<AlgorithmReport>,
+    pub expectations: Vec<ExpectationResult>,
+}
+
+impl ScenarioResult {
+    pub fn failed(&self) -> usize {
+        self.expectations.iter().filter(|e| !e.passed).count()
+    }
+}
+
+/// What `rlsim check` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    pub paths: Vec<PathBuf>,
+    pub json: bool,
+    pub junit: Option<PathBuf>,
+    pub baselines: Vec<PathBuf>,
+    pub tolerance: Tolerance,
+}
+
+/// The outcome of a check: the bytes to print, and whether everything passed.
+#[derive(Debug, Clone)]
+pub struct CheckReport {
+    pub stdout: Vec<u8>,
+    pub passed: bool,
+}
+
+/// Runs a check. Every input problem (a bad scenario, an unreadable baseline) is an `Err`,
+/// reported before anything is simulated or written.
+pub fn check(options: &CheckOptions) -> Result<CheckReport> {
+    let files = scenario_files(&options.paths)?;
+    // Loaded in order, so that of several bad files the first one is reported.
+    let scenarios: Vec<Scenario> = files
+        .iter()
+        .map(|f| Scenario::load(f))
+        .collect::<Result<_>>()?;
+    let baseline = match options.baselines.as_slice() {
+        [] => None,
+        files => {
+            unique_names(&scenarios)?;
+            Some(Baseline::load(files)?)
+        }
+    };
+    let results: Vec<ScenarioResult> = scenarios
+        .into_par_iter()
+        .map(|scenario| {
+            let reports = simulate(&scenario)?;
+            let expectations = evaluate(&scenario, &reports);
+            Ok(ScenarioResult {
+                scenario,
+                reports,
+                expectations,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let comparison = baseline.map(|b| {
+        let current: Vec<(&str, &[AlgorithmReport])> = results
+            .iter()
+            .map(|r| (r.scenario.name.as_str(), r.reports.as_slice()))
+            .collect();
+        baseline::compare(&b, &current, &options.tolerance)
+    });
+    if let Some(path) = &options.junit {
+        write_atomic(path, &junit::junit(&results, comparison.as_ref()))?;
+    }
+    let stdout = if options.json {
+        output::json(&results, comparison.as_ref(), &options.tolerance)
+    } else {
+        output::text(&results, comparison.as_ref()).into_bytes()
+    };
+    let failed: usize = results.iter().map(ScenarioResult::failed).sum();
+    let regressed = comparison.as_ref().map_or(0, Comparison::regressed);
+    Ok(CheckReport {
+        stdout,
+        passed: failed == 0 && regressed == 0,
+    })
+}
+
+/// Every algorithm of `scenario`, in parallel. Unlike `rlsim run`, decisions are not timed: a
+/// check needs only the deterministic figures.
+pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
+    scenario
+        .algorithms
+        .par_iter()
+        .map(|spec| {
+            sim::run_one::<DecisionPart>(scenario, spec, None, false).map(|(report, _, _)| report)
+        })
+        .collect()
+}
+
+/// The scenario files named by `paths`: files as given, directories searched (recursively,
+/// skipping hidden entries) for `*.toml`, each directory's entries in name order.
+pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+        if meta.is_dir() {
+            let before = files.len();
+            find_toml(path, &mut files)?;
+            if files.len() == before {
+                return Err(Error::Usage(format!(
+                    "{}: no scenario (*.toml) in this directory",
+                    path.display()
+                )));
+            }
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn find_toml(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)
+        .and_then(|rd| {
+            rd.map(|e| e.and_then(|e| Ok((e.path(), e.file_type()?))))
+                .collect()
+        })
+        .map_err(|e| Error::io(dir, e))?;
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, kind) in entries {
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if hidden {
+            continue;
+        }
+        // A symlinked directory is not followed: it could lead back up the tree.
+        if kind.is_dir() {
+            find_toml(&path, files)?;
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// A baseline is matched by scenario name, so two checked scenarios may not share one.
+fn unique_names(scenarios: &[Scenario]) -> Result<()> {
+    let mut seen: HashMap<&str, &Path> = HashMap::new();
+    for s in scenarios {
+        if let Some(other) = seen.insert(&s.name, &s.path) {
+            return Err(Error::Usage(format!(
+                "{} and {} are both named `{}`: a baseline cannot tell them apart",
+                other.display(),
+                s.path.display(),
+                s.name
+            )));
+        }
+    }
+    Ok(())
+}
