@@ -222,16 +222,6 @@ impl AlgorithmKind {
         }
         self.visit(params, Noop)
     }
-
-    /// The known name closest to `name`, for "did you mean" hints.
-    pub fn suggest(name: &str) -> Option<&'static str> {
-        AlgorithmKind::ALL
-            .iter()
-            .map(|k| (strsim::jaro_winkler(name, k.name()), k.name()))
-            .filter(|(score, _)| *score > 0.8)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, n)| n)
-    }
 }
 
 impl fmt::Display for AlgorithmKind {
@@ -247,11 +237,7 @@ impl FromStr for AlgorithmKind {
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                let names: Vec<_> = AlgorithmKind::ALL.iter().map(|k| k.name()).collect();
-                match AlgorithmKind::suggest(s) {
-                    Some(hint) => format!("unknown algorithm `{s}`: did you mean `{hint}`?"),
-                    None => format!("unknown algorithm `{s}` (known: {})", names.join(", ")),
-                }
+                crate::suggest::unknown("algorithm", s, AlgorithmKind::ALL.iter().map(|k| k.name()))
             })
     }
 }
