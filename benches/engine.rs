@@ -27,7 +27,8 @@ fn simulate(c: &mut Criterion) {
     let scenario = Scenario::parse(SCENARIO, Path::new("bench.toml")).expect("valid scenario");
     let offered = {
         let (r, _, _) =
-            sim::run_one::<DecisionPart>(&scenario, &scenario.algorithms[0], None, false).unwrap();
+            sim::run_one::<DecisionPart>(&scenario, &scenario.algorithms[0], None, false, None)
+                .unwrap();
         r.offered
     };
     let mut group = c.benchmark_group("simulate");
@@ -36,7 +37,7 @@ fn simulate(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(5));
     for spec in &scenario.algorithms {
         group.bench_function(spec.kind.name(), |b| {
-            b.iter(|| sim::run_one::<DecisionPart>(&scenario, spec, None, false).unwrap())
+            b.iter(|| sim::run_one::<DecisionPart>(&scenario, spec, None, false, None).unwrap())
         });
     }
     group.finish();

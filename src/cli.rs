@@ -138,10 +138,11 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         scenario = scenario.with_seed(seed);
     }
     let log = args.decisions.as_deref().map(DecisionLog::new);
-    let (report, parts) = sim::run(&scenario, |_, spec| match &log {
+    let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| match &log {
         Some(log) => log.part(spec.kind.name()).map(Some),
         None => Ok(None),
-    })?;
+    };
+    let (report, parts) = sim::run(&scenario, make_sink, None)?;
     if let Some(log) = &log {
         let mut parts: Vec<_> = parts.into_iter().flatten().collect();
         for part in &mut parts {

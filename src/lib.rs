@@ -23,7 +23,7 @@
 //!     ip = "203.0.113.7"
 //! "#;
 //! let scenario = Scenario::parse(toml, "inline.toml".as_ref()).unwrap();
-//! let (report, _) = sim::run::<rlsim::report::DecisionPart, _>(&scenario, |_, _| Ok(None)).unwrap();
+//! let (report, _) = sim::run::<rlsim::report::DecisionPart, _>(&scenario, |_, _| Ok(None), None).unwrap();
 //! // 100 requests at 59.9 s and 100 at 60 s: the fixed window admits both batches.
 //! assert_eq!(report.algorithms[0].admitted, 200);
 //! assert_eq!(report.algorithms[0].burst_factor, 2.0);

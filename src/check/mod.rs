@@ -108,7 +108,8 @@ pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
         .algorithms
         .par_iter()
         .map(|spec| {
-            sim::run_one::<DecisionPart>(scenario, spec, None, false).map(|(report, _, _)| report)
+            sim::run_one::<DecisionPart>(scenario, spec, None, false, None)
+                .map(|(report, _, _)| report)
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! asked for its next one. A delayed request's release is scheduled in the same queue. After
 //! start-up the loop allocates nothing unless a new key or a longer queue appears.
 
+use super::progress::{Progress, REPORT_EVERY};
 use super::queue::{EventKind, EventQueue};
 use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
@@ -38,17 +39,30 @@ impl Capture {
     }
 }
 
-/// Runs every source through `limiter` to the end, reporting to `recorder` and `sink`.
+/// Everything that watches a run: the metrics, the optional decision log, the arrivals kept
+/// for timing, and the progress counter.
+pub struct Observers<'a> {
+    pub recorder: &'a mut Recorder,
+    pub sink: Option<&'a mut dyn DecisionSink>,
+    pub capture: &'a mut Capture,
+    pub progress: &'a Progress,
+}
+
+/// Runs every source through `limiter` to the end, reporting to the observers.
 /// Idle keys are evicted every `evict_every` of virtual time.
 pub fn simulate<L: Limiter>(
     limiter: &mut KeyedLimiter<L>,
     mut sources: Vec<Box<dyn Source>>,
     keys: &mut KeySpace,
-    recorder: &mut Recorder,
-    mut sink: Option<&mut dyn DecisionSink>,
     evict_every: Nanos,
-    capture: &mut Capture,
+    observers: Observers,
 ) -> Result<()> {
+    let Observers {
+        recorder,
+        mut sink,
+        capture,
+        progress,
+    } = observers;
     let internal = |e: super::queue::ScheduledInThePast| Error::Internal(e.to_string());
     let mut pending: Vec<Option<Arrival>> = vec![None; sources.len()];
     let mut queue = EventQueue::with_capacity(sources.len() * 2);
@@ -59,6 +73,7 @@ pub fn simulate<L: Limiter>(
         }
     }
     let mut next_evict = evict_every;
+    let (mut reported_requests, mut reported_time) = (0u64, 0);
     while let Some(now) = queue.peek_time() {
         if now >= next_evict {
             limiter.evict_idle(now);
@@ -77,6 +92,11 @@ pub fn simulate<L: Limiter>(
                 let estimate = limiter.estimate(arrival.key, arrival.time);
                 let decision = limiter.decide(arrival.key, arrival.time);
                 recorder.on_decision(&arrival, &decision, estimate);
+                reported_requests += 1;
+                if reported_requests == REPORT_EVERY {
+                    progress.add(reported_requests, now - reported_time);
+                    (reported_requests, reported_time) = (0, now);
+                }
                 if let Some(sink) = sink.as_deref_mut() {
                     sink.record(&arrival, &decision, keys)?;
                 }
@@ -94,5 +114,6 @@ pub fn simulate<L: Limiter>(
             }
         }
     }
+    progress.add(reported_requests, 0);
     Ok(())
 }

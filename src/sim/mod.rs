@@ -4,9 +4,11 @@
 //! stream: memory stays flat however long the run, and algorithms never wait on each other.
 
 mod engine;
+mod progress;
 mod queue;
 
-pub use engine::{Capture, DecisionSink, simulate};
+pub use engine::{Capture, DecisionSink, Observers, simulate};
+pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
 
 use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
@@ -34,8 +36,13 @@ pub struct RunReport {
 }
 
 /// Simulates every algorithm of `scenario`. `make_sink` may give each algorithm a decision sink;
-/// the sinks are handed back, in order, for the caller to finish.
-pub fn run<S, F>(scenario: &Scenario, make_sink: F) -> Result<(RunReport, Vec<Option<S>>)>
+/// the sinks are handed back, in order, for the caller to finish. `progress`, if given, is
+/// updated as the engines go (for a progress bar on another thread).
+pub fn run<S, F>(
+    scenario: &Scenario,
+    make_sink: F,
+    progress: Option<&Progress>,
+) -> Result<(RunReport, Vec<Option<S>>)>
 where
     S: DecisionSink + Send,
     F: Fn(usize, &AlgorithmSpec) -> Result<Option<S>> + Sync,
@@ -46,7 +53,7 @@ where
         .enumerate()
         .map(|(i, spec)| {
             let sink = make_sink(i, spec)?;
-            run_one(scenario, spec, sink, true)
+            run_one(scenario, spec, sink, true, progress)
         })
         .collect::<Result<_>>()?;
     let mut report = RunReport {
@@ -69,12 +76,14 @@ pub fn run_one<S: DecisionSink>(
     spec: &AlgorithmSpec,
     sink: Option<S>,
     measure_decisions: bool,
+    progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     struct Visit<'a, S> {
         scenario: &'a Scenario,
         spec: &'a AlgorithmSpec,
         sink: Option<S>,
         time: bool,
+        progress: Option<&'a Progress>,
     }
     impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
         type Output = Result<(AlgorithmReport, Throughput, Option<S>)>;
@@ -91,14 +100,19 @@ pub fn run_one<S: DecisionSink>(
             let mut recorder = Recorder::new(scenario);
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
             let mut keyed = KeyedLimiter::new(limiter);
+            let unobserved = Progress::new();
+            let observers = Observers {
+                recorder: &mut recorder,
+                sink: self.sink.as_mut().map(|s| s as &mut dyn DecisionSink),
+                capture: &mut capture,
+                progress: self.progress.unwrap_or(&unobserved),
+            };
             simulate(
                 &mut keyed,
                 sources,
                 &mut keys,
-                &mut recorder,
-                self.sink.as_mut().map(|s| s as &mut dyn DecisionSink),
                 self.spec.params.window,
-                &mut capture,
+                observers,
             )?;
             let simulation_elapsed = started.elapsed();
             let name = self.spec.kind.name();
@@ -124,6 +138,7 @@ pub fn run_one<S: DecisionSink>(
                 spec,
                 sink,
                 time: measure_decisions,
+                progress,
             },
         )
         .expect("parameters were validated with the scenario")

@@ -109,6 +109,21 @@ pub struct Arrival {
     pub client: ClientId,
     /// Index of the source in the scenario.
     pub source: u16,
+    /// 0 for a first try; n for a client's n-th retry of the same request.
+    pub attempt: u32,
+}
+
+impl Arrival {
+    /// A first try (what sources produce).
+    pub fn new(time: Nanos, key: KeyId, client: ClientId, source: u16) -> Arrival {
+        Arrival {
+            time,
+            key,
+            client,
+            source,
+            attempt: 0,
+        }
+    }
 }
 
 /// An interned user identity.

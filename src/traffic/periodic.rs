@@ -45,12 +45,7 @@ impl Source for Constant {
         }
         let client = self.clients[(self.k % self.clients.len() as u64) as usize];
         self.k += 1;
-        Ok(Some(Arrival {
-            time,
-            key: client.key,
-            client: client.id,
-            source: self.source,
-        }))
+        Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
     }
 }
 
@@ -161,12 +156,7 @@ impl Source for Batches {
                 return Ok(None);
             }
             let client = self.clients[j as usize];
-            return Ok(Some(Arrival {
-                time,
-                key: client.key,
-                client: client.id,
-                source: self.source,
-            }));
+            return Ok(Some(Arrival::new(time, client.key, client.id, self.source)));
         }
     }
 }

@@ -60,11 +60,11 @@ impl Source for Poisson {
             self.rng.random_range(0..self.clients.len())
         };
         let client = self.clients[client];
-        Ok(Some(Arrival {
-            time: time as Nanos,
-            key: client.key,
-            client: client.id,
-            source: self.source,
-        }))
+        Ok(Some(Arrival::new(
+            time as Nanos,
+            client.key,
+            client.id,
+            self.source,
+        )))
     }
 }

@@ -169,12 +169,7 @@ impl Source for ReplaySource {
                 Some(c) => keys.intern_client(&record[c]),
                 None => keys.intern_client_for_key(key),
             };
-            return Ok(Some(Arrival {
-                time,
-                key,
-                client,
-                source: self.source,
-            }));
+            return Ok(Some(Arrival::new(time, key, client, self.source)));
         }
         Ok(None)
     }

@@ -27,7 +27,7 @@ pub fn run_toml(toml: &str) -> Vec<AlgorithmReport> {
 }
 
 pub fn run_scenario(scenario: &Scenario) -> Vec<AlgorithmReport> {
-    let (report, _) = sim::run::<DecisionPart, _>(scenario, |_, _| Ok(None)).unwrap();
+    let (report, _) = sim::run::<DecisionPart, _>(scenario, |_, _| Ok(None), None).unwrap();
     report.algorithms
 }
 
