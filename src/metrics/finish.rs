@@ -167,6 +167,7 @@ impl Recorder {
             delay,
             sources,
             timeseries: std::mem::take(&mut self.buckets),
+            worst_window_admissions: std::mem::take(&mut self.worst_trace.times).into(),
         }
     }
 }

@@ -213,6 +213,10 @@ pub struct AlgorithmReport {
     pub sources: Vec<SourceReport>,
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
+    /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
+    /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
+    #[serde(skip)]
+    pub worst_window_admissions: Vec<Nanos>,
 }
 
 /// Wall-clock speed of one algorithm. Not deterministic: kept out of every deterministic output.

@@ -14,6 +14,7 @@ use crate::scenario::Scenario;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, Role};
 use hdrhistogram::Histogram;
+use std::collections::VecDeque;
 
 /// What the recorder knows of one key.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +104,7 @@ pub struct Recorder {
     pub(super) retries_at_retry_after_admitted: u64,
     pub(super) violations: u64,
     pub(super) worst: Option<Worst>,
+    pub(super) worst_trace: WorstTrace,
     pub(super) delays: Delays,
     pub(super) legit_delays: Delays,
     pub(super) buckets: Vec<TimeBucket>,
@@ -116,6 +118,18 @@ pub(super) struct Worst {
     pub key: KeyId,
     /// The admission that completed this window: the window is (end − W, end].
     pub end: Nanos,
+}
+
+/// Admission times of the worst window's key around it, in `(end − 2W, end + W]`: what the
+/// worst-moment chart plots as a rolling count. Kept as the run goes because the history that
+/// [`KeyWindows`] holds is trimmed to `2W`; recording the worst key's admissions costs O(1), and
+/// the history is copied only when the worst window moves to another key or after a gap.
+#[derive(Debug, Default)]
+pub(super) struct WorstTrace {
+    key: KeyId,
+    /// Admissions are recorded up to this time.
+    until: Nanos,
+    pub times: VecDeque<Nanos>,
 }
 
 #[inline]
@@ -156,6 +170,7 @@ impl Recorder {
             retries_at_retry_after_admitted: 0,
             violations: 0,
             worst: None,
+            worst_trace: WorstTrace::default(),
             delays: Delays::new(),
             legit_delays: Delays::new(),
             buckets: Vec::new(),
@@ -258,12 +273,31 @@ impl Recorder {
         if in_window > self.limit {
             self.violations += 1;
         }
+        let trace = &mut self.worst_trace;
+        let traced = self.worst.is_some() && trace.key == key && time <= trace.until;
+        if traced {
+            trace.times.push_back(time);
+        }
         if self.worst.is_none_or(|w| in_window > w.admitted) {
             self.worst = Some(Worst {
                 admitted: in_window,
                 key,
                 end: time,
             });
+            let window = self.windows.window();
+            if !traced {
+                // A new key, or admissions of this one went unrecorded: start from the history,
+                // which holds (time − 2W, time], this admission included.
+                trace.times.clear();
+                trace.times.extend(self.windows.recent(key));
+                trace.key = key;
+            }
+            trace.until = time.saturating_add(window);
+            // Keep the trace to (end − 2W, end + W]: drop what the new end leaves behind.
+            let from = time.saturating_sub(2 * window);
+            while trace.times.front().is_some_and(|&t| t <= from && from > 0) {
+                trace.times.pop_front();
+            }
         }
     }
 

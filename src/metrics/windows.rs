@@ -70,6 +70,10 @@ impl KeyWindows {
         }
     }
 
+    pub fn window(&self) -> Nanos {
+        self.window
+    }
+
     #[inline]
     fn history(&mut self, key: KeyId) -> &mut History {
         let k = key as usize;
@@ -98,6 +102,15 @@ impl KeyWindows {
         h.trim(t, window);
         h.admitted.push_back(t);
         h.count_now(t, window)
+    }
+
+    /// Admissions of `key` kept in its history: those after `now − 2W` for the latest `now` the
+    /// key was seen at, oldest first.
+    pub fn recent(&self, key: KeyId) -> impl Iterator<Item = Nanos> + '_ {
+        self.keys
+            .get(key as usize)
+            .into_iter()
+            .flat_map(|h| h.admitted.iter().copied())
     }
 
     /// Records a rejection at `t`.

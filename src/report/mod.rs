@@ -2,13 +2,14 @@
 //! only [`write_atomic`] touches the file system, so a failed run never leaves a half-written file
 //! that looks complete.
 
+pub mod charts;
 mod decisions;
 mod files;
 mod table;
 
 pub use decisions::{DecisionLog, DecisionPart};
 pub use files::{delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv};
-pub use table::table;
+pub use table::{human_bytes, human_rate, table};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;

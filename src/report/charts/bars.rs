@@ -1,0 +1,112 @@
+//! Grouped bars shared by the accuracy, harm and memory charts: one group per figure, one bar
+//! per algorithm in its colour, each bar labelled with its value (a zero bar is invisible,
+//! its label is not).
+
+use super::{FONT, LegendEntry, Mark, colour, headroom, plot_err, render};
+use crate::error::Result;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub struct Bars<'a> {
+    pub file: &'static str,
+    pub title: &'a str,
+    /// The figure each group shows, in order.
+    pub groups: &'a [&'a str],
+    pub y_desc: &'a str,
+    /// One entry per algorithm: its name and one value per group.
+    pub series: Vec<(&'a str, Vec<f64>)>,
+    /// The label above a bar.
+    pub label: &'a dyn Fn(f64) -> String,
+    /// Plot the values' base-10 logarithm (for values orders of magnitude apart).
+    pub log: bool,
+    /// How a y tick reads.
+    pub tick: &'a dyn Fn(f64) -> String,
+}
+
+/// Whether values this far apart call for a log axis: the largest is 100 times the smallest.
+pub fn wants_log(values: impl Iterator<Item = f64>) -> bool {
+    let positive: Vec<f64> = values.filter(|v| *v > 0.0).collect();
+    let (lo, hi) = positive
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+    !positive.is_empty() && hi / lo >= 100.0
+}
+
+pub fn draw(bars: Bars) -> Result<String> {
+    let file = bars.file;
+    let values = bars.series.iter().flat_map(|(_, v)| v.iter().copied());
+    let max = values.clone().fold(0.0f64, f64::max);
+    // On a log axis the bars rise from the decade below the smallest positive value.
+    let (y_lo, y_hi) = if bars.log {
+        let min = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        (min.log10().floor(), max.log10().ceil().max(min.log10().floor() + 1.0))
+    } else {
+        (0.0, headroom(max))
+    };
+    let plot_y = |v: f64| match (bars.log, v > 0.0) {
+        (true, true) => v.log10(),
+        (true, false) => y_lo,
+        (false, _) => v,
+    };
+    let n = bars.series.len().max(1) as f64;
+    let legend: Vec<LegendEntry> = bars
+        .series
+        .iter()
+        .map(|(name, _)| LegendEntry::algorithm(name, Mark::Box))
+        .collect();
+    let rotate = bars.series.len() > 4;
+    render(file, bars.title, &legend, |area| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(bars.title, (FONT, 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0.0..bars.groups.len() as f64, y_lo..y_hi)
+            .map_err(plot_err(file))?;
+        let tick = |v: &f64| (bars.tick)(*v);
+        let mut mesh = chart.configure_mesh();
+        mesh.disable_x_mesh()
+            .x_labels(0)
+            .x_desc("")
+            .y_desc(bars.y_desc)
+            .y_label_formatter(&tick)
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16));
+        if bars.log {
+            mesh.y_labels((y_hi - y_lo) as usize + 1);
+        }
+        mesh.draw().map_err(plot_err(file))?;
+        let value_style = (FONT, 12).into_font().color(&BLACK);
+        let value_style = if rotate {
+            value_style
+                .transform(FontTransform::Rotate270)
+                .pos(Pos::new(HPos::Left, VPos::Center))
+        } else {
+            value_style.pos(Pos::new(HPos::Center, VPos::Bottom))
+        };
+        for (j, (name, values)) in bars.series.iter().enumerate() {
+            let fill = colour(name).filled();
+            for (i, &v) in values.iter().enumerate() {
+                // Groups are one unit wide; their bars fill the middle 80%.
+                let x0 = i as f64 + 0.1 + 0.8 * j as f64 / n;
+                let x1 = x0 + 0.8 / n;
+                chart
+                    .draw_series([Rectangle::new([(x0, y_lo), (x1, plot_y(v))], fill)])
+                    .map_err(plot_err(file))?;
+                let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, plot_y(v)));
+                area.draw(&Text::new((bars.label)(v), (px, py - 3), value_style.clone()))
+                    .map_err(plot_err(file))?;
+            }
+        }
+        let group_style = (FONT, 16)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        for (i, group) in bars.groups.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
+            area.draw(&Text::new(group.to_string(), (px, py + 8), group_style.clone()))
+                .map_err(plot_err(file))?;
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,286 @@
+//! SVG charts for design documents, drawn with plotters' SVG backend.
+//!
+//! Each chart is a pure function of the run's results that returns SVG text; only
+//! [`super::write_outputs`] writes them. What every chart shares lives here: the size, the font,
+//! one colour per algorithm (the same in every chart), the legend drawn beside the plot (so eight
+//! or more algorithms never cover the data), unit choice and peak-preserving downsampling.
+//!
+//! Text needs no font file: without plotters' `ttf`/`ab_glyph` features, text is laid out with
+//! a size estimate and written as SVG `<text>` elements with the generic `sans-serif` family,
+//! which the viewer renders with whatever font it has.
+
+mod accuracy;
+mod bars;
+mod delay;
+mod hurt;
+mod memory;
+mod rate;
+mod worst;
+
+use crate::algorithms::AlgorithmKind;
+use crate::error::{Error, Result};
+use crate::metrics::AlgorithmReport;
+use crate::scenario::Scenario;
+use crate::time::{NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MIN, NANOS_PER_SEC, Nanos};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Width and height of every chart, in pixels.
+pub const SIZE: (u32, u32) = (960, 540);
+/// Width of the legend column at the right of every chart.
+const LEGEND_WIDTH: u32 = 230;
+/// Roughly the plot's width in pixels: series longer than twice this are downsampled.
+pub const PLOT_PIXELS: usize = 620;
+/// A generic family, so no font file is needed to draw or to view.
+pub const FONT: &str = "sans-serif";
+
+/// One colour per algorithm, in [`AlgorithmKind::ALL`] order (Okabe-Ito first, then four more
+/// that stay apart from them): ten, so eight or more algorithms remain distinguishable.
+pub const PALETTE: [RGBColor; 10] = [
+    RGBColor(0xD5, 0x5E, 0x00), // vermillion
+    RGBColor(0x00, 0x72, 0xB2), // blue
+    RGBColor(0x00, 0x9E, 0x73), // bluish green
+    RGBColor(0xE6, 0x9F, 0x00), // orange
+    RGBColor(0xCC, 0x79, 0xA7), // reddish purple
+    RGBColor(0x56, 0xB4, 0xE9), // sky blue
+    RGBColor(0x8C, 0x56, 0x4B), // brown
+    RGBColor(0x7F, 0x3C, 0x8D), // purple
+    RGBColor(0x17, 0xBE, 0xCF), // cyan
+    RGBColor(0xBC, 0xBD, 0x22), // olive
+];
+/// Series that belong to no algorithm: the offered load, and reference lines.
+pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
+pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
+
+/// The colour of an algorithm: fixed by its place in [`AlgorithmKind::ALL`], whichever
+/// algorithms a scenario runs, so a reader learns it once.
+pub fn colour(algorithm: &str) -> RGBColor {
+    let index = AlgorithmKind::ALL
+        .iter()
+        .position(|k| k.name() == algorithm)
+        // Not a known kind (cannot happen for a validated scenario): a stable pick by name.
+        .unwrap_or_else(|| algorithm.bytes().map(usize::from).sum());
+    PALETTE[index % PALETTE.len()]
+}
+
+/// `#rrggbb`, as the SVG backend writes colours.
+pub fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// One chart, ready to write as `charts/<file>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub file: &'static str,
+    pub title: String,
+    /// What the chart shows, in one sentence (the reports' caption).
+    pub caption: String,
+    pub svg: String,
+}
+
+/// Every chart the run's results support. The delay chart is left out when no algorithm
+/// delayed a request.
+pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
+    let mut charts = vec![
+        rate::chart(scenario, algorithms)?,
+        worst::chart(scenario, algorithms)?,
+        accuracy::chart(scenario, algorithms)?,
+        hurt::chart(scenario, algorithms)?,
+        memory::chart(scenario, algorithms)?,
+    ];
+    if algorithms.iter().any(|a| a.delay.count > 0) {
+        charts.push(delay::chart(scenario, algorithms)?);
+    }
+    Ok(charts)
+}
+
+/// A plotters error: drawing into a string cannot fail on input, so it is a bug in rlsim.
+pub fn plot_err<E: std::error::Error + Send + Sync>(
+    chart: &str,
+) -> impl FnOnce(DrawingAreaErrorKind<E>) -> Error + '_ {
+    move |e| Error::Internal(format!("drawing chart `{chart}`: {e}"))
+}
+
+/// How a legend entry is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    Line,
+    Box,
+}
+
+pub struct LegendEntry {
+    pub label: String,
+    pub colour: RGBColor,
+    pub mark: Mark,
+}
+
+impl LegendEntry {
+    pub fn algorithm(name: &str, mark: Mark) -> Self {
+        LegendEntry {
+            label: name.to_string(),
+            colour: colour(name),
+            mark,
+        }
+    }
+}
+
+/// Draws a chart: a white canvas split into the plot area and a legend column. `draw` fills
+/// the plot area. Returns the SVG text, with a `<title>` for screen readers and tests.
+pub fn render(
+    file: &str,
+    title: &str,
+    legend: &[LegendEntry],
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(plot_err(file))?;
+        let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+        draw(&plot)?;
+        draw_legend(file, &side, legend)?;
+        root.present().map_err(plot_err(file))?;
+    }
+    Ok(with_title(&svg, title))
+}
+
+fn draw_legend(
+    file: &str,
+    area: &DrawingArea<SVGBackend, Shift>,
+    entries: &[LegendEntry],
+) -> Result<()> {
+    // Rows of 22 px from below the caption; the column holds 20 entries at this size.
+    let style = (FONT, 15)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, e) in entries.iter().enumerate() {
+        let y = 60 + 22 * i as i32;
+        match e.mark {
+            Mark::Line => area
+                .draw(&PathElement::new(
+                    vec![(4, y), (28, y)],
+                    e.colour.stroke_width(3),
+                ))
+                .map_err(plot_err(file))?,
+            Mark::Box => area
+                .draw(&Rectangle::new([(8, y - 7), (24, y + 7)], e.colour.filled()))
+                .map_err(plot_err(file))?,
+        }
+        area.draw(&Text::new(e.label.clone(), (36, y), style.clone()))
+            .map_err(plot_err(file))?;
+    }
+    Ok(())
+}
+
+/// Inserts `<title>` as the first child of the root element.
+fn with_title(svg: &str, title: &str) -> String {
+    let escaped = escape(title);
+    match svg.find('>') {
+        Some(end) => format!(
+            "{}\n<title>{escaped}</title>{}",
+            &svg[..=end],
+            &svg[end + 1..]
+        ),
+        None => svg.to_string(),
+    }
+}
+
+/// XML/HTML text escaping.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A time unit for an axis: the largest of ms, s, min, h that keeps `span` at 2 units or more.
+pub fn time_unit(span: Nanos) -> (f64, &'static str) {
+    [
+        (NANOS_PER_HOUR, "h"),
+        (NANOS_PER_MIN, "min"),
+        (NANOS_PER_SEC, "s"),
+        (NANOS_PER_MILLI, "ms"),
+    ]
+    .into_iter()
+    .find(|(unit, _)| span >= 2 * unit)
+    .map_or((1.0, "ns"), |(unit, name)| (unit as f64, name))
+}
+
+/// At most about `2 × buckets` points that keep every peak and trough: the series is cut into
+/// `buckets` runs of consecutive points and each run keeps its minimum and maximum, in order.
+/// Shorter series are returned as they are.
+pub fn downsample(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
+    if buckets == 0 || points.len() <= 2 * buckets {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(2 * buckets + 2);
+    for b in 0..buckets {
+        let run = &points[b * points.len() / buckets..(b + 1) * points.len() / buckets];
+        let (Some(lo), Some(hi)) = (
+            run.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+            run.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+        ) else {
+            continue;
+        };
+        if lo.0 <= hi.0 {
+            out.extend([*lo, *hi]);
+        } else {
+            out.extend([*hi, *lo]);
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// An upper bound for a y axis holding `max`: 10% headroom, and never an empty range.
+pub fn headroom(max: f64) -> f64 {
+    if max > 0.0 { max * 1.1 } else { 1.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downsampling_keeps_a_one_point_spike() {
+        let mut points: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, 1.0)).collect();
+        points[7_777].1 = 500.0;
+        points[2_222].1 = -3.0;
+        let out = downsample(&points, 100);
+        assert!(out.len() <= 200, "{} points", out.len());
+        assert!(out.contains(&(7_777.0, 500.0)));
+        assert!(out.contains(&(2_222.0, -3.0)));
+        assert!(out.windows(2).all(|w| w[0].0 < w[1].0), "x stays in order");
+        assert_eq!(downsample(&points[..50], 100), points[..50].to_vec());
+    }
+
+    #[test]
+    fn every_algorithm_has_its_own_colour() {
+        let colours: std::collections::HashSet<String> = AlgorithmKind::ALL
+            .iter()
+            .map(|k| hex(colour(k.name())))
+            .collect();
+        assert_eq!(colours.len(), AlgorithmKind::ALL.len());
+        assert!(PALETTE.len() >= 8);
+    }
+
+    #[test]
+    fn units() {
+        assert_eq!(time_unit(3 * NANOS_PER_MIN).1, "min");
+        assert_eq!(time_unit(90 * NANOS_PER_SEC).1, "s");
+        assert_eq!(time_unit(NANOS_PER_SEC).1, "ms");
+        assert_eq!(
+            with_title("<svg a=\"1\">\n</svg>", "a < b"),
+            "<svg a=\"1\">\n<title>a &lt; b</title>\n</svg>"
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Chart 1: admitted rate over time per algorithm, against the offered load, with the policy's
+//! per-key limit as a reference line.
+
+use super::{
+    FONT, LegendEntry, Mark, OFFERED, PLOT_PIXELS, REFERENCE, colour, downsample, headroom,
+    plot_err, render, time_unit,
+};
+use crate::error::Result;
+use crate::metrics::{AlgorithmReport, TimeBucket};
+use crate::scenario::Scenario;
+use crate::time::{NANOS_PER_SEC, format_duration};
+use plotters::prelude::*;
+
+pub const FILE: &str = "admitted_rate.svg";
+
+pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let title = format!("Admitted rate over time: {}", scenario.name);
+    let buckets = algorithms
+        .iter()
+        .map(|a| a.timeseries.len())
+        .chain([scenario.duration.div_ceil(scenario.bucket) as usize])
+        .max()
+        .unwrap_or(0);
+    let span = buckets as u64 * scenario.bucket;
+    let (unit, unit_name) = time_unit(span);
+    let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;
+    // Each bucket is drawn at its start; the rate is its count over the bucket's width.
+    let series = |a: &AlgorithmReport, f: fn(&TimeBucket) -> u64| -> Vec<(f64, f64)> {
+        let points: Vec<(f64, f64)> = (0..buckets)
+            .map(|i| {
+                let b = a.timeseries.get(i).copied().unwrap_or_default();
+                let x = (i as u64 * scenario.bucket) as f64 / unit;
+                (x, f(&b) as f64 * per_sec)
+            })
+            .collect();
+        downsample(&points, PLOT_PIXELS)
+    };
+    // Every algorithm is offered the same open-loop traffic; the first one's is the load.
+    let offered = algorithms
+        .first()
+        .map(|a| series(a, |b| b.offered))
+        .unwrap_or_default();
+    let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+        .iter()
+        .map(|a| (a.algorithm.as_str(), series(a, |b| b.admitted)))
+        .collect();
+    let limit_rate = scenario.policy.limit as f64 * NANOS_PER_SEC as f64
+        / scenario.policy.window as f64;
+    let y_max = admitted
+        .iter()
+        .flat_map(|(_, s)| s)
+        .chain(&offered)
+        .map(|p| p.1)
+        .fold(limit_rate, f64::max);
+    let x_max = (span as f64 / unit).max(f64::MIN_POSITIVE);
+    let limit_label = format!(
+        "policy limit per key ({} per {})",
+        scenario.policy.limit,
+        format_duration(scenario.policy.window)
+    );
+    let mut legend = vec![LegendEntry {
+        label: "offered load".into(),
+        colour: OFFERED,
+        mark: Mark::Line,
+    }];
+    legend.extend(
+        algorithms
+            .iter()
+            .map(|a| LegendEntry::algorithm(&a.algorithm, Mark::Line)),
+    );
+    legend.push(LegendEntry {
+        label: "policy limit per key".into(),
+        colour: REFERENCE,
+        mark: Mark::Line,
+    });
+    let svg = render(FILE, &title, &legend, |area| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&title, (FONT, 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..x_max, 0.0..headroom(y_max))
+            .map_err(plot_err(FILE))?;
+        chart
+            .configure_mesh()
+            .x_desc(format!("time ({unit_name})"))
+            .y_desc(format!(
+                "requests/s (per {} bucket)",
+                format_duration(scenario.bucket)
+            ))
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .draw()
+            .map_err(plot_err(FILE))?;
+        chart
+            .draw_series(LineSeries::new(offered, OFFERED.stroke_width(4)))
+            .map_err(plot_err(FILE))?;
+        for (name, points) in admitted {
+            chart
+                .draw_series(LineSeries::new(points, colour(name).stroke_width(2)))
+                .map_err(plot_err(FILE))?;
+        }
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, limit_rate), (x_max, limit_rate)],
+                REFERENCE.stroke_width(1),
+            ))
+            .map_err(plot_err(FILE))?;
+        Ok(())
+    })?;
+    Ok(super::Chart {
+        file: FILE,
+        caption: format!(
+            "Requests reaching the backend per second under each algorithm, over the offered load \
+             (grey). The thin black line is the {limit_label} = {limit_rate:.3}/s: the policy \
+             limits each key, so the total may exceed it."
+        ),
+        title,
+        svg,
+    })
+}

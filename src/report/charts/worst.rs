@@ -1,0 +1,151 @@
+//! Chart 2: the worst moment. For each algorithm, the admitted count of its worst key in the
+//! rolling window `(s − W, s]`, for `s` from one window before the worst window's end to one
+//! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
+
+use super::{
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err,
+    render, time_unit,
+};
+use crate::error::Result;
+use crate::metrics::AlgorithmReport;
+use crate::scenario::Scenario;
+use crate::time::Nanos;
+use plotters::prelude::*;
+
+pub const FILE: &str = "worst_moment.svg";
+
+/// The rolling count `R(s) = |{a : s − W < a ≤ s}|` for `s` in `[end − W, end + W]`, as the
+/// corners of a step function, with `s` relative to `end`. `admissions` must hold every
+/// admission in `(end − 2W, end + W]` (what the recorder keeps), sorted.
+pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i128, u64)> {
+    let (from, to) = (end as i128 - window as i128, end as i128 + window as i128);
+    // An admission a enters the window at s = a and leaves at s = a + W.
+    let mut changes: Vec<(i128, i64)> = Vec::with_capacity(admissions.len() * 2);
+    for &a in admissions {
+        changes.push((a as i128, 1));
+        changes.push((a as i128 + window as i128, -1));
+    }
+    changes.sort_unstable();
+    let mut count: i64 = 0;
+    let mut steps = Vec::with_capacity(changes.len() + 2);
+    let mut i = 0;
+    while i < changes.len() && changes[i].0 <= from {
+        count += changes[i].1;
+        i += 1;
+    }
+    steps.push((from - end as i128, count as u64));
+    while i < changes.len() && changes[i].0 <= to {
+        let at = changes[i].0;
+        let before = count;
+        while i < changes.len() && changes[i].0 == at {
+            count += changes[i].1;
+            i += 1;
+        }
+        if count != before {
+            steps.push((at - end as i128, before as u64));
+            steps.push((at - end as i128, count as u64));
+        }
+    }
+    steps.push((to - end as i128, count as u64));
+    steps.dedup();
+    steps
+}
+
+pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let title = format!("The worst moment: {}", scenario.name);
+    let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+    let (unit, unit_name) = time_unit(2 * window);
+    let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+        .iter()
+        .map(|a| {
+            let steps = rolling_count(&a.worst_window_admissions, a.worst_window_end_ns, window);
+            let points: Vec<(f64, f64)> = steps
+                .into_iter()
+                .map(|(s, n)| (s as f64 / unit, n as f64))
+                .collect();
+            (a.algorithm.as_str(), downsample(&points, PLOT_PIXELS))
+        })
+        .collect();
+    let peak = algorithms
+        .iter()
+        .map(|a| a.max_window_admitted)
+        .fold(limit, u64::max) as f64;
+    let half = window as f64 / unit;
+    let mut legend: Vec<LegendEntry> = algorithms
+        .iter()
+        .map(|a| LegendEntry {
+            label: format!("{} (peak {})", a.algorithm, a.max_window_admitted),
+            colour: colour(&a.algorithm),
+            mark: Mark::Line,
+        })
+        .collect();
+    legend.push(LegendEntry {
+        label: format!("policy limit ({limit})"),
+        colour: REFERENCE,
+        mark: Mark::Line,
+    });
+    let svg = render(FILE, &title, &legend, |area| {
+        let mut chart = ChartBuilder::on(area)
+            .caption(&title, (FONT, 22))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-half..half, 0.0..headroom(peak))
+            .map_err(plot_err(FILE))?;
+        chart
+            .configure_mesh()
+            .x_desc(format!(
+                "time from the end of the algorithm's worst window ({unit_name})"
+            ))
+            .y_desc("admitted in the rolling window (requests)")
+            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 16))
+            .draw()
+            .map_err(plot_err(FILE))?;
+        for (name, points) in series {
+            chart
+                .draw_series(LineSeries::new(points, colour(name).stroke_width(2)))
+                .map_err(plot_err(FILE))?;
+        }
+        chart
+            .draw_series(LineSeries::new(
+                [(-half, limit as f64), (half, limit as f64)],
+                REFERENCE.stroke_width(1),
+            ))
+            .map_err(plot_err(FILE))?;
+        Ok(())
+    })?;
+    Ok(super::Chart {
+        file: FILE,
+        caption: format!(
+            "For each algorithm, its worst key's admissions in the rolling window ending at each \
+             instant, around the window where that count peaked; above the black line ({limit}) \
+             the policy is violated."
+        ),
+        title,
+        svg,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rolling_count;
+
+    #[test]
+    fn rolling_count_steps() {
+        // W = 10, end = 20, admissions at 5, 15, 15, 20. R(s) counts a in (s − 10, s].
+        let steps = rolling_count(&[5, 15, 15, 20], 20, 10);
+        let expected = [
+            (-10, 1), // s = 10: (0, 10] holds 5
+            (-5, 1),
+            (-5, 2), // s = 15: 5 leaves, the two at 15 enter
+            (0, 2),
+            (0, 3), // s = 20: the worst window's end
+            (5, 3),
+            (5, 1), // s = 25: the two at 15 leave
+            (10, 1),
+            (10, 0), // s = 30: 20 leaves
+        ];
+        assert_eq!(steps, expected);
+    }
+}
