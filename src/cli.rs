@@ -3,9 +3,10 @@
 use crate::algorithms::AlgorithmKind;
 use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
-use crate::report::{self, DecisionLog, Summary};
+use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::sim;
+use crate::terminal;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,6 +51,9 @@ pub struct RunArgs {
     /// Exit with code 1 when an expectation of the scenario fails.
     #[arg(long)]
     pub strict: bool,
+    /// Print no table, expectation lines or progress bar: only errors (and `--format json`).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -134,6 +138,8 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         )));
     }
     let mut scenario = Scenario::load(&args.scenario)?;
+    // The reports name the scenario file by its hash; read it as the scenario was read.
+    let bytes = std::fs::read(&args.scenario).map_err(|e| Error::io(&args.scenario, e))?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
@@ -142,7 +148,10 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         Some(log) => log.part(spec.kind.name()).map(Some),
         None => Ok(None),
     };
-    let (report, parts) = sim::run(&scenario, make_sink, None)?;
+    let progress = sim::Progress::new();
+    let (report, parts) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
+        sim::run(&scenario, make_sink, Some(&progress))
+    })?;
     if let Some(log) = &log {
         let mut parts: Vec<_> = parts.into_iter().flatten().collect();
         for part in &mut parts {
@@ -151,7 +160,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         log.merge(parts)?;
     }
     if let Some(out) = &args.out {
-        report::write_outputs(out, &scenario, &report)?;
+        let args: Vec<String> = std::env::args().collect();
+        let provenance = Provenance::new(&scenario, &bytes, &args);
+        report::write_outputs(out, &scenario, &report, &provenance)?;
     }
     let expectations = check::evaluate(&scenario, &report.algorithms);
     let mut lines = String::new();
@@ -163,8 +174,15 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         lines.push_str(&output::count_line(expectations.len() - failed, failed));
     }
     match args.format {
+        Format::Table if args.quiet => {}
         Format::Table => {
-            let mut text = report::table(&scenario, &report.algorithms, &report.throughput);
+            let colour = terminal::stdout_has_colour();
+            let mut text = report::styled_table(
+                &scenario,
+                &report.algorithms,
+                &report.throughput,
+                colour,
+            );
             if !lines.is_empty() {
                 text.push('\n');
                 text.push_str(&lines);
@@ -177,7 +195,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
                 stdout,
                 &report::summary_json(&Summary::new(&scenario, &report)),
             )?;
-            print_to(stderr, "<stderr>", lines.as_bytes())?;
+            if !args.quiet {
+                print_to(stderr, "<stderr>", lines.as_bytes())?;
+            }
         }
     }
     Ok(status(failed == 0 || !args.strict))

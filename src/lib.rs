@@ -40,6 +40,7 @@ pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod suggest;
+pub mod terminal;
 pub mod time;
 pub mod traffic;
 

@@ -4,12 +4,18 @@
 
 pub mod charts;
 mod decisions;
+mod document;
 mod files;
+mod provenance;
+pub mod ranking;
+mod review;
 mod table;
 
 pub use decisions::{DecisionLog, DecisionPart};
 pub use files::{delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv};
-pub use table::{human_bytes, human_rate, table};
+pub use provenance::{Provenance, command_line};
+pub use review::reports;
+pub use table::{human_bytes, human_rate, styled_table, table};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
@@ -81,8 +87,16 @@ impl<'a> Summary<'a> {
 }
 
 /// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
-/// `delays.csv` and `throughput.json`.
-pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Result<()> {
+/// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`.
+/// Everything is rendered before anything is written, so a chart error leaves no report.
+pub fn write_outputs(
+    dir: &Path,
+    scenario: &Scenario,
+    report: &RunReport,
+    provenance: &Provenance,
+) -> Result<()> {
+    let charts = charts::all(scenario, &report.algorithms)?;
+    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let summary = Summary::new(scenario, report);
     write_atomic(&dir.join("summary.json"), &summary_json(&summary))?;
@@ -96,6 +110,13 @@ pub fn write_outputs(dir: &Path, scenario: &Scenario, report: &RunReport) -> Res
         &dir.join("throughput.json"),
         &throughput_json(&report.throughput),
     )?;
+    let chart_dir = dir.join("charts");
+    std::fs::create_dir_all(&chart_dir).map_err(|e| Error::io(&chart_dir, e))?;
+    for chart in &charts {
+        write_atomic(&chart_dir.join(chart.file), chart.svg.as_bytes())?;
+    }
+    write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
+    write_atomic(&dir.join("report.html"), html.as_bytes())?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 use crate::metrics::{AlgorithmReport, Throughput};
 use crate::scenario::Scenario;
 use crate::time::format_duration;
+use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
 
 const HEADERS: [&str; 12] = [
@@ -26,12 +27,43 @@ pub fn table(
     algorithms: &[AlgorithmReport],
     throughput: &[Throughput],
 ) -> String {
+    styled_table(scenario, algorithms, throughput, false)
+}
+
+/// Red for a figure that breaks the policy, yellow for one that hurts legit users.
+const BAD: Style = AnsiColor::Red.on_default().bold();
+const WARN: Style = AnsiColor::Yellow.on_default();
+const HEAD: Style = Style::new().bold();
+
+/// The style of a cell, when the terminal takes colour: the header, and figures that are off.
+fn cell_style(row: Option<&AlgorithmReport>, column: usize) -> Style {
+    let Some(a) = row else {
+        return HEAD;
+    };
+    match HEADERS[column] {
+        "burst_factor" if a.burst_factor > 1.0 => BAD,
+        "violations" if a.policy_violations > 0 => BAD,
+        "needless" if a.needless_rejections > 0 => WARN,
+        "legit_goodput" if a.roles.legit_goodput < 1.0 => WARN,
+        _ => Style::new(),
+    }
+}
+
+/// [`table`], with ANSI colour when `colour` (padding is computed on the plain text, so columns
+/// stay aligned).
+pub fn styled_table(
+    scenario: &Scenario,
+    algorithms: &[AlgorithmReport],
+    throughput: &[Throughput],
+    colour: bool,
+) -> String {
     let p = &scenario.policy;
     let keys: Vec<&str> = p.key.fields().iter().map(|f| f.name()).collect();
     let mut out = String::new();
+    let title = if colour { HEAD } else { Style::new() };
     let _ = writeln!(
         out,
-        "{} (seed {}, {} simulated): limit {} per {} per {}, burst {}",
+        "{title}{}{title:#} (seed {}, {} simulated): limit {} per {} per {}, burst {}",
         scenario.name,
         scenario.seed,
         format_duration(scenario.duration),
@@ -66,22 +98,27 @@ pub fn table(
             *w = (*w).max(cell.len());
         }
     }
-    let line = |cells: &[&str]| {
+    let line = |cells: &[&str], report: Option<&AlgorithmReport>| {
         let mut s = String::new();
         for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
-            if i == 0 {
-                let _ = write!(s, "{cell:<w$}");
+            let style = if colour {
+                cell_style(report, i)
             } else {
-                let _ = write!(s, "  {cell:>w$}");
+                Style::new()
+            };
+            if i == 0 {
+                let _ = write!(s, "{style}{cell:<w$}{style:#}");
+            } else {
+                let _ = write!(s, "  {style}{cell:>w$}{style:#}");
             }
         }
         s.push('\n');
         s
     };
-    out.push_str(&line(&HEADERS));
-    for row in &rows {
+    out.push_str(&line(&HEADERS, None));
+    for (row, report) in rows.iter().zip(algorithms) {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
-        out.push_str(&line(&cells));
+        out.push_str(&line(&cells, Some(report)));
     }
     out
 }
@@ -120,5 +157,12 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_rate(12_345_678.0), "12.3 M");
         assert_eq!(human_rate(999.0), "999");
+    }
+
+    #[test]
+    fn a_plain_style_writes_nothing() {
+        // Plain output depends on this: an empty style renders as no escape code at all.
+        assert_eq!(format!("{}x{:#}", Style::new(), Style::new()), "x");
+        assert_eq!(format!("{BAD}x{BAD:#}"), "\u{1b}[1m\u{1b}[31mx\u{1b}[0m");
     }
 }

@@ -4,10 +4,12 @@
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
 pub mod expect;
+pub mod goals;
 mod raw;
 mod validate;
 
 pub use expect::{Expectation, Op, Scope};
+pub use goals::Goal;
 
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
@@ -33,6 +35,8 @@ pub struct Scenario {
     pub bucket: Nanos,
     /// What the results must satisfy (`expect = [...]`), checked by `rlsim check`.
     pub expectations: Vec<Expectation>,
+    /// The priorities the report ranks algorithms against (`[goals]`).
+    pub goals: Vec<Goal>,
 }
 
 /// One algorithm to run, with its parameters (the policy's, unless overridden).

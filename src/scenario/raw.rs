@@ -30,6 +30,9 @@ pub struct RawScenario {
     /// Expectations on the results, one string each (see `expect.rs`).
     #[serde(default)]
     pub expect: Option<S<Vec<S<String>>>>,
+    /// The priorities the report ranks algorithms by: `max_<metric>` / `min_<metric>` = bound.
+    #[serde(default)]
+    pub goals: Option<BTreeMap<String, S<toml::Value>>>,
 }
 
 #[derive(Debug, Deserialize)]

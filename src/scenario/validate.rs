@@ -150,9 +150,14 @@ impl<'a> Ctx<'a> {
             traffic,
             bucket,
             expectations: Vec::new(),
+            goals: Vec::new(),
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
+        if let Some(table) = &raw.goals {
+            scenario.goals = super::goals::resolve(table, &metric::shape(&scenario))
+                .map_err(|(span, field, message)| self.err(span, &field, message))?;
+        }
         Ok(scenario)
     }
 

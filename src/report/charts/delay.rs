@@ -1,7 +1,7 @@
 //! Chart 6: delay percentiles of the algorithms that delay requests (shapers).
 
 use super::{
-    FONT, LegendEntry, Mark, colour, headroom, plot_err, render, time_unit,
+    FONT, LegendEntry, Mark, colour, headroom, plot_err, render, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, DelayStats};
@@ -45,6 +45,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             .x_labels(0)
             .x_desc("percentile of delayed requests")
             .y_desc(format!("delay ({unit_name})"))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
             .draw()

@@ -13,6 +13,18 @@ fn bytes(v: f64) -> String {
     crate::report::human_bytes(v.round() as u64)
 }
 
+/// A power of ten of bytes, for log-axis ticks: `10 B`, `100 B`, `1 kB`, `10 kB`.
+fn decimal_bytes(v: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = v.round();
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    format!("{v} {}", UNITS[unit])
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Memory: {}", scenario.name);
     let series: Vec<(&str, Vec<f64>)> = algorithms
@@ -38,7 +50,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         log,
         // On the log axis a tick is an exponent.
         tick: if log {
-            &|e| bytes(10f64.powf(e))
+            &|e| decimal_bytes(10f64.powf(e))
         } else {
             &bytes
         },

@@ -29,9 +29,9 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 /// Width and height of every chart, in pixels.
 pub const SIZE: (u32, u32) = (960, 540);
 /// Width of the legend column at the right of every chart.
-const LEGEND_WIDTH: u32 = 230;
+const LEGEND_WIDTH: u32 = 270;
 /// Roughly the plot's width in pixels: series longer than twice this are downsampled.
-pub const PLOT_PIXELS: usize = 620;
+pub const PLOT_PIXELS: usize = 600;
 /// A generic family, so no font file is needed to draw or to view.
 pub const FONT: &str = "sans-serif";
 
@@ -241,6 +241,13 @@ pub fn downsample(points: &[(f64, f64)], buckets: usize) -> Vec<(f64, f64)> {
     out
 }
 
+/// A tick label: at most two decimals, without trailing zeros (`100`, `0.5`, `-0.25`).
+pub fn tick(v: &f64) -> String {
+    let s = format!("{v:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.into() }
+}
+
 /// An upper bound for a y axis holding `max`: 10% headroom, and never an empty range.
 pub fn headroom(max: f64) -> f64 {
     if max > 0.0 { max * 1.1 } else { 1.0 }
@@ -282,5 +289,6 @@ mod tests {
             with_title("<svg a=\"1\">\n</svg>", "a < b"),
             "<svg a=\"1\">\n<title>a &lt; b</title>\n</svg>"
         );
+        assert_eq!([tick(&100.0), tick(&0.5), tick(&-0.0), tick(&1.256)], ["100", "0.5", "0", "1.26"]);
     }
 }

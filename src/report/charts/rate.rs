@@ -3,7 +3,7 @@
 
 use super::{
     FONT, LegendEntry, Mark, OFFERED, PLOT_PIXELS, REFERENCE, colour, downsample, headroom,
-    plot_err, render, time_unit,
+    plot_err, render, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, TimeBucket};
@@ -88,6 +88,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 "requests/s (per {} bucket)",
                 format_duration(scenario.bucket)
             ))
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
             .draw()

@@ -3,8 +3,7 @@
 //! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err,
-    render, time_unit,
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err, render, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -98,6 +97,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 "time from the end of the algorithm's worst window ({unit_name})"
             ))
             .y_desc("admitted in the rolling window (requests)")
+            .x_label_formatter(&tick)
+            .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16))
             .draw()
