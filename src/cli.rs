@@ -177,12 +177,8 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         Format::Table if args.quiet => {}
         Format::Table => {
             let colour = terminal::stdout_has_colour();
-            let mut text = report::styled_table(
-                &scenario,
-                &report.algorithms,
-                &report.throughput,
-                colour,
-            );
+            let mut text =
+                report::styled_table(&scenario, &report.algorithms, &report.throughput, colour);
             if !lines.is_empty() {
                 text.push('\n');
                 text.push_str(&lines);

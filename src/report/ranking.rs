@@ -8,8 +8,8 @@
 use crate::check::metric::Flat;
 use crate::metrics::AlgorithmReport;
 use crate::report::human_bytes;
-use crate::scenario::{Goal, Scope};
 use crate::scenario::goals::trim_number;
+use crate::scenario::{Goal, Scope};
 use std::cmp::Ordering;
 
 /// How one algorithm did against one goal.

@@ -4,9 +4,9 @@
 
 use super::charts::Chart;
 use super::document::{self, Block};
+use super::human_bytes;
 use super::provenance::Provenance;
 use super::ranking;
-use super::human_bytes;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, format_duration};
@@ -30,7 +30,10 @@ fn blocks(
     charts: &[Chart],
     provenance: &Provenance,
 ) -> Vec<Block> {
-    let mut b = vec![Block::Heading(1, format!("rlsim report: {}", scenario.name))];
+    let mut b = vec![Block::Heading(
+        1,
+        format!("rlsim report: {}", scenario.name),
+    )];
     if !scenario.description.is_empty() {
         b.push(Block::Paragraph(scenario.description.clone()));
     }

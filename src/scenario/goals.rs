@@ -114,7 +114,9 @@ mod tests {
     }
 
     fn shape() -> Flat {
-        Flat::of_json(&json!({"policy_violations": 1, "legit_goodput": 0.5, "mean_rate_error": null}))
+        Flat::of_json(
+            &json!({"policy_violations": 1, "legit_goodput": 0.5, "mean_rate_error": null}),
+        )
     }
 
     #[test]

@@ -7,4 +7,6 @@ mod errors;
 mod exact;
 mod metrics;
 mod replay;
+mod report;
+mod svg;
 mod util;

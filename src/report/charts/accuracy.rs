@@ -18,10 +18,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         series: algorithms
             .iter()
             .map(|a| {
-                let values = vec![
-                    a.policy_violations as f64,
-                    a.needless_rejections as f64,
-                ];
+                let values = vec![a.policy_violations as f64, a.needless_rejections as f64];
                 (a.algorithm.as_str(), values)
             })
             .collect(),

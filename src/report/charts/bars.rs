@@ -28,7 +28,9 @@ pub fn wants_log(values: impl Iterator<Item = f64>) -> bool {
     let positive: Vec<f64> = values.filter(|v| *v > 0.0).collect();
     let (lo, hi) = positive
         .iter()
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        });
     !positive.is_empty() && hi / lo >= 100.0
 }
 
@@ -39,7 +41,10 @@ pub fn draw(bars: Bars) -> Result<String> {
     // On a log axis the bars rise from the decade below the smallest positive value.
     let (y_lo, y_hi) = if bars.log {
         let min = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-        (min.log10().floor(), max.log10().ceil().max(min.log10().floor() + 1.0))
+        (
+            min.log10().floor(),
+            max.log10().ceil().max(min.log10().floor() + 1.0),
+        )
     } else {
         (0.0, headroom(max))
     };
@@ -94,8 +99,12 @@ pub fn draw(bars: Bars) -> Result<String> {
                     .draw_series([Rectangle::new([(x0, y_lo), (x1, plot_y(v))], fill)])
                     .map_err(plot_err(file))?;
                 let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, plot_y(v)));
-                area.draw(&Text::new((bars.label)(v), (px, py - 3), value_style.clone()))
-                    .map_err(plot_err(file))?;
+                area.draw(&Text::new(
+                    (bars.label)(v),
+                    (px, py - 3),
+                    value_style.clone(),
+                ))
+                .map_err(plot_err(file))?;
             }
         }
         let group_style = (FONT, 16)
@@ -104,8 +113,12 @@ pub fn draw(bars: Bars) -> Result<String> {
             .pos(Pos::new(HPos::Center, VPos::Top));
         for (i, group) in bars.groups.iter().enumerate() {
             let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
-            area.draw(&Text::new(group.to_string(), (px, py + 8), group_style.clone()))
-                .map_err(plot_err(file))?;
+            area.draw(&Text::new(
+                group.to_string(),
+                (px, py + 8),
+                group_style.clone(),
+            ))
+            .map_err(plot_err(file))?;
         }
         Ok(())
     })

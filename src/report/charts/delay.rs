@@ -1,8 +1,6 @@
 //! Chart 6: delay percentiles of the algorithms that delay requests (shapers).
 
-use super::{
-    FONT, LegendEntry, Mark, colour, headroom, plot_err, render, tick, time_unit,
-};
+use super::{FONT, LegendEntry, Mark, colour, headroom, plot_err, render, tick, time_unit};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, DelayStats};
 use crate::scenario::Scenario;
@@ -22,8 +20,7 @@ pub const PERCENTILES: [(&str, fn(&DelayStats) -> u64); 5] = [
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Delay percentiles: {}", scenario.name);
-    let delaying: Vec<&AlgorithmReport> =
-        algorithms.iter().filter(|a| a.delay.count > 0).collect();
+    let delaying: Vec<&AlgorithmReport> = algorithms.iter().filter(|a| a.delay.count > 0).collect();
     let max = delaying.iter().map(|a| a.delay.max_ns).max().unwrap_or(0);
     let (unit, unit_name) = time_unit(max);
     let legend: Vec<LegendEntry> = delaying

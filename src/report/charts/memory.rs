@@ -35,11 +35,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         })
         .collect();
     let log = bars::wants_log(series.iter().flat_map(|(_, v)| v.iter().copied()));
-    let y_desc = if log {
-        "bytes (log scale)"
-    } else {
-        "bytes"
-    };
+    let y_desc = if log { "bytes (log scale)" } else { "bytes" };
     let svg = bars::draw(Bars {
         file: FILE,
         title: &title,
@@ -57,9 +53,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
-        caption: "Peak bytes of limiter state (table and per-key buffers) divided by the live keys \
+        caption:
+            "Peak bytes of limiter state (table and per-key buffers) divided by the live keys \
                   at that peak, and in total."
-            .into(),
+                .into(),
         title,
         svg,
     })

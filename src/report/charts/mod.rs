@@ -165,7 +165,10 @@ fn draw_legend(
                 ))
                 .map_err(plot_err(file))?,
             Mark::Box => area
-                .draw(&Rectangle::new([(8, y - 7), (24, y + 7)], e.colour.filled()))
+                .draw(&Rectangle::new(
+                    [(8, y - 7), (24, y + 7)],
+                    e.colour.filled(),
+                ))
                 .map_err(plot_err(file))?,
         }
         area.draw(&Text::new(e.label.clone(), (36, y), style.clone()))
@@ -289,6 +292,9 @@ mod tests {
             with_title("<svg a=\"1\">\n</svg>", "a < b"),
             "<svg a=\"1\">\n<title>a &lt; b</title>\n</svg>"
         );
-        assert_eq!([tick(&100.0), tick(&0.5), tick(&-0.0), tick(&1.256)], ["100", "0.5", "0", "1.26"]);
+        assert_eq!(
+            [tick(&100.0), tick(&0.5), tick(&-0.0), tick(&1.256)],
+            ["100", "0.5", "0", "1.26"]
+        );
     }
 }

@@ -44,8 +44,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .iter()
         .map(|a| (a.algorithm.as_str(), series(a, |b| b.admitted)))
         .collect();
-    let limit_rate = scenario.policy.limit as f64 * NANOS_PER_SEC as f64
-        / scenario.policy.window as f64;
+    let limit_rate =
+        scenario.policy.limit as f64 * NANOS_PER_SEC as f64 / scenario.policy.window as f64;
     let y_max = admitted
         .iter()
         .flat_map(|(_, s)| s)

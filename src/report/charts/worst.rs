@@ -3,7 +3,8 @@
 //! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err, render, tick, time_unit,
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err,
+    render, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;

@@ -1,0 +1,455 @@
+//! Charts and reports: every SVG is read back as XML and checked against the run's figures.
+
+use crate::svg::{self, Svg, peak};
+use crate::util::{repo, rlsim, write};
+use rlsim::report::charts::{self, OFFERED, REFERENCE, colour, hex};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+const CHARTS: [&str; 6] = [
+    "admitted_rate.svg",
+    "worst_moment.svg",
+    "accuracy.svg",
+    "who_was_hurt.svg",
+    "memory.svg",
+    "delays.svg",
+];
+
+fn run_boundary(dir: &Path) {
+    rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .arg("--out")
+        .arg(dir)
+        .assert()
+        .success();
+}
+
+fn chart(dir: &Path, file: &str) -> Svg {
+    svg::parse(&std::fs::read_to_string(dir.join("charts").join(file)).unwrap())
+}
+
+fn summary(dir: &Path) -> Vec<Value> {
+    let v: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    v["algorithms"].as_array().unwrap().clone()
+}
+
+fn name(a: &Value) -> &str {
+    a["algorithm"].as_str().unwrap()
+}
+
+fn near(measured: f64, expected: f64, tolerance: f64, what: &str) {
+    assert!(
+        (measured - expected).abs() <= tolerance,
+        "{what}: drawn at {measured}, expected {expected} (± {tolerance})"
+    );
+}
+
+#[test]
+fn one_boundary_run_draws_every_chart_with_titles_axes_and_legends() {
+    let dir = tempfile::tempdir().unwrap();
+    run_boundary(dir.path());
+    let algorithms = summary(dir.path());
+    for file in CHARTS {
+        let svg = chart(dir.path(), file);
+        assert!(!svg.title.is_empty(), "{file} has a <title>");
+        assert!(svg.has_text(&svg.title), "{file} shows its title");
+        assert!(svg.title.ends_with(": boundary attack"), "{}", svg.title);
+        for a in &algorithms {
+            // The delay chart shows the algorithms that delayed requests, and only those.
+            let expected = file != "delays.svg" || a["delay"]["count"].as_u64().unwrap() > 0;
+            let legend = svg.texts.iter().any(|t| t.content.starts_with(name(a)));
+            assert_eq!(legend, expected, "{file}: legend entry for {}", name(a));
+        }
+        // Text uses a generic family: no font file needed to draw or view it.
+        let text = std::fs::read_to_string(dir.path().join("charts").join(file)).unwrap();
+        assert!(!text.contains("font-family=\"") || text.contains("font-family=\"sans-serif\""));
+        assert!(
+            !text.contains("<image") && !text.contains("@font-face"),
+            "{file}"
+        );
+    }
+    let units = [
+        (
+            "admitted_rate.svg",
+            ["time (min)", "requests/s (per 1s bucket)"],
+        ),
+        (
+            "worst_moment.svg",
+            [
+                "time from the end of the algorithm's worst window (min)",
+                "admitted in the rolling window (requests)",
+            ],
+        ),
+        ("accuracy.svg", ["policy violations", "requests"]),
+        (
+            "who_was_hurt.svg",
+            [
+                "NAT collateral (rejected)",
+                "share of the requests concerned (%)",
+            ],
+        ),
+        ("memory.svg", ["per key (at peak)", "bytes (log scale)"]),
+        (
+            "delays.svg",
+            ["percentile of delayed requests", "delay (s)"],
+        ),
+    ];
+    for (file, labels) in units {
+        let svg = chart(dir.path(), file);
+        for label in labels {
+            assert!(svg.has_text(label), "{file} lacks the label `{label}`");
+        }
+    }
+}
+
+#[test]
+fn line_charts_draw_the_run_data_in_each_algorithms_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    run_boundary(dir.path());
+    let algorithms = summary(dir.path());
+
+    // Chart 1: one line per algorithm, plus the offered load and the per-key limit.
+    let rate = chart(dir.path(), "admitted_rate.svg");
+    let timeseries = std::fs::read_to_string(dir.path().join("timeseries.csv")).unwrap();
+    for a in &algorithms {
+        let lines = rate.lines_in(&hex(colour(name(a))));
+        // The data line and the legend mark.
+        assert_eq!(lines.len(), 2, "{}: {lines:?}", name(a));
+        let most = timeseries
+            .lines()
+            .filter(|l| l.starts_with(&format!("{},", name(a))))
+            .map(|l| l.split(',').nth(3).unwrap().parse::<f64>().unwrap())
+            .fold(0.0, f64::max);
+        let (_, y) = peak(&rate, lines[0]);
+        // Buckets are 1 s wide: the peak bucket's count is its rate per second.
+        near(y, most, rate.y_per_pixel(), name(a));
+    }
+    assert!(!rate.lines_in(&hex(OFFERED)).is_empty());
+    let limit = &rate.lines_in(&hex(REFERENCE))[0];
+    near(
+        rate.y_value(limit.points[0].1),
+        100.0 / 60.0,
+        rate.y_per_pixel(),
+        "the per-key limit line",
+    );
+    let (lo, hi) = rate.y_tick_range();
+    assert_eq!(lo, 0.0);
+    assert!(hi >= 100.0, "the axis holds the 100/s peak: {hi}");
+    assert_eq!(rate.x_value(limit.points[1].0).round(), 3.0, "3 minutes");
+
+    // Chart 2: the worst moment. Each line peaks at its max_window_admitted, at the worst
+    // window's end (x = 0); fixed_window's 2x is 200 against the limit line at 100.
+    let worst = chart(dir.path(), "worst_moment.svg");
+    for a in &algorithms {
+        let line = worst.lines_in(&hex(colour(name(a))))[0];
+        let (x, y) = peak(&worst, line);
+        let expected = a["max_window_admitted"].as_f64().unwrap();
+        near(y, expected, worst.y_per_pixel(), name(a));
+        if name(a) == "fixed_window" {
+            assert_eq!(expected, 200.0);
+            near(x, 0.0, worst.x_per_pixel(), "the worst window's end");
+        }
+    }
+    let limit = &worst.lines_in(&hex(REFERENCE))[0];
+    near(
+        worst.y_value(limit.points[0].1),
+        100.0,
+        worst.y_per_pixel(),
+        "limit",
+    );
+    assert!(worst.has_text("fixed_window (peak 200)"));
+
+    // Chart 6: one line and five markers for the only shaper.
+    let delays = chart(dir.path(), "delays.svg");
+    let leaky = hex(colour("leaky_bucket"));
+    assert_eq!(delays.circles.iter().filter(|c| **c == leaky).count(), 5);
+    let a = algorithms
+        .iter()
+        .find(|a| name(a) == "leaky_bucket")
+        .unwrap();
+    let (_, top) = svg::top(delays.lines_in(&leaky)[0]);
+    let y = delays.y_value(top);
+    let max_s = a["delay"]["max_ns"].as_f64().unwrap() / 1e9;
+    near(y, max_s, delays.y_per_pixel(), "the maximum delay");
+}
+
+/// The value labels of a bar chart, per algorithm colour, in group order.
+fn bar_labels(svg: &Svg, dir: &Path, file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.join("charts").join(file)).unwrap();
+    assert!(text.contains("<rect"));
+    svg.texts
+        .iter()
+        .filter(|t| {
+            t.anchor != "end" && t.content.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+        .map(|t| t.content.clone())
+        .collect()
+}
+
+#[test]
+fn bar_charts_show_each_figure_per_algorithm() {
+    let dir = tempfile::tempdir().unwrap();
+    run_boundary(dir.path());
+    let algorithms = summary(dir.path());
+    let n = algorithms.len();
+
+    let accuracy = chart(dir.path(), "accuracy.svg");
+    for a in &algorithms {
+        let fill = hex(colour(name(a)));
+        // Two bars (violations, needless) and the legend box.
+        let bars = accuracy.rects.iter().filter(|r| r.fill == fill).count();
+        assert_eq!(bars, 3, "{}", name(a));
+    }
+    let labels = bar_labels(&accuracy, dir.path(), "accuracy.svg");
+    let expected: Vec<String> = ["policy_violations", "needless_rejections"]
+        .iter()
+        .flat_map(|m| algorithms.iter().map(move |a| a[*m].to_string()))
+        .collect();
+    let mut sorted = labels.clone();
+    sorted.sort();
+    let mut expected_sorted = expected.clone();
+    expected_sorted.sort();
+    assert_eq!(sorted, expected_sorted);
+    // fixed_window's violations bar is the tallest: it reaches 100 on the axis.
+    let fw = hex(colour("fixed_window"));
+    let bar = accuracy
+        .rects
+        .iter()
+        .filter(|r| r.fill == fw)
+        .max_by(|a, b| a.height.total_cmp(&b.height))
+        .unwrap();
+    near(
+        accuracy.y_value(bar.y),
+        100.0,
+        accuracy.y_per_pixel(),
+        "violations bar",
+    );
+
+    let hurt = chart(dir.path(), "who_was_hurt.svg");
+    let labels = bar_labels(&hurt, dir.path(), "who_was_hurt.svg");
+    assert_eq!(labels.len(), 3 * n);
+    for a in &algorithms {
+        let goodput = format!(
+            "{:.1}%",
+            100.0 * a["roles"]["legit_goodput"].as_f64().unwrap()
+        );
+        let leak = format!(
+            "{:.1}%",
+            100.0 * a["roles"]["abusive_leakage"].as_f64().unwrap()
+        );
+        assert!(
+            labels.contains(&goodput) && labels.contains(&leak),
+            "{}",
+            name(a)
+        );
+    }
+    assert!(labels.contains(&"100.0%".to_string()) && labels.contains(&"50.0%".to_string()));
+
+    let memory = chart(dir.path(), "memory.svg");
+    let labels = bar_labels(&memory, dir.path(), "memory.svg");
+    for a in &algorithms {
+        let total = rlsim::report::human_bytes(a["peak_state_bytes"].as_u64().unwrap());
+        assert!(
+            labels.contains(&total),
+            "{}: {total} in {labels:?}",
+            name(a)
+        );
+    }
+    // Log ticks are powers of ten.
+    assert!(memory.has_text("100 B") && memory.has_text("1 kB"));
+}
+
+#[test]
+fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
+    let dir = tempfile::tempdir().unwrap();
+    run_boundary(dir.path());
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for external in ["http://", "https://", "src=", "<link", "@import", "url("] {
+        assert!(
+            !html.contains(external),
+            "report.html contains `{external}`"
+        );
+    }
+    assert_eq!(html.matches("<svg").count(), CHARTS.len());
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    for file in CHARTS {
+        assert!(
+            md.contains(&format!("](charts/{file})")),
+            "report.md links {file}"
+        );
+    }
+    // The ranking against boundary.toml's goals, best first, each with its reason.
+    let ranking = md
+        .split("## Which algorithm")
+        .nth(1)
+        .expect("a ranking section");
+    let order: Vec<&str> = ranking
+        .lines()
+        .filter_map(|l| {
+            l.split_once(". **")
+                .map(|(_, r)| r.split("**").next().unwrap())
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "gcra",
+            "token_bucket",
+            "sliding_window_counter",
+            "leaky_bucket",
+            "sliding_window_log",
+            "fixed_window"
+        ]
+    );
+    assert!(ranking.contains("**gcra**: meets all 4 goals; 0 violations"));
+    assert!(ranking.contains("**fixed_window**: misses `policy_violations <= 0` (100)"));
+    assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; 0 violations"));
+    // The reproducibility block.
+    let bytes = std::fs::read(repo().join("scenarios/boundary.toml")).unwrap();
+    let hash: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    for text in [&md, &html] {
+        assert!(text.contains(&format!("scenario sha256: {hash}")));
+        assert!(text.contains(&format!("rlsim version: {}", env!("CARGO_PKG_VERSION"))));
+        assert!(text.contains("seed: 7"));
+        assert!(text.contains("command: rlsim run "));
+    }
+}
+
+#[test]
+fn charts_and_reports_are_byte_identical_across_runs() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    run_boundary(a.path());
+    run_boundary(b.path());
+    for file in CHARTS {
+        let x = std::fs::read(a.path().join("charts").join(file)).unwrap();
+        let y = std::fs::read(b.path().join("charts").join(file)).unwrap();
+        assert!(x == y, "{file} differs between two runs");
+    }
+    for file in ["report.md", "report.html"] {
+        // The command line names each run's own --out directory; everything else is equal.
+        let read = |dir: &Path| {
+            std::fs::read_to_string(dir.join(file))
+                .unwrap()
+                .replace(&dir.display().to_string(), "OUT")
+        };
+        assert_eq!(read(a.path()), read(b.path()), "{file}");
+    }
+}
+
+#[test]
+fn a_long_run_is_downsampled_and_keeps_its_peak() {
+    // One hour in 100 ms buckets: 36,000 points for a ~600 pixel wide plot, and one burst.
+    let toml = r#"
+        name = "long"
+        duration = "1h"
+        algorithms = ["fixed_window", "gcra"]
+        [output]
+        bucket = "100ms"
+        [policy]
+        limit = 1000
+        window = "1m"
+        [[traffic]]
+        name = "steady"
+        kind = "constant"
+        rate = "10/s"
+        [[traffic]]
+        name = "spike"
+        kind = "bursts"
+        count = 500
+        every = "1h"
+        ip = "198.51.100.1"
+    "#;
+    let scenario = rlsim::Scenario::parse(toml, Path::new("long.toml")).unwrap();
+    let reports = crate::util::run_scenario(&scenario);
+    let charts = charts::all(&scenario, &reports).unwrap();
+    assert_eq!(charts.len(), 5, "no shaper, no delay chart");
+    let rate = svg::parse(&charts[0].svg);
+    for a in &reports {
+        let line = rate.lines_in(&hex(colour(&a.algorithm)))[0];
+        assert!(
+            line.points.len() <= 2 * charts::PLOT_PIXELS,
+            "{} points",
+            line.points.len()
+        );
+        let most = a.timeseries.iter().map(|b| b.admitted).max().unwrap() as f64 * 10.0;
+        assert!(
+            most >= 5000.0,
+            "the 500-request burst is in one 100 ms bucket"
+        );
+        near(peak(&rate, line).1, most, rate.y_per_pixel(), &a.algorithm);
+    }
+}
+
+#[test]
+fn goal_errors_name_the_field_and_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("scenarios/boundary.toml"))
+        .unwrap()
+        .replace("max_policy_violations = 0", "max_policy_violatons = 0");
+    let path = write(dir.path(), "s.toml", &text);
+    let out = rlsim()
+        .arg("run")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("field `goals.max_policy_violatons`"), "{err}");
+    assert!(err.contains("did you mean `policy_violations`?"), "{err}");
+}
+
+#[test]
+fn quiet_prints_nothing_and_output_is_plain_off_a_terminal() {
+    let out = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .arg("--quiet")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(out.stdout.is_empty() && out.stderr.is_empty());
+    let plain = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .env_remove("CLICOLOR_FORCE")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        !plain.contains(&0x1b),
+        "no escape codes when stdout is a pipe"
+    );
+    let forced = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .env("CLICOLOR_FORCE", "1")
+        .env_remove("NO_COLOR")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(forced.contains(&0x1b), "CLICOLOR_FORCE colours the table");
+    let no_color = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .env("CLICOLOR_FORCE", "1")
+        .env("NO_COLOR", "1")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(!no_color.contains(&0x1b), "NO_COLOR wins");
+}
