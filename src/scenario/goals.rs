@@ -127,10 +127,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(goals.len(), 2);
-        assert_eq!(goals[0].describe(), "legit_goodput >= 0.99");
-        assert_eq!(goals[1].describe(), "policy_violations <= 0");
-        assert!(goals[1].met(Some(0.0)) && !goals[1].met(Some(1.0)));
-        assert!(goals[1].met(None), "a metric with no value does not apply");
+        // In key order: `max_` before `min_`.
+        assert_eq!(goals[0].describe(), "policy_violations <= 0");
+        assert_eq!(goals[1].describe(), "legit_goodput >= 0.99");
+        assert!(goals[0].met(Some(0.0)) && !goals[0].met(Some(1.0)));
+        assert!(goals[0].met(None), "a metric with no value does not apply");
     }
 
     #[test]

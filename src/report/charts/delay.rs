@@ -9,8 +9,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 pub const FILE: &str = "delays.svg";
 
+/// Reads one percentile of a distribution.
+type Percentile = fn(&DelayStats) -> u64;
+
 /// The percentiles drawn, at x = 0, 1, 2, ...
-pub const PERCENTILES: [(&str, fn(&DelayStats) -> u64); 5] = [
+pub const PERCENTILES: [(&str, Percentile); 5] = [
     ("p50", |d| d.p50_ns),
     ("p90", |d| d.p90_ns),
     ("p99", |d| d.p99_ns),
