@@ -4,13 +4,16 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = rlsim::cli::Cli::parse();
-    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr().lock());
+    // Standard error stays unlocked: the progress bar draws on it from another thread.
+    let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());
     match rlsim::cli::execute(cli, &mut stdout, &mut stderr) {
         Ok(Status::Success) => ExitCode::SUCCESS,
         // A failed expectation or a regression: the run itself went fine, and said so.
         Ok(Status::ChecksFailed) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("error: {e}");
+            // Red on a terminal; anstream drops the codes for a pipe or under NO_COLOR.
+            let red = anstyle::AnsiColor::Red.on_default().bold();
+            anstream::eprintln!("{red}error:{red:#} {e}");
             // Every error rlsim reports is bad input or an unusable path: exit code 2.
             ExitCode::from(2)
         }

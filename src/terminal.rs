@@ -25,6 +25,8 @@ pub fn stdout_has_colour() -> bool {
 /// Runs `work` (a simulation updating `progress`) while a thread draws a progress bar on
 /// standard error, if `show` and standard error is a terminal and the run lasts over a second.
 /// The bar shows simulated time over `duration × algorithms`, and decisions per second.
+/// The caller must not hold the standard error lock meanwhile: the bar's thread would wait
+/// for it forever.
 pub fn with_progress<T: Send>(
     scenario: &Scenario,
     progress: &Progress,
@@ -61,21 +63,44 @@ fn draw(scenario: &Scenario, progress: &Progress, done: &AtomicBool) {
     }
     let label = format!(
         "of {} simulated ({} algorithms × {})",
-        format_duration(total),
+        clock(total),
         scenario.algorithms.len(),
         format_duration(scenario.duration)
     );
     while !done.load(Ordering::Relaxed) {
         let simulated = progress.simulated_ns().min(total);
-        let whole_seconds = simulated - simulated % NANOS_PER_SEC;
         let rate = progress.requests() as f64 / started.elapsed().as_secs_f64().max(1e-9);
         bar.set_position(simulated);
         bar.set_message(format!(
             "{} {label}, {} requests/s",
-            format_duration(whole_seconds),
+            clock(simulated),
             human_rate(rate)
         ));
         std::thread::sleep(TICK);
     }
     bar.finish_and_clear();
+}
+
+/// Simulated time as a clock, `m:ss` or `h:mm:ss`: steady width while it runs.
+fn clock(ns: u64) -> String {
+    let s = ns / NANOS_PER_SEC;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, m, s) => format!("{m}:{s:02}"),
+        (h, m, s) => format!("{h}:{m:02}:{s:02}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clock;
+    use crate::time::NANOS_PER_SEC;
+
+    #[test]
+    fn clock_format() {
+        assert_eq!(clock(83 * NANOS_PER_SEC + 999), "1:23");
+        assert_eq!(
+            clock(3 * 3600 * NANOS_PER_SEC + 5 * NANOS_PER_SEC),
+            "3:00:05"
+        );
+    }
 }

@@ -8,5 +8,6 @@ mod exact;
 mod metrics;
 mod replay;
 mod report;
+mod review;
 mod svg;
 mod util;
