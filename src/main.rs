@@ -11,8 +11,7 @@ fn main() -> ExitCode {
         Ok(Status::ChecksFailed) => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e}");
-            // Every error rlsim reports is bad input or an unusable path: exit code 2.
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

@@ -137,7 +137,7 @@ impl Recorder {
             policy_violation_rate: ratio(self.violations, admitted),
             needless_rejections: needless,
             needless_rejection_rate: ratio(needless, total.rejected),
-            keys_seen: keys.len() as u64,
+            keys_seen: self.keys.iter().filter(|k| k.offered > 0).count() as u64,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,

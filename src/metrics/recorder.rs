@@ -211,6 +211,8 @@ impl Recorder {
         }
         key.last_remaining = Some(decision.remaining);
         if key.retry_at == Some(t) {
+            // Only the first request at the advertised time is the retry it was promised to.
+            key.retry_at = None;
             self.retries_at_retry_after += 1;
             self.retries_at_retry_after_admitted += admitted as u64;
         }

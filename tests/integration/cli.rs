@@ -272,6 +272,15 @@ fn boundary_scenario_writes_every_output() {
             other => panic!("unknown outcome {other}"),
         }
     }
+    // Outputs are ordinary readable files, not private temporaries.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for file in [out.join("summary.json"), decisions.clone()] {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "{}", file.display());
+        }
+    }
     // No temporary part files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
