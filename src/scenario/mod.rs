@@ -3,6 +3,7 @@
 //! Parsing keeps every value's position; validation refuses anything inconsistent with an error
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
+mod client;
 pub mod expect;
 mod raw;
 mod validate;
@@ -12,6 +13,7 @@ pub use expect::{Expectation, Op, Scope};
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
 use crate::policy::Policy;
+use crate::sim::Reaction;
 use crate::time::Nanos;
 use crate::traffic::SourceSpec;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,8 @@ pub struct Scenario {
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.
     pub bucket: Nanos,
+    /// What each source's clients do after a rejection, by source index.
+    pub reactions: Vec<Reaction>,
     /// What the results must satisfy (`expect = [...]`), checked by `rlsim check`.
     pub expectations: Vec<Expectation>,
 }

@@ -71,6 +71,9 @@ pub struct RawTraffic {
     #[serde(default)]
     pub role: Option<S<String>>,
     pub kind: S<String>,
+    /// Closed-loop clients: what they do after a rejection (see `client.rs`).
+    #[serde(default)]
+    pub on_reject: Option<S<super::client::RawReaction>>,
     #[serde(default)]
     pub rate: Option<S<String>>,
     #[serde(default)]

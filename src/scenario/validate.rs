@@ -44,7 +44,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
+    pub(super) fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
         Error::Scenario {
             location: self.location(Some(span)),
             field: Some(field.to_string()),
@@ -136,6 +136,12 @@ impl<'a> Ctx<'a> {
             }
             traffic.push(spec);
         }
+        let reactions = raw
+            .traffic
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
+            .collect::<Result<Vec<_>>>()?;
         let mut scenario = Scenario {
             name,
             description: raw
@@ -149,6 +155,7 @@ impl<'a> Ctx<'a> {
             algorithms,
             traffic,
             bucket,
+            reactions,
             expectations: Vec::new(),
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
@@ -188,7 +195,7 @@ impl<'a> Ctx<'a> {
         self.err(span, field, e.to_string())
     }
 
-    fn count(&self, s: &S<i64>, field: &str, max: u64) -> Result<u64> {
+    pub(super) fn count(&self, s: &S<i64>, field: &str, max: u64) -> Result<u64> {
         let v = *s.get_ref();
         if v < 1 {
             return Err(self.err(s.span(), field, format!("must be at least 1, got {v}")));
@@ -515,7 +522,12 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    fn opt_duration(&self, s: &Option<S<String>>, field: &str, default: Nanos) -> Result<Nanos> {
+    pub(super) fn opt_duration(
+        &self,
+        s: &Option<S<String>>,
+        field: &str,
+        default: Nanos,
+    ) -> Result<Nanos> {
         s.as_ref()
             .map_or(Ok(default), |s| self.duration(s, field, false))
     }

@@ -2,6 +2,7 @@
 
 mod check;
 mod cli;
+mod closed_loop;
 mod determinism;
 mod errors;
 mod exact;
