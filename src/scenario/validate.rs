@@ -304,9 +304,16 @@ impl<'a> Ctx<'a> {
             }
         }
         for spec in &specs {
-            spec.kind
-                .validate(spec.params)
-                .map_err(|e| self.err(raw.policy.span(), "policy", e.to_string()))?;
+            spec.kind.validate(spec.params).map_err(|e| {
+                // Point at the table the parameters came from: the override, or the policy.
+                let name = spec.kind.name();
+                match raw.algorithm.get(name) {
+                    Some(over) => {
+                        self.err(over.span(), &format!("algorithm.{name}"), e.to_string())
+                    }
+                    None => self.err(raw.policy.span(), "policy", e.to_string()),
+                }
+            })?;
         }
         Ok(specs)
     }

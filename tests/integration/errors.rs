@@ -230,3 +230,16 @@ fn usage_errors_exit_2() {
         .code(2);
     rlsim().args(["frobnicate"]).assert().code(2);
 }
+
+#[test]
+fn impossible_override_names_its_table() {
+    // W/L under 1 ns: GCRA's emission interval would be 0.
+    let toml = format!(
+        "{HEAD}algorithms = [\"gcra\"]\n{POLICY}[algorithm.gcra]\nlimit = 2000000000\nwindow = \"1ns\"\n{TRAFFIC}"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:", "`algorithm.gcra`", "emission interval"],
+    );
+}
