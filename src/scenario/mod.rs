@@ -4,7 +4,9 @@
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
 pub mod expect;
+mod process;
 mod raw;
+mod traffic;
 mod validate;
 
 pub use expect::{Expectation, Op, Scope};

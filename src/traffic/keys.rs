@@ -4,7 +4,7 @@ use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
 use crate::policy::{KeyField, KeySpec};
 use indexmap::IndexSet;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Every key seen in a run, in order of first appearance.
 ///
@@ -110,7 +110,13 @@ impl Identity {
         };
         let user = pick(&pop.user, &|n| format!("{}-{n}", spec.name));
         let api_key = pick(&pop.api_key, &|n| format!("key-{}-{n}", spec.name));
-        let ip = pick(&pop.ip, &|n| generated_ip(source, n).to_string());
+        let ip = pick(&pop.ip, &|n| {
+            if pop.ipv6 {
+                generated_ipv6(source, n).to_string()
+            } else {
+                generated_ip(source, n).to_string()
+            }
+        });
         Identity {
             ip,
             user,
@@ -120,7 +126,23 @@ impl Identity {
     }
 }
 
-/// Most distinct addresses a source can generate (one /16).
+/// Address `n` of source `source` in the documentation prefix `2001:db8::/32`: one /48 per
+/// source, so sources never share an address and a million clients fit easily.
+fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
+    let host = n + 1;
+    Ipv6Addr::new(
+        0x2001,
+        0xdb8,
+        (source % 65_536) as u16,
+        0,
+        0,
+        0,
+        (host >> 16) as u16,
+        (host & 0xffff) as u16,
+    )
+}
+
+/// Most distinct IPv4 addresses a source can generate (one /16).
 pub const MAX_GENERATED_IPS: u32 = 65_534;
 
 fn generated_ip(source: usize, n: u32) -> Ipv4Addr {

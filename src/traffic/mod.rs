@@ -5,13 +5,20 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+pub mod intensity;
 mod keys;
+mod modulated;
 mod periodic;
 mod poisson;
+pub mod population;
 mod replay;
 
+pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{Identity, KeySpace, MAX_GENERATED_IPS};
-pub use replay::{ReplaySource, check_trace_header};
+pub use population::RateDist;
+pub use replay::{
+    Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
+};
 
 use crate::algorithms::KeyId;
 use crate::error::Result;
@@ -44,8 +51,9 @@ pub enum Arrivals {
     /// Each client sends at exactly `rate`; clients are phased evenly so the source as a whole
     /// is periodic at `clients × rate`.
     Constant(Rate),
-    /// Each client is a Poisson process of `rate` (the source: Poisson at `clients × rate`).
-    Poisson(Rate),
+    /// Each client is a Poisson process of the given intensity: a constant rate (the source:
+    /// Poisson at `clients × rate`), or one that varies with time or at random.
+    Poisson(Intensity),
     /// Every `every`, each client sends `count` requests spread evenly over `spread`.
     Bursts {
         count: u64,
@@ -59,9 +67,14 @@ pub enum Arrivals {
         at: Nanos,
         lead: Nanos,
         spread: Nanos,
+        /// Repeat at every boundary `at + i·every` (`None`: once).
+        every: Option<Nanos>,
     },
-    /// Records read from a CSV trace.
-    Replay { path: PathBuf },
+    /// Records read from a trace file.
+    Replay {
+        path: PathBuf,
+        options: ReplayOptions,
+    },
 }
 
 /// How the clients of a synthetic source get their identity fields.
@@ -77,13 +90,29 @@ pub enum IdGen {
 }
 
 /// The clients of a synthetic source.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Population {
     pub clients: u32,
     pub ip: IdGen,
     pub user: IdGen,
     pub api_key: IdGen,
+    /// The endpoint of every request, or the first of `endpoints`.
     pub endpoint: String,
+    /// A weighted mix of endpoints, drawn per request; empty for `endpoint` alone.
+    pub endpoints: Vec<(String, u32)>,
+    /// Generated addresses are IPv6 (`2001:db8:<source>::<n>`) instead of `10.<source>.x.y`.
+    pub ipv6: bool,
+    /// How per-client rates spread around `rate`.
+    pub rates: RateDist,
+    /// Tiers with their weights (`free`, `pro`, ...): client `j` gets [`Population::tier`].
+    pub tiers: Vec<(String, u32)>,
+}
+
+impl Population {
+    /// The tier of client `j`, if the source has tiers.
+    pub fn tier(&self, j: u32) -> Option<&str> {
+        population::tier_of(&self.tiers, j, self.clients)
+    }
 }
 
 /// One validated `[[traffic]]` entry.
@@ -164,27 +193,60 @@ fn build_source(
     keys: &mut KeySpace,
 ) -> Result<Box<dyn Source>> {
     let source = u16::try_from(index).expect("validated: at most 65535 sources");
-    if let Arrivals::Replay { path } = &spec.arrivals {
+    if let Arrivals::Replay { path, options } = &spec.arrivals {
         return Ok(Box::new(ReplaySource::open(
-            path, source, spec.start, spec.stop, key_spec,
+            path, source, spec.start, spec.stop, key_spec, options,
         )?));
     }
-    let client_keys: Vec<Client> = (0..spec.population.clients)
+    let pop = &spec.population;
+    let mut identities = Vec::with_capacity(pop.clients as usize);
+    let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
             let identity = Identity::of_client(spec, index, j);
-            Client {
+            let client = Client {
                 key: keys.intern_identity(key_spec, &identity),
                 id: keys.intern_client(&identity.user),
+            };
+            if pop.endpoints.len() > 1 {
+                identities.push(identity);
             }
+            client
         })
         .collect();
-    let rng = source_rng(seed, index);
-    Ok(match &spec.arrivals {
-        Arrivals::Constant(rate) => {
+    let mut rng = source_rng(seed, index);
+    // Setup randomness (per-client rates) has its own stream, so a source without it draws
+    // exactly the requests it always did.
+    let weights = pop
+        .rates
+        .weights(client_keys.len(), &mut side_rng(seed, index, 1));
+    let picker = population::Picker::new(&weights);
+    let inner: Box<dyn Source> = match &spec.arrivals {
+        Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
             Box::new(periodic::Constant::new(spec, source, *rate, client_keys))
         }
-        Arrivals::Poisson(rate) => {
-            Box::new(poisson::Poisson::new(spec, source, *rate, client_keys, rng))
+        Arrivals::Constant(rate) => {
+            let rates = weights.iter().map(|w| scaled_rate(*rate, *w)).collect();
+            Box::new(periodic::Staggered::new(spec, source, rates, client_keys))
+        }
+        Arrivals::Poisson(Intensity::Flat(rate)) => Box::new(poisson::Poisson::new(
+            spec,
+            source,
+            *rate,
+            client_keys,
+            picker,
+            rng,
+        )),
+        Arrivals::Poisson(intensity) => {
+            let modulation =
+                intensity::Modulation::new(intensity.clone(), client_keys.len(), &mut rng);
+            Box::new(modulated::Modulated::new(
+                spec,
+                source,
+                modulation,
+                client_keys,
+                picker,
+                rng,
+            ))
         }
         Arrivals::Bursts {
             count,
@@ -203,17 +265,56 @@ fn build_source(
             at,
             lead,
             spread,
+            every,
         } => Box::new(periodic::Batches::boundary(
             spec,
             source,
             *count,
             *at,
             *lead,
+            *every,
             *spread,
             client_keys,
         )),
         Arrivals::Replay { .. } => unreachable!("handled above"),
-    })
+    };
+    if pop.endpoints.len() < 2 {
+        return Ok(inner);
+    }
+    let variants: Vec<Vec<KeyId>> = identities
+        .iter_mut()
+        .map(|identity| {
+            pop.endpoints
+                .iter()
+                .map(|(path, _)| {
+                    identity.endpoint.clone_from(path);
+                    keys.intern_identity(key_spec, identity)
+                })
+                .collect()
+        })
+        .collect();
+    let weights: Vec<f64> = pop.endpoints.iter().map(|e| e.1 as f64).collect();
+    Ok(Box::new(population::EndpointMix::new(
+        inner,
+        &weights,
+        &variants,
+        side_rng(seed, index, 2),
+    )))
+}
+
+/// `rate × factor`, kept exact to a thousandth of a request per second.
+fn scaled_rate(rate: Rate, factor: f64) -> Rate {
+    const PER: Nanos = 1000 * crate::time::NANOS_PER_SEC;
+    let count = (rate.per_second() * factor * 1000.0).round().max(1.0) as u64;
+    Rate::new(count, PER).expect("count and per are positive")
+}
+
+/// A second random stream of source `index`, for setup draws (`which` = 1) or endpoint choices
+/// (`which` = 2), independent of the stream the arrivals use.
+fn side_rng(seed: u64, index: usize, which: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(index as u64 | (which << 32));
+    rng
 }
 
 /// The random stream of source `index`: the scenario seed selects the key, the source index the
@@ -243,6 +344,10 @@ pub(crate) mod tests {
                 user: IdGen::PerClient,
                 api_key: IdGen::PerClient,
                 endpoint: "/".into(),
+                endpoints: Vec::new(),
+                ipv6: false,
+                rates: RateDist::Same,
+                tiers: Vec::new(),
             },
         }
     }
@@ -293,6 +398,7 @@ pub(crate) mod tests {
             at: 60_000_000_000,
             lead: 100_000_000,
             spread: 30_000_000,
+            every: None,
         };
         let (a, _) = arrivals(&spec(arrivals_spec, 1, 120_000_000_000), 0);
         let times: Vec<Nanos> = a.iter().map(|a| a.time).collect();
@@ -331,7 +437,11 @@ pub(crate) mod tests {
         // standard deviations (±1581) is a tolerance a correct generator fails with
         // probability below 1e-6, for any seed.
         let rate = crate::time::parse_rate("10/s").unwrap();
-        let s = spec(Arrivals::Poisson(rate), 10, 1_000_000_000_000);
+        let s = spec(
+            Arrivals::Poisson(Intensity::Flat(rate)),
+            10,
+            1_000_000_000_000,
+        );
         let (a, keys) = arrivals(&s, 42);
         assert!(
             (a.len() as i64 - 100_000).abs() < 1581,
