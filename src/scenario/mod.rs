@@ -68,6 +68,17 @@ impl Scenario {
         ctx.scenario(raw)
     }
 
+    /// The scenario with malformed trace lines counted and skipped instead of refused (the
+    /// `--skip-bad-lines` flag).
+    pub fn with_skip_bad_lines(mut self) -> Scenario {
+        for s in &mut self.traffic {
+            if let crate::traffic::Arrivals::Replay { options, .. } = &mut s.arrivals {
+                options.skip_bad_lines = true;
+            }
+        }
+        self
+    }
+
     /// The scenario with another seed (the `--seed` flag).
     pub fn with_seed(mut self, seed: u64) -> Scenario {
         self.seed = seed;

@@ -15,11 +15,27 @@ pub struct KeySpace {
     names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     clients: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     scratch: String,
+    /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
+    fields: Option<Vec<[Box<str>; 4]>>,
 }
 
 impl KeySpace {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A keyspace that also keeps every key's identity fields (for `rlsim traffic`, which writes
+    /// them out); use it with a key spec of all four fields, so a key is one identity.
+    pub fn recording() -> Self {
+        KeySpace {
+            fields: Some(Vec::new()),
+            ..Self::default()
+        }
+    }
+
+    /// The identity fields (indexed like `KeyField::ALL`) of key `id`, when recording.
+    pub fn fields(&self, id: KeyId) -> Option<&[Box<str>; 4]> {
+        self.fields.as_ref()?.get(id as usize)
     }
 
     /// The id of the key that `value_of` describes under `spec`, adding it if new.
@@ -29,7 +45,12 @@ impl KeySpace {
         spec.render_with(&mut buf, |field, out| out.push_str(value_of(field)));
         let id = match self.names.get_index_of(buf.as_str()) {
             Some(i) => i,
-            None => self.names.insert_full(buf.as_str().into()).0,
+            None => {
+                if let Some(fields) = &mut self.fields {
+                    fields.push(KeyField::ALL.map(|f| value_of(f).into()));
+                }
+                self.names.insert_full(buf.as_str().into()).0
+            }
         };
         self.scratch = buf;
         KeyId::try_from(id).expect("more than 4 billion distinct keys")

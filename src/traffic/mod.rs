@@ -5,6 +5,7 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+pub mod export;
 pub mod intensity;
 mod keys;
 mod modulated;

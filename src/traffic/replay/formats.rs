@@ -31,9 +31,28 @@ pub fn open(
     options: &ReplayOptions,
 ) -> Result<Box<dyn RecordReader>> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    // Formats with a fixed set of fields cannot key on the others.
+    let has: &[KeyField] = match options.format {
+        TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
+        TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
+        TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
+    };
+    if let Some(field) = key_spec.fields().iter().find(|f| !has.contains(f)) {
+        let format = match options.format {
+            TraceFormat::Clf => "the combined log format",
+            _ => "a HAR file",
+        };
+        return Err(trace_error(
+            path,
+            1,
+            None,
+            format!("the policy keys on `{field}`, which {format} does not record"),
+        ));
+    }
     Ok(match options.format {
         TraceFormat::Csv => Box::new(CsvReader::open(path, file, key_spec)?),
         TraceFormat::Jsonl => Box::new(Lines::new(path, file, Jsonl)),
+        TraceFormat::Har => Box::new(super::har::HarReader::open(path, file)),
         TraceFormat::Clf => Box::new(Clf {
             lines: Lines::new(path, file, ClfLine),
             same_second: options.same_second,

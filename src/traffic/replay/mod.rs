@@ -10,6 +10,7 @@
 
 mod csv_reader;
 mod formats;
+mod har;
 
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec};
@@ -32,6 +33,8 @@ pub enum TraceFormat {
     Jsonl,
     /// nginx/Apache combined (or common) log format, one-second resolution.
     Clf,
+    /// HAR 1.2, a JSON document: `log.entries[].startedDateTime`.
+    Har,
 }
 
 impl TraceFormat {
@@ -40,15 +43,17 @@ impl TraceFormat {
             "csv" => TraceFormat::Csv,
             "jsonl" | "ndjson" => TraceFormat::Jsonl,
             "clf" | "combined" => TraceFormat::Clf,
+            "har" => TraceFormat::Har,
             _ => return None,
         })
     }
 
-    /// By extension: `.jsonl`/`.ndjson`, `.log`, anything else CSV.
+    /// By extension: `.jsonl`/`.ndjson`, `.log`, `.har`, anything else CSV.
     pub fn from_path(path: &Path) -> TraceFormat {
         match path.extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => TraceFormat::Jsonl,
             Some("log") => TraceFormat::Clf,
+            Some("har") => TraceFormat::Har,
             _ => TraceFormat::Csv,
         }
     }
