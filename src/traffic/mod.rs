@@ -327,6 +327,11 @@ fn source_rng(seed: u64, index: usize) -> ChaCha8Rng {
 }
 
 #[cfg(test)]
+mod population_tests;
+#[cfg(test)]
+mod stats_tests;
+
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::policy::KeyField;
