@@ -16,8 +16,7 @@ fn scenario(traffic: &str, key: &str) -> Scenario {
 
 fn run(s: &Scenario) -> (Vec<Arrival>, KeySpace) {
     let mut keys = KeySpace::new();
-    let mut sources =
-        super::build_sources(&s.traffic, &s.policy.key, s.seed, &mut keys).unwrap();
+    let mut sources = super::build_sources(&s.traffic, &s.policy.key, s.seed, &mut keys).unwrap();
     let mut out = Vec::new();
     while let Some(a) = sources[0].next_arrival(&mut keys).unwrap() {
         out.push(a);
@@ -50,8 +49,14 @@ fn endpoint_mix_follows_the_weights() {
     );
     let (a, keys) = run(&s);
     assert_eq!(a.len(), 6000);
-    let on_a = a.iter().filter(|x| keys.name(x.key) == "10.0.0.1|/a").count() as i64;
-    let on_b = a.iter().filter(|x| keys.name(x.key) == "10.0.0.1|/b").count() as i64;
+    let on_a = a
+        .iter()
+        .filter(|x| keys.name(x.key) == "10.0.0.1|/a")
+        .count() as i64;
+    let on_b = a
+        .iter()
+        .filter(|x| keys.name(x.key) == "10.0.0.1|/b")
+        .count() as i64;
     assert_eq!(on_a + on_b, 6000);
     assert!((on_a - 1500).abs() < 168, "{on_a}");
 }
@@ -65,7 +70,10 @@ fn ipv6_botnet_is_one_user_over_many_addresses() {
     let (a, keys) = run(&s);
     assert_eq!(keys.clients(), 1, "one attacker");
     assert_eq!(keys.len(), 100_000, "each client its own address");
-    assert!(keys.name(a[0].key).starts_with("2001:db8:0::") || keys.name(a[0].key).starts_with("2001:db8::"));
+    assert!(
+        keys.name(a[0].key).starts_with("2001:db8:0::")
+            || keys.name(a[0].key).starts_with("2001:db8::")
+    );
     // The same user behind every address.
     let users = crate::policy::KeySpec::new(vec![crate::policy::KeyField::User]).unwrap();
     let mut k = KeySpace::new();
@@ -92,7 +100,10 @@ fn credential_stuffing_stays_under_the_per_ip_limit() {
     )
     .unwrap_err()
     .to_string();
-    assert!(err.contains("t.toml:10:8: field `traffic[0].rate`"), "{err}");
+    assert!(
+        err.contains("t.toml:10:8: field `traffic[0].rate`"),
+        "{err}"
+    );
     assert!(err.contains("at or over the limit of 10"), "{err}");
 }
 
@@ -113,7 +124,10 @@ fn boundary_repeats_at_every_window_boundary() {
     // 100 ms before and at each minute boundary from 1:00 to 9:00, and the lead batch of 10:00,
     // which is at 9:59.9, before the end.
     assert_eq!(times.len(), 9 * 4 + 2);
-    assert_eq!(&times[..4], [59_900_000_000, 59_900_000_000, 60 * SEC, 60 * SEC]);
+    assert_eq!(
+        &times[..4],
+        [59_900_000_000, 59_900_000_000, 60 * SEC, 60 * SEC]
+    );
     assert_eq!(times[35], 540 * SEC);
     assert_eq!(times[37], 599_900_000_000);
 }
@@ -126,7 +140,10 @@ fn tiers_take_consecutive_shares_of_the_clients() {
     );
     let pop = &s.traffic[0].population;
     let tiers: Vec<&str> = (0..8).map(|j| pop.tier(j).unwrap()).collect();
-    assert_eq!(tiers, ["free", "free", "free", "free", "free", "free", "pro", "pro"]);
+    assert_eq!(
+        tiers,
+        ["free", "free", "free", "free", "free", "free", "pro", "pro"]
+    );
 }
 
 #[test]
@@ -140,15 +157,33 @@ fn process_fields_are_checked_per_arrival() {
         .to_string()
     };
     let e = err("kind = \"poisson\"\nrate = \"1/s\"\narrival = \"ramp\"\nperiod = \"1m\"");
-    assert!(e.contains("t.toml:11:10: field `traffic[0].period`: not used by arrival `ramp`"), "{e}");
+    assert!(
+        e.contains("t.toml:11:10: field `traffic[0].period`: not used by arrival `ramp`"),
+        "{e}"
+    );
     let e = err("kind = \"poisson\"\nrate = \"1/s\"\narrival = \"ramp\"");
-    assert!(e.contains("field `traffic[0].rate_to`: arrival `ramp` requires `rate_to`"), "{e}");
-    let e = err("kind = \"poisson\"\nrate = \"1/s\"\narrival = \"sine\"\namplitude = \"2/s\"\nperiod = \"1m\"");
+    assert!(
+        e.contains("field `traffic[0].rate_to`: arrival `ramp` requires `rate_to`"),
+        "{e}"
+    );
+    let e = err(
+        "kind = \"poisson\"\nrate = \"1/s\"\narrival = \"sine\"\namplitude = \"2/s\"\nperiod = \"1m\"",
+    );
     assert!(e.contains("must not exceed `rate`"), "{e}");
-    let e = err("kind = \"poisson\"\narrival = \"phases\"\nphases = [{ duration = \"1m\", rate = \"1/s\", ramp = \"2/s\" }]");
+    let e = err(
+        "kind = \"poisson\"\narrival = \"phases\"\nphases = [{ duration = \"1m\", rate = \"1/s\", ramp = \"2/s\" }]",
+    );
     assert!(e.contains("t.toml:10:"), "{e}");
     let e = err("kind = \"bursts\"\ncount = 1\nevery = \"1s\"\narrival = \"sine\"");
-    assert!(e.contains("field `traffic[0].arrival`: not used by traffic kind `bursts`"), "{e}");
-    let e = err("kind = \"poisson\"\nrate = \"1/s\"\narrival = \"onoff\"\non = \"1s\"\noff = \"1s\"\non_dist = \"pareto\"\npareto_alpha = 0.5");
-    assert!(e.contains("field `traffic[0].pareto_alpha`: must be in (1, 10]"), "{e}");
+    assert!(
+        e.contains("field `traffic[0].arrival`: not used by traffic kind `bursts`"),
+        "{e}"
+    );
+    let e = err(
+        "kind = \"poisson\"\nrate = \"1/s\"\narrival = \"onoff\"\non = \"1s\"\noff = \"1s\"\non_dist = \"pareto\"\npareto_alpha = 0.5",
+    );
+    assert!(
+        e.contains("field `traffic[0].pareto_alpha`: must be in (1, 10]"),
+        "{e}"
+    );
 }

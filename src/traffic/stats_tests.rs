@@ -25,7 +25,10 @@ fn check_mean(intensity: Intensity, clients: u32, length: Nanos, extra_var: f64,
     let expected = clients as f64 * intensity.expected_events(length);
     let name = intensity.name();
     let (a, _) = arrivals(&spec(Arrivals::Poisson(intensity), clients, length), seed);
-    assert!(a.windows(2).all(|w| w[0].time <= w[1].time), "{name}: out of order");
+    assert!(
+        a.windows(2).all(|w| w[0].time <= w[1].time),
+        "{name}: out of order"
+    );
     let tolerance = 5.0 * (expected + extra_var).sqrt();
     let got = a.len() as f64;
     assert!(
@@ -39,30 +42,57 @@ fn deterministic_intensities_have_their_mean_rate() {
     // A Poisson process of deterministic intensity has N ~ Poisson(∫λ): variance = mean.
     let hour = 3600 * SEC;
     check_mean(
-        Intensity::Ramp { from: per_s(1.0), to: per_s(20.0), length: hour },
+        Intensity::Ramp {
+            from: per_s(1.0),
+            to: per_s(20.0),
+            length: hour,
+        },
         4,
         hour,
         0.0,
         1,
     );
     check_mean(
-        Intensity::Sine { mean: per_s(10.0), amplitude: per_s(8.0), period: 600 * SEC, phase: 77 * SEC },
+        Intensity::Sine {
+            mean: per_s(10.0),
+            amplitude: per_s(8.0),
+            period: 600 * SEC,
+            phase: 77 * SEC,
+        },
         3,
         hour,
         0.0,
         2,
     );
     check_mean(
-        Intensity::Spike { base: per_s(2.0), peak: per_s(60.0), at: 600 * SEC, rise: 10 * SEC, decay: 120 * SEC },
+        Intensity::Spike {
+            base: per_s(2.0),
+            peak: per_s(60.0),
+            at: 600 * SEC,
+            rise: 10 * SEC,
+            decay: 120 * SEC,
+        },
         5,
         hour,
         0.0,
         3,
     );
     let phases = vec![
-        Phase { duration: 300 * SEC, rate: per_s(5.0), ramp_to: per_s(50.0) },
-        Phase { duration: 600 * SEC, rate: per_s(50.0), ramp_to: per_s(50.0) },
-        Phase { duration: 300 * SEC, rate: per_s(50.0), ramp_to: 0.0 },
+        Phase {
+            duration: 300 * SEC,
+            rate: per_s(5.0),
+            ramp_to: per_s(50.0),
+        },
+        Phase {
+            duration: 600 * SEC,
+            rate: per_s(50.0),
+            ramp_to: per_s(50.0),
+        },
+        Phase {
+            duration: 300 * SEC,
+            rate: per_s(50.0),
+            ramp_to: 0.0,
+        },
     ];
     // Nothing after the last phase: the run is longer than the phases on purpose.
     check_mean(Intensity::Phases(phases), 2, hour, 0.0, 4);
@@ -92,9 +122,20 @@ fn on_off_sources_have_their_mean_rate() {
     ] {
         let (on_f, off_f) = (on as f64, off as f64);
         let var = clients as f64
-            * renewal_var(rate, 0.0, (on_f, var_of(on_f)), (off_f, var_of(off_f)), t as f64);
+            * renewal_var(
+                rate,
+                0.0,
+                (on_f, var_of(on_f)),
+                (off_f, var_of(off_f)),
+                t as f64,
+            );
         let bias = clients as f64 * rate * on_f;
-        let intensity = Intensity::OnOff { rate, on, off, periods };
+        let intensity = Intensity::OnOff {
+            rate,
+            on,
+            off,
+            periods,
+        };
         // The bias enters as a (bias/5)² variance, so that 5σ covers it.
         check_mean(intensity, clients, t, var + (bias / 5.0).powi(2), 5);
     }
@@ -110,7 +151,13 @@ fn mmpp_has_its_mean_rate() {
     let (a, b) = (s[0] as f64, s[1] as f64);
     let var = (clients as f64).powi(2) * renewal_var(r[0], r[1], (a, a * a), (b, b * b), t as f64);
     let bias = clients as f64 * (r[1] - r[0]) * a;
-    check_mean(Intensity::Mmpp { rates: r, stay: s }, clients, t, var + (bias / 5.0).powi(2), 6);
+    check_mean(
+        Intensity::Mmpp { rates: r, stay: s },
+        clients,
+        t,
+        var + (bias / 5.0).powi(2),
+        6,
+    );
 }
 
 /// The Kolmogorov–Smirnov statistic of `samples` against the CDF `cdf`.
@@ -136,11 +183,21 @@ fn ks_critical(n: usize) -> f64 {
 #[test]
 fn poisson_gaps_are_exponential() {
     let rate = crate::time::parse_rate("10/s").unwrap();
-    let (a, _) = arrivals(&spec(Arrivals::Poisson(Intensity::Flat(rate)), 1, 10_000 * SEC), 11);
-    let gaps: Vec<f64> = a.windows(2).map(|w| (w[1].time - w[0].time) as f64).collect();
+    let (a, _) = arrivals(
+        &spec(Arrivals::Poisson(Intensity::Flat(rate)), 1, 10_000 * SEC),
+        11,
+    );
+    let gaps: Vec<f64> = a
+        .windows(2)
+        .map(|w| (w[1].time - w[0].time) as f64)
+        .collect();
     let mean = 1e8;
     let d = ks(gaps.clone(), |x| 1.0 - (-x / mean).exp());
-    assert!(d < ks_critical(gaps.len()), "KS D = {d} over {} gaps", gaps.len());
+    assert!(
+        d < ks_critical(gaps.len()),
+        "KS D = {d} over {} gaps",
+        gaps.len()
+    );
     // And a wrong rate is caught: the same gaps against a mean 3% off fail.
     let wrong = ks(gaps.clone(), |x| 1.0 - (-x / (mean * 1.03)).exp());
     assert!(wrong > ks_critical(gaps.len()));
@@ -157,13 +214,20 @@ fn thinned_sine_rescales_to_a_unit_poisson_process() {
         phase: 0,
     };
     let big_lambda = |t: Nanos| intensity.expected_events(t);
-    let (a, _) = arrivals(&spec(Arrivals::Poisson(intensity.clone()), 1, 3000 * SEC), 12);
+    let (a, _) = arrivals(
+        &spec(Arrivals::Poisson(intensity.clone()), 1, 3000 * SEC),
+        12,
+    );
     let gaps: Vec<f64> = a
         .windows(2)
         .map(|w| big_lambda(w[1].time) - big_lambda(w[0].time))
         .collect();
     let d = ks(gaps.clone(), |x| 1.0 - (-x).exp());
-    assert!(d < ks_critical(gaps.len()), "KS D = {d} over {} gaps", gaps.len());
+    assert!(
+        d < ks_critical(gaps.len()),
+        "KS D = {d} over {} gaps",
+        gaps.len()
+    );
 }
 
 #[test]
@@ -173,13 +237,18 @@ fn pareto_periods_have_a_power_law_tail() {
     let (alpha, mean, n) = (1.5, SEC, 400_000);
     let x_m = mean as f64 * (alpha - 1.0) / alpha;
     let mut rng = ChaCha8Rng::seed_from_u64(13);
-    let samples: Vec<f64> = (0..n).map(|_| pareto_period(alpha, mean, &mut rng)).collect();
+    let samples: Vec<f64> = (0..n)
+        .map(|_| pareto_period(alpha, mean, &mut rng))
+        .collect();
     assert!(samples.iter().all(|&x| x >= x_m * (1.0 - 1e-12)));
     for k in [2.0f64, 10.0, 100.0] {
         let p = k.powf(-alpha);
         let got = samples.iter().filter(|&&x| x > k * x_m).count() as f64 / n as f64;
         let sd = (p * (1.0 - p) / n as f64).sqrt();
-        assert!((got - p).abs() < 5.0 * sd, "P(X > {k}·x_m) = {got}, expected {p}");
+        assert!(
+            (got - p).abs() < 5.0 * sd,
+            "P(X > {k}·x_m) = {got}, expected {p}"
+        );
     }
 }
 
@@ -200,7 +269,11 @@ fn zipf_population_shares_follow_the_weights() {
         let ip = format!("10.0.0.{}", j + 1);
         let got = a.iter().filter(|x| keys.name(x.key) == ip).count() as f64;
         let sd = (n * share * (1.0 - share)).sqrt();
-        assert!((got - n * share).abs() < 5.0 * sd, "client {j}: {got} vs {}", n * share);
+        assert!(
+            (got - n * share).abs() < 5.0 * sd,
+            "client {j}: {got} vs {}",
+            n * share
+        );
     }
 }
 
@@ -214,5 +287,8 @@ fn lognormal_rates_average_the_given_rate() {
     s.population.rates = RateDist::Lognormal { sigma: 1.0 };
     let (a, _) = arrivals(&s, 15);
     let ratio = a.len() as f64 / 200_000.0;
-    assert!((ratio - 1.0).abs() < 5.0 * ((1f64.exp() - 1.0) / 2000.0).sqrt(), "{ratio}");
+    assert!(
+        (ratio - 1.0).abs() < 5.0 * ((1f64.exp() - 1.0) / 2000.0).sqrt(),
+        "{ratio}"
+    );
 }

@@ -5,6 +5,7 @@ mod cli;
 mod determinism;
 mod errors;
 mod exact;
+mod formats;
 mod metrics;
 mod replay;
 mod util;

@@ -19,7 +19,7 @@ pub struct CsvReader {
 }
 
 impl CsvReader {
-    pub fn open(path: &Path, file: File, key_spec: &KeySpec) -> Result<CsvReader> {
+    pub fn open(path: &Path, file: File, key_spec: Option<&KeySpec>) -> Result<CsvReader> {
         let mut reader = csv::ReaderBuilder::new()
             .flexible(false)
             .trim(csv::Trim::All)
@@ -39,7 +39,7 @@ impl CsvReader {
         let mut cols = [None; 4];
         for field in KeyField::ALL {
             cols[field_index(field)] = col(field.name());
-            if key_spec.uses(field) && cols[field_index(field)].is_none() {
+            if key_spec.is_some_and(|k| k.uses(field)) && cols[field_index(field)].is_none() {
                 return Err(header_err(format!(
                     "the policy keys on `{field}`, but the header has no `{field}` column"
                 )));

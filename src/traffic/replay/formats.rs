@@ -25,12 +25,9 @@ pub trait RecordReader: Send {
     fn has_user(&self) -> bool;
 }
 
-pub fn open(
-    path: &Path,
-    key_spec: &KeySpec,
-    options: &ReplayOptions,
-) -> Result<Box<dyn RecordReader>> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+/// Refuses a key the format cannot supply: formats with a fixed set of fields cannot key on the
+/// others (checked when the scenario is loaded; `rlsim traffic` reads every field regardless).
+pub fn check_key(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {
     // Formats with a fixed set of fields cannot key on the others.
     let has: &[KeyField] = match options.format {
         TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
@@ -49,6 +46,16 @@ pub fn open(
             format!("the policy keys on `{field}`, which {format} does not record"),
         ));
     }
+    Ok(())
+}
+
+/// Opens a trace; with `key_spec`, a CSV header must have a column for each of its fields.
+pub fn open(
+    path: &Path,
+    key_spec: Option<&KeySpec>,
+    options: &ReplayOptions,
+) -> Result<Box<dyn RecordReader>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
     Ok(match options.format {
         TraceFormat::Csv => Box::new(CsvReader::open(path, file, key_spec)?),
         TraceFormat::Jsonl => Box::new(Lines::new(path, file, Jsonl)),

@@ -135,7 +135,8 @@ pub struct Record {
 
 /// Opens `path` and checks that it can supply `time` and every field `key_spec` uses.
 pub fn check_trace_header(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {
-    formats::open(path, key_spec, options).map(|_| ())
+    formats::check_key(path, key_spec, options)?;
+    formats::open(path, Some(key_spec), options).map(|_| ())
 }
 
 pub(crate) fn trace_error(path: &Path, line: u64, field: Option<&str>, message: String) -> Error {
@@ -168,9 +169,11 @@ pub struct ReplaySource {
     last: Option<(u64, u64)>,
     first: Option<u64>,
     origin: Option<u64>,
-    /// Nanoseconds removed by `max_gap` so far, and added by finished loops.
+    /// Nanoseconds removed by `max_gap` in this repetition.
     cut: u64,
+    /// Added to the times of this repetition; and the last time released.
     loop_shift: u64,
+    last_trace_time: u64,
     loop_index: u32,
     skipped: u64,
     eof: bool,
@@ -188,7 +191,7 @@ impl ReplaySource {
     ) -> Result<Self> {
         Ok(ReplaySource {
             path: path.to_path_buf(),
-            reader: formats::open(path, key_spec, options)?,
+            reader: formats::open(path, None, options)?,
             source,
             start,
             stop,
@@ -204,6 +207,7 @@ impl ReplaySource {
             origin: None,
             cut: 0,
             loop_shift: 0,
+            last_trace_time: 0,
             loop_index: 0,
             skipped: 0,
             eof: false,
@@ -282,11 +286,13 @@ impl ReplaySource {
             if self.loop_index >= self.options.loops {
                 return Ok(None);
             }
-            let (Some(first), Some((last, _))) = (self.first, self.last) else {
+            let (Some(first), Some(origin)) = (self.first, self.origin) else {
                 return Ok(None);
             };
-            self.loop_shift += last - first;
-            self.reader = formats::open(&self.path, &self.key_spec, &self.options)?;
+            // The next repetition's first record lands on this one's last.
+            self.loop_shift = self.last_trace_time - (first - origin);
+            self.cut = 0;
+            self.reader = formats::open(&self.path, None, &self.options)?;
             self.last = None;
             self.newest = 0;
             self.eof = false;
@@ -322,7 +328,9 @@ impl Source for ReplaySource {
             self.last = Some((epoch, rec.line));
             let first = *self.first.get_or_insert(epoch);
             let origin = *self.origin.get_or_insert(first - first % NANOS_PER_DAY);
-            let trace_time = (epoch - origin - self.cut.min(epoch - origin)) + self.loop_shift;
+            // `cut` is at most the sum of the gaps since `first`, so this cannot underflow.
+            let trace_time = epoch - origin - self.cut + self.loop_shift;
+            self.last_trace_time = trace_time;
             let scaled = if self.options.speed == 1.0 {
                 trace_time
             } else {
