@@ -5,6 +5,7 @@ use super::{Record, ReplayOptions, SameSecond, TraceFormat, field_index, trace_e
 use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::NANOS_PER_SEC;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -162,27 +163,73 @@ impl LineFormat for Jsonl {
         line: &str,
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)> {
-        let value: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| (None, format!("not a JSON object: {e}")))?;
-        let obj = value
-            .as_object()
-            .ok_or((None, "not a JSON object".to_string()))?;
-        rec.epoch_ns = match obj.get("time") {
-            Some(serde_json::Value::Number(n)) => n
-                .as_u64()
-                .ok_or((Some("time"), format!("`{n}` is not whole nanoseconds")))?,
-            Some(serde_json::Value::String(s)) => parse_time(s).map_err(|m| (Some("time"), m))?,
-            Some(other) => return Err((Some("time"), format!("`{other}` is not a time"))),
+        // Borrowed, typed fields: no per-line tree of values (most of the cost of a large file).
+        let r: JsonRecord<'_> =
+            serde_json::from_str(line).map_err(|e| (None, format!("not a trace record: {e}")))?;
+        rec.epoch_ns = match r.time {
+            Some(JsonTime::Nanos(n)) => n,
+            Some(JsonTime::Text(s)) => parse_time(&s).map_err(|m| (Some("time"), m))?,
             None => return Err((Some("time"), "the record has no `time`".into())),
         };
-        for field in KeyField::ALL {
-            match obj.get(field.name()) {
-                Some(serde_json::Value::String(s)) => rec.fields[field_index(field)].push_str(s),
-                Some(serde_json::Value::Null) | None => {}
-                Some(other) => rec.fields[field_index(field)].push_str(&other.to_string()),
+        for (field, value) in [
+            (KeyField::Ip, r.ip),
+            (KeyField::User, r.user),
+            (KeyField::ApiKey, r.api_key),
+            (KeyField::Endpoint, r.endpoint),
+        ] {
+            if let Some(v) = value {
+                rec.fields[field_index(field)].push_str(&v);
             }
         }
         Ok(())
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct JsonRecord<'a> {
+    #[serde(borrow)]
+    time: Option<JsonTime<'a>>,
+    #[serde(borrow)]
+    ip: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    user: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    api_key: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    endpoint: Option<Cow<'a, str>>,
+}
+
+/// `time`: integer nanoseconds or a timestamp string.
+enum JsonTime<'a> {
+    Nanos(u64),
+    Text(Cow<'a, str>),
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for JsonTime<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for V<'a> {
+            type Value = JsonTime<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("integer nanoseconds or an RFC 3339 timestamp")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+                Ok(JsonTime::Nanos(v))
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(JsonTime::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(
+                self,
+                v: &str,
+            ) -> std::result::Result<Self::Value, E> {
+                Ok(JsonTime::Text(Cow::Owned(v.to_string())))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
