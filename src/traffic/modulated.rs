@@ -54,7 +54,7 @@ impl Source for Modulated {
             let gap: f64 = Exp1.sample(&mut self.rng);
             self.offset += gap * self.candidate_gap;
             let time = self.start as f64 + (self.offset as u64) as f64;
-            if !(time < self.stop as f64) {
+            if time >= self.stop as f64 || time.is_nan() {
                 return Ok(None);
             }
             let j = self.picker.pick(&mut self.rng);

@@ -207,7 +207,7 @@ impl Batches {
             Schedule::At(times) => times.get(b as usize).copied(),
             Schedule::Pairs { first, lead, every } => {
                 let boundary = every.checked_mul(b / 2)?.checked_add(first)?;
-                Some(if b % 2 == 0 {
+                Some(if b.is_multiple_of(2) {
                     boundary - lead
                 } else {
                     boundary
