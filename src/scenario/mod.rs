@@ -4,6 +4,7 @@
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
 pub mod expect;
+mod population;
 mod process;
 mod raw;
 mod traffic;
