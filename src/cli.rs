@@ -233,10 +233,11 @@ fn skipped_lines(scenario: &Scenario) -> String {
         if let crate::traffic::Arrivals::Replay { path, options } = &s.arrivals
             && options.skipped.get() > 0
         {
+            let n = options.skipped.get();
+            let lines = if n == 1 { "line" } else { "lines" };
             out.push_str(&format!(
-                "source `{}`: skipped {} malformed lines of {}\n",
+                "source `{}`: skipped {n} malformed {lines} of {}\n",
                 s.name,
-                options.skipped.get(),
                 path.display()
             ));
         }
