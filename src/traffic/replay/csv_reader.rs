@@ -103,8 +103,4 @@ impl RecordReader for CsvReader {
         }
         Ok(Outcome::Record)
     }
-
-    fn has_user(&self) -> bool {
-        self.cols[field_index(KeyField::User)].is_some()
-    }
 }

@@ -22,8 +22,6 @@ pub enum Outcome {
 /// A stream of trace records.
 pub trait RecordReader: Send {
     fn read(&mut self, rec: &mut Record) -> Result<Outcome>;
-    /// Whether records carry a user (otherwise the client is named after the key).
-    fn has_user(&self) -> bool;
 }
 
 /// Refuses a key the format cannot supply: formats with a fixed set of fields cannot key on the
@@ -237,9 +235,6 @@ impl RecordReader for Lines<Jsonl> {
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
         Lines::read(self, rec)
     }
-    fn has_user(&self) -> bool {
-        true
-    }
 }
 
 /// One line of the combined log format:
@@ -351,10 +346,6 @@ impl RecordReader for Clf {
         std::mem::swap(rec, &mut out);
         self.spare.push(out);
         Ok(Outcome::Record)
-    }
-
-    fn has_user(&self) -> bool {
-        true
     }
 }
 

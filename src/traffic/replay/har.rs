@@ -128,10 +128,6 @@ impl RecordReader for HarReader {
         }
         Ok(Outcome::Record)
     }
-
-    fn has_user(&self) -> bool {
-        false
-    }
 }
 
 /// `https://api.example.com/v1/items?id=3` → `/v1/items`.

@@ -348,10 +348,11 @@ impl Source for ReplaySource {
             let rec = self.records[slot].as_ref().expect("just put back");
             let key = keys.intern(&self.key_spec, |field| &rec.fields[field_index(field)]);
             let user = &rec.fields[field_index(KeyField::User)];
-            let client = if self.reader.has_user() {
-                keys.intern_client(user)
-            } else {
+            // The client is the record's user; without one, the key stands in for it.
+            let client = if user.is_empty() {
                 keys.intern_client_for_key(key)
+            } else {
+                keys.intern_client(user)
             };
             return Ok(Some(Arrival::new(time, key, client, self.source)));
         }
