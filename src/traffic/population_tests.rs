@@ -64,7 +64,7 @@ fn endpoint_mix_follows_the_weights() {
 #[test]
 fn ipv6_botnet_is_one_user_over_many_addresses() {
     let s = scenario(
-        "kind = \"poisson\"\nrate = \"1/s\"\nbotnet = 100000\nipv6 = true",
+        "kind = \"poisson\"\nrate = \"1/h\"\nbotnet = 100000\nipv6 = true",
         "\"ip\"",
     );
     let (a, keys) = run(&s);
