@@ -51,6 +51,13 @@ impl Ctx<'_> {
                 format!("unknown arrival `{arrival}` (expected {ARRIVALS})"),
             ));
         }
+        if kind == "scraper" && matches!(arrival, "mmpp" | "phases") {
+            return Err(self.err(
+                arrival_span,
+                &f("arrival"),
+                format!("a scraper's rate comes from `over`: `{arrival}` sets its own rates"),
+            ));
+        }
         let used = fields_of(arrival);
         if let Some((field, span)) = t
             .present_fields()
