@@ -5,7 +5,10 @@
 
 mod client;
 pub mod expect;
+mod population;
+mod process;
 mod raw;
+mod traffic;
 mod validate;
 
 pub use expect::{Expectation, Op, Scope};
@@ -68,6 +71,17 @@ impl Scenario {
         let ctx = validate::Ctx::new(text, path);
         let raw = ctx.deserialize()?;
         ctx.scenario(raw)
+    }
+
+    /// The scenario with malformed trace lines counted and skipped instead of refused (the
+    /// `--skip-bad-lines` flag).
+    pub fn with_skip_bad_lines(mut self) -> Scenario {
+        for s in &mut self.traffic {
+            if let crate::traffic::Arrivals::Replay { options, .. } = &mut s.arrivals {
+                options.skip_bad_lines = true;
+            }
+        }
+        self
     }
 
     /// The scenario with another seed (the `--seed` flag).

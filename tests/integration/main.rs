@@ -6,6 +6,7 @@ mod closed_loop;
 mod determinism;
 mod errors;
 mod exact;
+mod formats;
 mod metrics;
 mod replay;
 mod util;
