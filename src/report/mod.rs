@@ -44,7 +44,10 @@ pub struct ScenarioInfo<'a> {
 pub struct SourceInfo<'a> {
     pub name: &'a str,
     pub role: Role,
-    pub kind: &'static str,
+    /// The source's `kind` as the scenario wrote it.
+    pub kind: &'a str,
+    /// The arrival process that generated it (`poisson`, `sine`, `replay`, ...).
+    pub arrival: &'static str,
 }
 
 impl<'a> Summary<'a> {
@@ -64,9 +67,10 @@ impl<'a> Summary<'a> {
                     .map(|s| SourceInfo {
                         name: &s.name,
                         role: s.role,
-                        kind: match s.arrivals {
+                        kind: &s.kind,
+                        arrival: match &s.arrivals {
                             Arrivals::Constant(_) => "constant",
-                            Arrivals::Poisson(_) => "poisson",
+                            Arrivals::Poisson(intensity) => intensity.name(),
                             Arrivals::Bursts { .. } => "bursts",
                             Arrivals::Boundary { .. } => "boundary",
                             Arrivals::Replay { .. } => "replay",

@@ -148,6 +148,7 @@ impl Ctx<'_> {
         };
         Ok(SourceSpec {
             name,
+            kind: kind.to_string(),
             role,
             arrivals,
             start,

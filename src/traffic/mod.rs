@@ -120,6 +120,8 @@ impl Population {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceSpec {
     pub name: String,
+    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports should name it.
+    pub kind: String,
     pub role: Role,
     pub arrivals: Arrivals,
     /// No request before this time.
