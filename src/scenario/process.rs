@@ -312,6 +312,7 @@ impl Ctx<'_> {
                 None => None,
             },
             same_second,
+            align: policy.window,
             skip_bad_lines: false,
             skipped: Default::default(),
         };

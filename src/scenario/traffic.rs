@@ -7,7 +7,7 @@ use super::validate::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::{self, Nanos, Rate};
-use crate::traffic::{Arrivals, Role, SourceSpec};
+use crate::traffic::{Arrivals, GENERATED_IPV4_SOURCES, IdGen, Role, SourceSpec};
 
 const IDENTITY: &[&str] = &[
     "users",
@@ -135,6 +135,18 @@ impl Ctx<'_> {
             ));
         }
         let population = self.population(t, kind, &f)?;
+        // Generated IPv4 addresses give each source its own 10.<i>.0.0/16: 256 of them.
+        let generates_ipv4 = !population.ipv6 && !matches!(population.ip, IdGen::Fixed(_));
+        if kind != "replay" && generates_ipv4 && i >= GENERATED_IPV4_SOURCES {
+            return Err(self.err(
+                t.name.span(),
+                &f("ip"),
+                format!(
+                    "only the first {} sources can have generated IPv4 addresses: set `ip`, or `ipv6 = true`",
+                    GENERATED_IPV4_SOURCES
+                ),
+            ));
+        }
         let clients = population.clients as u64;
         let arrivals = match kind {
             "constant" | "poisson" | "nat" | "scraper" | "credential_stuffing" => {
@@ -142,7 +154,23 @@ impl Ctx<'_> {
                 self.process(t, kind, rate, stop - start, &f)?
             }
             "bursts" => self.bursts(t, &f)?,
-            "boundary" => self.boundary(t, policy, &f)?,
+            "boundary" => {
+                let boundary = self.boundary(t, policy, &f)?;
+                if let Arrivals::Boundary { at, lead, .. } = boundary
+                    && (at - lead >= stop || at < start)
+                {
+                    let span = t.at.as_ref().map_or(t.kind.span(), |s| s.span());
+                    return Err(self.err(
+                        span,
+                        &f("at"),
+                        format!(
+                            "the attack at {} falls outside the source's [start, stop): it would send nothing",
+                            time::format_duration(at)
+                        ),
+                    ));
+                }
+                boundary
+            }
             "replay" => self.replay(t, policy, &f)?,
             _ => unreachable!("kind checked above"),
         };
@@ -234,7 +262,8 @@ impl Ctx<'_> {
         let every = self.duration(every_s, &f("every"), true)?;
         let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
         if spread >= every {
-            return Err(self.err(every_s.span(), &f("spread"), "must be shorter than `every`"));
+            let span = t.spread.as_ref().map_or(every_s.span(), |s| s.span());
+            return Err(self.err(span, &f("spread"), "must be shorter than `every`"));
         }
         Ok(Arrivals::Bursts {
             count: self.count(count, &f("count"), 100_000_000)?,

@@ -166,11 +166,15 @@ fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
 /// Most distinct IPv4 addresses a source can generate (one /16).
 pub const MAX_GENERATED_IPS: u32 = 65_534;
 
+/// Sources that can generate IPv4 addresses: one /16 each in 10.0.0.0/8. Validation refuses
+/// generated IPv4 addresses for later sources, which would collide.
+pub const GENERATED_IPV4_SOURCES: usize = 256;
+
 fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
     let host = n + 1; // skip the network address
     Ipv4Addr::new(
         10,
-        (source % 256) as u8,
+        u8::try_from(source).expect("validated: generated IPv4 only for the first 256 sources"),
         (host >> 8) as u8,
         (host & 0xff) as u8,
     )

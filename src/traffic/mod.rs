@@ -15,7 +15,7 @@ pub mod population;
 mod replay;
 
 pub use intensity::{Intensity, Periods, Phase};
-pub use keys::{Identity, KeySpace, MAX_GENERATED_IPS};
+pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use population::RateDist;
 pub use replay::{
     Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,

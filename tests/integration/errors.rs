@@ -243,3 +243,16 @@ fn impossible_override_names_its_table() {
         &["bad.toml:", "`algorithm.gcra`", "emission interval"],
     );
 }
+
+#[test]
+fn boundary_attack_outside_the_source_window() {
+    // The scenario lasts 1 minute; an attack at 5 minutes would send nothing.
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"boundary\"\ncount = 3\nat = \"5m\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:10:", "`traffic[0].at`", "would send nothing"],
+    );
+}

@@ -4,9 +4,10 @@
 //! identity fields); [`ReplaySource`] applies the options: sorting within a bounded window, idle
 //! gaps capped, keys sampled by hash, speed, offset and loops. Memory is bounded by the sort
 //! window and by the requests of one second (for spreading a one-second-resolution log), never
-//! by the file's size. Virtual time 0 is midnight UTC of the first record's day, which keeps the
-//! trace aligned to wall-clock minutes and hours as fixed windows saw them in production; a
-//! trace of small nanosecond values (under a day) is used as is.
+//! by the file's size. Virtual time 0 is the first record's time rounded down to a multiple of
+//! the policy window, which keeps the trace aligned to the window grid fixed windows saw in
+//! production (`floor(epoch/W)`); a trace of small nanosecond values (under one window) is used
+//! as is.
 
 mod csv_reader;
 mod formats;
@@ -102,6 +103,9 @@ pub struct ReplayOptions {
     /// Idle gaps longer than this are cut to it.
     pub max_gap: Option<Nanos>,
     pub same_second: SameSecond,
+    /// Virtual time 0 is the first record's time rounded down to a multiple of this (the
+    /// policy window), so fixed windows see the trace's boundaries where production did.
+    pub align: Nanos,
     /// Count and skip malformed lines instead of failing.
     pub skip_bad_lines: bool,
     pub skipped: SkipCounter,
@@ -118,6 +122,7 @@ impl Default for ReplayOptions {
             sort_window: 0,
             max_gap: None,
             same_second: SameSecond::Spread,
+            align: NANOS_PER_DAY,
             skip_bad_lines: false,
             skipped: SkipCounter::default(),
         }
@@ -327,7 +332,9 @@ impl Source for ReplaySource {
             }
             self.last = Some((epoch, rec.line));
             let first = *self.first.get_or_insert(epoch);
-            let origin = *self.origin.get_or_insert(first - first % NANOS_PER_DAY);
+            let origin = *self
+                .origin
+                .get_or_insert(first - first % self.options.align);
             // `cut` is at most the sum of the gaps since `first`, so this cannot underflow.
             let trace_time = epoch - origin - self.cut + self.loop_shift;
             self.last_trace_time = trace_time;
