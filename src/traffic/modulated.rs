@@ -53,15 +53,18 @@ impl Source for Modulated {
         loop {
             let gap: f64 = Exp1.sample(&mut self.rng);
             self.offset += gap * self.candidate_gap;
-            let time = self.start as f64 + (self.offset as u64) as f64;
-            if time >= self.stop as f64 || time.is_nan() {
+            if self.offset.is_nan() {
+                return Ok(None);
+            }
+            let time = self.start.saturating_add(self.offset as u64);
+            if time >= self.stop {
                 return Ok(None);
             }
             let j = self.picker.pick(&mut self.rng);
             let keep = self.modulation.acceptance(self.offset, j, &mut self.rng);
             if self.rng.random::<f64>() < keep {
                 let c = self.clients[j];
-                return Ok(Some(Arrival::new(time as Nanos, c.key, c.id, self.source)));
+                return Ok(Some(Arrival::new(time, c.key, c.id, self.source)));
             }
         }
     }

@@ -54,14 +54,15 @@ impl Source for Poisson {
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let gap: f64 = Exp1.sample(&mut self.rng);
         self.offset += gap * self.mean_gap;
-        // The offset is non-negative, so truncation is the floor.
-        let time = self.start as f64 + (self.offset as u64) as f64;
-        if time >= self.stop as f64 {
+        // The offset is non-negative, so truncation is the floor; the start is added in integers
+        // so a late start keeps nanosecond precision.
+        let time = self.start.saturating_add(self.offset as u64);
+        if time >= self.stop {
             return Ok(None);
         }
         let client = self.clients[self.picker.pick(&mut self.rng)];
         Ok(Some(Arrival::new(
-            time as Nanos,
+            time,
             client.key,
             client.id,
             self.source,
