@@ -239,6 +239,14 @@ impl Ctx<'_> {
         let p = req(self, t, &t.path, "path", f)?;
         let base = self.path.parent().unwrap_or(Path::new("."));
         let path = base.join(p.get_ref());
+        if let Err(e) = std::fs::File::open(&path) {
+            // Name the scenario's line too: the trace path is relative to the scenario.
+            return Err(self.err(
+                p.span(),
+                &f("path"),
+                format!("cannot read the trace {}: {e}", path.display()),
+            ));
+        }
         let format = match &t.format {
             Some(s) => TraceFormat::parse(s.get_ref()).ok_or_else(|| {
                 self.err(

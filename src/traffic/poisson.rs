@@ -61,11 +61,6 @@ impl Source for Poisson {
             return Ok(None);
         }
         let client = self.clients[self.picker.pick(&mut self.rng)];
-        Ok(Some(Arrival::new(
-            time,
-            client.key,
-            client.id,
-            self.source,
-        )))
+        Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
     }
 }

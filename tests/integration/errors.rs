@@ -256,3 +256,15 @@ fn boundary_attack_outside_the_source_window() {
         &["bad.toml:10:", "`traffic[0].at`", "would send nothing"],
     );
 }
+
+#[test]
+fn missing_trace_names_the_scenario_line() {
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"nope.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:9:", "`traffic[0].path`", "nope.csv"],
+    );
+}
