@@ -30,6 +30,23 @@ pub enum Command {
     Check(CheckArgs),
     /// List the algorithms rlsim knows.
     Algorithms,
+    /// Write the traffic a scenario generates, before any limiter, as a CSV trace.
+    Traffic(TrafficArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TrafficArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The CSV file to write (`-` for standard output): time,ip,user,api_key,endpoint,source,role.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Skip malformed lines of replayed traces, and report how many, instead of failing.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -54,6 +71,9 @@ pub struct RunArgs {
     /// Print no table, expectation lines or progress bar: only errors (and `--format json`).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Skip malformed lines of replayed traces, and report how many, instead of failing.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -110,6 +130,25 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             print(stdout, &report.stdout)?;
             Ok(status(report.passed))
         }
+        Command::Traffic(args) => {
+            let mut scenario = Scenario::load(&args.scenario)?;
+            if let Some(seed) = args.seed {
+                scenario = scenario.with_seed(seed);
+            }
+            if args.skip_bad_lines {
+                scenario = scenario.with_skip_bad_lines();
+            }
+            let count = crate::traffic::export::write_trace_to(
+                &scenario.traffic,
+                scenario.seed,
+                &args.out,
+                stdout,
+            )?;
+            let mut note = format!("{count} requests written to {}\n", args.out.display());
+            note.push_str(&skipped_lines(&scenario));
+            print_to(stderr, "<stderr>", note.as_bytes())?;
+            Ok(Status::Success)
+        }
         Command::Algorithms => {
             for kind in AlgorithmKind::ALL {
                 print(stdout, format!("{kind}\n").as_bytes())?;
@@ -142,6 +181,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let bytes = std::fs::read(&args.scenario).map_err(|e| Error::io(&args.scenario, e))?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
+    }
+    if args.skip_bad_lines {
+        scenario = scenario.with_skip_bad_lines();
     }
     let log = args.decisions.as_deref().map(DecisionLog::new);
     let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| match &log {
@@ -196,7 +238,27 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             }
         }
     }
+    print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
     Ok(status(failed == 0 || !args.strict))
+}
+
+/// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`).
+fn skipped_lines(scenario: &Scenario) -> String {
+    let mut out = String::new();
+    for s in &scenario.traffic {
+        if let crate::traffic::Arrivals::Replay { path, options } = &s.arrivals
+            && options.skipped.get() > 0
+        {
+            let n = options.skipped.get();
+            let lines = if n == 1 { "line" } else { "lines" };
+            out.push_str(&format!(
+                "source `{}`: skipped {n} malformed {lines} of {}\n",
+                s.name,
+                path.display()
+            ));
+        }
+    }
+    out
 }
 
 /// Writes to standard output; a closed pipe (`rlsim run ... | head`) is not an error.

@@ -70,6 +70,15 @@ fn field_prefix(field: &Option<String>) -> String {
 }
 
 impl Error {
+    /// The process exit code for this error: 2 for bad input or an unusable path (the user's
+    /// to fix), 70 (`EX_SOFTWARE`) for a broken invariant inside rlsim (a bug to report).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Internal(_) => 70,
+            _ => 2,
+        }
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

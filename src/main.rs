@@ -14,8 +14,7 @@ fn main() -> ExitCode {
             // Red on a terminal; anstream drops the codes for a pipe or under NO_COLOR.
             let red = anstyle::AnsiColor::Red.on_default().bold();
             anstream::eprintln!("{red}error:{red:#} {e}");
-            // Every error rlsim reports is bad input or an unusable path: exit code 2.
-            ExitCode::from(2)
+            ExitCode::from(e.exit_code())
         }
     }
 }

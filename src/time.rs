@@ -157,7 +157,9 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
         if scaled % pow != 0 {
             return Err(UnitError::SubNanosecond(text.to_string()));
         }
-        total += scaled / pow;
+        total = total
+            .checked_add(scaled / pow)
+            .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
         rest = tail.trim_start();
     }
     Nanos::try_from(total).map_err(|_| UnitError::Overflow(text.to_string()))

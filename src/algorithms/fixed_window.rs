@@ -106,22 +106,14 @@ mod tests {
         .unwrap()
     }
 
-    fn allow(remaining: u64, reset_at: Nanos) -> Decision {
-        Decision {
-            outcome: Outcome::Allow,
-            remaining,
-            reset_at,
-        }
-    }
-
     #[test]
     fn counts_per_aligned_window() {
         // L = 3 per 10 s. Window 0 is [0, 10s).
         let f = fw(3, 10 * S);
         let mut s = f.new_state(2 * S);
-        assert_eq!(f.decide(&mut s, 2 * S), allow(2, 10 * S));
-        assert_eq!(f.decide(&mut s, 5 * S), allow(1, 10 * S));
-        assert_eq!(f.decide(&mut s, 9 * S), allow(0, 10 * S));
+        assert_eq!(f.decide(&mut s, 2 * S), Decision::allow(2, 10 * S));
+        assert_eq!(f.decide(&mut s, 5 * S), Decision::allow(1, 10 * S));
+        assert_eq!(f.decide(&mut s, 9 * S), Decision::allow(0, 10 * S));
         // Fourth in window 0 at 9.5 s: retry at 10 s, i.e. after 0.5 s. Not counted.
         let d = f.decide(&mut s, 9 * S + S / 2);
         assert_eq!(d.outcome, Outcome::Reject { retry_after: S / 2 });
@@ -130,7 +122,7 @@ mod tests {
         // 10 s is window 1 = [10s, 20s): a fresh quota, so 6 admissions in 1.5 s (boundary 2x).
         assert!(!f.is_idle(&s, 10 * S - 1));
         assert!(f.is_idle(&s, 10 * S));
-        assert_eq!(f.decide(&mut s, 10 * S), allow(2, 20 * S));
+        assert_eq!(f.decide(&mut s, 10 * S), Decision::allow(2, 20 * S));
         assert_eq!(
             s,
             FixedWindowState {
@@ -145,10 +137,10 @@ mod tests {
         // L = 1 per 7 ns: t = 6 is window 0, t = 29 is window 4 (28..35).
         let f = fw(1, 7);
         let mut s = f.new_state(6);
-        assert_eq!(f.decide(&mut s, 6), allow(0, 7));
+        assert_eq!(f.decide(&mut s, 6), Decision::allow(0, 7));
         let d = f.decide(&mut s, 6);
         assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
-        assert_eq!(f.decide(&mut s, 29), allow(0, 35));
+        assert_eq!(f.decide(&mut s, 29), Decision::allow(0, 35));
         // Fresh state is idle right away.
         assert!(f.is_idle(&f.new_state(3), 3));
     }

@@ -97,23 +97,15 @@ mod tests {
         .unwrap()
     }
 
-    fn allow(remaining: u64, reset_at: Nanos) -> Decision {
-        Decision {
-            outcome: Outcome::Allow,
-            remaining,
-            reset_at,
-        }
-    }
-
     #[test]
     fn burst_of_three_at_hundred_per_minute() {
         // T = 60 s / 100 = 600 ms, τ = 2·T = 1200 ms.
         let g = gcra(100, NANOS_PER_MIN, 3);
         let mut s = g.new_state(0);
         // tat 600: (0 + 1200 − 600)/600 + 1 = 2 more; tat 1200: 0/600 + 1 = 1; tat 1800: none.
-        assert_eq!(g.decide(&mut s, 0), allow(2, 600 * MS));
-        assert_eq!(g.decide(&mut s, 0), allow(1, 1200 * MS));
-        assert_eq!(g.decide(&mut s, 0), allow(0, 1800 * MS));
+        assert_eq!(g.decide(&mut s, 0), Decision::allow(2, 600 * MS));
+        assert_eq!(g.decide(&mut s, 0), Decision::allow(1, 1200 * MS));
+        assert_eq!(g.decide(&mut s, 0), Decision::allow(0, 1800 * MS));
         // earliest = 1800 − 1200 = 600 ms; the state is not touched.
         let d = g.decide(&mut s, 0);
         assert_eq!(
@@ -132,11 +124,14 @@ mod tests {
             }
         );
         // At 600 ms: tat = 1800 + 600 = 2400; (600 + 1200 − 2400) < 0 → remaining 0.
-        assert_eq!(g.decide(&mut s, 600 * MS), allow(0, 2400 * MS));
+        assert_eq!(g.decide(&mut s, 600 * MS), Decision::allow(0, 2400 * MS));
         assert!(!g.is_idle(&s, 2400 * MS - 1));
         assert!(g.is_idle(&s, 2400 * MS));
         // Long after: tat = now + T as for a new key.
-        assert_eq!(g.decide(&mut s, 10_000 * MS), allow(2, 10_600 * MS));
+        assert_eq!(
+            g.decide(&mut s, 10_000 * MS),
+            Decision::allow(2, 10_600 * MS)
+        );
     }
 
     #[test]
@@ -144,12 +139,12 @@ mod tests {
         // 3 per 10 ns: T = 3 (governor's `with_period(3ns)`), B = 1 so τ = 0.
         let g = gcra(3, 10, 1);
         let mut s = g.new_state(4);
-        assert_eq!(g.decide(&mut s, 4), allow(0, 7));
+        assert_eq!(g.decide(&mut s, 4), Decision::allow(0, 7));
         assert_eq!(
             g.decide(&mut s, 6).outcome,
             Outcome::Reject { retry_after: 1 }
         );
-        assert_eq!(g.decide(&mut s, 7), allow(0, 10));
+        assert_eq!(g.decide(&mut s, 7), Decision::allow(0, 10));
     }
 
     #[test]

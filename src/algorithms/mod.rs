@@ -65,6 +65,17 @@ pub struct Decision {
     pub reset_at: Nanos,
 }
 
+impl Decision {
+    /// An immediate admission.
+    pub fn allow(remaining: u64, reset_at: Nanos) -> Decision {
+        Decision {
+            outcome: Outcome::Allow,
+            remaining,
+            reset_at,
+        }
+    }
+}
+
 /// Policy parameters an algorithm is built from: at most `limit` requests per `window`, with a
 /// burst allowance `burst` where the algorithm has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -47,11 +47,7 @@ impl Limiter for SlidingWindowLog {
         }
         if (log.len() as u64) < self.limit {
             log.push_back(now);
-            Decision {
-                outcome: Outcome::Allow,
-                remaining: self.limit - log.len() as u64,
-                reset_at: self.expiry(now),
-            }
+            Decision::allow(self.limit - log.len() as u64, self.expiry(now))
         } else {
             // Full (limit ≥ 1, so non-empty): the oldest entry leaves first.
             let (oldest, newest) = (log[0], log[log.len() - 1]);
@@ -91,31 +87,23 @@ mod tests {
         .unwrap()
     }
 
-    fn allow(remaining: u64, reset_at: Nanos) -> Decision {
-        Decision {
-            outcome: Outcome::Allow,
-            remaining,
-            reset_at,
-        }
-    }
-
     #[test]
     fn window_is_half_open() {
         // L = 2 per 100 ns.
         let l = swl(2, 100);
         let mut s = l.new_state(10);
         assert_eq!(SlidingWindowLog::heap_bytes(&s), 0);
-        assert_eq!(l.decide(&mut s, 10), allow(1, 110));
-        assert_eq!(l.decide(&mut s, 60), allow(0, 160));
+        assert_eq!(l.decide(&mut s, 10), Decision::allow(1, 110));
+        assert_eq!(l.decide(&mut s, 60), Decision::allow(0, 160));
         // At 109, entry 10 is still in (9, 109]: retry when it leaves, at 10 + 100 = 110.
         let d = l.decide(&mut s, 109);
         assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
         assert_eq!((d.remaining, d.reset_at), (0, 160));
         // At 110 the window is (10, 110]: entry 10 is out, 60 is in.
-        assert_eq!(l.decide(&mut s, 110), allow(0, 210));
+        assert_eq!(l.decide(&mut s, 110), Decision::allow(0, 210));
         assert_eq!(s, [60, 110]);
         // At 200 only 110 is left: one more fits, then retry at 110 + 100 = 210.
-        assert_eq!(l.decide(&mut s, 200), allow(0, 300));
+        assert_eq!(l.decide(&mut s, 200), Decision::allow(0, 300));
         let d = l.decide(&mut s, 200);
         assert_eq!(d.outcome, Outcome::Reject { retry_after: 10 });
         assert!(SlidingWindowLog::heap_bytes(&s) >= 2 * 8);
@@ -130,7 +118,7 @@ mod tests {
         // Newest entry 20 leaves at 70.
         assert!(!l.is_idle(&s, 69));
         assert!(l.is_idle(&s, 70));
-        assert_eq!(l.decide(&mut s, 70), allow(2, 120));
+        assert_eq!(l.decide(&mut s, 70), Decision::allow(2, 120));
         assert!(l.is_idle(&l.new_state(5), 5));
     }
 
@@ -140,13 +128,13 @@ mod tests {
         let l = swl(3, 10);
         let mut s = l.new_state(7);
         for left in [2, 1, 0] {
-            assert_eq!(l.decide(&mut s, 7), allow(left, 17));
+            assert_eq!(l.decide(&mut s, 7), Decision::allow(left, 17));
         }
         assert_eq!(
             l.decide(&mut s, 7).outcome,
             Outcome::Reject { retry_after: 10 }
         );
-        assert_eq!(l.decide(&mut s, 17), allow(2, 27));
+        assert_eq!(l.decide(&mut s, 17), Decision::allow(2, 27));
     }
 
     #[test]

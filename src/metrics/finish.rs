@@ -125,6 +125,15 @@ impl Recorder {
             allowed: total.allowed,
             delayed: total.delayed,
             rejected: total.rejected,
+            retries: total.retries,
+            abandoned: total.abandoned,
+            attempts_per_request: ratio(total.offered, total.requests()),
+            request_success_rate: ratio(admitted, total.requests()),
+            clients_gave_up: self.clients.iter().filter(|c| c.gave_up).count() as u64,
+            peak_pending_retries: self.peak_pending_retries,
+            retry_backlog_drain_ns: self
+                .last_retry
+                .map_or(0, |t| t.saturating_sub(self.last_first_try)),
             burst_factor: worst.admitted as f64 / self.limit as f64,
             max_window_admitted: worst.admitted,
             worst_window_key: if worst.admitted > 0 {
@@ -137,7 +146,7 @@ impl Recorder {
             policy_violation_rate: ratio(self.violations, admitted),
             needless_rejections: needless,
             needless_rejection_rate: ratio(needless, total.rejected),
-            keys_seen: keys.len() as u64,
+            keys_seen: self.keys.iter().filter(|k| k.offered > 0).count() as u64,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,

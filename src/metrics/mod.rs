@@ -24,6 +24,10 @@ pub struct Counts {
     /// Admitted after a delay (shapers only).
     pub delayed: u64,
     pub rejected: u64,
+    /// Of `offered`, retries of earlier rejected requests (closed-loop clients).
+    pub retries: u64,
+    /// Rejected requests whose client gave up (no retry follows).
+    pub abandoned: u64,
 }
 
 impl Counts {
@@ -32,6 +36,13 @@ impl Counts {
         self.allowed += other.allowed;
         self.delayed += other.delayed;
         self.rejected += other.rejected;
+        self.retries += other.retries;
+        self.abandoned += other.abandoned;
+    }
+
+    /// Original requests: first tries, not retries.
+    pub fn requests(&self) -> u64 {
+        self.offered - self.retries
     }
 
     pub fn admitted(&self) -> u64 {
@@ -48,8 +59,15 @@ pub struct SourceReport {
     pub admitted: u64,
     pub delayed: u64,
     pub rejected: u64,
+    /// Of `offered`, retries; and rejected requests given up on.
+    pub retries: u64,
+    pub abandoned: u64,
     /// `admitted / offered`.
     pub admitted_share: f64,
+    /// `offered / (offered − retries)`: attempts per original request.
+    pub attempts_per_request: f64,
+    /// `admitted / (offered − retries)`: original requests eventually served.
+    pub request_success_rate: f64,
 }
 
 impl SourceReport {
@@ -61,7 +79,11 @@ impl SourceReport {
             admitted: c.admitted(),
             delayed: c.delayed,
             rejected: c.rejected,
+            retries: c.retries,
+            abandoned: c.abandoned,
             admitted_share: ratio(c.admitted(), c.offered),
+            attempts_per_request: ratio(c.offered, c.requests()),
+            request_success_rate: ratio(c.admitted(), c.requests()),
         }
     }
 }
@@ -131,6 +153,8 @@ pub struct DelayStats {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TimeBucket {
     pub offered: u64,
+    /// Of `offered`, retries.
+    pub retries: u64,
     pub admitted: u64,
     pub delayed: u64,
     pub rejected: u64,
@@ -150,6 +174,21 @@ pub struct AlgorithmReport {
     pub allowed: u64,
     pub delayed: u64,
     pub rejected: u64,
+    /// Of `offered`, retries of rejected requests by closed-loop clients.
+    pub retries: u64,
+    /// Rejected requests whose client gave up.
+    pub abandoned: u64,
+    /// `offered / (offered − retries)`: attempts per original request.
+    pub attempts_per_request: f64,
+    /// `admitted / (offered − retries)`: original requests eventually served.
+    pub request_success_rate: f64,
+    /// Clients that gave up on at least one request.
+    pub clients_gave_up: u64,
+    /// Most retries waiting to be made at one time: the size of the herd.
+    pub peak_pending_retries: u64,
+    /// How long retries went on after the last original request: last retry − last first try
+    /// (0 without retries).
+    pub retry_backlog_drain_ns: Nanos,
     /// `max_window_admitted / policy.limit`.
     pub burst_factor: f64,
     /// The most admissions of one key in any rolling window `(t−W, t]` of the policy.

@@ -52,6 +52,8 @@ impl Default for KeyStats {
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct ClientStats {
     pub legit: bool,
+    /// Gave up on at least one request.
+    pub gave_up: bool,
     /// Legit requests rejected on a key another client had used.
     pub rejected_on_shared_key: u64,
 }
@@ -109,6 +111,9 @@ pub struct Recorder {
     pub(super) legit_delays: Delays,
     pub(super) buckets: Vec<TimeBucket>,
     pub(super) last_event: Nanos,
+    pub(super) peak_pending_retries: u64,
+    pub(super) last_first_try: Nanos,
+    pub(super) last_retry: Option<Nanos>,
 }
 
 /// The rolling window holding the most admissions of one key.
@@ -175,6 +180,9 @@ impl Recorder {
             legit_delays: Delays::new(),
             buckets: Vec::new(),
             last_event: 0,
+            peak_pending_retries: 0,
+            last_first_try: 0,
+            last_retry: None,
         }
     }
 
@@ -226,6 +234,8 @@ impl Recorder {
         }
         key.last_remaining = Some(decision.remaining);
         if key.retry_at == Some(t) {
+            // Only the first request at the advertised time is the retry it was promised to.
+            key.retry_at = None;
             self.retries_at_retry_after += 1;
             self.retries_at_retry_after_admitted += admitted as u64;
         }
@@ -237,6 +247,13 @@ impl Recorder {
 
         let source = &mut self.sources[a.source as usize];
         source.offered += 1;
+        let retry = a.attempt > 0;
+        source.retries += retry as u64;
+        if retry {
+            self.last_retry = Some(t);
+        } else {
+            self.last_first_try = t;
+        }
         match decision.outcome {
             Outcome::Allow => source.allowed += 1,
             Outcome::Delay(_) => source.delayed += 1,
@@ -244,6 +261,7 @@ impl Recorder {
         }
         let bucket = self.bucket_mut(t);
         bucket.offered += 1;
+        bucket.retries += retry as u64;
         match decision.outcome {
             Outcome::Allow => self.on_admit(a.key, t),
             Outcome::Delay(d) => {
@@ -261,6 +279,17 @@ impl Recorder {
                 }
             }
         }
+    }
+
+    /// A rejected request's client gave up on it.
+    pub fn on_abandon(&mut self, a: &Arrival) {
+        self.sources[a.source as usize].abandoned += 1;
+        slot(&mut self.clients, a.client).gave_up = true;
+    }
+
+    /// A retry was scheduled; `pending` retries are now waiting.
+    pub fn on_retry_scheduled(&mut self, pending: u64) {
+        self.peak_pending_retries = self.peak_pending_retries.max(pending);
     }
 
     /// A request reaches the backend: admitted now, or a delayed one released now.

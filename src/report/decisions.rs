@@ -53,7 +53,7 @@ impl DecisionLog {
 
     /// A part file for one algorithm.
     pub fn part(&self, algorithm: &'static str) -> Result<DecisionPart> {
-        let file = NamedTempFile::new_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let file = super::output_temp_file(&self.dir)?;
         Ok(DecisionPart {
             algorithm,
             writer: csv::WriterBuilder::new()
@@ -82,7 +82,7 @@ impl DecisionLog {
             );
             _keep_alive.push(file);
         }
-        let out = NamedTempFile::new_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let out = super::output_temp_file(&self.dir)?;
         let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, out));
         let csv_err = |e: csv::Error| Error::io(&self.path, e.into());
         writer.write_record(HEADER).map_err(csv_err)?;

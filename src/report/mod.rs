@@ -51,7 +51,10 @@ pub struct ScenarioInfo<'a> {
 pub struct SourceInfo<'a> {
     pub name: &'a str,
     pub role: Role,
-    pub kind: &'static str,
+    /// The source's `kind` as the scenario wrote it.
+    pub kind: &'a str,
+    /// The arrival process that generated it (`poisson`, `sine`, `replay`, ...).
+    pub arrival: &'static str,
 }
 
 impl<'a> Summary<'a> {
@@ -71,9 +74,10 @@ impl<'a> Summary<'a> {
                     .map(|s| SourceInfo {
                         name: &s.name,
                         role: s.role,
-                        kind: match s.arrivals {
+                        kind: &s.kind,
+                        arrival: match &s.arrivals {
                             Arrivals::Constant(_) => "constant",
-                            Arrivals::Poisson(_) => "poisson",
+                            Arrivals::Poisson(intensity) => intensity.name(),
                             Arrivals::Bursts { .. } => "bursts",
                             Arrivals::Boundary { .. } => "boundary",
                             Arrivals::Replay { .. } => "replay",
@@ -127,8 +131,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut tmp = output_temp_file(dir)?;
     tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
+}
+
+/// A temporary file in `dir` (created if missing) that will be renamed into place as an output.
+/// Temporary files are private (0600) by default; an output is an ordinary readable file.
+pub(crate) fn output_temp_file(dir: &Path) -> Result<tempfile::NamedTempFile> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".rlsim-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))
 }

@@ -10,7 +10,7 @@ use super::ranking;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, format_duration};
-use crate::traffic::{Arrivals, SourceSpec};
+use crate::traffic::{Arrivals, Intensity, SourceSpec};
 
 /// Both reports: `(report.md, report.html)`.
 pub fn reports(
@@ -100,7 +100,13 @@ fn source_in_words(s: &SourceSpec, duration: u64) -> String {
     };
     let what = match &s.arrivals {
         Arrivals::Constant(rate) => format!("{who} sending at a constant {rate}"),
-        Arrivals::Poisson(rate) => format!("{who} sending as a Poisson process at {rate}"),
+        Arrivals::Poisson(Intensity::Flat(rate)) => {
+            format!("{who} sending as a Poisson process at {rate}")
+        }
+        Arrivals::Poisson(_) => format!(
+            "{who} sending as a Poisson process with a time-varying rate (`{}`)",
+            s.kind
+        ),
         Arrivals::Bursts {
             count,
             every,
@@ -111,14 +117,24 @@ fn source_in_words(s: &SourceSpec, duration: u64) -> String {
             format_duration(*spread)
         ),
         Arrivals::Boundary {
-            count, at, lead, ..
+            count,
+            at,
+            lead,
+            every,
+            ..
         } => format!(
             "{who} sending {count} requests {} before the window boundary at {} and \
-             {count} at it",
+             {count} at it{}",
             format_duration(*lead),
-            format_duration(*at)
+            format_duration(*at),
+            every.map_or(String::new(), |e| format!(
+                ", again every {}",
+                format_duration(e)
+            ))
         ),
-        Arrivals::Replay { path } => format!("recorded traffic replayed from `{}`", path.display()),
+        Arrivals::Replay { path, .. } => {
+            format!("recorded traffic replayed from `{}`", path.display())
+        }
     };
     let span = if s.start > 0 || s.stop < duration {
         format!(

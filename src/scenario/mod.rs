@@ -3,9 +3,13 @@
 //! Parsing keeps every value's position; validation refuses anything inconsistent with an error
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
+mod client;
 pub mod expect;
 pub mod goals;
+mod population;
+mod process;
 mod raw;
+mod traffic;
 mod validate;
 
 pub use expect::{Expectation, Op, Scope};
@@ -14,6 +18,7 @@ pub use goals::Goal;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
 use crate::policy::Policy;
+use crate::sim::Reaction;
 use crate::time::Nanos;
 use crate::traffic::SourceSpec;
 use std::path::{Path, PathBuf};
@@ -33,6 +38,8 @@ pub struct Scenario {
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.
     pub bucket: Nanos,
+    /// What each source's clients do after a rejection, by source index.
+    pub reactions: Vec<Reaction>,
     /// What the results must satisfy (`expect = [...]`), checked by `rlsim check`.
     pub expectations: Vec<Expectation>,
     /// The priorities the report ranks algorithms against (`[goals]`).
@@ -68,6 +75,17 @@ impl Scenario {
         let ctx = validate::Ctx::new(text, path);
         let raw = ctx.deserialize()?;
         ctx.scenario(raw)
+    }
+
+    /// The scenario with malformed trace lines counted and skipped instead of refused (the
+    /// `--skip-bad-lines` flag).
+    pub fn with_skip_bad_lines(mut self) -> Scenario {
+        for s in &mut self.traffic {
+            if let crate::traffic::Arrivals::Replay { options, .. } = &mut s.arrivals {
+                options.skip_bad_lines = true;
+            }
+        }
+        self
     }
 
     /// The scenario with another seed (the `--seed` flag).

@@ -74,6 +74,9 @@ pub struct RawTraffic {
     #[serde(default)]
     pub role: Option<S<String>>,
     pub kind: S<String>,
+    /// Closed-loop clients: what they do after a rejection (see `client.rs`).
+    #[serde(default)]
+    pub on_reject: Option<S<super::client::RawReaction>>,
     #[serde(default)]
     pub rate: Option<S<String>>,
     #[serde(default)]
@@ -106,6 +109,88 @@ pub struct RawTraffic {
     pub lead: Option<S<String>>,
     #[serde(default)]
     pub path: Option<S<String>>,
+    // Arrival processes, populations, attack kinds and replay options (docs/traffic.md).
+    // A missing `Option` field is `None`.
+    pub rate_to: Option<S<String>>,
+    pub amplitude: Option<S<String>>,
+    pub period: Option<S<String>>,
+    pub phase: Option<S<String>>,
+    pub on: Option<S<String>>,
+    pub off: Option<S<String>>,
+    pub on_dist: Option<S<String>>,
+    pub pareto_alpha: Option<S<Num>>,
+    pub mmpp_rates: Option<S<Vec<String>>>,
+    pub mmpp_stay: Option<S<Vec<String>>>,
+    pub spike_at: Option<S<String>>,
+    pub peak: Option<S<String>>,
+    pub rise: Option<S<String>>,
+    pub decay: Option<S<String>>,
+    pub phases: Option<S<Vec<RawPhase>>>,
+    pub rate_dist: Option<S<String>>,
+    pub rate_sigma: Option<S<Num>>,
+    pub zipf_exponent: Option<S<Num>>,
+    pub ipv6: Option<S<bool>>,
+    pub botnet: Option<S<i64>>,
+    pub endpoints: Option<S<Vec<RawWeighted>>>,
+    pub tier: Option<S<String>>,
+    pub tiers: Option<S<Vec<RawWeighted>>>,
+    pub repeat: Option<S<bool>>,
+    pub over: Option<S<Num>>,
+    pub format: Option<S<String>>,
+    pub speed: Option<S<Num>>,
+    pub offset: Option<S<String>>,
+    #[serde(rename = "loop")]
+    pub loops: Option<S<i64>>,
+    pub sample: Option<S<Num>>,
+    pub sort_window: Option<S<String>>,
+    pub max_gap: Option<S<String>>,
+    pub same_second: Option<S<String>>,
+}
+
+/// One `phases = [{ duration, rate, ramp_to }]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhase {
+    pub duration: S<String>,
+    pub rate: S<String>,
+    #[serde(default)]
+    pub ramp_to: Option<S<String>>,
+}
+
+/// One `endpoints = [{ path, weight }]` or `tiers = [{ name, weight }]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawWeighted {
+    #[serde(alias = "path")]
+    pub name: S<String>,
+    #[serde(default)]
+    pub weight: Option<S<i64>>,
+}
+
+/// A TOML number, integer or float (`speed = 2` and `speed = 2.5` both mean what they say).
+#[derive(Debug, Clone, Copy)]
+pub struct Num(pub f64);
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Num;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Num, E> {
+                Ok(Num(v as f64))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Num, E> {
+                Ok(Num(v as f64))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Num, E> {
+                Ok(Num(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl RawTraffic {
@@ -136,6 +221,7 @@ impl RawTraffic {
         ]
         .into_iter()
         .flatten()
+        .chain(self.more_present_fields())
         .collect()
     }
 }
@@ -167,5 +253,54 @@ impl<'de> Deserialize<'de> for OneOrMany {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+impl RawTraffic {
+    fn more_present_fields(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
+        fn span<T>(
+            name: &'static str,
+            v: &Option<S<T>>,
+        ) -> Option<(&'static str, std::ops::Range<usize>)> {
+            v.as_ref().map(|s| (name, s.span()))
+        }
+        [
+            span("rate_to", &self.rate_to),
+            span("amplitude", &self.amplitude),
+            span("period", &self.period),
+            span("phase", &self.phase),
+            span("on", &self.on),
+            span("off", &self.off),
+            span("on_dist", &self.on_dist),
+            span("pareto_alpha", &self.pareto_alpha),
+            span("mmpp_rates", &self.mmpp_rates),
+            span("mmpp_stay", &self.mmpp_stay),
+            span("spike_at", &self.spike_at),
+            span("peak", &self.peak),
+            span("rise", &self.rise),
+            span("decay", &self.decay),
+            span("phases", &self.phases),
+            span("rate_dist", &self.rate_dist),
+            span("rate_sigma", &self.rate_sigma),
+            span("zipf_exponent", &self.zipf_exponent),
+            span("ipv6", &self.ipv6),
+            span("botnet", &self.botnet),
+            span("endpoints", &self.endpoints),
+            span("tier", &self.tier),
+            span("tiers", &self.tiers),
+            span("repeat", &self.repeat),
+            span("over", &self.over),
+            span("format", &self.format),
+            span("speed", &self.speed),
+            span("offset", &self.offset),
+            span("loop", &self.loops),
+            span("sample", &self.sample),
+            span("sort_window", &self.sort_window),
+            span("max_gap", &self.max_gap),
+            span("same_second", &self.same_second),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }

@@ -2,14 +2,13 @@
 //! anything refused.
 
 use super::expect::{self, Expectation};
-use super::raw::{RawOverride, RawScenario, RawTraffic, S};
+use super::raw::{RawOverride, RawScenario, S};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::check::metric;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
-use crate::time::{self, Nanos, Rate, UnitError};
-use crate::traffic::{self, Arrivals, IdGen, Population, Role, SourceSpec};
+use crate::time::{self, Nanos, UnitError};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::path::Path;
@@ -18,8 +17,8 @@ use std::path::Path;
 const MAX_BUCKETS: u64 = 1_000_000;
 
 pub struct Ctx<'a> {
-    text: &'a str,
-    path: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) path: &'a Path,
 }
 
 impl<'a> Ctx<'a> {
@@ -44,7 +43,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
+    pub(super) fn err(&self, span: Range<usize>, field: &str, message: impl Into<String>) -> Error {
         Error::Scenario {
             location: self.location(Some(span)),
             field: Some(field.to_string()),
@@ -136,6 +135,12 @@ impl<'a> Ctx<'a> {
             }
             traffic.push(spec);
         }
+        let reactions = raw
+            .traffic
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
+            .collect::<Result<Vec<_>>>()?;
         let mut scenario = Scenario {
             name,
             description: raw
@@ -149,6 +154,7 @@ impl<'a> Ctx<'a> {
             algorithms,
             traffic,
             bucket,
+            reactions,
             expectations: Vec::new(),
             goals: Vec::new(),
         };
@@ -180,7 +186,7 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
-    fn duration(&self, s: &S<String>, field: &str, positive: bool) -> Result<Nanos> {
+    pub(super) fn duration(&self, s: &S<String>, field: &str, positive: bool) -> Result<Nanos> {
         let parsed = if positive {
             time::parse_positive_duration(s.get_ref())
         } else {
@@ -189,11 +195,11 @@ impl<'a> Ctx<'a> {
         parsed.map_err(|e| self.unit_err(s.span(), field, e))
     }
 
-    fn unit_err(&self, span: Range<usize>, field: &str, e: UnitError) -> Error {
+    pub(super) fn unit_err(&self, span: Range<usize>, field: &str, e: UnitError) -> Error {
         self.err(span, field, e.to_string())
     }
 
-    fn count(&self, s: &S<i64>, field: &str, max: u64) -> Result<u64> {
+    pub(super) fn count(&self, s: &S<i64>, field: &str, max: u64) -> Result<u64> {
         let v = *s.get_ref();
         if v < 1 {
             return Err(self.err(s.span(), field, format!("must be at least 1, got {v}")));
@@ -302,9 +308,16 @@ impl<'a> Ctx<'a> {
             }
         }
         for spec in &specs {
-            spec.kind
-                .validate(spec.params)
-                .map_err(|e| self.err(raw.policy.span(), "policy", e.to_string()))?;
+            spec.kind.validate(spec.params).map_err(|e| {
+                // Point at the table the parameters came from: the override, or the policy.
+                let name = spec.kind.name();
+                match raw.algorithm.get(name) {
+                    Some(over) => {
+                        self.err(over.span(), &format!("algorithm.{name}"), e.to_string())
+                    }
+                    None => self.err(raw.policy.span(), "policy", e.to_string()),
+                }
+            })?;
         }
         Ok(specs)
     }
@@ -323,270 +336,6 @@ impl<'a> Ctx<'a> {
                 Some(b) => self.count(b, &format!("{field}.burst"), u32::MAX as u64)?,
                 None => base.burst,
             },
-        })
-    }
-
-    fn source(
-        &self,
-        i: usize,
-        t: &RawTraffic,
-        policy: &Policy,
-        duration: Nanos,
-    ) -> Result<SourceSpec> {
-        let f = |name: &str| format!("traffic[{i}].{name}");
-        let name = t.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            return Err(self.err(t.name.span(), &f("name"), "must not be empty"));
-        }
-        let role = match t.role.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
-            None | Some(("legit", _)) => Role::Legit,
-            Some(("abusive", _)) => Role::Abusive,
-            Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    &f("role"),
-                    format!("unknown role `{other}` (expected legit or abusive)"),
-                ));
-            }
-        };
-        let kind = t.kind.get_ref().as_str();
-        const IDENTITY: &[&str] = &["users", "ips", "ip", "user", "api_key", "endpoint"];
-        let allowed: Vec<&str> = match kind {
-            "constant" | "poisson" => [&["rate"][..], IDENTITY].concat(),
-            "nat" => [&["rate", "arrival"][..], IDENTITY].concat(),
-            "bursts" => [&["count", "every", "spread"][..], IDENTITY].concat(),
-            "boundary" => [&["count", "at", "lead", "spread"][..], IDENTITY].concat(),
-            "replay" => vec!["path"],
-            other => {
-                return Err(self.err(
-                    t.kind.span(),
-                    &f("kind"),
-                    format!("unknown traffic kind `{other}` (expected constant, poisson, nat, bursts, boundary or replay)"),
-                ));
-            }
-        };
-        if let Some((field, span)) = t
-            .present_fields()
-            .into_iter()
-            .find(|(n, _)| !allowed.contains(n))
-        {
-            return Err(self.err(
-                span,
-                &f(field),
-                format!("not used by traffic kind `{kind}`"),
-            ));
-        }
-        let required = |v: bool, field: &str| -> Result<()> {
-            if v {
-                Ok(())
-            } else {
-                Err(self.err(
-                    t.kind.span(),
-                    &f(field),
-                    format!("traffic kind `{kind}` requires `{field}`"),
-                ))
-            }
-        };
-        let start = match &t.start {
-            Some(s) => self.duration(s, &f("start"), false)?,
-            None => 0,
-        };
-        let stop = match &t.stop {
-            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
-            None => duration,
-        };
-        if start >= stop {
-            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
-            return Err(self.err(
-                span,
-                &f("start"),
-                "must be before the source's stop and the scenario's end",
-            ));
-        }
-        let population = self.population(t, kind, &f)?;
-        let clients = population.clients as u64;
-        let rate = |r: &Option<S<String>>| -> Result<Rate> {
-            let r = r.as_ref().expect("checked by `required`");
-            let rate = time::parse_rate(r.get_ref())
-                .map_err(|e| self.unit_err(r.span(), &f("rate"), e))?;
-            rate.times(clients)
-                .ok_or_else(|| self.err(r.span(), &f("rate"), "rate × clients is too large"))?;
-            Ok(rate)
-        };
-        let count = |c: &Option<S<i64>>| {
-            self.count(
-                c.as_ref().expect("checked by `required`"),
-                &f("count"),
-                100_000_000,
-            )
-        };
-        let arrivals = match kind {
-            "constant" | "poisson" | "nat" => {
-                required(t.rate.is_some(), "rate")?;
-                let rate = rate(&t.rate)?;
-                let poisson = match t.arrival.as_ref().map(|a| (a.get_ref().as_str(), a.span())) {
-                    None => kind != "constant",
-                    Some(("poisson", _)) => true,
-                    Some(("constant", _)) => false,
-                    Some((other, span)) => {
-                        return Err(self.err(
-                            span,
-                            &f("arrival"),
-                            format!("unknown arrival `{other}` (expected constant or poisson)"),
-                        ));
-                    }
-                };
-                if poisson {
-                    Arrivals::Poisson(rate)
-                } else {
-                    Arrivals::Constant(rate)
-                }
-            }
-            "bursts" => {
-                required(t.count.is_some(), "count")?;
-                required(t.every.is_some(), "every")?;
-                let every_s = t.every.as_ref().expect("required");
-                let every = self.duration(every_s, &f("every"), true)?;
-                let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
-                if spread >= every {
-                    return Err(self.err(
-                        every_s.span(),
-                        &f("spread"),
-                        "must be shorter than `every`",
-                    ));
-                }
-                Arrivals::Bursts {
-                    count: count(&t.count)?,
-                    every,
-                    spread,
-                }
-            }
-            "boundary" => {
-                required(t.count.is_some(), "count")?;
-                let at = self.opt_duration(&t.at, &f("at"), policy.window)?;
-                let at_span = t.at.as_ref().map_or(t.kind.span(), |s| s.span());
-                if at == 0 || at % policy.window != 0 {
-                    return Err(self.err(
-                        at_span,
-                        &f("at"),
-                        format!(
-                            "must be a positive multiple of the policy window ({})",
-                            time::format_duration(policy.window)
-                        ),
-                    ));
-                }
-                let lead = self.opt_duration(&t.lead, &f("lead"), 100 * time::NANOS_PER_MILLI)?;
-                if lead == 0 || lead > at {
-                    let span = t.lead.as_ref().map_or(at_span, |s| s.span());
-                    return Err(self.err(
-                        span,
-                        &f("lead"),
-                        "must be positive and no later than `at`",
-                    ));
-                }
-                let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
-                if spread > lead {
-                    let span = t.spread.as_ref().map_or(at_span, |s| s.span());
-                    return Err(self.err(
-                        span,
-                        &f("spread"),
-                        "must be no longer than `lead`, so the two batches do not overlap",
-                    ));
-                }
-                Arrivals::Boundary {
-                    count: count(&t.count)?,
-                    at,
-                    lead,
-                    spread,
-                }
-            }
-            "replay" => {
-                required(t.path.is_some(), "path")?;
-                let p = t.path.as_ref().expect("required");
-                let base = self.path.parent().unwrap_or(Path::new("."));
-                let path = base.join(p.get_ref());
-                traffic::check_trace_header(&path, &policy.key)?;
-                Arrivals::Replay { path }
-            }
-            _ => unreachable!("kind checked above"),
-        };
-        Ok(SourceSpec {
-            name,
-            role,
-            arrivals,
-            start,
-            stop,
-            population,
-        })
-    }
-
-    fn opt_duration(&self, s: &Option<S<String>>, field: &str, default: Nanos) -> Result<Nanos> {
-        s.as_ref()
-            .map_or(Ok(default), |s| self.duration(s, field, false))
-    }
-
-    fn population(
-        &self,
-        t: &RawTraffic,
-        kind: &str,
-        f: &dyn Fn(&str) -> String,
-    ) -> Result<Population> {
-        let max = traffic::MAX_GENERATED_IPS as u64;
-        if kind == "nat" && (t.users.is_none() || t.ips.is_none()) {
-            let missing = if t.users.is_none() { "users" } else { "ips" };
-            return Err(self.err(
-                t.kind.span(),
-                &f(missing),
-                format!("traffic kind `nat` requires `{missing}`"),
-            ));
-        }
-        let clients = match &t.users {
-            Some(u) => self.count(u, &f("users"), 1_000_000)? as u32,
-            None => 1,
-        };
-        let fixed = |v: &Option<S<String>>| v.as_ref().map(|s| IdGen::Fixed(s.get_ref().clone()));
-        if let (Some(_), Some(u)) = (&t.user, &t.users) {
-            return Err(self.err(
-                u.span(),
-                &f("users"),
-                "give either `user` (one fixed user) or `users` (a count), not both",
-            ));
-        }
-        let user = fixed(&t.user).unwrap_or(IdGen::PerClient);
-        let ip = match (&t.ip, &t.ips) {
-            (Some(_), Some(n)) => {
-                return Err(self.err(
-                    n.span(),
-                    &f("ips"),
-                    "give either `ip` (one fixed address) or `ips` (a count), not both",
-                ));
-            }
-            (Some(ip), None) => IdGen::Fixed(ip.get_ref().clone()),
-            (None, Some(n)) => {
-                let n = self.count(n, &f("ips"), max.min(clients as u64))?;
-                IdGen::Pool(n as u32)
-            }
-            (None, None) => {
-                if clients as u64 > max {
-                    let span = t.users.as_ref().expect("clients > 1").span();
-                    return Err(self.err(
-                        span,
-                        &f("users"),
-                        format!("at most {max} clients get generated IPs; set `ips` or `ip`"),
-                    ));
-                }
-                IdGen::PerClient
-            }
-        };
-        Ok(Population {
-            clients,
-            ip,
-            user,
-            api_key: fixed(&t.api_key).unwrap_or(IdGen::PerClient),
-            endpoint: t
-                .endpoint
-                .as_ref()
-                .map_or_else(|| "/".to_string(), |e| e.get_ref().clone()),
         })
     }
 }

@@ -4,8 +4,9 @@
 //! asked for its next one. A delayed request's release is scheduled in the same queue. After
 //! start-up the loop allocates nothing unless a new key or a longer queue appears.
 
+use super::clients::Clients;
 use super::progress::{Progress, REPORT_EVERY};
-use super::queue::{EventKind, EventQueue};
+use super::queue::{EventKind, EventQueue, ScheduledInThePast};
 use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
 use crate::metrics::Recorder;
@@ -48,72 +49,138 @@ pub struct Observers<'a> {
     pub progress: &'a Progress,
 }
 
-/// Runs every source through `limiter` to the end, reporting to the observers.
-/// Idle keys are evicted every `evict_every` of virtual time.
-pub fn simulate<L: Limiter>(
-    limiter: &mut KeyedLimiter<L>,
+/// Runs every source through `limiter` to the end, reporting to the observers. Rejected
+/// requests are retried as `clients` react. Idle keys are evicted every `evict_every` of
+/// virtual time.
+pub fn simulate<'a, L: Limiter>(
+    limiter: &'a mut KeyedLimiter<L>,
     mut sources: Vec<Box<dyn Source>>,
-    keys: &mut KeySpace,
+    keys: &'a mut KeySpace,
+    clients: &'a mut Clients,
     evict_every: Nanos,
-    observers: Observers,
+    observers: Observers<'a>,
 ) -> Result<()> {
-    let Observers {
-        recorder,
-        mut sink,
-        capture,
-        progress,
-    } = observers;
-    let internal = |e: super::queue::ScheduledInThePast| Error::Internal(e.to_string());
     let mut pending: Vec<Option<Arrival>> = vec![None; sources.len()];
-    let mut queue = EventQueue::with_capacity(sources.len() * 2);
+    let mut run = Run {
+        limiter,
+        keys,
+        clients,
+        queue: EventQueue::with_capacity(sources.len() * 2),
+        observers,
+        pending_retries: 0,
+        reported: (0, 0),
+    };
     for (i, source) in sources.iter_mut().enumerate() {
-        if let Some(a) = source.next_arrival(keys)? {
-            queue.push_arrival(a.time, a.source).map_err(internal)?;
+        if let Some(a) = source.next_arrival(run.keys)? {
+            run.queue.push_arrival(a.time, a.source).map_err(internal)?;
             pending[i] = Some(a);
         }
     }
     let mut next_evict = evict_every;
-    let (mut reported_requests, mut reported_time) = (0u64, 0);
-    while let Some(now) = queue.peek_time() {
+    while let Some(now) = run.queue.peek_time() {
         if now >= next_evict {
-            limiter.evict_idle(now);
-            recorder.evict_idle(now);
+            run.limiter.evict_idle(now);
+            run.observers.recorder.evict_idle(now);
             next_evict = (now / evict_every + 1).saturating_mul(evict_every);
         }
-        let event = queue.pop().expect("peeked");
+        let event = run.queue.pop().expect("peeked");
         match event.kind {
-            EventKind::Release { key, .. } => recorder.on_admit(key, now),
+            EventKind::Release { key, .. } => run.observers.recorder.on_admit(key, now),
+            EventKind::Retry {
+                arrival,
+                previous_sleep,
+            } => {
+                run.pending_retries -= 1;
+                run.request(arrival, previous_sleep)?;
+            }
             EventKind::Arrival { source } => {
                 let i = source as usize;
                 let arrival = pending[i]
                     .take()
                     .expect("a queued source has a pending arrival");
-                capture.push(arrival.key, arrival.time);
-                let estimate = limiter.estimate(arrival.key, arrival.time);
-                let decision = limiter.decide(arrival.key, arrival.time);
-                recorder.on_decision(&arrival, &decision, estimate);
-                reported_requests += 1;
-                if reported_requests == REPORT_EVERY {
-                    progress.add(reported_requests, now - reported_time);
-                    (reported_requests, reported_time) = (0, now);
-                }
-                if let Some(sink) = sink.as_deref_mut() {
-                    sink.record(&arrival, &decision, keys)?;
-                }
-                if let Outcome::Delay(d) = decision.outcome {
-                    let release = EventKind::Release {
-                        key: arrival.key,
-                        source,
-                    };
-                    queue.schedule(now + d, release).map_err(internal)?;
-                }
-                if let Some(next) = sources[i].next_arrival(keys)? {
-                    queue.push_arrival(next.time, source).map_err(internal)?;
+                run.request(arrival, 0)?;
+                if let Some(next) = sources[i].next_arrival(run.keys)? {
+                    run.queue
+                        .push_arrival(next.time, source)
+                        .map_err(internal)?;
                     pending[i] = Some(next);
                 }
             }
         }
     }
-    progress.add(reported_requests, 0);
+    let (requests, _) = run.reported;
+    run.observers.progress.add(requests, 0);
     Ok(())
+}
+
+fn internal(e: ScheduledInThePast) -> Error {
+    Error::Internal(e.to_string())
+}
+
+/// The state of one simulation while it runs.
+struct Run<'a, L: Limiter> {
+    limiter: &'a mut KeyedLimiter<L>,
+    keys: &'a mut KeySpace,
+    clients: &'a mut Clients,
+    queue: EventQueue,
+    observers: Observers<'a>,
+    /// Retries scheduled and not yet made.
+    pending_retries: u64,
+    /// Requests and virtual time not yet reported to the progress counter.
+    reported: (u64, Nanos),
+}
+
+impl<L: Limiter> Run<'_, L> {
+    /// Decides on one request (a first try or a retry) and schedules what follows from it.
+    #[inline]
+    fn request(&mut self, arrival: Arrival, previous_sleep: Nanos) -> Result<()> {
+        let now = arrival.time;
+        let obs = &mut self.observers;
+        obs.capture.push(arrival.key, now);
+        let estimate = self.limiter.estimate(arrival.key, now);
+        let decision = self.limiter.decide(arrival.key, now);
+        obs.recorder.on_decision(&arrival, &decision, estimate);
+        if let Some(sink) = obs.sink.as_deref_mut() {
+            sink.record(&arrival, &decision, self.keys)?;
+        }
+        match decision.outcome {
+            Outcome::Allow => {}
+            Outcome::Delay(d) => {
+                let release = EventKind::Release {
+                    key: arrival.key,
+                    source: arrival.source,
+                };
+                self.queue.schedule(now + d, release).map_err(internal)?;
+            }
+            Outcome::Reject { retry_after } => {
+                match self
+                    .clients
+                    .on_reject(&arrival, retry_after, previous_sleep)
+                {
+                    Some((wait, sleep)) => {
+                        let retry = Arrival {
+                            time: now + wait,
+                            attempt: arrival.attempt + 1,
+                            ..arrival
+                        };
+                        let event = EventKind::Retry {
+                            arrival: retry,
+                            previous_sleep: sleep,
+                        };
+                        self.queue.schedule(retry.time, event).map_err(internal)?;
+                        self.pending_retries += 1;
+                        obs.recorder.on_retry_scheduled(self.pending_retries);
+                    }
+                    None => obs.recorder.on_abandon(&arrival),
+                }
+            }
+        }
+        let (requests, since) = &mut self.reported;
+        *requests += 1;
+        if *requests == REPORT_EVERY {
+            obs.progress.add(*requests, now.saturating_sub(*since));
+            (*requests, *since) = (0, now);
+        }
+        Ok(())
+    }
 }

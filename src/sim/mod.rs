@@ -3,10 +3,12 @@
 //! Each algorithm regenerates the traffic from the seed rather than sharing one materialised
 //! stream: memory stays flat however long the run, and algorithms never wait on each other.
 
+mod clients;
 mod engine;
 mod progress;
 mod queue;
 
+pub use clients::{Clients, Jitter, Reaction, Retry};
 pub use engine::{Capture, DecisionSink, Observers, simulate};
 pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
@@ -107,11 +109,14 @@ pub fn run_one<S: DecisionSink>(
                 capture: &mut capture,
                 progress: self.progress.unwrap_or(&unobserved),
             };
+            let mut clients = Clients::new(&scenario.reactions, scenario.seed);
+            let window = self.spec.params.window;
             simulate(
                 &mut keyed,
                 sources,
                 &mut keys,
-                self.spec.params.window,
+                &mut clients,
+                window,
                 observers,
             )?;
             let simulation_elapsed = started.elapsed();

@@ -8,6 +8,7 @@
 
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
+use crate::traffic::Arrival;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -18,6 +19,11 @@ pub enum EventKind {
     Arrival { source: u16 },
     /// A delayed request of `key` (from `source`) leaves the shaper's queue for the backend.
     Release { key: KeyId, source: u16 },
+    /// A client retries a rejected request. `previous_sleep` is its last backoff sleep.
+    Retry {
+        arrival: Arrival,
+        previous_sleep: Nanos,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
 use crate::policy::{KeyField, KeySpec};
 use indexmap::IndexSet;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 /// Every key seen in a run, in order of first appearance.
 ///
@@ -15,11 +15,27 @@ pub struct KeySpace {
     names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     clients: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     scratch: String,
+    /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
+    fields: Option<Vec<[Box<str>; 4]>>,
 }
 
 impl KeySpace {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A keyspace that also keeps every key's identity fields (for `rlsim traffic`, which writes
+    /// them out); use it with a key spec of all four fields, so a key is one identity.
+    pub fn recording() -> Self {
+        KeySpace {
+            fields: Some(Vec::new()),
+            ..Self::default()
+        }
+    }
+
+    /// The identity fields (indexed like `KeyField::ALL`) of key `id`, when recording.
+    pub fn fields(&self, id: KeyId) -> Option<&[Box<str>; 4]> {
+        self.fields.as_ref()?.get(id as usize)
     }
 
     /// The id of the key that `value_of` describes under `spec`, adding it if new.
@@ -29,7 +45,12 @@ impl KeySpace {
         spec.render_with(&mut buf, |field, out| out.push_str(value_of(field)));
         let id = match self.names.get_index_of(buf.as_str()) {
             Some(i) => i,
-            None => self.names.insert_full(buf.as_str().into()).0,
+            None => {
+                if let Some(fields) = &mut self.fields {
+                    fields.push(KeyField::ALL.map(|f| value_of(f).into()));
+                }
+                self.names.insert_full(buf.as_str().into()).0
+            }
         };
         self.scratch = buf;
         KeyId::try_from(id).expect("more than 4 billion distinct keys")
@@ -110,7 +131,13 @@ impl Identity {
         };
         let user = pick(&pop.user, &|n| format!("{}-{n}", spec.name));
         let api_key = pick(&pop.api_key, &|n| format!("key-{}-{n}", spec.name));
-        let ip = pick(&pop.ip, &|n| generated_ip(source, n).to_string());
+        let ip = pick(&pop.ip, &|n| {
+            if pop.ipv6 {
+                generated_ipv6(source, n).to_string()
+            } else {
+                generated_ip(source, n).to_string()
+            }
+        });
         Identity {
             ip,
             user,
@@ -120,14 +147,34 @@ impl Identity {
     }
 }
 
-/// Most distinct addresses a source can generate (one /16).
+/// Address `n` of source `source` in the documentation prefix `2001:db8::/32`: one /48 per
+/// source, so sources never share an address and a million clients fit easily.
+fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
+    let host = n + 1;
+    Ipv6Addr::new(
+        0x2001,
+        0xdb8,
+        (source % 65_536) as u16,
+        0,
+        0,
+        0,
+        (host >> 16) as u16,
+        (host & 0xffff) as u16,
+    )
+}
+
+/// Most distinct IPv4 addresses a source can generate (one /16).
 pub const MAX_GENERATED_IPS: u32 = 65_534;
+
+/// Sources that can generate IPv4 addresses: one /16 each in 10.0.0.0/8. Validation refuses
+/// generated IPv4 addresses for later sources, which would collide.
+pub const GENERATED_IPV4_SOURCES: usize = 256;
 
 fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
     let host = n + 1; // skip the network address
     Ipv4Addr::new(
         10,
-        (source % 256) as u8,
+        u8::try_from(source).expect("validated: generated IPv4 only for the first 256 sources"),
         (host >> 8) as u8,
         (host & 0xff) as u8,
     )

@@ -5,13 +5,21 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+pub mod export;
+pub mod intensity;
 mod keys;
+mod modulated;
 mod periodic;
 mod poisson;
+pub mod population;
 mod replay;
 
-pub use keys::{Identity, KeySpace, MAX_GENERATED_IPS};
-pub use replay::{ReplaySource, check_trace_header};
+pub use intensity::{Intensity, Periods, Phase};
+pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
+pub use population::RateDist;
+pub use replay::{
+    Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
+};
 
 use crate::algorithms::KeyId;
 use crate::error::Result;
@@ -44,8 +52,9 @@ pub enum Arrivals {
     /// Each client sends at exactly `rate`; clients are phased evenly so the source as a whole
     /// is periodic at `clients × rate`.
     Constant(Rate),
-    /// Each client is a Poisson process of `rate` (the source: Poisson at `clients × rate`).
-    Poisson(Rate),
+    /// Each client is a Poisson process of the given intensity: a constant rate (the source:
+    /// Poisson at `clients × rate`), or one that varies with time or at random.
+    Poisson(Intensity),
     /// Every `every`, each client sends `count` requests spread evenly over `spread`.
     Bursts {
         count: u64,
@@ -59,9 +68,14 @@ pub enum Arrivals {
         at: Nanos,
         lead: Nanos,
         spread: Nanos,
+        /// Repeat at every boundary `at + i·every` (`None`: once).
+        every: Option<Nanos>,
     },
-    /// Records read from a CSV trace.
-    Replay { path: PathBuf },
+    /// Records read from a trace file.
+    Replay {
+        path: PathBuf,
+        options: ReplayOptions,
+    },
 }
 
 /// How the clients of a synthetic source get their identity fields.
@@ -77,19 +91,37 @@ pub enum IdGen {
 }
 
 /// The clients of a synthetic source.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Population {
     pub clients: u32,
     pub ip: IdGen,
     pub user: IdGen,
     pub api_key: IdGen,
+    /// The endpoint of every request, or the first of `endpoints`.
     pub endpoint: String,
+    /// A weighted mix of endpoints, drawn per request; empty for `endpoint` alone.
+    pub endpoints: Vec<(String, u32)>,
+    /// Generated addresses are IPv6 (`2001:db8:<source>::<n>`) instead of `10.<source>.x.y`.
+    pub ipv6: bool,
+    /// How per-client rates spread around `rate`.
+    pub rates: RateDist,
+    /// Tiers with their weights (`free`, `pro`, ...): client `j` gets [`Population::tier`].
+    pub tiers: Vec<(String, u32)>,
+}
+
+impl Population {
+    /// The tier of client `j`, if the source has tiers.
+    pub fn tier(&self, j: u32) -> Option<&str> {
+        population::tier_of(&self.tiers, j, self.clients)
+    }
 }
 
 /// One validated `[[traffic]]` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceSpec {
     pub name: String,
+    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports should name it.
+    pub kind: String,
     pub role: Role,
     pub arrivals: Arrivals,
     /// No request before this time.
@@ -164,27 +196,60 @@ fn build_source(
     keys: &mut KeySpace,
 ) -> Result<Box<dyn Source>> {
     let source = u16::try_from(index).expect("validated: at most 65535 sources");
-    if let Arrivals::Replay { path } = &spec.arrivals {
+    if let Arrivals::Replay { path, options } = &spec.arrivals {
         return Ok(Box::new(ReplaySource::open(
-            path, source, spec.start, spec.stop, key_spec,
+            path, source, spec.start, spec.stop, key_spec, options,
         )?));
     }
-    let client_keys: Vec<Client> = (0..spec.population.clients)
+    let pop = &spec.population;
+    let mut identities = Vec::with_capacity(pop.clients as usize);
+    let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
             let identity = Identity::of_client(spec, index, j);
-            Client {
+            let client = Client {
                 key: keys.intern_identity(key_spec, &identity),
                 id: keys.intern_client(&identity.user),
+            };
+            if pop.endpoints.len() > 1 {
+                identities.push(identity);
             }
+            client
         })
         .collect();
-    let rng = source_rng(seed, index);
-    Ok(match &spec.arrivals {
-        Arrivals::Constant(rate) => {
+    let mut rng = source_rng(seed, index);
+    // Setup randomness (per-client rates) has its own stream, so a source without it draws
+    // exactly the requests it always did.
+    let weights = pop
+        .rates
+        .weights(client_keys.len(), &mut side_rng(seed, index, 1));
+    let picker = population::Picker::new(&weights);
+    let inner: Box<dyn Source> = match &spec.arrivals {
+        Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
             Box::new(periodic::Constant::new(spec, source, *rate, client_keys))
         }
-        Arrivals::Poisson(rate) => {
-            Box::new(poisson::Poisson::new(spec, source, *rate, client_keys, rng))
+        Arrivals::Constant(rate) => {
+            let rates = weights.iter().map(|w| scaled_rate(*rate, *w)).collect();
+            Box::new(periodic::Staggered::new(spec, source, rates, client_keys))
+        }
+        Arrivals::Poisson(Intensity::Flat(rate)) => Box::new(poisson::Poisson::new(
+            spec,
+            source,
+            *rate,
+            client_keys,
+            picker,
+            rng,
+        )),
+        Arrivals::Poisson(intensity) => {
+            let modulation =
+                intensity::Modulation::new(intensity.clone(), client_keys.len(), &mut rng);
+            Box::new(modulated::Modulated::new(
+                spec,
+                source,
+                modulation,
+                client_keys,
+                picker,
+                rng,
+            ))
         }
         Arrivals::Bursts {
             count,
@@ -203,17 +268,56 @@ fn build_source(
             at,
             lead,
             spread,
+            every,
         } => Box::new(periodic::Batches::boundary(
             spec,
             source,
             *count,
             *at,
             *lead,
+            *every,
             *spread,
             client_keys,
         )),
         Arrivals::Replay { .. } => unreachable!("handled above"),
-    })
+    };
+    if pop.endpoints.len() < 2 {
+        return Ok(inner);
+    }
+    let variants: Vec<Vec<KeyId>> = identities
+        .iter_mut()
+        .map(|identity| {
+            pop.endpoints
+                .iter()
+                .map(|(path, _)| {
+                    identity.endpoint.clone_from(path);
+                    keys.intern_identity(key_spec, identity)
+                })
+                .collect()
+        })
+        .collect();
+    let weights: Vec<f64> = pop.endpoints.iter().map(|e| e.1 as f64).collect();
+    Ok(Box::new(population::EndpointMix::new(
+        inner,
+        &weights,
+        &variants,
+        side_rng(seed, index, 2),
+    )))
+}
+
+/// `rate × factor`, kept exact to a thousandth of a request per second.
+fn scaled_rate(rate: Rate, factor: f64) -> Rate {
+    const PER: Nanos = 1000 * crate::time::NANOS_PER_SEC;
+    let count = (rate.per_second() * factor * 1000.0).round().max(1.0) as u64;
+    Rate::new(count, PER).expect("count and per are positive")
+}
+
+/// A second random stream of source `index`, for setup draws (`which` = 1) or endpoint choices
+/// (`which` = 2), independent of the stream the arrivals use.
+fn side_rng(seed: u64, index: usize, which: u64) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(index as u64 | (which << 32));
+    rng
 }
 
 /// The random stream of source `index`: the scenario seed selects the key, the source index the
@@ -225,123 +329,9 @@ fn source_rng(seed: u64, index: usize) -> ChaCha8Rng {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-    use crate::policy::KeyField;
+mod population_tests;
+#[cfg(test)]
+mod stats_tests;
 
-    /// A source spec with `clients` clients, each with its own IP, for `[0, stop)`.
-    pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
-        SourceSpec {
-            name: "s".into(),
-            role: Role::Legit,
-            arrivals,
-            start: 0,
-            stop,
-            population: Population {
-                clients,
-                ip: IdGen::PerClient,
-                user: IdGen::PerClient,
-                api_key: IdGen::PerClient,
-                endpoint: "/".into(),
-            },
-        }
-    }
-
-    /// Every arrival of a single source built from `spec`, keyed by IP.
-    pub fn arrivals(spec: &SourceSpec, seed: u64) -> (Vec<Arrival>, KeySpace) {
-        let mut keys = KeySpace::new();
-        let key_spec = KeySpec::new(vec![KeyField::Ip]).unwrap();
-        let mut sources =
-            build_sources(std::slice::from_ref(spec), &key_spec, seed, &mut keys).unwrap();
-        let mut out = Vec::new();
-        while let Some(a) = sources[0].next_arrival(&mut keys).unwrap() {
-            out.push(a);
-        }
-        (out, keys)
-    }
-
-    #[test]
-    fn constant_clients_are_phased_evenly() {
-        // 3 clients at 1/s: the source sends every 1/3 s, cycling through the clients.
-        let rate = crate::time::parse_rate("1/s").unwrap();
-        let (a, keys) = arrivals(&spec(Arrivals::Constant(rate), 3, 2_000_000_000), 0);
-        let times: Vec<Nanos> = a.iter().map(|a| a.time).collect();
-        assert_eq!(
-            times,
-            [
-                0,
-                333_333_333,
-                666_666_666,
-                1_000_000_000,
-                1_333_333_333,
-                1_666_666_666
-            ]
-        );
-        let ips: Vec<&str> = a.iter().map(|a| keys.name(a.key)).collect();
-        assert_eq!(
-            ips,
-            [
-                "10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.1", "10.0.0.2", "10.0.0.3"
-            ]
-        );
-    }
-
-    #[test]
-    fn boundary_batches_straddle_the_boundary() {
-        let arrivals_spec = Arrivals::Boundary {
-            count: 3,
-            at: 60_000_000_000,
-            lead: 100_000_000,
-            spread: 30_000_000,
-        };
-        let (a, _) = arrivals(&spec(arrivals_spec, 1, 120_000_000_000), 0);
-        let times: Vec<Nanos> = a.iter().map(|a| a.time).collect();
-        // Each batch of 3 spread over 30 ms: offsets 0, 10 ms, 20 ms.
-        assert_eq!(
-            times,
-            [
-                59_900_000_000,
-                59_910_000_000,
-                59_920_000_000,
-                60_000_000_000,
-                60_010_000_000,
-                60_020_000_000
-            ]
-        );
-    }
-
-    #[test]
-    fn bursts_repeat_until_stop() {
-        let bursts = Arrivals::Bursts {
-            count: 2,
-            every: 1_000_000_000,
-            spread: 0,
-        };
-        let (a, _) = arrivals(&spec(bursts, 2, 2_500_000_000), 0);
-        let times: Vec<Nanos> = a.iter().map(|a| a.time).collect();
-        // 2 clients × 2 requests at 0, 1 s and 2 s.
-        let sec = crate::time::NANOS_PER_SEC;
-        let expected: Vec<Nanos> = [0, sec, 2 * sec].iter().flat_map(|&t| [t; 4]).collect();
-        assert_eq!(times, expected);
-    }
-
-    #[test]
-    fn poisson_mean_rate_and_seed_stability() {
-        // 10 clients at 10/s for 1000 s: N ~ Poisson(100 000), standard deviation 316. Five
-        // standard deviations (±1581) is a tolerance a correct generator fails with
-        // probability below 1e-6, for any seed.
-        let rate = crate::time::parse_rate("10/s").unwrap();
-        let s = spec(Arrivals::Poisson(rate), 10, 1_000_000_000_000);
-        let (a, keys) = arrivals(&s, 42);
-        assert!(
-            (a.len() as i64 - 100_000).abs() < 1581,
-            "{} arrivals",
-            a.len()
-        );
-        assert!(a.windows(2).all(|w| w[0].time <= w[1].time));
-        assert_eq!(keys.len(), 10);
-        // The same seed gives the same stream; another seed another one.
-        assert_eq!(arrivals(&s, 42).0, a);
-        assert_ne!(arrivals(&s, 43).0, a);
-    }
-}
+#[cfg(test)]
+pub(crate) mod tests;

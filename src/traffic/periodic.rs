@@ -6,6 +6,8 @@
 use super::{Arrival, Client, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Clients at the same constant rate, phased evenly: client `k mod n` sends the `k`-th request.
 pub struct Constant {
@@ -49,12 +51,78 @@ impl Source for Constant {
     }
 }
 
+/// Clients each at their own constant rate: a heap of each client's next request time.
+///
+/// Client `j`'s `k`-th request is at `start + phase_j + k / rate_j`, computed from `k` like
+/// [`Constant`]; `phase_j = j/n` of its own gap spreads the clients out. The heap is allocated
+/// once; popping and pushing reuse it.
+pub struct Staggered {
+    source: u16,
+    start: Nanos,
+    stop: Nanos,
+    rates: Vec<Rate>,
+    phases: Vec<Nanos>,
+    clients: Vec<Client>,
+    /// `(time, client, k)` of each client's next request.
+    heap: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
+}
+
+impl Staggered {
+    pub fn new(spec: &SourceSpec, source: u16, rates: Vec<Rate>, clients: Vec<Client>) -> Self {
+        let n = clients.len() as u64;
+        let phases: Vec<Nanos> = rates
+            .iter()
+            .enumerate()
+            .map(|(j, r)| (r.per as u128 * j as u128 / (r.count as u128 * n as u128)) as Nanos)
+            .collect();
+        let mut heap = BinaryHeap::with_capacity(clients.len());
+        for (j, &phase) in phases.iter().enumerate() {
+            heap.push(Reverse((spec.start.saturating_add(phase), j as u32, 0)));
+        }
+        Staggered {
+            source,
+            start: spec.start,
+            stop: spec.stop,
+            rates,
+            phases,
+            clients,
+            heap,
+        }
+    }
+}
+
+impl Source for Staggered {
+    fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
+        let Some(Reverse((time, j, k))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        if time >= self.stop {
+            return Ok(None);
+        }
+        let next = self.rates[j as usize]
+            .nth_event(k + 1)
+            .and_then(|o| o.checked_add(self.phases[j as usize]))
+            .and_then(|o| o.checked_add(self.start));
+        if let Some(next) = next {
+            self.heap.push(Reverse((next, j, k + 1)));
+        }
+        let client = self.clients[j as usize];
+        Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
+    }
+}
+
 /// When batches happen.
 enum Schedule {
     /// At `first`, `first + every`, ...
     Every { first: Nanos, every: Nanos },
     /// At each of these times, in order.
     At([Nanos; 2]),
+    /// At `first - lead` and `first`, then `every` later, and so on: every window boundary.
+    Pairs {
+        first: Nanos,
+        lead: Nanos,
+        every: Nanos,
+    },
 }
 
 /// Batches of `count` requests per client, each batch spread evenly over `spread`.
@@ -88,17 +156,27 @@ impl Batches {
         Self::new(spec, source, schedule, count, spread, clients)
     }
 
-    /// `count` requests per client at `at - lead`, and `count` more at the boundary `at`.
+    /// `count` requests per client at `at - lead`, and `count` more at the boundary `at`; with
+    /// `repeat_every`, again at every later boundary `at + i·repeat_every`.
+    #[allow(clippy::too_many_arguments)]
     pub fn boundary(
         spec: &SourceSpec,
         source: u16,
         count: u64,
         at: Nanos,
         lead: Nanos,
+        repeat_every: Option<Nanos>,
         spread: Nanos,
         clients: Vec<Client>,
     ) -> Self {
-        let schedule = Schedule::At([at - lead, at]);
+        let schedule = match repeat_every {
+            Some(every) => Schedule::Pairs {
+                first: at,
+                lead,
+                every,
+            },
+            None => Schedule::At([at - lead, at]),
+        };
         Self::new(spec, source, schedule, count, spread, clients)
     }
 
@@ -127,6 +205,14 @@ impl Batches {
         match self.schedule {
             Schedule::Every { first, every } => every.checked_mul(b)?.checked_add(first),
             Schedule::At(times) => times.get(b as usize).copied(),
+            Schedule::Pairs { first, lead, every } => {
+                let boundary = every.checked_mul(b / 2)?.checked_add(first)?;
+                Some(if b.is_multiple_of(2) {
+                    boundary - lead
+                } else {
+                    boundary
+                })
+            }
         }
     }
 }

@@ -4,12 +4,13 @@
 //! accumulated in an `f64` offset from the source's start (exact to well under a nanosecond for
 //! runs of up to about 100 days), then floored to whole nanoseconds. N independent Poisson
 //! clients of rate r are, exactly in distribution, one Poisson process of rate N·r whose events
-//! go to a uniformly chosen client, which is how they are generated.
+//! go to a uniformly chosen client, which is how they are generated (with per-client rates, the
+//! client is chosen in proportion to its rate: see [`super::population`]).
 
+use super::population::Picker;
 use super::{Arrival, Client, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
-use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp1};
 
@@ -20,6 +21,7 @@ pub struct Poisson {
     /// Mean gap of the whole source, in nanoseconds.
     mean_gap: f64,
     clients: Vec<Client>,
+    picker: Picker,
     offset: f64,
     rng: ChaCha8Rng,
 }
@@ -30,15 +32,18 @@ impl Poisson {
         source: u16,
         per_client: Rate,
         clients: Vec<Client>,
+        picker: Picker,
         rng: ChaCha8Rng,
     ) -> Self {
-        let mean_gap = per_client.mean_interval_ns() / clients.len() as f64;
+        // With per-client rates, the picker's total is the sum of the rates in units of `rate`.
+        let mean_gap = per_client.mean_interval_ns() / picker.total();
         Poisson {
             source,
             start: spec.start,
             stop: spec.stop,
             mean_gap,
             clients,
+            picker,
             offset: 0.0,
             rng,
         }
@@ -49,22 +54,13 @@ impl Source for Poisson {
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let gap: f64 = Exp1.sample(&mut self.rng);
         self.offset += gap * self.mean_gap;
-        // The offset is non-negative, so truncation is the floor.
-        let time = self.start as f64 + (self.offset as u64) as f64;
-        if time >= self.stop as f64 {
+        // The offset is non-negative, so truncation is the floor; the start is added in integers
+        // so a late start keeps nanosecond precision.
+        let time = self.start.saturating_add(self.offset as u64);
+        if time >= self.stop {
             return Ok(None);
         }
-        let client = if self.clients.len() == 1 {
-            0
-        } else {
-            self.rng.random_range(0..self.clients.len())
-        };
-        let client = self.clients[client];
-        Ok(Some(Arrival::new(
-            time as Nanos,
-            client.key,
-            client.id,
-            self.source,
-        )))
+        let client = self.clients[self.picker.pick(&mut self.rng)];
+        Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
     }
 }

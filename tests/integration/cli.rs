@@ -47,6 +47,13 @@ struct Algorithm {
     allowed: u64,
     delayed: u64,
     rejected: u64,
+    retries: u64,
+    abandoned: u64,
+    attempts_per_request: f64,
+    request_success_rate: f64,
+    clients_gave_up: u64,
+    peak_pending_retries: u64,
+    retry_backlog_drain_ns: u64,
     burst_factor: f64,
     max_window_admitted: u64,
     worst_window_key: String,
@@ -121,7 +128,11 @@ struct Source {
     admitted: u64,
     delayed: u64,
     rejected: u64,
+    retries: u64,
+    abandoned: u64,
     admitted_share: f64,
+    attempts_per_request: f64,
+    request_success_rate: f64,
 }
 
 #[test]
@@ -188,43 +199,51 @@ fn boundary_scenario_writes_every_output() {
         assert_eq!(a.admitted, a.allowed + a.delayed, "{}", a.algorithm);
     }
 
-    // summary.csv: a header and one row per algorithm.
+    // summary.csv: a header and one row per algorithm, the header after the JSON's fields.
     let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert!(lines[0].starts_with(
-        "algorithm,limit,window_ns,burst,offered,admitted,allowed,delayed,rejected,burst_factor"
+        "algorithm,limit,window_ns,burst,offered,admitted,allowed,delayed,rejected,retries,"
     ));
+    assert!(lines[0].contains(",needless_rejections,") && lines[0].contains(",legit_goodput,"));
     assert_eq!(lines.len(), 7);
     assert!(lines[1].starts_with("fixed_window,100,60000000000,100,"));
+    // Only the leaky bucket delays: five percentile rows.
+    let delays = std::fs::read_to_string(out.join("delays.csv")).unwrap();
+    assert_eq!(delays.lines().count(), 6);
+    assert!(
+        delays
+            .lines()
+            .skip(1)
+            .all(|l| l.starts_with("leaky_bucket,"))
+    );
 
     // timeseries.csv: per algorithm, the buckets add up to the totals.
     let mut reader = csv::Reader::from_path(out.join("timeseries.csv")).unwrap();
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
     assert_eq!(
-        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        header,
         [
             "algorithm",
             "bucket_start_ns",
             "offered",
+            "retries",
             "admitted",
             "delayed",
             "rejected"
         ]
     );
-    let mut totals: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    let mut totals: BTreeMap<String, [u64; 5]> = BTreeMap::new();
     for row in reader.records() {
         let row = row.unwrap();
         let t = totals.entry(row[0].to_string()).or_default();
-        for i in 0..4 {
-            t[i] += row[2 + i].parse::<u64>().unwrap();
+        for (i, total) in t.iter_mut().enumerate() {
+            *total += row[2 + i].parse::<u64>().unwrap();
         }
     }
     for a in &summary.algorithms {
-        assert_eq!(
-            totals[&a.algorithm],
-            [a.offered, a.admitted, a.delayed, a.rejected],
-            "{}",
-            a.algorithm
-        );
+        let expected = [a.offered, a.retries, a.admitted, a.delayed, a.rejected];
+        assert_eq!(totals[&a.algorithm], expected, "{}", a.algorithm);
     }
 
     // throughput.json is there, apart from the deterministic files.
@@ -270,6 +289,15 @@ fn boundary_scenario_writes_every_output() {
             "delay" => assert!(r[4].parse::<u64>().unwrap() > 0 && r[5].is_empty()),
             "reject" => assert!(r[5].parse::<u64>().unwrap() > 0),
             other => panic!("unknown outcome {other}"),
+        }
+    }
+    // Outputs are ordinary readable files, not private temporaries.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for file in [out.join("summary.json"), decisions.clone()] {
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o644, "{}", file.display());
         }
     }
     // No temporary part files are left behind.

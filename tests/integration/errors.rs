@@ -230,3 +230,41 @@ fn usage_errors_exit_2() {
         .code(2);
     rlsim().args(["frobnicate"]).assert().code(2);
 }
+
+#[test]
+fn impossible_override_names_its_table() {
+    // W/L under 1 ns: GCRA's emission interval would be 0.
+    let toml = format!(
+        "{HEAD}algorithms = [\"gcra\"]\n{POLICY}[algorithm.gcra]\nlimit = 2000000000\nwindow = \"1ns\"\n{TRAFFIC}"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:", "`algorithm.gcra`", "emission interval"],
+    );
+}
+
+#[test]
+fn boundary_attack_outside_the_source_window() {
+    // The scenario lasts 1 minute; an attack at 5 minutes would send nothing.
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"boundary\"\ncount = 3\nat = \"5m\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:10:", "`traffic[0].at`", "would send nothing"],
+    );
+}
+
+#[test]
+fn missing_trace_names_the_scenario_line() {
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"nope.csv\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:9:", "`traffic[0].path`", "nope.csv"],
+    );
+}

@@ -1,27 +1,11 @@
 //! Hand-computed truths: exact counts the engine must reproduce, with the arithmetic written out.
 
-use crate::util::{by_name, run_toml};
-
-/// L = 100/min. The attacker sends 100 requests at 59.9 s and 100 at 60.0 s.
-const BOUNDARY: &str = r#"
-name = "boundary"
-duration = "3m"
-[policy]
-limit = 100
-window = "1m"
-[[traffic]]
-name = "attacker"
-role = "abusive"
-kind = "boundary"
-ip = "203.0.113.7"
-count = 100
-at = "1m"
-lead = "100ms"
-"#;
+use crate::util::{boundary_attack, by_name, run_toml};
 
 #[test]
 fn boundary_attack_doubles_the_fixed_window_and_nothing_else() {
-    let r = run_toml(BOUNDARY);
+    // L = 100/min. The attacker sends 100 requests at 59.9 s and 100 at 60.0 s.
+    let r = run_toml(&boundary_attack(&[]));
 
     // Fixed window: window [0, 60 s) counts the first 100, window [60 s, 120 s) the next 100.
     // All 200 are admitted within 100 ms: the rolling window (0.1 s, 60.1 s] holds 200 = 2L.

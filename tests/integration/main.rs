@@ -2,9 +2,11 @@
 
 mod check;
 mod cli;
+mod closed_loop;
 mod determinism;
 mod errors;
 mod exact;
+mod formats;
 mod metrics;
 mod replay;
 mod report;

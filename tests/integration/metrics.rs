@@ -1,6 +1,6 @@
 //! Every measured figure on a tiny trace, with the expected value worked out by hand.
 
-use crate::util::{by_name, run_scenario, run_toml, write};
+use crate::util::{boundary_attack, by_name, run_scenario, run_toml, write};
 use rlsim::Scenario;
 use rlsim::metrics::AlgorithmReport;
 
@@ -101,22 +101,11 @@ fn boundary_attack_classification() {
     // The attacker's 200 requests in 100 ms exceed 100/min: its key is over the policy.
     // The fixed window never limits it (a false negative) and admits 100 that the exact log
     // rejects (the second batch).
-    let r = run_toml(
-        r#"
-        name = "b"
-        duration = "2m"
-        algorithms = ["fixed_window", "sliding_window_log", "sliding_window_counter"]
-        [policy]
-        limit = 100
-        window = "1m"
-        [[traffic]]
-        name = "attacker"
-        role = "abusive"
-        kind = "boundary"
-        ip = "203.0.113.7"
-        count = 100
-        "#,
-    );
+    let r = run_toml(&boundary_attack(&[
+        "fixed_window",
+        "sliding_window_log",
+        "sliding_window_counter",
+    ]));
     let fw = by_name(&r, "fixed_window");
     assert_eq!((fw.keys_over_policy, fw.false_negative_keys), (1, 1));
     assert_eq!((fw.wrongly_allowed, fw.wrongly_rejected), (100, 0));
@@ -275,22 +264,7 @@ fn boundary_delay_percentiles() {
     // Leaky bucket under the boundary attack (see exact.rs): the first batch's k-th request
     // (k = 1..99) waits k·600 ms, and the one admitted from the second batch 59.9 s.
     // Mean = (0.6 s · (1 + … + 99) + 59.9 s) / 100 = (2970 + 59.9) / 100 s = 30.299 s.
-    let r = run_toml(
-        r#"
-        name = "b"
-        duration = "3m"
-        algorithms = ["leaky_bucket"]
-        [policy]
-        limit = 100
-        window = "1m"
-        [[traffic]]
-        name = "attacker"
-        role = "abusive"
-        kind = "boundary"
-        ip = "203.0.113.7"
-        count = 100
-        "#,
-    );
+    let r = run_toml(&boundary_attack(&["leaky_bucket"]));
     let d = &by_name(&r, "leaky_bucket").delay;
     assert_eq!((d.count, d.max_ns), (100, 59_900_000_000));
     assert!((d.mean_ns - 30_299_000_000.0).abs() < 1.0, "{}", d.mean_ns);

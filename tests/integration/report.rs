@@ -113,6 +113,8 @@ fn line_charts_draw_the_run_data_in_each_algorithms_colour() {
     // Chart 1: one line per algorithm, plus the offered load and the per-key limit.
     let rate = chart(dir.path(), "admitted_rate.svg");
     let timeseries = std::fs::read_to_string(dir.path().join("timeseries.csv")).unwrap();
+    let header = timeseries.lines().next().unwrap();
+    let admitted = header.split(',').position(|c| c == "admitted").unwrap();
     for a in &algorithms {
         let lines = rate.lines_in(&hex(colour(name(a))));
         // The data line and the legend mark.
@@ -120,7 +122,7 @@ fn line_charts_draw_the_run_data_in_each_algorithms_colour() {
         let most = timeseries
             .lines()
             .filter(|l| l.starts_with(&format!("{},", name(a))))
-            .map(|l| l.split(',').nth(3).unwrap().parse::<f64>().unwrap())
+            .map(|l| l.split(',').nth(admitted).unwrap().parse::<f64>().unwrap())
             .fold(0.0, f64::max);
         let (_, y) = peak(&rate, lines[0]);
         // Buckets are 1 s wide: the peak bucket's count is its rate per second.
@@ -302,5 +304,31 @@ fn a_long_run_is_downsampled_and_keeps_its_peak() {
             "the 500-request burst is in one 100 ms bucket"
         );
         near(peak(&rate, line).1, most, rate.y_per_pixel(), &a.algorithm);
+    }
+}
+
+#[test]
+fn closed_loop_scenarios_get_the_retry_chart() {
+    let path = repo().join("scenarios/retry_storm.toml");
+    let scenario = rlsim::Scenario::load(&path).unwrap();
+    let reports = crate::util::run_scenario(&scenario);
+    let charts = charts::all(&scenario, &reports).unwrap();
+    let chart = charts
+        .iter()
+        .find(|c| c.file == "retries.svg")
+        .expect("a retry chart");
+    let svg = svg::parse(&chart.svg);
+    assert!(svg.has_text("first tries: attempts/s (per 100ms bucket)"));
+    assert!(svg.has_text("retries: attempts/s (per 100ms bucket)"));
+    assert!(svg.has_text("time (s)"));
+    for a in &reports {
+        // A line in each panel, and the legend mark.
+        let lines = svg.lines_in(&hex(colour(&a.algorithm)));
+        assert_eq!(lines.len(), 3, "{}", a.algorithm);
+        let retries: u64 = a.timeseries.iter().map(|b| b.retries).sum();
+        assert!(retries > 0, "{} saw retries", a.algorithm);
+        // The retry panel's line rises off its baseline: some retries are drawn.
+        let baseline = lines[1].points.iter().map(|p| p.1).fold(0.0, f64::max);
+        assert!(svg::top(lines[1]).1 < baseline, "{}", a.algorithm);
     }
 }

@@ -37,3 +37,20 @@ pub fn by_name<'a>(reports: &'a [AlgorithmReport], name: &str) -> &'a AlgorithmR
         .find(|r| r.algorithm == name)
         .unwrap_or_else(|| panic!("no report for {name}"))
 }
+
+/// The boundary attack on its own: L = 100/min per IP; one attacker sends 100 requests at
+/// 59.9 s and 100 at 60.0 s. `algorithms` empty means all of them.
+pub fn boundary_attack(algorithms: &[&str]) -> String {
+    let list = if algorithms.is_empty() {
+        String::new()
+    } else {
+        let quoted: Vec<String> = algorithms.iter().map(|a| format!("\"{a}\"")).collect();
+        format!("algorithms = [{}]\n", quoted.join(", "))
+    };
+    format!(
+        "name = \"boundary\"\nduration = \"3m\"\n{list}\
+         [policy]\nlimit = 100\nwindow = \"1m\"\n\
+         [[traffic]]\nname = \"attacker\"\nrole = \"abusive\"\nkind = \"boundary\"\n\
+         ip = \"203.0.113.7\"\ncount = 100\nat = \"1m\"\nlead = \"100ms\"\n"
+    )
+}

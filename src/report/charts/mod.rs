@@ -15,6 +15,7 @@ mod delay;
 mod hurt;
 mod memory;
 mod rate;
+mod retries;
 mod worst;
 
 use crate::algorithms::AlgorithmKind;
@@ -80,7 +81,7 @@ pub struct Chart {
 }
 
 /// Every chart the run's results support. The delay chart is left out when no algorithm
-/// delayed a request.
+/// delayed a request, the retry chart when no client retries.
 pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
     let mut charts = vec![
         rate::chart(scenario, algorithms)?,
@@ -91,6 +92,9 @@ pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Ch
     ];
     if algorithms.iter().any(|a| a.delay.count > 0) {
         charts.push(delay::chart(scenario, algorithms)?);
+    }
+    if retries::applies(scenario) {
+        charts.push(retries::chart(scenario, algorithms)?);
     }
     Ok(charts)
 }

@@ -1,0 +1,103 @@
+//! `on_reject`: how a source's clients react to a rejection (closed-loop traffic).
+//!
+//! ```toml
+//! on_reject = { retry = "backoff", max_retries = 5, base = "100ms", cap = "10s", jitter = "full" }
+//! ```
+//! `retry` is `give_up` (the default without `on_reject`), `immediately`, `retry_after` (wait
+//! exactly what the `Retry-After` header says) or `backoff`. `max_retries` (default 3) bounds the
+//! retries after the first try; `rtt` (default 0) is added to every wait. For `backoff`, `base`
+//! (default 100ms) and `cap` (default 10s) bound `min(cap, base·2^n)`, and `jitter` is `none`,
+//! `full` (default), `equal` or `decorrelated`.
+
+use super::raw::S;
+use super::validate::Ctx;
+use crate::error::Result;
+use crate::sim::{Jitter, Reaction, Retry};
+use crate::time::NANOS_PER_MILLI;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReaction {
+    pub retry: S<String>,
+    #[serde(default)]
+    pub max_retries: Option<S<i64>>,
+    #[serde(default)]
+    pub rtt: Option<S<String>>,
+    #[serde(default)]
+    pub base: Option<S<String>>,
+    #[serde(default)]
+    pub cap: Option<S<String>>,
+    #[serde(default)]
+    pub jitter: Option<S<String>>,
+}
+
+const DEFAULT_MAX_RETRIES: u64 = 3;
+
+impl Ctx<'_> {
+    /// Validates `traffic[i].on_reject`.
+    pub(super) fn reaction(&self, raw: Option<&S<RawReaction>>, i: usize) -> Result<Reaction> {
+        let Some(raw) = raw else {
+            return Ok(Reaction::default());
+        };
+        let f = |name: &str| format!("traffic[{i}].on_reject.{name}");
+        let r = raw.get_ref();
+        let backoff_only = [("base", &r.base), ("cap", &r.cap), ("jitter", &r.jitter)];
+        let kind = r.retry.get_ref().as_str();
+        if kind != "backoff"
+            && let Some((name, value)) = backoff_only
+                .iter()
+                .find_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+        {
+            return Err(self.err(
+                value.span(),
+                &f(name),
+                format!("only `retry = \"backoff\"` uses `{name}`"),
+            ));
+        }
+        let retry = match kind {
+            "give_up" => Retry::GiveUp,
+            "immediately" => Retry::Immediately,
+            "retry_after" => Retry::AfterRetryAfter,
+            "backoff" => {
+                let base = self.opt_duration(&r.base, &f("base"), 100 * NANOS_PER_MILLI)?;
+                let cap = self.opt_duration(&r.cap, &f("cap"), 10_000 * NANOS_PER_MILLI)?;
+                if base == 0 || cap < base {
+                    let span = r.base.as_ref().map_or(raw.span(), |b| b.span());
+                    return Err(self.err(span, &f("base"), "must be positive and at most `cap`"));
+                }
+                let jitter = match r.jitter.as_ref().map(|j| (j.get_ref().as_str(), j.span())) {
+                    None | Some(("full", _)) => Jitter::Full,
+                    Some(("none", _)) => Jitter::None,
+                    Some(("equal", _)) => Jitter::Equal,
+                    Some(("decorrelated", _)) => Jitter::Decorrelated,
+                    Some((other, span)) => {
+                        return Err(self.err(
+                            span,
+                            &f("jitter"),
+                            format!("unknown jitter `{other}` (expected none, full, equal or decorrelated)"),
+                        ));
+                    }
+                };
+                Retry::Backoff { base, cap, jitter }
+            }
+            other => {
+                return Err(self.err(
+                    r.retry.span(),
+                    &f("retry"),
+                    format!("unknown reaction `{other}` (expected give_up, immediately, retry_after or backoff)"),
+                ));
+            }
+        };
+        let max_retries = match (&r.max_retries, retry) {
+            (Some(m), _) => self.count(m, &f("max_retries"), 1_000)?,
+            (None, Retry::GiveUp) => 0,
+            (None, _) => DEFAULT_MAX_RETRIES,
+        };
+        Ok(Reaction {
+            retry,
+            max_retries: max_retries as u32,
+            rtt: self.opt_duration(&r.rtt, &f("rtt"), 0)?,
+        })
+    }
+}

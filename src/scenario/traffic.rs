@@ -1,0 +1,345 @@
+//! Validation of one `[[traffic]]` source: which fields each kind accepts, its population and
+//! identities. Arrival processes and replay options are in `process.rs`. Every refusal names
+//! the file, line and field (`traffic[i].field`).
+
+use super::raw::{RawTraffic, S};
+use super::validate::Ctx;
+use crate::error::Result;
+use crate::policy::Policy;
+use crate::time::{self, Nanos, Rate};
+use crate::traffic::{Arrivals, GENERATED_IPV4_SOURCES, IdGen, Role, SourceSpec};
+
+const IDENTITY: &[&str] = &[
+    "users",
+    "ips",
+    "ip",
+    "user",
+    "api_key",
+    "endpoint",
+    "endpoints",
+    "ipv6",
+    "botnet",
+    "tier",
+    "tiers",
+    "rate_dist",
+    "rate_sigma",
+    "zipf_exponent",
+];
+
+/// The fields of the time-varying arrival processes (`arrival = "..."`).
+pub(super) const PROCESS: &[&str] = &[
+    "arrival",
+    "rate_to",
+    "amplitude",
+    "period",
+    "phase",
+    "on",
+    "off",
+    "on_dist",
+    "pareto_alpha",
+    "mmpp_rates",
+    "mmpp_stay",
+    "spike_at",
+    "peak",
+    "rise",
+    "decay",
+    "phases",
+];
+
+const REPLAY: &[&str] = &[
+    "path",
+    "format",
+    "speed",
+    "offset",
+    "loop",
+    "sample",
+    "sort_window",
+    "max_gap",
+    "same_second",
+];
+
+const KINDS: &str =
+    "constant, poisson, nat, bursts, boundary, scraper, credential_stuffing or replay";
+
+impl Ctx<'_> {
+    pub(super) fn source(
+        &self,
+        i: usize,
+        t: &RawTraffic,
+        policy: &Policy,
+        duration: Nanos,
+    ) -> Result<SourceSpec> {
+        let f = |name: &str| format!("traffic[{i}].{name}");
+        let name = t.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(self.err(t.name.span(), &f("name"), "must not be empty"));
+        }
+        let kind = t.kind.get_ref().as_str();
+        let default_role = match kind {
+            "scraper" | "credential_stuffing" => Role::Abusive,
+            _ => Role::Legit,
+        };
+        let role = match t.role.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
+            None => default_role,
+            Some(("legit", _)) => Role::Legit,
+            Some(("abusive", _)) => Role::Abusive,
+            Some((other, span)) => {
+                return Err(self.err(
+                    span,
+                    &f("role"),
+                    format!("unknown role `{other}` (expected legit or abusive)"),
+                ));
+            }
+        };
+        let allowed: Vec<&str> = match kind {
+            "constant" | "poisson" | "nat" | "credential_stuffing" => {
+                [&["rate"][..], PROCESS, IDENTITY].concat()
+            }
+            "scraper" => [&["over"][..], PROCESS, IDENTITY].concat(),
+            "bursts" => [&["count", "every", "spread"][..], IDENTITY].concat(),
+            "boundary" => [&["count", "at", "lead", "spread", "repeat"][..], IDENTITY].concat(),
+            "replay" => REPLAY.to_vec(),
+            other => {
+                return Err(self.err(
+                    t.kind.span(),
+                    &f("kind"),
+                    format!("unknown traffic kind `{other}` (expected {KINDS})"),
+                ));
+            }
+        };
+        if let Some((field, span)) = t
+            .present_fields()
+            .into_iter()
+            .find(|(n, _)| !allowed.contains(n))
+        {
+            return Err(self.err(
+                span,
+                &f(field),
+                format!("not used by traffic kind `{kind}`"),
+            ));
+        }
+        let start = match &t.start {
+            Some(s) => self.duration(s, &f("start"), false)?,
+            None => 0,
+        };
+        let stop = match &t.stop {
+            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
+            None => duration,
+        };
+        if start >= stop {
+            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
+            return Err(self.err(
+                span,
+                &f("start"),
+                "must be before the source's stop and the scenario's end",
+            ));
+        }
+        let population = self.population(t, kind, &f)?;
+        // Generated IPv4 addresses give each source its own 10.<i>.0.0/16: 256 of them.
+        let generates_ipv4 = !population.ipv6 && !matches!(population.ip, IdGen::Fixed(_));
+        if kind != "replay" && generates_ipv4 && i >= GENERATED_IPV4_SOURCES {
+            return Err(self.err(
+                t.name.span(),
+                &f("ip"),
+                format!(
+                    "only the first {} sources can have generated IPv4 addresses: set `ip`, or `ipv6 = true`",
+                    GENERATED_IPV4_SOURCES
+                ),
+            ));
+        }
+        let clients = population.clients as u64;
+        let arrivals = match kind {
+            "constant" | "poisson" | "nat" | "scraper" | "credential_stuffing" => {
+                let rate = self.kind_rate(t, kind, policy, clients, &f)?;
+                self.process(t, kind, rate, stop - start, &f)?
+            }
+            "bursts" => self.bursts(t, &f)?,
+            "boundary" => {
+                let boundary = self.boundary(t, policy, &f)?;
+                if let Arrivals::Boundary { at, lead, .. } = boundary
+                    && (at - lead >= stop || at < start)
+                {
+                    let span = t.at.as_ref().map_or(t.kind.span(), |s| s.span());
+                    return Err(self.err(
+                        span,
+                        &f("at"),
+                        format!(
+                            "the attack at {} falls outside the source's [start, stop): it would send nothing",
+                            time::format_duration(at)
+                        ),
+                    ));
+                }
+                boundary
+            }
+            "replay" => self.replay(t, policy, &f)?,
+            _ => unreachable!("kind checked above"),
+        };
+        Ok(SourceSpec {
+            name,
+            kind: kind.to_string(),
+            role,
+            arrivals,
+            start,
+            stop,
+            population,
+        })
+    }
+
+    /// The per-client base rate of a rate-driven kind (`None` for processes that give their own
+    /// rates: `mmpp`, `phases`).
+    fn kind_rate(
+        &self,
+        t: &RawTraffic,
+        kind: &str,
+        policy: &Policy,
+        clients: u64,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Option<Rate>> {
+        if kind == "scraper" {
+            // `over` × the policy's rate, for the source as a whole, kept exact to 1/1000.
+            let over = t.over.as_ref().map_or(1.1, |o| o.get_ref().0);
+            if !(over > 0.0 && over <= 1000.0) {
+                let span = t.over.as_ref().expect("default is valid").span();
+                return Err(self.err(span, &f("over"), "must be between 0 and 1000"));
+            }
+            let count = (policy.limit as f64 * over * 1000.0).round() as u64;
+            let per = policy.window.saturating_mul(1000).saturating_mul(clients);
+            let rate = Rate::new(count.max(1), per).expect("positive");
+            return Ok(Some(rate));
+        }
+        let self_rated = matches!(
+            t.arrival.as_ref().map(|a| a.get_ref().as_str()),
+            Some("mmpp" | "phases")
+        );
+        if self_rated {
+            if let Some(r) = &t.rate {
+                return Err(self.err(
+                    r.span(),
+                    &f("rate"),
+                    "not used by this arrival process: its rates come from its own fields",
+                ));
+            }
+            return Ok(None);
+        }
+        let Some(r) = &t.rate else {
+            return Err(self.err(
+                t.kind.span(),
+                &f("rate"),
+                format!("traffic kind `{kind}` requires `rate`"),
+            ));
+        };
+        let mut rate =
+            time::parse_rate(r.get_ref()).map_err(|e| self.unit_err(r.span(), &f("rate"), e))?;
+        if kind == "credential_stuffing" {
+            // `rate` is the whole attack's; each address sends its share.
+            rate = Rate::new(rate.count, rate.per.saturating_mul(clients)).expect("positive");
+            let per_ip_window = rate.per_second() * policy.window as f64 / 1e9;
+            if per_ip_window >= policy.limit as f64 {
+                return Err(self.err(
+                    r.span(),
+                    &f("rate"),
+                    format!(
+                        "each of the {clients} addresses would send {per_ip_window:.1} per window, at or over the limit of {}: credential stuffing stays under per-IP limits (raise `ips` or lower `rate`)",
+                        policy.limit
+                    ),
+                ));
+            }
+        }
+        rate.times(clients)
+            .ok_or_else(|| self.err(r.span(), &f("rate"), "rate × clients is too large"))?;
+        Ok(Some(rate))
+    }
+
+    fn bursts(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Arrivals> {
+        let (Some(count), Some(every_s)) = (&t.count, &t.every) else {
+            let missing = if t.count.is_none() { "count" } else { "every" };
+            return Err(self.err(
+                t.kind.span(),
+                &f(missing),
+                format!("traffic kind `bursts` requires `{missing}`"),
+            ));
+        };
+        let every = self.duration(every_s, &f("every"), true)?;
+        let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
+        if spread >= every {
+            let span = t.spread.as_ref().map_or(every_s.span(), |s| s.span());
+            return Err(self.err(span, &f("spread"), "must be shorter than `every`"));
+        }
+        Ok(Arrivals::Bursts {
+            count: self.count(count, &f("count"), 100_000_000)?,
+            every,
+            spread,
+        })
+    }
+
+    fn boundary(
+        &self,
+        t: &RawTraffic,
+        policy: &Policy,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Arrivals> {
+        let Some(count) = &t.count else {
+            return Err(self.err(
+                t.kind.span(),
+                &f("count"),
+                "traffic kind `boundary` requires `count`",
+            ));
+        };
+        let at = self.opt_duration(&t.at, &f("at"), policy.window)?;
+        let at_span = t.at.as_ref().map_or(t.kind.span(), |s| s.span());
+        if at == 0 || at % policy.window != 0 {
+            return Err(self.err(
+                at_span,
+                &f("at"),
+                format!(
+                    "must be a positive multiple of the policy window ({})",
+                    time::format_duration(policy.window)
+                ),
+            ));
+        }
+        let lead = self.opt_duration(&t.lead, &f("lead"), 100 * time::NANOS_PER_MILLI)?;
+        if lead == 0 || lead > at {
+            let span = t.lead.as_ref().map_or(at_span, |s| s.span());
+            return Err(self.err(span, &f("lead"), "must be positive and no later than `at`"));
+        }
+        let spread = self.opt_duration(&t.spread, &f("spread"), 0)?;
+        if spread > lead {
+            let span = t.spread.as_ref().map_or(at_span, |s| s.span());
+            return Err(self.err(
+                span,
+                &f("spread"),
+                "must be no longer than `lead`, so the two batches do not overlap",
+            ));
+        }
+        let every = match &t.repeat {
+            Some(r) if *r.get_ref() => {
+                if lead + spread >= policy.window {
+                    return Err(self.err(
+                        r.span(),
+                        &f("repeat"),
+                        "`lead` + `spread` must be shorter than the policy window to repeat at every boundary",
+                    ));
+                }
+                Some(policy.window)
+            }
+            _ => None,
+        };
+        Ok(Arrivals::Boundary {
+            count: self.count(count, &f("count"), 100_000_000)?,
+            at,
+            lead,
+            spread,
+            every,
+        })
+    }
+
+    pub(super) fn opt_duration(
+        &self,
+        s: &Option<S<String>>,
+        field: &str,
+        default: Nanos,
+    ) -> Result<Nanos> {
+        s.as_ref()
+            .map_or(Ok(default), |s| self.duration(s, field, false))
+    }
+}

@@ -1,0 +1,162 @@
+//! Client populations: how a source's rate is shared among its clients, which tier each client
+//! belongs to, and which endpoint each request goes to.
+//!
+//! Independent Poisson clients of rates `r_j` are, exactly in distribution, one Poisson process
+//! of rate `Σ r_j` whose events go to client `j` with probability `r_j / Σ r_j`. So a population
+//! with a heavy-tailed rate distribution costs one weighted draw (a binary search in a
+//! cumulative table built once) per request, not a heap of per-client timers.
+
+use super::{Arrival, KeySpace, Source};
+use crate::algorithms::KeyId;
+use crate::error::Result;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use rustc_hash::FxHashMap;
+
+/// How per-client rates are spread around the source's `rate` (the mean per client).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateDist {
+    /// Every client at `rate`.
+    Same,
+    /// Log-normal with mean `rate`: `rate · exp(σZ − σ²/2)`, Z standard normal.
+    Lognormal { sigma: f64 },
+    /// Zipf / power law: client `j` (0-based) at `rate · c / (j+1)^s`, `c` making the mean `rate`.
+    /// A few heavy hitters send most of the traffic.
+    Zipf { exponent: f64 },
+}
+
+impl RateDist {
+    /// Each client's rate as a multiple of the mean rate (the multiples average to 1 for `Same`
+    /// and `Zipf`; for `Lognormal` their expectation is 1).
+    pub fn weights(self, clients: usize, rng: &mut ChaCha8Rng) -> Vec<f64> {
+        match self {
+            RateDist::Same => vec![1.0; clients],
+            RateDist::Lognormal { sigma } => (0..clients)
+                .map(|_| {
+                    let z: f64 = StandardNormal.sample(rng);
+                    (sigma * z - sigma * sigma / 2.0).exp()
+                })
+                .collect(),
+            RateDist::Zipf { exponent } => {
+                let raw: Vec<f64> = (0..clients)
+                    .map(|j| ((j + 1) as f64).powf(-exponent))
+                    .collect();
+                let mean = raw.iter().sum::<f64>() / clients as f64;
+                raw.into_iter().map(|w| w / mean).collect()
+            }
+        }
+    }
+}
+
+/// Chooses which client sends the next request.
+#[derive(Debug, Clone)]
+pub enum Picker {
+    /// Uniformly among `n` clients (draws nothing when `n` is 1).
+    Uniform(usize),
+    /// Proportionally to weights, by binary search in their running sums.
+    Weighted(Vec<f64>),
+}
+
+impl Picker {
+    pub fn new(weights: &[f64]) -> Picker {
+        if weights.iter().all(|&w| w == 1.0) {
+            return Picker::Uniform(weights.len());
+        }
+        let mut sum = 0.0;
+        Picker::Weighted(
+            weights
+                .iter()
+                .map(|w| {
+                    sum += w;
+                    sum
+                })
+                .collect(),
+        )
+    }
+
+    /// The sum of the weights: the source's rate in units of the mean per-client rate.
+    pub fn total(&self) -> f64 {
+        match self {
+            Picker::Uniform(n) => *n as f64,
+            Picker::Weighted(c) => *c.last().expect("at least one client"),
+        }
+    }
+
+    pub fn pick(&self, rng: &mut ChaCha8Rng) -> usize {
+        match self {
+            Picker::Uniform(1) => 0,
+            Picker::Uniform(n) => rng.random_range(0..*n),
+            Picker::Weighted(c) => {
+                let u = rng.random::<f64>() * c[c.len() - 1];
+                c.partition_point(|&x| x <= u).min(c.len() - 1)
+            }
+        }
+    }
+}
+
+/// The tier of client `j` of `clients`: tiers take consecutive shares of the clients in
+/// proportion to their weights (with tiers free:3, pro:1, the first 3/4 are `free`).
+pub fn tier_of(tiers: &[(String, u32)], j: u32, clients: u32) -> Option<&str> {
+    let total: u64 = tiers.iter().map(|t| t.1 as u64).sum();
+    let position = (j as u64 * total) / clients.max(1) as u64;
+    let mut acc = 0;
+    tiers.iter().find_map(|(name, w)| {
+        acc += *w as u64;
+        (position < acc).then_some(name.as_str())
+    })
+}
+
+/// Sends each request of an inner source to one endpoint of a weighted mix, changing its key
+/// when the key includes the endpoint.
+pub struct EndpointMix {
+    inner: Box<dyn Source>,
+    picker: Picker,
+    /// Key with the first endpoint → row in `table`.
+    rows: FxHashMap<KeyId, u32>,
+    /// `table[row · endpoints + e]`: the key with endpoint `e`.
+    table: Vec<KeyId>,
+    rng: ChaCha8Rng,
+}
+
+impl EndpointMix {
+    /// `variants[j][e]` is client `j`'s key with endpoint `e` (the inner source uses `e = 0`).
+    pub fn new(
+        inner: Box<dyn Source>,
+        weights: &[f64],
+        variants: &[Vec<KeyId>],
+        rng: ChaCha8Rng,
+    ) -> Self {
+        let mut rows = FxHashMap::default();
+        let mut table = Vec::new();
+        for v in variants {
+            rows.entry(v[0]).or_insert_with(|| {
+                table.extend_from_slice(v);
+                (table.len() / v.len() - 1) as u32
+            });
+        }
+        EndpointMix {
+            inner,
+            picker: Picker::new(weights),
+            rows,
+            table,
+            rng,
+        }
+    }
+}
+
+impl Source for EndpointMix {
+    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        let Some(mut a) = self.inner.next_arrival(keys)? else {
+            return Ok(None);
+        };
+        let e = self.picker.pick(&mut self.rng);
+        let per_row = match &self.picker {
+            Picker::Uniform(n) => *n,
+            Picker::Weighted(c) => c.len(),
+        };
+        let row = self.rows[&a.key] as usize;
+        a.key = self.table[row * per_row + e];
+        Ok(Some(a))
+    }
+}

@@ -1,0 +1,248 @@
+//! HAR 1.2 (HTTP Archive) traces, streamed.
+//!
+//! A HAR file is one JSON document, not lines, so it cannot be read line by line; loading it
+//! whole would make memory grow with the file. A thread walks the document with a serde visitor
+//! down to `log.entries` and deserialises one entry at a time, sending each through a bounded
+//! channel: memory stays at a few entries whatever the file's size, and the source still pulls
+//! records one at a time. A HAR file is one browser's session: it has no client address and no
+//! user, so `ip` and `user` are empty (one client); `api_key` is the `X-Api-Key` request header
+//! when there is one, `endpoint` the URL's path, `time` the entry's `startedDateTime`.
+
+use super::formats::{Outcome, RecordReader};
+use super::{Record, field_index, trace_error};
+use crate::error::{Error, Result};
+use crate::policy::KeyField;
+use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+/// Entries buffered between the parsing thread and the source.
+const CHANNEL: usize = 256;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    started_date_time: String,
+    request: Request,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    url: String,
+    #[serde(default)]
+    headers: Vec<Header>,
+}
+
+#[derive(Deserialize)]
+struct Header {
+    name: String,
+    value: String,
+}
+
+/// What the parsing thread sends: an entry with the line it ends on, or a fatal error.
+type Item = std::result::Result<(u64, Entry), Error>;
+
+pub struct HarReader {
+    path: PathBuf,
+    rx: Receiver<Item>,
+}
+
+impl HarReader {
+    pub fn open(path: &Path, file: File) -> HarReader {
+        let (tx, rx) = sync_channel(CHANNEL);
+        let lines = Arc::new(AtomicU64::new(0));
+        let reader = Counting {
+            inner: BufReader::with_capacity(1 << 16, file),
+            lines: lines.clone(),
+        };
+        let thread_path = path.to_path_buf();
+        std::thread::spawn(move || {
+            let mut de = serde_json::Deserializer::from_reader(reader);
+            let seed = Root {
+                tx: tx.clone(),
+                lines,
+            };
+            if let Err(e) = seed.deserialize(&mut de).and_then(|()| de.end()) {
+                // A closed channel means the source was dropped: nothing to report.
+                if !e.to_string().contains(CLOSED) {
+                    let err = trace_error(
+                        &thread_path,
+                        e.line() as u64,
+                        None,
+                        format!("not a HAR 1.2 document: {e}"),
+                    );
+                    let _ = tx.send(Err(err));
+                }
+            }
+        });
+        HarReader {
+            path: path.to_path_buf(),
+            rx,
+        }
+    }
+}
+
+impl RecordReader for HarReader {
+    fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
+        let (line, entry) = match self.rx.recv() {
+            Ok(Ok(item)) => item,
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Ok(Outcome::Eof),
+        };
+        rec.line = line;
+        for f in &mut rec.fields {
+            f.clear();
+        }
+        let stamp = &entry.started_date_time;
+        rec.epoch_ns = match chrono::DateTime::parse_from_rfc3339(stamp)
+            .ok()
+            .and_then(|d| d.timestamp_nanos_opt())
+            .and_then(|n| u64::try_from(n).ok())
+        {
+            Some(t) => t,
+            None => {
+                let m = format!("`{stamp}` is not an ISO 8601 time between 1970 and 2262");
+                return Ok(Outcome::Bad(trace_error(
+                    &self.path,
+                    line,
+                    Some("startedDateTime"),
+                    m,
+                )));
+            }
+        };
+        let path = url_path(&entry.request.url);
+        rec.fields[field_index(KeyField::Endpoint)].push_str(path);
+        if let Some(h) = entry
+            .request
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("x-api-key"))
+        {
+            rec.fields[field_index(KeyField::ApiKey)].push_str(&h.value);
+        }
+        Ok(Outcome::Record)
+    }
+}
+
+/// `https://api.example.com/v1/items?id=3` → `/v1/items`.
+fn url_path(url: &str) -> &str {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
+    path.split(['?', '#']).next().unwrap_or("/")
+}
+
+const CLOSED: &str = "rlsim: replay stopped";
+
+/// Counts the newlines read so far, to name the line an entry ends on.
+struct Counting<R> {
+    inner: R,
+    lines: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let nl = buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        if nl > 0 {
+            self.lines.fetch_add(nl, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
+}
+
+/// The document root: finds `log`.
+struct Root {
+    tx: SyncSender<Item>,
+    lines: Arc<AtomicU64>,
+}
+
+impl<'de> DeserializeSeed<'de> for Root {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(Walk {
+            root: self,
+            depth: 0,
+        })
+    }
+}
+
+/// Walks `{ "log": { "entries": [ ... ] } }`, ignoring every other key.
+struct Walk {
+    root: Root,
+    /// 0 at the document, 1 inside `log`.
+    depth: u8,
+}
+
+impl<'de> Visitor<'de> for Walk {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(if self.depth == 0 {
+            "a HAR document (an object with `log`)"
+        } else {
+            "the `log` object"
+        })
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> std::result::Result<(), A::Error> {
+        let wanted = if self.depth == 0 { "log" } else { "entries" };
+        let mut root = Some(self.root);
+        while let Some(key) = map.next_key::<String>()? {
+            match (key == wanted, root.take()) {
+                (true, Some(r)) if self.depth == 0 => map.next_value_seed(Nested { root: r })?,
+                (true, Some(r)) => map.next_value_seed(Entries { root: r })?,
+                (_, r) => {
+                    root = r;
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Nested {
+    root: Root,
+}
+
+impl<'de> DeserializeSeed<'de> for Nested {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(Walk {
+            root: self.root,
+            depth: 1,
+        })
+    }
+}
+
+/// `log.entries`: each entry is sent as soon as it is read.
+struct Entries {
+    root: Root,
+}
+
+impl<'de> DeserializeSeed<'de> for Entries {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the `log.entries` array")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        while let Some(entry) = seq.next_element::<Entry>()? {
+            let line = self.root.lines.load(Ordering::Relaxed) + 1;
+            if self.root.tx.send(Ok((line, entry))).is_err() {
+                return Err(serde::de::Error::custom(CLOSED));
+            }
+        }
+        Ok(())
+    }
+}
