@@ -35,10 +35,11 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             .collect();
         downsample(&points, PLOT_PIXELS)
     };
-    // Every algorithm is offered the same open-loop traffic; the first one's is the load.
+    // First tries are the same under every algorithm (retries depend on its rejections): they
+    // are the load. Without retrying clients they are all that is offered.
     let offered = algorithms
         .first()
-        .map(|a| series(a, |b| b.offered))
+        .map(|a| series(a, |b| b.offered - b.retries))
         .unwrap_or_default();
     let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
@@ -59,7 +60,11 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         format_duration(scenario.policy.window)
     );
     let mut legend = vec![LegendEntry {
-        label: "offered load".into(),
+        label: if super::retries::applies(scenario) {
+            "offered load (first tries)".into()
+        } else {
+            "offered load".into()
+        },
         colour: OFFERED,
         mark: Mark::Line,
     }];
