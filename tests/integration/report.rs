@@ -332,3 +332,61 @@ fn closed_loop_scenarios_get_the_retry_chart() {
         assert!(svg::top(lines[1]).1 < baseline, "{}", a.algorithm);
     }
 }
+
+/// Every admission of every key, at the time it reaches the backend (a delayed one at its
+/// release), as a decision sink sees them.
+#[derive(Default)]
+struct Admissions(Vec<(String, u64)>);
+
+impl rlsim::sim::DecisionSink for Admissions {
+    fn record(
+        &mut self,
+        arrival: &rlsim::traffic::Arrival,
+        decision: &rlsim::Decision,
+        keys: &rlsim::traffic::KeySpace,
+    ) -> rlsim::Result<()> {
+        let at = match decision.outcome {
+            rlsim::Outcome::Allow => arrival.time,
+            rlsim::Outcome::Delay(d) => arrival.time + d,
+            rlsim::Outcome::Reject { .. } => return Ok(()),
+        };
+        self.0.push((keys.name(arrival.key).to_string(), at));
+        Ok(())
+    }
+}
+
+#[test]
+fn the_worst_moment_data_is_every_admission_of_the_worst_key_around_its_window() {
+    for file in [
+        "boundary.toml",
+        "burst.toml",
+        "nat.toml",
+        "retry_storm.toml",
+    ] {
+        let scenario = rlsim::Scenario::load(&repo().join("scenarios").join(file)).unwrap();
+        let window = scenario.policy.window;
+        let (run, sinks) =
+            rlsim::sim::run(&scenario, |_, _| Ok(Some(Admissions::default())), None).unwrap();
+        for (a, sink) in run.algorithms.iter().zip(sinks) {
+            let end = a.worst_window_end_ns;
+            let mut expected: Vec<u64> = sink
+                .unwrap()
+                .0
+                .into_iter()
+                .filter(|(key, t)| {
+                    *key == a.worst_window_key && *t + 2 * window > end && *t <= end + window
+                })
+                .map(|(_, t)| t)
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(
+                a.worst_window_admissions, expected,
+                "{file}: {}",
+                a.algorithm
+            );
+            let steps = rlsim::report::charts::worst::rolling_count(&expected, end, window);
+            let peak = steps.iter().map(|s| s.1).max().unwrap();
+            assert_eq!(peak, a.max_window_admitted, "{file}: {}", a.algorithm);
+        }
+    }
+}

@@ -16,7 +16,7 @@ mod hurt;
 mod memory;
 mod rate;
 mod retries;
-mod worst;
+pub mod worst;
 
 use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
