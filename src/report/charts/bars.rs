@@ -123,3 +123,17 @@ pub fn draw(bars: Bars) -> Result<String> {
         Ok(())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::wants_log;
+
+    #[test]
+    fn a_log_axis_for_orders_of_magnitude() {
+        assert!(wants_log([31.0, 10_900.0].into_iter()));
+        assert!(!wants_log([43.0, 904.0].into_iter()));
+        // Zeros have no logarithm and do not count.
+        assert!(!wants_log([0.0, 5.0, 50.0].into_iter()));
+        assert!(!wants_log(std::iter::empty()));
+    }
+}
