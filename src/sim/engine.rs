@@ -77,7 +77,9 @@ pub fn simulate<'a, L: Limiter>(
         }
     }
     let mut next_evict = evict_every;
+    let mut last = 0;
     while let Some(now) = run.queue.peek_time() {
+        last = now;
         if now >= next_evict {
             run.limiter.evict_idle(now);
             run.observers.recorder.evict_idle(now);
@@ -108,8 +110,9 @@ pub fn simulate<'a, L: Limiter>(
             }
         }
     }
-    let (requests, _) = run.reported;
-    run.observers.progress.add(requests, 0);
+    // Report what the last partial batch covered, so the progress reaches the end.
+    let (requests, since) = run.reported;
+    run.observers.progress.add(requests, last.saturating_sub(since));
     Ok(())
 }
 
