@@ -194,17 +194,24 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let (report, parts) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
         sim::run(&scenario, make_sink, Some(&progress))
     })?;
-    if let Some(log) = &log {
-        let mut parts: Vec<_> = parts.into_iter().flatten().collect();
-        for part in &mut parts {
-            part.flush()?;
+    let merged = match &log {
+        Some(log) => {
+            let mut parts: Vec<_> = parts.into_iter().flatten().collect();
+            for part in &mut parts {
+                part.flush()?;
+            }
+            Some(log.merge(parts)?)
         }
-        log.merge(parts)?;
-    }
+        None => None,
+    };
     if let Some(out) = &args.out {
         let args: Vec<String> = std::env::args().collect();
         let provenance = Provenance::new(&scenario, &bytes, &args);
         report::write_outputs(out, &scenario, &report, &provenance)?;
+    }
+    // Last, so that a failure writing `--out` leaves no decision log behind.
+    if let Some(merged) = merged {
+        merged.persist()?;
     }
     let expectations = check::evaluate(&scenario, &report.algorithms);
     let mut lines = String::new();

@@ -66,8 +66,10 @@ impl DecisionLog {
         })
     }
 
-    /// Merges the parts (in algorithm order) into the destination, atomically.
-    pub fn merge(&self, parts: Vec<DecisionPart>) -> Result<()> {
+    /// Merges the parts (in algorithm order) into a complete log beside the destination. It
+    /// appears at the destination only when [`MergedLog::persist`] is called, so a caller can
+    /// first write its other outputs and never leave a log beside a failed run.
+    pub fn merge(&self, parts: Vec<DecisionPart>) -> Result<MergedLog> {
         let io = |e: std::io::Error| Error::io(&self.path, e);
         let mut readers = Vec::with_capacity(parts.len());
         let mut _keep_alive = Vec::with_capacity(parts.len());
@@ -114,8 +116,25 @@ impl DecisionLog {
         }
         let out = writer.into_inner().map_err(|e| io(e.into_error()))?;
         let out = out.into_inner().map_err(|e| io(e.into_error()))?;
-        out.persist(&self.path).map_err(|e| io(e.error))?;
-        Ok(())
+        Ok(MergedLog {
+            file: out,
+            path: self.path.clone(),
+        })
+    }
+}
+
+/// A complete decision log waiting to be renamed into place (deleted if dropped).
+pub struct MergedLog {
+    file: NamedTempFile,
+    path: PathBuf,
+}
+
+impl MergedLog {
+    pub fn persist(self) -> Result<()> {
+        self.file
+            .persist(&self.path)
+            .map(drop)
+            .map_err(|e| Error::io(&self.path, e.error))
     }
 }
 

@@ -11,7 +11,7 @@ pub mod ranking;
 mod review;
 mod table;
 
-pub use decisions::{DecisionLog, DecisionPart};
+pub use decisions::{DecisionLog, DecisionPart, MergedLog};
 pub use files::{delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv};
 pub use provenance::{Provenance, command_line};
 pub use review::reports;

@@ -112,7 +112,9 @@ pub fn simulate<'a, L: Limiter>(
     }
     // Report what the last partial batch covered, so the progress reaches the end.
     let (requests, since) = run.reported;
-    run.observers.progress.add(requests, last.saturating_sub(since));
+    run.observers
+        .progress
+        .add(requests, last.saturating_sub(since));
     Ok(())
 }
 

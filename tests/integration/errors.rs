@@ -268,3 +268,31 @@ fn missing_trace_names_the_scenario_line() {
         &["bad.toml:9:", "`traffic[0].path`", "nope.csv"],
     );
 }
+
+#[test]
+fn unwritable_out_leaves_no_decision_log() {
+    // `--out` under a regular file cannot be created: the run fails after simulating, and the
+    // decision log it had ready is not left behind as if the run had completed.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.toml", &format!("{HEAD}{POLICY}{TRAFFIC}"));
+    let blocker = write(dir.path(), "file", "");
+    let decisions = dir.path().join("decisions.csv");
+    rlsim()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--out")
+        .arg(blocker.join("out"))
+        .arg("--decisions")
+        .arg(&decisions)
+        .assert()
+        .code(2);
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        left.len(),
+        2,
+        "only the scenario and the blocking file: {left:?}"
+    );
+}
