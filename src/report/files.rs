@@ -43,15 +43,21 @@ struct TimeseriesRow<'a> {
     rejected: u64,
 }
 
-/// `timeseries.csv`: every algorithm over the same buckets, from 0 to the last bucket any
-/// algorithm used (the scenario's end, or a later release of a delayed request).
-pub fn timeseries_csv(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<u8> {
-    let buckets = algorithms
+/// Time buckets every algorithm is reported over: from 0 to the last bucket any algorithm used
+/// (the scenario's end, or a later release or retry).
+pub fn bucket_count(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> usize {
+    algorithms
         .iter()
         .map(|a| a.timeseries.len())
         .chain([scenario.duration.div_ceil(scenario.bucket) as usize])
         .max()
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// `timeseries.csv`: every algorithm over the same buckets, from 0 to the last bucket any
+/// algorithm used (the scenario's end, or a later release of a delayed request).
+pub fn timeseries_csv(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<u8> {
+    let buckets = bucket_count(scenario, algorithms);
     let mut w = csv::Writer::from_writer(Vec::new());
     for a in algorithms {
         for i in 0..buckets {

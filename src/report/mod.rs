@@ -12,7 +12,9 @@ mod review;
 mod table;
 
 pub use decisions::{DecisionLog, DecisionPart, MergedLog};
-pub use files::{delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv};
+pub use files::{
+    bucket_count, delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv,
+};
 pub use provenance::{Provenance, command_line};
 pub use review::reports;
 pub use table::{human_bytes, human_rate, styled_table, table};

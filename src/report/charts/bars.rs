@@ -2,7 +2,7 @@
 //! per algorithm in its colour, each bar labelled with its value (a zero bar is invisible,
 //! its label is not).
 
-use super::{FONT, LegendEntry, Mark, colour, headroom, plot_err, render};
+use super::{FONT, LegendEntry, Mark, axes, colour, headroom, plot_err, render};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -61,13 +61,14 @@ pub fn draw(bars: Bars) -> Result<String> {
         .collect();
     let rotate = bars.series.len() > 4;
     render(file, bars.title, &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(bars.title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..bars.groups.len() as f64, y_lo..y_hi)
-            .map_err(plot_err(file))?;
+        let mut chart = axes(
+            file,
+            area,
+            bars.title,
+            80,
+            0.0..bars.groups.len() as f64,
+            y_lo..y_hi,
+        )?;
         let tick = |v: &f64| (bars.tick)(*v);
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()

@@ -1,6 +1,6 @@
 //! Chart 6: delay percentiles of the algorithms that delay requests (shapers).
 
-use super::{FONT, LegendEntry, Mark, colour, headroom, plot_err, render, tick, time_unit};
+use super::{FONT, LegendEntry, Mark, axes, colour, headroom, plot_err, render, tick, time_unit};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, DelayStats};
 use crate::scenario::Scenario;
@@ -32,13 +32,14 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .collect();
     let last = (PERCENTILES.len() - 1) as f64;
     let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(&title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.25..last + 0.25, 0.0..headroom(max as f64 / unit))
-            .map_err(plot_err(FILE))?;
+        let mut chart = axes(
+            FILE,
+            area,
+            &title,
+            70,
+            -0.25..last + 0.25,
+            0.0..headroom(max as f64 / unit),
+        )?;
         chart
             .configure_mesh()
             .disable_x_mesh()

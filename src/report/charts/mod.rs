@@ -24,6 +24,7 @@ use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MIN, NANOS_PER_SEC, Nanos};
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -129,6 +130,24 @@ impl LegendEntry {
     }
 }
 
+/// The axes every chart draws on: its caption and room for the tick labels.
+pub fn axes<'a, 'b>(
+    file: &str,
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    title: &str,
+    y_label_width: u32,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    ChartBuilder::on(area)
+        .caption(title, (FONT, 22))
+        .margin(12)
+        .x_label_area_size(48)
+        .y_label_area_size(y_label_width)
+        .build_cartesian_2d(x, y)
+        .map_err(plot_err(file))
+}
+
 /// Draws a chart: a white canvas split into the plot area and a legend column. `draw` fills
 /// the plot area. Returns the SVG text, with a `<title>` for screen readers and tests.
 pub fn render(
@@ -196,17 +215,7 @@ fn with_title(svg: &str, title: &str) -> String {
 
 /// XML/HTML text escaping.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
+    quick_xml::escape::escape(s).into_owned()
 }
 
 /// A time unit for an axis: the largest of ms, s, min, h that keeps `span` at 2 units or more.

@@ -2,7 +2,7 @@
 //! per-key limit as a reference line.
 
 use super::{
-    FONT, LegendEntry, Mark, OFFERED, PLOT_PIXELS, REFERENCE, colour, downsample, headroom,
+    FONT, LegendEntry, Mark, OFFERED, PLOT_PIXELS, REFERENCE, axes, colour, downsample, headroom,
     plot_err, render, tick, time_unit,
 };
 use crate::error::Result;
@@ -15,12 +15,7 @@ pub const FILE: &str = "admitted_rate.svg";
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Admitted rate over time: {}", scenario.name);
-    let buckets = algorithms
-        .iter()
-        .map(|a| a.timeseries.len())
-        .chain([scenario.duration.div_ceil(scenario.bucket) as usize])
-        .max()
-        .unwrap_or(0);
+    let buckets = crate::report::bucket_count(scenario, algorithms);
     let span = buckets as u64 * scenario.bucket;
     let (unit, unit_name) = time_unit(span);
     let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;
@@ -79,13 +74,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         mark: Mark::Line,
     });
     let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(&title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..x_max, 0.0..headroom(y_max))
-            .map_err(plot_err(FILE))?;
+        let mut chart = axes(FILE, area, &title, 70, 0.0..x_max, 0.0..headroom(y_max))?;
         chart
             .configure_mesh()
             .x_desc(format!("time ({unit_name})"))

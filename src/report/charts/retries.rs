@@ -24,12 +24,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         "Attempts over time, first tries and retries: {}",
         scenario.name
     );
-    let buckets = algorithms
-        .iter()
-        .map(|a| a.timeseries.len())
-        .chain([scenario.duration.div_ceil(scenario.bucket) as usize])
-        .max()
-        .unwrap_or(0);
+    let buckets = crate::report::bucket_count(scenario, algorithms);
     let span = buckets as u64 * scenario.bucket;
     let (unit, unit_name) = time_unit(span);
     let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;

@@ -3,7 +3,7 @@
 //! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, colour, downsample, headroom, plot_err,
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour, downsample, headroom, plot_err,
     render, tick, time_unit,
 };
 use crate::error::Result;
@@ -85,13 +85,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         mark: Mark::Line,
     });
     let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(&title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(70)
-            .build_cartesian_2d(-half..half, 0.0..headroom(peak))
-            .map_err(plot_err(FILE))?;
+        let mut chart = axes(FILE, area, &title, 70, -half..half, 0.0..headroom(peak))?;
         chart
             .configure_mesh()
             .x_desc(format!(
