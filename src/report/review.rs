@@ -4,9 +4,9 @@
 
 use super::charts::Chart;
 use super::document::{self, Block};
-use super::human_bytes;
 use super::provenance::Provenance;
 use super::ranking;
+use super::table::{human_bytes, key_figures};
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, format_duration};
@@ -168,17 +168,9 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
     let rows = algorithms
         .iter()
         .map(|a| {
-            vec![
-                format!("`{}`", a.algorithm),
-                a.offered.to_string(),
-                a.admitted.to_string(),
-                a.delayed.to_string(),
-                a.rejected.to_string(),
-                format!("{:.2}", a.burst_factor),
-                a.policy_violations.to_string(),
-                a.needless_rejections.to_string(),
-                format!("{:.4}", a.roles.legit_goodput),
-                format!("{:.4}", a.roles.abusive_leakage),
+            let mut row = vec![format!("`{}`", a.algorithm)];
+            row.extend(key_figures(a));
+            row.extend([
                 a.collateral_rejections.to_string(),
                 human_bytes(a.state_bytes_per_key.round() as u64),
                 human_bytes(a.peak_state_bytes),
@@ -187,7 +179,8 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
                 } else {
                     "-".into()
                 },
-            ]
+            ]);
+            row
         })
         .collect();
     Block::Table(header.iter().map(|h| h.to_string()).collect(), rows)

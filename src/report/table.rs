@@ -76,17 +76,18 @@ pub fn styled_table(
         .iter()
         .zip(throughput)
         .map(|(a, t)| {
+            let [o, ad, d, r, b, v, n, g, l] = key_figures(a);
             [
                 a.algorithm.clone(),
-                a.offered.to_string(),
-                a.admitted.to_string(),
-                a.delayed.to_string(),
-                a.rejected.to_string(),
-                format!("{:.2}", a.burst_factor),
-                a.policy_violations.to_string(),
-                a.needless_rejections.to_string(),
-                format!("{:.4}", a.roles.legit_goodput),
-                format!("{:.4}", a.roles.abusive_leakage),
+                o,
+                ad,
+                d,
+                r,
+                b,
+                v,
+                n,
+                g,
+                l,
                 human_bytes(a.peak_state_bytes),
                 human_rate(t.decisions_per_sec),
             ]
@@ -121,6 +122,23 @@ pub fn styled_table(
         out.push_str(&line(&cells, Some(report)));
     }
     out
+}
+
+/// The figures both the terminal table and the report's key table show, formatted alike:
+/// offered, admitted, delayed, rejected, burst factor, violations, needless rejections, legit
+/// goodput and abusive leakage.
+pub fn key_figures(a: &AlgorithmReport) -> [String; 9] {
+    [
+        a.offered.to_string(),
+        a.admitted.to_string(),
+        a.delayed.to_string(),
+        a.rejected.to_string(),
+        format!("{:.2}", a.burst_factor),
+        a.policy_violations.to_string(),
+        a.needless_rejections.to_string(),
+        format!("{:.4}", a.roles.legit_goodput),
+        format!("{:.4}", a.roles.abusive_leakage),
+    ]
 }
 
 pub fn human_bytes(bytes: u64) -> String {
