@@ -61,6 +61,9 @@ const REPLAY: &[&str] = &[
 const KINDS: &str =
     "constant, poisson, nat, bursts, boundary, scraper, credential_stuffing or replay";
 
+/// Most requests one source may be expected to send: about 10^11, a few hours of simulation.
+const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+
 impl Ctx<'_> {
     pub(super) fn source(
         &self,
@@ -174,7 +177,7 @@ impl Ctx<'_> {
             "replay" => self.replay(t, policy, &f)?,
             _ => unreachable!("kind checked above"),
         };
-        Ok(SourceSpec {
+        let spec = SourceSpec {
             name,
             kind: kind.to_string(),
             role,
@@ -182,7 +185,20 @@ impl Ctx<'_> {
             start,
             stop,
             population,
-        })
+        };
+        // A typo like `1000/ns` would otherwise run for days before anyone noticed.
+        if let Some(n) = spec.expected_requests()
+            && n > MAX_REQUESTS_PER_SOURCE
+        {
+            return Err(self.err(
+                t.rate.as_ref().map_or(t.kind.span(), |r| r.span()),
+                &f("rate"),
+                format!(
+                    "would send about {n:.1e} requests (more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rate, the clients and the duration"
+                ),
+            ));
+        }
+        Ok(spec)
     }
 
     /// The per-client base rate of a rate-driven kind (`None` for processes that give their own

@@ -131,6 +131,25 @@ pub struct SourceSpec {
     pub population: Population,
 }
 
+impl SourceSpec {
+    /// About how many first tries the source sends (`None` for a replay, which is as long as
+    /// its file). Floating point: an estimate for sanity checks, never for generation.
+    pub fn expected_requests(&self) -> Option<f64> {
+        let span = self.stop.saturating_sub(self.start);
+        let clients = self.population.clients as f64;
+        let batches = |every: Nanos| span.div_ceil(every) as f64;
+        Some(match &self.arrivals {
+            Arrivals::Constant(rate) => clients * span as f64 / rate.mean_interval_ns(),
+            Arrivals::Poisson(intensity) => clients * intensity.expected_events(span),
+            Arrivals::Bursts { count, every, .. } => clients * *count as f64 * batches(*every),
+            Arrivals::Boundary { count, every, .. } => {
+                2.0 * clients * *count as f64 * every.map_or(1.0, batches)
+            }
+            Arrivals::Replay { .. } => return None,
+        })
+    }
+}
+
 /// One request, as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {

@@ -296,3 +296,20 @@ fn unwritable_out_leaves_no_decision_log() {
         "only the scenario and the blocking file: {left:?}"
     );
 }
+
+#[test]
+fn absurd_volume_is_refused_up_front() {
+    // 1000 requests per nanosecond for a minute: 6·10^13 requests, days of simulation.
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1000/ns\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:9:",
+            "`traffic[0].rate`",
+            "would send about 6.0e13 requests",
+        ],
+    );
+}
