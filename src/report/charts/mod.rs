@@ -20,7 +20,7 @@ pub mod worst;
 
 use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
-use crate::metrics::AlgorithmReport;
+use crate::metrics::{AlgorithmReport, TimeBucket};
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MIN, NANOS_PER_SEC, Nanos};
 use plotters::coord::Shift;
@@ -127,6 +127,47 @@ impl LegendEntry {
             colour: colour(name),
             mark,
         }
+    }
+}
+
+/// The time axis of the charts drawn from `timeseries.csv`: every algorithm over the same
+/// buckets, in a readable time unit, as rates per second.
+pub struct Timeline {
+    buckets: usize,
+    bucket: Nanos,
+    /// Nanoseconds per axis unit, and the unit's name.
+    pub unit: f64,
+    pub unit_name: &'static str,
+    /// The axis' end, in units.
+    pub x_max: f64,
+}
+
+impl Timeline {
+    pub fn new(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Self {
+        let buckets = crate::report::bucket_count(scenario, algorithms);
+        let span = buckets as u64 * scenario.bucket;
+        let (unit, unit_name) = time_unit(span);
+        Timeline {
+            buckets,
+            bucket: scenario.bucket,
+            unit,
+            unit_name,
+            x_max: (span as f64 / unit).max(f64::MIN_POSITIVE),
+        }
+    }
+
+    /// One count of each bucket as a rate per second, drawn at the bucket's start, downsampled
+    /// to the plot's width with its peaks kept.
+    pub fn rates(&self, a: &AlgorithmReport, count: fn(&TimeBucket) -> u64) -> Vec<(f64, f64)> {
+        let per_sec = NANOS_PER_SEC as f64 / self.bucket as f64;
+        let points: Vec<(f64, f64)> = (0..self.buckets)
+            .map(|i| {
+                let b = a.timeseries.get(i).copied().unwrap_or_default();
+                let x = (i as u64 * self.bucket) as f64 / self.unit;
+                (x, count(&b) as f64 * per_sec)
+            })
+            .collect();
+        downsample(&points, PLOT_PIXELS)
     }
 }
 

@@ -2,11 +2,11 @@
 //! per-key limit as a reference line.
 
 use super::{
-    FONT, LegendEntry, Mark, OFFERED, PLOT_PIXELS, REFERENCE, axes, colour, downsample, headroom,
-    plot_err, render, tick, time_unit,
+    FONT, LegendEntry, Mark, OFFERED, REFERENCE, Timeline, axes, colour, headroom, plot_err,
+    render, tick,
 };
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, TimeBucket};
+use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, format_duration};
 use plotters::prelude::*;
@@ -15,30 +15,16 @@ pub const FILE: &str = "admitted_rate.svg";
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Admitted rate over time: {}", scenario.name);
-    let buckets = crate::report::bucket_count(scenario, algorithms);
-    let span = buckets as u64 * scenario.bucket;
-    let (unit, unit_name) = time_unit(span);
-    let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;
-    // Each bucket is drawn at its start; the rate is its count over the bucket's width.
-    let series = |a: &AlgorithmReport, f: fn(&TimeBucket) -> u64| -> Vec<(f64, f64)> {
-        let points: Vec<(f64, f64)> = (0..buckets)
-            .map(|i| {
-                let b = a.timeseries.get(i).copied().unwrap_or_default();
-                let x = (i as u64 * scenario.bucket) as f64 / unit;
-                (x, f(&b) as f64 * per_sec)
-            })
-            .collect();
-        downsample(&points, PLOT_PIXELS)
-    };
+    let timeline = Timeline::new(scenario, algorithms);
     // First tries are the same under every algorithm (retries depend on its rejections): they
     // are the load. Without retrying clients they are all that is offered.
     let offered = algorithms
         .first()
-        .map(|a| series(a, |b| b.offered - b.retries))
+        .map(|a| timeline.rates(a, |b| b.offered - b.retries))
         .unwrap_or_default();
     let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
-        .map(|a| (a.algorithm.as_str(), series(a, |b| b.admitted)))
+        .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.admitted)))
         .collect();
     let limit_rate =
         scenario.policy.limit as f64 * NANOS_PER_SEC as f64 / scenario.policy.window as f64;
@@ -48,7 +34,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .chain(&offered)
         .map(|p| p.1)
         .fold(limit_rate, f64::max);
-    let x_max = (span as f64 / unit).max(f64::MIN_POSITIVE);
+    let x_max = timeline.x_max;
     let limit_label = format!(
         "policy limit per key ({} per {})",
         scenario.policy.limit,
@@ -77,7 +63,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         let mut chart = axes(FILE, area, &title, 70, 0.0..x_max, 0.0..headroom(y_max))?;
         chart
             .configure_mesh()
-            .x_desc(format!("time ({unit_name})"))
+            .x_desc(format!("time ({})", timeline.unit_name))
             .y_desc(format!(
                 "requests/s (per {} bucket)",
                 format_duration(scenario.bucket)

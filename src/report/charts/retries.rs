@@ -2,14 +2,11 @@
 //! second over time, first tries in the upper panel and retries in the lower one, one line per
 //! algorithm in each. Retries depend on the algorithm's rejections, so each has its own.
 
-use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, colour, downsample, headroom, plot_err, render, tick,
-    time_unit,
-};
+use super::{FONT, LegendEntry, Mark, Timeline, colour, headroom, plot_err, render, tick};
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, TimeBucket};
+use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
-use crate::time::{NANOS_PER_SEC, format_duration};
+use crate::time::format_duration;
 use plotters::prelude::*;
 
 pub const FILE: &str = "retries.svg";
@@ -24,29 +21,19 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         "Attempts over time, first tries and retries: {}",
         scenario.name
     );
-    let buckets = crate::report::bucket_count(scenario, algorithms);
-    let span = buckets as u64 * scenario.bucket;
-    let (unit, unit_name) = time_unit(span);
-    let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;
-    let series = |a: &AlgorithmReport, f: fn(&TimeBucket) -> u64| -> Vec<(f64, f64)> {
-        let points: Vec<(f64, f64)> = (0..buckets)
-            .map(|i| {
-                let b = a.timeseries.get(i).copied().unwrap_or_default();
-                (
-                    (i as u64 * scenario.bucket) as f64 / unit,
-                    f(&b) as f64 * per_sec,
-                )
-            })
-            .collect();
-        downsample(&points, PLOT_PIXELS)
-    };
+    let timeline = Timeline::new(scenario, algorithms);
     let first: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
-        .map(|a| (a.algorithm.as_str(), series(a, |b| b.offered - b.retries)))
+        .map(|a| {
+            (
+                a.algorithm.as_str(),
+                timeline.rates(a, |b| b.offered - b.retries),
+            )
+        })
         .collect();
     let retries: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
-        .map(|a| (a.algorithm.as_str(), series(a, |b| b.retries)))
+        .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.retries)))
         .collect();
     let max = |s: &[(&str, Vec<(f64, f64)>)]| {
         s.iter()
@@ -56,7 +43,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     };
     // One y scale for both panels, so retries compare with first tries at a glance.
     let y_max = headroom(max(&first).max(max(&retries)));
-    let x_max = (span as f64 / unit).max(f64::MIN_POSITIVE);
+    let x_max = timeline.x_max;
     let legend: Vec<LegendEntry> = algorithms
         .iter()
         .map(|a| LegendEntry::algorithm(&a.algorithm, Mark::Line))
@@ -84,7 +71,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 .map_err(plot_err(FILE))?;
             chart
                 .configure_mesh()
-                .x_desc(format!("time ({unit_name})"))
+                .x_desc(format!("time ({})", timeline.unit_name))
                 .y_desc(format!("{caption}: {y_desc}"))
                 .x_label_formatter(&tick)
                 .y_label_formatter(&tick)
