@@ -41,6 +41,14 @@ pub fn text(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Stri
             out.push_str(&expectation_line(&r.scenario.name, e));
         }
     }
+    for r in results.iter().filter(|r| r.expectations.is_empty()) {
+        let _ = writeln!(
+            out,
+            "note: {} has no expectations (`expect = [...]`): nothing checked in {}",
+            r.scenario.name,
+            r.scenario.path.display()
+        );
+    }
     if let Some(c) = comparison {
         out.push_str(&diff_table(c));
     }

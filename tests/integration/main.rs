@@ -7,6 +7,7 @@ mod determinism;
 mod errors;
 mod exact;
 mod formats;
+mod io;
 mod metrics;
 mod replay;
 mod report;
