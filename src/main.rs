@@ -6,7 +6,9 @@ fn main() -> ExitCode {
     let cli = rlsim::cli::Cli::parse();
     // SIGINT, SIGTERM, SIGHUP: remove temporary files, exit 128 + signal.
     if let Err(e) = rlsim::output::install_signal_cleanup() {
-        eprintln!("warning: cannot handle signals ({e}); an interrupted run may leave .rlsim-* files");
+        eprintln!(
+            "warning: cannot handle signals ({e}); an interrupted run may leave .rlsim-* files"
+        );
     }
     // Standard error stays unlocked: the progress bar draws on it from another thread.
     let (mut stdout, mut stderr) = (std::io::stdout().lock(), std::io::stderr());

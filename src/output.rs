@@ -81,11 +81,15 @@ impl TempFile {
     }
 
     fn inner(&self) -> &tempfile::NamedTempFile {
-        self.file.as_ref().expect("present until persisted or dropped")
+        self.file
+            .as_ref()
+            .expect("present until persisted or dropped")
     }
 
     fn inner_mut(&mut self) -> &mut tempfile::NamedTempFile {
-        self.file.as_mut().expect("present until persisted or dropped")
+        self.file
+            .as_mut()
+            .expect("present until persisted or dropped")
     }
 
     /// A second handle on the file, to read back what was written.
@@ -95,7 +99,10 @@ impl TempFile {
 
     /// Renames the file to `to`, atomically replacing what was there.
     pub fn persist(mut self, to: &Path) -> io::Result<()> {
-        let file = self.file.take().expect("present until persisted or dropped");
+        let file = self
+            .file
+            .take()
+            .expect("present until persisted or dropped");
         let path = file.path().to_path_buf();
         let mut files = live();
         // Renamed, or deleted with the error's file: gone from the registry either way.
@@ -324,7 +331,10 @@ impl Output<'_> {
     /// file, renames it into place.
     pub fn finish(self) -> Result<()> {
         let d = self.destination;
-        let sink = self.writer.into_inner().map_err(|e| d.err(e.into_error()))?;
+        let sink = self
+            .writer
+            .into_inner()
+            .map_err(|e| d.err(e.into_error()))?;
         match sink {
             Sink::Stdout(w) => w.flush().map_err(|e| d.err(e)),
             // Direct writes are unbuffered below the BufWriter: nothing more to flush.
@@ -422,6 +432,10 @@ mod tests {
             .to_string();
         assert!(e.contains("is an input of this run"), "{e}");
         let other = Destination::file(&dir.path().join("o.csv")).unwrap();
-        assert!(other.refuse_inputs("--decisions", [input.as_path()]).is_ok());
+        assert!(
+            other
+                .refuse_inputs("--decisions", [input.as_path()])
+                .is_ok()
+        );
     }
 }

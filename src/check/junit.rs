@@ -70,8 +70,9 @@ pub fn junit(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Vec
 /// carriage return; U+FFFE and U+FFFF) written as a visible `\u{..}` escape: no parser accepts
 /// them even as character references, and a scenario name may hold one.
 fn xml_safe(s: &str) -> std::borrow::Cow<'_, str> {
-    let forbidden =
-        |c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}');
+    let forbidden = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
     if !s.contains(forbidden) {
         return s.into();
     }

@@ -7,11 +7,11 @@
 
 use crate::algorithms::{Decision, Outcome};
 use crate::error::{Error, Result};
+use crate::output::{Destination, TempFile};
 use crate::sim::DecisionSink;
 use crate::traffic::{Arrival, KeySpace};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use crate::output::{Destination, TempFile};
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
 

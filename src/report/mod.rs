@@ -21,13 +21,13 @@ pub use table::{human_bytes, human_rate, styled_table, table};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
+use crate::output::Destination;
 use crate::policy::Policy;
 use crate::scenario::Scenario;
 use crate::sim::RunReport;
 use crate::time::Nanos;
 use crate::traffic::{Arrivals, Role};
 use serde::Serialize;
-use crate::output::Destination;
 use std::path::Path;
 
 /// The deterministic result of a run, as `summary.json` holds it.

@@ -117,6 +117,10 @@ mod tests {
         let desc = "d".repeat(super::MAX_STRING_BYTES + 1);
         let text = format!("name = \"s\"\ndescription = \"{desc}\"\n{BASE}");
         let e = Scenario::parse(&text, Path::new("s.toml")).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:2:15: field `description`: "), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:2:15: field `description`: "),
+            "{e}"
+        );
     }
 }

@@ -6,9 +6,9 @@
 mod client;
 pub mod expect;
 pub mod goals;
+pub mod limits;
 mod population;
 mod process;
-pub mod limits;
 mod raw;
 mod traffic;
 mod validate;

@@ -51,7 +51,10 @@ fn is_fifo(path: &Path) -> bool {
 fn assert_devices_intact() {
     for dev in ["/dev/null", "/dev/full"] {
         let m = std::fs::symlink_metadata(dev).unwrap();
-        assert!(m.file_type().is_char_device(), "{dev} is no longer a device");
+        assert!(
+            m.file_type().is_char_device(),
+            "{dev} is no longer a device"
+        );
     }
 }
 
@@ -151,7 +154,10 @@ fn a_fifo_output_is_written_in_place_never_renamed_over() {
         .code(0);
     let xml = text(&reader.finish());
     assert!(is_fifo(&fifo));
-    assert!(xml.contains("<testsuite name=\"small\" tests=\"2\""), "{xml}");
+    assert!(
+        xml.contains("<testsuite name=\"small\" tests=\"2\""),
+        "{xml}"
+    );
 
     // A FIFO among the `--out DIR` files is written in place too.
     let out = dir.path().join("out");
@@ -204,7 +210,10 @@ fn a_full_device_is_a_write_error_not_a_success() {
             err.contains("/dev/full: No space left on device"),
             "{args:?}: {err}"
         );
-        assert!(!err.contains(".rlsim-"), "{args:?} names a temporary file: {err}");
+        assert!(
+            !err.contains(".rlsim-"),
+            "{args:?} names a temporary file: {err}"
+        );
         assert_devices_intact();
     }
 }
@@ -212,7 +221,11 @@ fn a_full_device_is_a_write_error_not_a_success() {
 #[test]
 fn an_output_naming_an_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("t.csv"), "time,ip\n0,192.0.2.1\n1000,192.0.2.1\n").unwrap();
+    std::fs::write(
+        dir.path().join("t.csv"),
+        "time,ip\n0,192.0.2.1\n1000,192.0.2.1\n",
+    )
+    .unwrap();
     let scenario = write(
         dir.path(),
         "s.toml",
@@ -311,8 +324,17 @@ fn interrupt(args: &[&str], dir: &Path, signal: &str, code: i32) {
     assert!(sent.success());
     let status = wait_bounded(&mut child);
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert_eq!(status.code(), Some(code), "{args:?} {signal}: {status} {err}");
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(code),
+        "{args:?} {signal}: {status} {err}"
+    );
     assert!(err.contains("stopped by SIG"), "{err}");
     assert_eq!(temp_files(dir), Vec::<String>::new(), "{args:?} {signal}");
     assert!(!dir.join("decisions.csv").exists() && !dir.join("trace.csv").exists());
@@ -378,7 +400,12 @@ fn close_early(args: &[&str]) -> (std::process::ExitStatus, String) {
     // The read end is dropped here: rlsim's next write meets a broken pipe.
     let status = wait_bounded(&mut child);
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     (status, err)
 }
 
@@ -397,7 +424,10 @@ fn a_closed_pipe_ends_quietly() {
     ] {
         let (status, err) = close_early(args);
         assert_eq!(status.code(), Some(0), "{args:?}: {err}");
-        assert!(!err.to_lowercase().contains("broken pipe"), "{args:?}: {err}");
+        assert!(
+            !err.to_lowercase().contains("broken pipe"),
+            "{args:?}: {err}"
+        );
         assert!(!err.contains("error"), "{args:?}: {err}");
     }
 }
@@ -422,7 +452,10 @@ fn a_scenario_file_is_bounded_and_read_once() {
     let long = write(
         dir.path(),
         "long.toml",
-        &SMALL.replace("name = \"small\"", &format!("name = \"{}\"", &name[..1 << 20])),
+        &SMALL.replace(
+            "name = \"small\"",
+            &format!("name = \"{}\"", &name[..1 << 20]),
+        ),
     );
     let out = rlsim().arg("run").arg(&long).assert().code(2);
     assert_eq!(
@@ -475,7 +508,10 @@ fn a_check_of_its_own_output_finds_no_change_on_every_shipped_scenario() {
         .lines()
         .find(|l| l.starts_with("baseline: "))
         .unwrap();
-    assert!(line.ends_with(" metrics compared, 0 changed, 0 regressed"), "{report}");
+    assert!(
+        line.ends_with(" metrics compared, 0 changed, 0 regressed"),
+        "{report}"
+    );
     assert!(!line.starts_with("baseline: 0 "), "{report}");
 }
 
@@ -489,7 +525,10 @@ fn a_check_that_checks_nothing_fails_visibly() {
     );
     let out = rlsim().arg("check").arg(&path).assert().code(1);
     let stdout = text(&out.get_output().stdout);
-    assert!(stdout.contains("note: small has no expectations"), "{stdout}");
+    assert!(
+        stdout.contains("note: small has no expectations"),
+        "{stdout}"
+    );
     assert!(stdout.ends_with("0 passed, 0 failed\n"), "{stdout}");
     assert!(text(&out.get_output().stderr).contains("error: nothing was checked"));
 }
@@ -512,7 +551,10 @@ fn cli_help_completions_and_man_page() {
     ] {
         assert!(help.contains(output), "run --help lacks {output}:\n{help}");
     }
-    assert!(!help.contains("check"), "run --help mentions check:\n{help}");
+    assert!(
+        !help.contains("check"),
+        "run --help mentions check:\n{help}"
+    );
 
     let top = rlsim().arg("--help").assert().code(0);
     assert!(text(&top.get_output().stdout).contains("Examples:\n  rlsim run"));
@@ -534,19 +576,21 @@ fn cli_help_completions_and_man_page() {
 
     let man = rlsim().arg("man").assert().code(0);
     let man = text(&man.get_output().stdout);
-    assert!(man.starts_with(".ie \\n(.g .ds Aq") || man.contains(".TH rlsim 1"), "{man}");
-    assert!(man.contains(".TH rlsim 1") && man.contains(".SH SUBCOMMANDS"), "{man}");
+    assert!(
+        man.starts_with(".ie \\n(.g .ds Aq") || man.contains(".TH rlsim 1"),
+        "{man}"
+    );
+    assert!(
+        man.contains(".TH rlsim 1") && man.contains(".SH SUBCOMMANDS"),
+        "{man}"
+    );
 }
 
 #[test]
 fn the_documented_summary_csv_header_is_the_real_one() {
     let docs = std::fs::read_to_string(repo().join("docs/outputs.md")).unwrap();
     let section = &docs[docs.find("## `summary.csv`").unwrap()..];
-    let documented = section
-        .lines()
-        .skip_while(|l| *l != "```")
-        .nth(1)
-        .unwrap();
+    let documented = section.lines().skip_while(|l| *l != "```").nth(1).unwrap();
     let dir = tempfile::tempdir().unwrap();
     rlsim()
         .current_dir(repo())
