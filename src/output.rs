@@ -49,11 +49,17 @@ pub fn install_signal_cleanup() -> io::Result<()> {
     Ok(())
 }
 
-/// `tempfile`'s errors name the temporary path; the user knows only their own path.
+/// `tempfile`'s errors name the temporary path (`MESSAGE at path "/dir/.rlsim-XXXXXX"`); the
+/// user knows only their own path, which the caller adds. The wrapper hides the OS error, so the
+/// message is cut at its suffix.
 fn plain(e: io::Error) -> io::Error {
-    match e.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code),
-        None => io::Error::from(e.kind()),
+    if let Some(code) = e.raw_os_error() {
+        return io::Error::from_raw_os_error(code);
+    }
+    let message = e.to_string();
+    match message.find(" at path \"") {
+        Some(end) => io::Error::new(e.kind(), &message[..end]),
+        None => e,
     }
 }
 

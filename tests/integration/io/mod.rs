@@ -333,3 +333,29 @@ fn a_scenario_file_is_bounded_and_read_once() {
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(md.contains("small"));
 }
+
+#[test]
+fn errors_name_the_users_path_never_a_temporary_one() {
+    // /proc accepts no new file: creating the temporary file beside the output fails.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "s.toml", SMALL);
+    let cases: [&[&str]; 3] = [
+        &["traffic", "S", "--out", "/proc/rlsim-test.csv"],
+        &["run", "S", "--quiet", "--decisions", "/proc/rlsim-test.csv"],
+        &["check", "S", "--junit", "/proc/rlsim-test.csv"],
+    ];
+    for args in cases {
+        let out = rlsim()
+            .args(args.iter().map(|a| match *a {
+                "S" => scenario.as_os_str(),
+                a => a.as_ref(),
+            }))
+            .assert()
+            .code(2);
+        assert_eq!(
+            text(&out.get_output().stderr),
+            "error: /proc/rlsim-test.csv: No such file or directory (os error 2)\n",
+            "{args:?}"
+        );
+    }
+}
