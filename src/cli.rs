@@ -10,7 +10,7 @@ use crate::sim;
 use crate::terminal;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -217,17 +217,6 @@ fn status(passed: bool) -> Status {
     }
 }
 
-/// The files a run reads: the scenario and its replayed traces. No output may be one of them.
-fn inputs(scenario: &Scenario) -> Vec<&Path> {
-    let traces = scenario.traffic.iter().filter_map(|s| match &s.arrivals {
-        crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
-        _ => None,
-    });
-    std::iter::once(scenario.path.as_path())
-        .chain(traces)
-        .collect()
-}
-
 fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     let mut scenario = Scenario::load(&args.scenario)?;
     if let Some(seed) = args.seed {
@@ -237,7 +226,7 @@ fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) ->
         scenario = scenario.with_skip_bad_lines();
     }
     let destination = Destination::or_stdout(&args.out)?;
-    destination.refuse_inputs("--out", inputs(&scenario))?;
+    destination.refuse_inputs("--out", scenario.inputs())?;
     let mut out = destination.create(stdout)?;
     let count = crate::traffic::export::write_trace(
         &scenario.traffic,
@@ -279,7 +268,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let decisions = match &args.decisions {
         Some(path) => {
             let d = Destination::or_stdout(path)?;
-            d.refuse_inputs("--decisions", inputs(&scenario))?;
+            d.refuse_inputs("--decisions", scenario.inputs())?;
             if d.kind() == Kind::Stdout && args.format == Format::Json {
                 return Err(Error::Usage(
                     "--decisions - and --format json both need standard output; \

@@ -73,16 +73,9 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     let junit = match &options.junit {
         Some(path) => {
             let d = Destination::file(path)?;
-            let traces =
-                scenarios
-                    .iter()
-                    .flat_map(|s| &s.traffic)
-                    .filter_map(|t| match &t.arrivals {
-                        crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
-                        _ => None,
-                    });
-            let inputs = files.iter().chain(&options.baselines).map(PathBuf::as_path);
-            d.refuse_inputs("--junit", inputs.chain(traces))?;
+            let baselines = options.baselines.iter().map(PathBuf::as_path);
+            let inputs = scenarios.iter().flat_map(Scenario::inputs);
+            d.refuse_inputs("--junit", inputs.chain(baselines))?;
             Some(d)
         }
         None => None,

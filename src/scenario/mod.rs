@@ -86,6 +86,16 @@ impl Scenario {
         self
     }
 
+    /// The files a run of this scenario reads: the scenario file and its replayed traces. No
+    /// output may be one of them.
+    pub fn inputs(&self) -> impl Iterator<Item = &Path> {
+        let traces = self.traffic.iter().filter_map(|s| match &s.arrivals {
+            crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
+            _ => None,
+        });
+        std::iter::once(self.path.as_path()).chain(traces)
+    }
+
     /// The scenario with another seed (the `--seed` flag).
     pub fn with_seed(mut self, seed: u64) -> Scenario {
         self.seed = seed;
