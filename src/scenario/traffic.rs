@@ -56,6 +56,7 @@ const REPLAY: &[&str] = &[
     "sort_window",
     "max_gap",
     "same_second",
+    "abusive",
 ];
 
 const KINDS: &str =

@@ -135,12 +135,16 @@ impl<'a> Ctx<'a> {
             }
             traffic.push(spec);
         }
+        // A replayed trace with `source`/`role` columns or `abusive` addresses becomes one
+        // source per (source, role) it holds.
+        let (traffic, origin) = crate::traffic::split_sources(traffic)?;
         let reactions = raw
             .traffic
             .iter()
             .enumerate()
             .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
             .collect::<Result<Vec<_>>>()?;
+        let reactions = origin.iter().map(|&i| reactions[i].clone()).collect();
         let mut scenario = Scenario {
             name,
             description: raw

@@ -18,7 +18,8 @@ pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use population::RateDist;
 pub use replay::{
-    Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
+    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter,
+    TraceData, TraceFormat, prepare_trace, split_sources,
 };
 
 use crate::algorithms::KeyId;
