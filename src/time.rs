@@ -279,8 +279,7 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     let (count, per) = text
         .split_once('/')
         .ok_or_else(|| UnitError::NotARate(text.to_string()))?;
-    if count.trim().contains(['e', 'E']) && count.trim().starts_with(|c: char| c.is_ascii_digit())
-    {
+    if count.trim().contains(['e', 'E']) && count.trim().starts_with(|c: char| c.is_ascii_digit()) {
         return Err(UnitError::Exponent(text.to_string()));
     }
     let count = parse_decimal(count)?;

@@ -151,6 +151,21 @@ impl SourceSpec {
     }
 }
 
+impl SourceSpec {
+    /// About how many steps generating the source takes: its requests, or for a thinned
+    /// Poisson process its candidates and state switches (see [`Intensity::expected_work`]).
+    /// `None` for a replay. Floating point: an estimate for the work guard.
+    pub fn expected_work(&self) -> Option<f64> {
+        match &self.arrivals {
+            Arrivals::Poisson(intensity) => Some(intensity.expected_work(
+                self.stop.saturating_sub(self.start),
+                self.population.clients as f64,
+            )),
+            _ => self.expected_requests(),
+        }
+    }
+}
+
 /// One request, as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {

@@ -122,7 +122,10 @@ impl RecordReader for HarReader {
             Ok(Outcome::Bad(trace_error(&self.path, line, Some(field), m)))
         };
         let Some(stamp) = &entry.started_date_time else {
-            return bad("startedDateTime", "the entry has no `startedDateTime`".into());
+            return bad(
+                "startedDateTime",
+                "the entry has no `startedDateTime`".into(),
+            );
         };
         let Some(url) = entry.request.as_ref().and_then(|r| r.url.as_ref()) else {
             return bad("request.url", "the entry has no `request.url`".into());
@@ -182,7 +185,8 @@ impl<R: Read> Read for Counting<R> {
             self.lines.fetch_add(nl, Ordering::Relaxed);
         }
         if self.inside.load(Ordering::Relaxed)
-            && self.since_entry.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > MAX_ENTRY {
+            && self.since_entry.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > MAX_ENTRY
+        {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("an entry longer than {} MiB", MAX_ENTRY >> 20),

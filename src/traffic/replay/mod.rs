@@ -320,7 +320,9 @@ fn parse_role(raw: &str) -> std::result::Result<Option<Role>, String> {
         "" => Ok(None),
         "legit" => Ok(Some(Role::Legit)),
         "abusive" => Ok(Some(Role::Abusive)),
-        other => Err(format!("unknown role `{other}` (expected legit or abusive)")),
+        other => Err(format!(
+            "unknown role `{other}` (expected legit or abusive)"
+        )),
     }
 }
 

@@ -103,8 +103,7 @@ impl ReplaySource {
         }
         // Out of order by more than `sort_window` behind the latest record read is an error,
         // whether or not the records in between have been released yet.
-        if self.seq > 0 && self.newest - rec.epoch_ns.min(self.newest) > self.options.sort_window
-        {
+        if self.seq > 0 && self.newest - rec.epoch_ns.min(self.newest) > self.options.sort_window {
             let why = if self.options.sort_window == 0 {
                 "the trace must be in time order (or set `sort_window`)"
             } else {
