@@ -168,7 +168,7 @@ impl<'a> Ctx<'a> {
             .enumerate()
             .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
             .collect::<Result<Vec<_>>>()?;
-        let reactions = origin.iter().map(|&i| reactions[i].clone()).collect();
+        let reactions = origin.iter().map(|&i| reactions[i]).collect();
         let mut scenario = Scenario {
             name,
             description: raw

@@ -10,6 +10,7 @@ mod exact;
 mod formats;
 mod metrics;
 mod replay;
+mod replay_input;
 mod report;
 mod review;
 mod svg;

@@ -45,11 +45,12 @@ pub fn split_sources(specs: Vec<SourceSpec>) -> Result<(Vec<SourceSpec>, Vec<usi
             } else {
                 source
             };
-            let name = if both_roles || (source.is_empty() && *role != spec.role) {
-                format!("{base} ({})", role.name())
-            } else {
-                base.clone()
-            };
+            let name =
+                if source.is_empty() && *role != spec.role || !source.is_empty() && both_roles {
+                    format!("{base} ({})", role.name())
+                } else {
+                    base.clone()
+                };
             let mut part = spec.clone();
             part.name = name;
             part.role = *role;
