@@ -59,7 +59,7 @@ fn lines_over_a_mebibyte_are_malformed_lines_in_every_format() {
         &format!("time,ip\n1,a\n2,{long}\n3,c\n"),
     );
     let s = scenario(dir.path(), "t.csv", "").unwrap();
-    bad_lines(s, "t.csv:3: longer than 1 MiB", 2, 1);
+    bad_lines(s, "t.csv:3: line longer than 1 MiB", 2, 1);
     write(
         dir.path(),
         "t.jsonl",
@@ -68,7 +68,20 @@ fn lines_over_a_mebibyte_are_malformed_lines_in_every_format() {
         ),
     );
     let s = scenario(dir.path(), "t.jsonl", "").unwrap();
-    bad_lines(s, "t.jsonl:2: longer than 1 MiB", 2, 1);
+    bad_lines(s, "t.jsonl:2: line longer than 1 MiB", 2, 1);
+    // An unclosed quote would make one CSV record of the rest of the file: refused, not held.
+    let short_lines = "1,b\n".repeat(1 << 19);
+    write(
+        dir.path(),
+        "q.csv",
+        &format!("time,ip\n1,a\n2,\"open\n{short_lines}"),
+    );
+    let s = scenario(dir.path(), "q.csv", "").unwrap();
+    let e = times(&s.with_skip_bad_lines()).unwrap_err();
+    assert!(
+        e.contains("unreadable record: a record longer than 1 MiB (an unclosed quote?)"),
+        "{e}"
+    );
 }
 
 #[test]

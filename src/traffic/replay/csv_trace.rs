@@ -130,7 +130,10 @@ impl RecordReader for CsvReader {
                 &self.path,
                 rec.line,
                 None,
-                format!("longer than {} MiB", MAX_LINE >> 20),
+                format!(
+                    "line longer than {} MiB (the limit of one trace record)",
+                    MAX_LINE >> 20
+                ),
             )));
         }
         let line = rec.line;

@@ -133,7 +133,10 @@ impl<F: LineFormat> Lines<F> {
             self.line += 1;
             let bad = |m: String| Ok(Outcome::Bad(trace_error(&self.path, self.line, None, m)));
             if too_long {
-                return bad(format!("longer than {} MiB", MAX_LINE >> 20));
+                return bad(format!(
+                    "line longer than {} MiB (the limit of one trace record)",
+                    MAX_LINE >> 20
+                ));
             }
             let Ok(text) = std::str::from_utf8(&self.buf) else {
                 return bad("not valid UTF-8".into());
