@@ -12,8 +12,8 @@
 use super::raw::S;
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::sim::{Jitter, Reaction, Retry};
 use crate::time::NANOS_PER_MILLI;
+use crate::traffic::{Jitter, Reaction, Retry};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

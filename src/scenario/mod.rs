@@ -18,8 +18,8 @@ pub use goals::Goal;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
 use crate::policy::Policy;
-use crate::sim::Reaction;
 use crate::time::Nanos;
+use crate::traffic::Reaction;
 use crate::traffic::SourceSpec;
 use std::path::{Path, PathBuf};
 

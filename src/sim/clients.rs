@@ -7,59 +7,9 @@
 //! a scenario does not change its first tries.
 
 use crate::time::Nanos;
-use crate::traffic::Arrival;
+use crate::traffic::{Arrival, Jitter, Reaction, Retry};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-/// How long to wait before retrying.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// Give up at the first rejection (open-loop traffic).
-    GiveUp,
-    /// Retry at once (after `rtt`).
-    Immediately,
-    /// Retry exactly when `Retry-After` says (plus `rtt`).
-    AfterRetryAfter,
-    /// Exponential backoff: `min(cap, base·2^n)` for the n-th retry (n from 0), with jitter.
-    Backoff {
-        base: Nanos,
-        cap: Nanos,
-        jitter: Jitter,
-    },
-}
-
-/// AWS's jitter variants. `exp = min(cap, base·2^n)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jitter {
-    /// Sleep `exp`.
-    None,
-    /// Sleep uniform in `[0, exp]`.
-    Full,
-    /// Sleep `exp/2 + uniform[0, exp/2]`.
-    Equal,
-    /// Sleep `min(cap, uniform[base, 3·previous sleep])`, the previous sleep starting at `base`.
-    Decorrelated,
-}
-
-/// A source's clients' reaction to a rejection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reaction {
-    pub retry: Retry,
-    /// Retries after the first try, at most.
-    pub max_retries: u32,
-    /// Added to every wait: the response's way back plus the client's reaction time.
-    pub rtt: Nanos,
-}
-
-impl Default for Reaction {
-    fn default() -> Self {
-        Reaction {
-            retry: Retry::GiveUp,
-            max_retries: 0,
-            rtt: 0,
-        }
-    }
-}
 
 /// The reactions of every source of a run, with their jitter streams.
 pub struct Clients {

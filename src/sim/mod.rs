@@ -8,7 +8,7 @@ mod engine;
 mod progress;
 mod queue;
 
-pub use clients::{Clients, Jitter, Reaction, Retry};
+pub use clients::Clients;
 pub use engine::{Capture, DecisionSink, Observers, simulate};
 pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};

@@ -12,11 +12,13 @@ mod modulated;
 mod periodic;
 mod poisson;
 pub mod population;
+mod reaction;
 mod replay;
 
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use population::RateDist;
+pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
     Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
 };
