@@ -6,9 +6,10 @@
 //! stream per source, separate from the stream that generates its traffic, so adding retries to
 //! a scenario does not change its first tries.
 
+use crate::rng::{self, Stream};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, Jitter, Reaction, Retry};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 /// The reactions of every source of a run, with their jitter streams.
@@ -17,17 +18,10 @@ pub struct Clients {
     rngs: Vec<ChaCha8Rng>,
 }
 
-/// Streams `RETRY_STREAM + i` carry source `i`'s jitter; streams `i` its traffic.
-const RETRY_STREAM: u64 = 1 << 32;
-
 impl Clients {
     pub fn new(reactions: &[Reaction], seed: u64) -> Self {
-        let rngs = (0..reactions.len() as u64)
-            .map(|i| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(RETRY_STREAM + i);
-                rng
-            })
+        let rngs = (0..reactions.len())
+            .map(|i| rng::rng(seed, Stream::Retry, i))
             .collect();
         Clients {
             reactions: reactions.to_vec(),

@@ -26,9 +26,8 @@ pub use replay::{
 use crate::algorithms::KeyId;
 use crate::error::Result;
 use crate::policy::KeySpec;
+use crate::rng::{self, Stream};
 use crate::time::{Nanos, Rate};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 
 /// Whether a source's requests are wanted traffic or an attack.
@@ -237,12 +236,12 @@ fn build_source(
             client
         })
         .collect();
-    let mut rng = source_rng(seed, index);
+    let mut rng = rng::rng(seed, Stream::Arrivals, index);
     // Setup randomness (per-client rates) has its own stream, so a source without it draws
     // exactly the requests it always did.
     let weights = pop
         .rates
-        .weights(client_keys.len(), &mut side_rng(seed, index, 1));
+        .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
     let picker = population::Picker::new(&weights);
     let inner: Box<dyn Source> = match &spec.arrivals {
         Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
@@ -322,7 +321,7 @@ fn build_source(
         inner,
         &weights,
         &variants,
-        side_rng(seed, index, 2),
+        rng::rng(seed, Stream::Endpoints, index),
     )))
 }
 
@@ -331,22 +330,6 @@ fn scaled_rate(rate: Rate, factor: f64) -> Rate {
     const PER: Nanos = 1000 * crate::time::NANOS_PER_SEC;
     let count = (rate.per_second() * factor * 1000.0).round().max(1.0) as u64;
     Rate::new(count, PER).expect("count and per are positive")
-}
-
-/// A second random stream of source `index`, for setup draws (`which` = 1) or endpoint choices
-/// (`which` = 2), independent of the stream the arrivals use.
-fn side_rng(seed: u64, index: usize, which: u64) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(index as u64 | (which << 32));
-    rng
-}
-
-/// The random stream of source `index`: the scenario seed selects the key, the source index the
-/// ChaCha stream, so sources are independent and stable under reordering of later sources.
-fn source_rng(seed: u64, index: usize) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(index as u64);
-    rng
 }
 
 #[cfg(test)]
