@@ -25,7 +25,7 @@ use crate::policy::Policy;
 use crate::scenario::Scenario;
 use crate::sim::RunReport;
 use crate::time::Nanos;
-use crate::traffic::{Arrivals, Role};
+use crate::traffic::Role;
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
@@ -76,14 +76,8 @@ impl<'a> Summary<'a> {
                     .map(|s| SourceInfo {
                         name: &s.name,
                         role: s.role,
-                        kind: &s.kind,
-                        arrival: match &s.arrivals {
-                            Arrivals::Constant(_) => "constant",
-                            Arrivals::Poisson(intensity) => intensity.name(),
-                            Arrivals::Bursts { .. } => "bursts",
-                            Arrivals::Boundary { .. } => "boundary",
-                            Arrivals::Replay { .. } => "replay",
-                        },
+                        kind: s.kind.name(),
+                        arrival: s.arrivals.name(),
                     })
                     .collect(),
             },

@@ -4,13 +4,13 @@
 use super::raw::{Num, RawTraffic, RawWeighted, S};
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::traffic::{self, IdGen, Population, RateDist};
+use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
 
 impl Ctx<'_> {
     pub(super) fn population(
         &self,
         t: &RawTraffic,
-        kind: &str,
+        kind: TrafficKind,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Population> {
         let ipv6 = t.ipv6.as_ref().is_some_and(|v| *v.get_ref());
@@ -30,19 +30,18 @@ impl Ctx<'_> {
                 ))
             }
         };
-        if kind == "nat" {
-            needs("users", t.users.is_some())?;
-            needs("ips", t.ips.is_some())?;
+        let present = t.present_fields();
+        for field in kind.required_population() {
+            needs(field, present.iter().any(|(n, _)| n == field))?;
         }
-        if kind == "credential_stuffing" {
-            needs("ips", t.ips.is_some())?;
-            if let Some(u) = &t.users {
-                return Err(self.err(
-                    u.span(),
-                    &f("users"),
-                    "credential stuffing has one client per address: set `ips`",
-                ));
-            }
+        if kind == TrafficKind::CredentialStuffing
+            && let Some(u) = &t.users
+        {
+            return Err(self.err(
+                u.span(),
+                &f("users"),
+                "credential stuffing has one client per address: set `ips`",
+            ));
         }
         let exclusive =
             |a: (&str, bool), b: (&str, Option<std::ops::Range<usize>>)| match (a.1, b.1) {
@@ -87,7 +86,7 @@ impl Ctx<'_> {
             let n = self.count(b, &f("botnet"), max_ips)? as u32;
             let user = fixed(&t.user).unwrap_or_else(|| IdGen::Fixed(t.name.get_ref().clone()));
             (n, user, IdGen::PerClient)
-        } else if kind == "credential_stuffing" {
+        } else if kind == TrafficKind::CredentialStuffing {
             let n = self.count(t.ips.as_ref().expect("required"), &f("ips"), max_ips)? as u32;
             (
                 n,
@@ -120,11 +119,7 @@ impl Ctx<'_> {
             (clients, fixed(&t.user).unwrap_or(IdGen::PerClient), ip)
         };
         let endpoints = self.weighted(t.endpoints.as_ref(), &f("endpoints"))?;
-        let default_endpoint = if kind == "credential_stuffing" {
-            "/login"
-        } else {
-            "/"
-        };
+        let default_endpoint = kind.default_endpoint();
         let endpoint = match (&t.endpoint, endpoints.first()) {
             (Some(e), _) => e.get_ref().clone(),
             (None, Some((path, _))) => path.clone(),

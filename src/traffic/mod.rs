@@ -8,6 +8,7 @@
 pub mod export;
 pub mod intensity;
 mod keys;
+mod kind;
 mod modulated;
 mod periodic;
 mod poisson;
@@ -17,6 +18,7 @@ mod replay;
 
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
+pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
@@ -121,8 +123,8 @@ impl Population {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceSpec {
     pub name: String,
-    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports should name it.
-    pub kind: String,
+    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports name it.
+    pub kind: TrafficKind,
     pub role: Role,
     pub arrivals: Arrivals,
     /// No request before this time.
@@ -130,6 +132,19 @@ pub struct SourceSpec {
     /// No request at or after this time.
     pub stop: Nanos,
     pub population: Population,
+}
+
+impl Arrivals {
+    /// The name reports give its timing: the arrival process, or the kind that times itself.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Arrivals::Constant(_) => ArrivalKind::Constant.name(),
+            Arrivals::Poisson(intensity) => intensity.name(),
+            Arrivals::Bursts { .. } => TrafficKind::Bursts.name(),
+            Arrivals::Boundary { .. } => TrafficKind::Boundary.name(),
+            Arrivals::Replay { .. } => TrafficKind::Replay.name(),
+        }
+    }
 }
 
 impl SourceSpec {
