@@ -44,22 +44,7 @@ impl Ctx<'_> {
                 format!("not used by traffic kind `{kind}`"),
             ));
         }
-        let start = match &t.start {
-            Some(s) => self.duration(s, &f("start"), false)?,
-            None => 0,
-        };
-        let stop = match &t.stop {
-            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
-            None => duration,
-        };
-        if start >= stop {
-            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
-            return Err(self.err(
-                span,
-                &f("start"),
-                "must be before the source's stop and the scenario's end",
-            ));
-        }
+        let (start, stop) = self.active_span(t, duration, &f)?;
         let population = self.population(t, kind, &f)?;
         // Generated IPv4 addresses give each source its own 10.<i>.0.0/16: 256 of them.
         let generates_ipv4 = !population.ipv6 && !matches!(population.ip, IdGen::Fixed(_));
@@ -110,6 +95,32 @@ impl Ctx<'_> {
             ));
         }
         Ok(spec)
+    }
+
+    /// `[start, stop)`: when the source sends, within the scenario's duration.
+    fn active_span(
+        &self,
+        t: &RawTraffic,
+        duration: Nanos,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<(Nanos, Nanos)> {
+        let start = match &t.start {
+            Some(s) => self.duration(s, &f("start"), false)?,
+            None => 0,
+        };
+        let stop = match &t.stop {
+            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
+            None => duration,
+        };
+        if start >= stop {
+            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
+            return Err(self.err(
+                span,
+                &f("start"),
+                "must be before the source's stop and the scenario's end",
+            ));
+        }
+        Ok((start, stop))
     }
 
     /// `role`, or the kind's default.
