@@ -12,7 +12,7 @@
 use super::raw::S;
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::time::NANOS_PER_MILLI;
+use crate::time::{NANOS_PER_MILLI, Nanos};
 use crate::traffic::{Jitter, Reaction, Retry};
 use serde::Deserialize;
 
@@ -36,7 +36,12 @@ const DEFAULT_MAX_RETRIES: u64 = 3;
 
 impl Ctx<'_> {
     /// Validates `traffic[i].on_reject`.
-    pub(super) fn reaction(&self, raw: Option<&S<RawReaction>>, i: usize) -> Result<Reaction> {
+    pub(super) fn reaction(
+        &self,
+        raw: Option<&S<RawReaction>>,
+        i: usize,
+        duration: Nanos,
+    ) -> Result<Reaction> {
         let Some(raw) = raw else {
             return Ok(Reaction::default());
         };
@@ -94,10 +99,42 @@ impl Ctx<'_> {
             (None, Retry::GiveUp) => 0,
             (None, _) => DEFAULT_MAX_RETRIES,
         };
+        let rtt = self.opt_duration(&r.rtt, &f("rtt"), 0)?;
+        // The last retry can come `max_retries` waits after the scenario's end: refuse waits
+        // that would carry it past the end of virtual time rather than wrap around.
+        let fits = |wait: Nanos| {
+            wait.checked_mul(max_retries)
+                .and_then(|w| w.checked_add(duration))
+                .is_some()
+        };
+        let too_long = |field: &str, span| {
+            self.err(
+                span,
+                &f(field),
+                format!(
+                    "{max_retries} retries waiting this long after the scenario's end would pass the end of virtual time (2^64 ns, about 584 years)"
+                ),
+            )
+        };
+        if let Some(s) = &r.rtt
+            && !fits(rtt)
+        {
+            return Err(too_long("rtt", s.span()));
+        }
+        if let Retry::Backoff { cap, .. } = retry
+            && !cap.checked_add(rtt).is_some_and(fits)
+        {
+            let span = r
+                .cap
+                .as_ref()
+                .or(r.base.as_ref())
+                .map_or(raw.span(), |c| c.span());
+            return Err(too_long("cap", span));
+        }
         Ok(Reaction {
             retry,
             max_retries: max_retries as u32,
-            rtt: self.opt_duration(&r.rtt, &f("rtt"), 0)?,
+            rtt,
         })
     }
 }

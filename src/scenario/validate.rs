@@ -139,7 +139,7 @@ impl<'a> Ctx<'a> {
             .traffic
             .iter()
             .enumerate()
-            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
+            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
             .collect::<Result<Vec<_>>>()?;
         let mut scenario = Scenario {
             name,
