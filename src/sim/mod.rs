@@ -17,7 +17,6 @@ use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, Throughput};
 use crate::scenario::{AlgorithmSpec, Scenario};
-use crate::time::Nanos;
 use crate::traffic::{self, KeySpace};
 use rayon::prelude::*;
 use std::hint::black_box;
@@ -186,6 +185,7 @@ fn time_decisions<L: Limiter>(
 mod tests {
     use super::*;
     use crate::report::DecisionPart;
+    use crate::time::Nanos;
     use crate::traffic::{Reaction, Retry};
 
     /// Retries that would pass the end of virtual time are scheduled at its end instead of
