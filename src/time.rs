@@ -295,12 +295,6 @@ fn gcd128(mut a: u128, mut b: u128) -> u128 {
     a
 }
 
-/// `ceil(a / b)` for unsigned integers (b > 0).
-#[inline]
-pub fn div_ceil_u128(a: u128, b: u128) -> u128 {
-    a.div_ceil(b)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
