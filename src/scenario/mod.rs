@@ -7,6 +7,8 @@ mod client;
 pub mod expect;
 pub mod goals;
 mod population;
+#[cfg(test)]
+mod population_tests;
 mod process;
 mod raw;
 mod traffic;

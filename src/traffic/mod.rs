@@ -348,8 +348,6 @@ fn scaled_rate(rate: Rate, factor: f64) -> Rate {
 }
 
 #[cfg(test)]
-mod population_tests;
-#[cfg(test)]
 mod stats_tests;
 
 #[cfg(test)]
