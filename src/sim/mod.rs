@@ -184,9 +184,17 @@ fn time_decisions<L: Limiter>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::DecisionPart;
+    use crate::algorithms::Decision;
     use crate::time::Nanos;
-    use crate::traffic::{Reaction, Retry};
+    use crate::traffic::{Arrival, Reaction, Retry};
+
+    /// No decision log.
+    struct NoSink;
+    impl DecisionSink for NoSink {
+        fn record(&mut self, _: &Arrival, _: &Decision, _: &KeySpace) -> Result<()> {
+            Ok(())
+        }
+    }
 
     /// Retries that would pass the end of virtual time are scheduled at its end instead of
     /// wrapping around to the past (validation refuses such `on_reject` values; this is the
@@ -213,7 +221,7 @@ mod tests {
             max_retries: 2,
             rtt: Nanos::MAX,
         };
-        let (report, _) = run::<DecisionPart, _>(&scenario, |_, _| Ok(None), None).unwrap();
+        let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
         for a in &report.algorithms {
             // First tries at 0 and 500 ms; the second is rejected, retried at the end of time
             // (saturated, not wrapped into the past) and admitted there.

@@ -7,6 +7,7 @@ mod determinism;
 mod errors;
 mod exact;
 mod formats;
+mod layers;
 mod metrics;
 mod replay;
 mod report;
