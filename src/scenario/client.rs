@@ -12,6 +12,7 @@
 use super::raw::S;
 use super::validate::Ctx;
 use crate::error::Result;
+use crate::suggest;
 use crate::time::{NANOS_PER_MILLI, Nanos};
 use crate::traffic::{Jitter, Reaction, Retry};
 use serde::Deserialize;
@@ -47,53 +48,7 @@ impl Ctx<'_> {
         };
         let f = |name: &str| format!("traffic[{i}].on_reject.{name}");
         let r = raw.get_ref();
-        let backoff_only = [("base", &r.base), ("cap", &r.cap), ("jitter", &r.jitter)];
-        let kind = r.retry.get_ref().as_str();
-        if kind != "backoff"
-            && let Some((name, value)) = backoff_only
-                .iter()
-                .find_map(|(n, v)| v.as_ref().map(|v| (n, v)))
-        {
-            return Err(self.err(
-                value.span(),
-                &f(name),
-                format!("only `retry = \"backoff\"` uses `{name}`"),
-            ));
-        }
-        let retry = match kind {
-            "give_up" => Retry::GiveUp,
-            "immediately" => Retry::Immediately,
-            "retry_after" => Retry::AfterRetryAfter,
-            "backoff" => {
-                let base = self.opt_duration(&r.base, &f("base"), 100 * NANOS_PER_MILLI)?;
-                let cap = self.opt_duration(&r.cap, &f("cap"), 10_000 * NANOS_PER_MILLI)?;
-                if base == 0 || cap < base {
-                    let span = r.base.as_ref().map_or(raw.span(), |b| b.span());
-                    return Err(self.err(span, &f("base"), "must be positive and at most `cap`"));
-                }
-                let jitter = match r.jitter.as_ref().map(|j| (j.get_ref().as_str(), j.span())) {
-                    None | Some(("full", _)) => Jitter::Full,
-                    Some(("none", _)) => Jitter::None,
-                    Some(("equal", _)) => Jitter::Equal,
-                    Some(("decorrelated", _)) => Jitter::Decorrelated,
-                    Some((other, span)) => {
-                        return Err(self.err(
-                            span,
-                            &f("jitter"),
-                            format!("unknown jitter `{other}` (expected none, full, equal or decorrelated)"),
-                        ));
-                    }
-                };
-                Retry::Backoff { base, cap, jitter }
-            }
-            other => {
-                return Err(self.err(
-                    r.retry.span(),
-                    &f("retry"),
-                    format!("unknown reaction `{other}` (expected give_up, immediately, retry_after or backoff)"),
-                ));
-            }
-        };
+        let retry = self.retry(raw, &f)?;
         let max_retries = match (&r.max_retries, retry) {
             (Some(m), _) => self.count(m, &f("max_retries"), 1_000)?,
             (None, Retry::GiveUp) => 0,
@@ -124,17 +79,60 @@ impl Ctx<'_> {
         if let Retry::Backoff { cap, .. } = retry
             && !cap.checked_add(rtt).is_some_and(fits)
         {
-            let span = r
-                .cap
-                .as_ref()
-                .or(r.base.as_ref())
-                .map_or(raw.span(), |c| c.span());
-            return Err(too_long("cap", span));
+            let span = r.cap.as_ref().or(r.base.as_ref());
+            return Err(too_long("cap", span.map_or(raw.span(), |c| c.span())));
         }
         Ok(Reaction {
             retry,
             max_retries: max_retries as u32,
             rtt,
+        })
+    }
+
+    /// `retry` and, for `backoff`, its `base`, `cap` and `jitter`.
+    fn retry(&self, raw: &S<RawReaction>, f: &dyn Fn(&str) -> String) -> Result<Retry> {
+        let r = raw.get_ref();
+        let backoff_only = [("base", &r.base), ("cap", &r.cap), ("jitter", &r.jitter)];
+        let kind = r.retry.get_ref().as_str();
+        if !Retry::NAMES.contains(&kind) {
+            return Err(self.err(
+                r.retry.span(),
+                &f("retry"),
+                suggest::unknown("reaction", kind, Retry::NAMES),
+            ));
+        }
+        if kind != "backoff"
+            && let Some((name, value)) = backoff_only
+                .iter()
+                .find_map(|(n, v)| v.as_ref().map(|v| (n, v)))
+        {
+            return Err(self.err(
+                value.span(),
+                &f(name),
+                format!("only `retry = \"backoff\"` uses `{name}`"),
+            ));
+        }
+        Ok(match kind {
+            "give_up" => Retry::GiveUp,
+            "immediately" => Retry::Immediately,
+            "retry_after" => Retry::AfterRetryAfter,
+            "backoff" => {
+                let base = self.opt_duration(&r.base, &f("base"), 100 * NANOS_PER_MILLI)?;
+                let cap = self.opt_duration(&r.cap, &f("cap"), 10_000 * NANOS_PER_MILLI)?;
+                if base == 0 || cap < base {
+                    let span = r.base.as_ref().map_or(raw.span(), |b| b.span());
+                    return Err(self.err(span, &f("base"), "must be positive and at most `cap`"));
+                }
+                let jitter = match &r.jitter {
+                    None => Jitter::Full,
+                    Some(j) => j
+                        .get_ref()
+                        .parse()
+                        .map_err(|m: String| self.err(j.span(), &f("jitter"), m))?,
+                };
+                Retry::Backoff { base, cap, jitter }
+            }
+            _ => unreachable!("checked above"),
         })
     }
 }

@@ -3,7 +3,9 @@
 //! These are traffic: they describe clients, as arrival processes do. The engine (`sim`) carries
 //! them out; scenario validation builds them.
 
+use crate::suggest;
 use crate::time::Nanos;
+use std::str::FromStr;
 
 /// How long to wait before retrying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +22,11 @@ pub enum Retry {
         cap: Nanos,
         jitter: Jitter,
     },
+}
+
+impl Retry {
+    /// The names `retry = "..."` selects each variant by, in declaration order.
+    pub const NAMES: [&'static str; 4] = ["give_up", "immediately", "retry_after", "backoff"];
 }
 
 /// AWS's jitter variants. `exp = min(cap, base·2^n)`.
@@ -52,5 +59,35 @@ impl Default for Reaction {
             max_retries: 0,
             rtt: 0,
         }
+    }
+}
+
+impl Jitter {
+    /// Every variant, in the order messages list them.
+    pub const ALL: [Jitter; 4] = [
+        Jitter::None,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+    ];
+
+    /// The name `jitter = "..."` selects it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Jitter::None => "none",
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+        }
+    }
+}
+
+impl FromStr for Jitter {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Jitter::ALL
+            .into_iter()
+            .find(|j| j.name() == s)
+            .ok_or_else(|| suggest::unknown("jitter", s, Jitter::ALL.map(Jitter::name)))
     }
 }

@@ -118,6 +118,14 @@ fn bad_reactions_are_refused() {
     for (on_reject, expected) in [
         (r#"{ retry = "sometimes" }"#, "unknown reaction `sometimes`"),
         (
+            r#"{ retry = "backof", jitter = "full" }"#,
+            "on_reject.retry`: unknown reaction `backof`: did you mean `backoff`?",
+        ),
+        (
+            r#"{ retry = "backoff", jitter = "ful" }"#,
+            "on_reject.jitter`: unknown jitter `ful`: did you mean `full`?",
+        ),
+        (
             r#"{ retry = "immediately", jitter = "full" }"#,
             "only `retry = \"backoff\"` uses `jitter`",
         ),
