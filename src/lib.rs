@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod output;
 pub mod policy;
 pub mod report;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod suggest;

@@ -57,6 +57,10 @@ pub struct SourceInfo<'a> {
     pub kind: &'a str,
     /// The arrival process that generated it (`poisson`, `sine`, `replay`, ...).
     pub arrival: &'static str,
+    /// Replayed sources: the malformed trace lines skipped (`--skip-bad-lines`); absent for
+    /// generated sources and for the later parts of a split trace (the first one counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_lines: Option<u64>,
 }
 
 impl<'a> Summary<'a> {
@@ -76,13 +80,11 @@ impl<'a> Summary<'a> {
                     .map(|s| SourceInfo {
                         name: &s.name,
                         role: s.role,
-                        kind: &s.kind,
-                        arrival: match &s.arrivals {
-                            Arrivals::Constant(_) => "constant",
-                            Arrivals::Poisson(intensity) => intensity.name(),
-                            Arrivals::Bursts { .. } => "bursts",
-                            Arrivals::Boundary { .. } => "boundary",
-                            Arrivals::Replay { .. } => "replay",
+                        kind: s.kind.name(),
+                        arrival: s.arrivals.name(),
+                        skipped_lines: match &s.arrivals {
+                            Arrivals::Replay { options, .. } => options.skipped_lines(),
+                            _ => None,
                         },
                     })
                     .collect(),

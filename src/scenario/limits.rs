@@ -98,7 +98,7 @@ fn value_strings(
 
 #[cfg(test)]
 mod tests {
-    use crate::Scenario;
+    use crate::scenario::Scenario;
     use std::path::Path;
 
     const BASE: &str = "duration = \"1s\"\nalgorithms = [\"gcra\"]\n[policy]\nlimit = 1\nwindow = \"1s\"\n[[traffic]]\nname = \"t\"\nkind = \"constant\"\nrate = \"1/s\"\n";

@@ -8,6 +8,8 @@ pub mod expect;
 pub mod goals;
 pub mod limits;
 mod population;
+#[cfg(test)]
+mod population_tests;
 mod process;
 mod raw;
 mod traffic;
@@ -19,8 +21,8 @@ pub use goals::Goal;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::Result;
 use crate::policy::Policy;
-use crate::sim::Reaction;
 use crate::time::Nanos;
+use crate::traffic::Reaction;
 use crate::traffic::SourceSpec;
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod bounds;
 mod check;
 mod cli;
 mod closed_loop;
@@ -8,8 +9,10 @@ mod errors;
 mod exact;
 mod formats;
 mod io;
+mod layers;
 mod metrics;
 mod replay;
+mod replay_input;
 mod report;
 mod review;
 mod svg;
