@@ -116,6 +116,7 @@ impl Recorder {
         let delay = DelayStats::from_delays(&self.delays);
         let legit_delay = DelayStats::from_delays(&self.legit_delays);
         AlgorithmReport {
+            alerts: None,
             algorithm: algorithm.to_string(),
             limit: params.limit,
             window_ns: params.window,

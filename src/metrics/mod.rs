@@ -252,6 +252,10 @@ pub struct AlgorithmReport {
     pub delay: DelayStats,
     pub roles: RoleReport,
     pub sources: Vec<SourceReport>,
+    /// The figures of the scenario's alert rules, `<rule>_<figure>` (read as
+    /// `alerts_<rule>_<figure>`); absent when the scenario has no `[[alert]]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<std::collections::BTreeMap<String, Option<f64>>>,
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
@@ -288,8 +292,8 @@ pub fn flatten(report: &AlgorithmReport) -> Vec<(String, serde_json::Value)> {
         match (name.as_str(), value) {
             ("sources", _) => {}
             ("roles", serde_json::Value::Object(inner)) => out.extend(inner),
-            ("delay", serde_json::Value::Object(inner)) => {
-                out.extend(inner.into_iter().map(|(k, v)| (format!("delay_{k}"), v)))
+            (group @ ("delay" | "alerts"), serde_json::Value::Object(inner)) => {
+                out.extend(inner.into_iter().map(|(k, v)| (format!("{group}_{k}"), v)))
             }
             (_, value) => out.push((name, value)),
         }

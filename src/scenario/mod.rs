@@ -3,6 +3,7 @@
 //! Parsing keeps every value's position; validation refuses anything inconsistent with an error
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
+pub mod alerts;
 mod client;
 pub mod expect;
 pub mod goals;
@@ -15,6 +16,7 @@ mod raw;
 mod traffic;
 mod validate;
 
+pub use alerts::{AlertSpec, GroupBy, Measure};
 pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
@@ -47,6 +49,8 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// The priorities the report ranks algorithms against (`[goals]`).
     pub goals: Vec<Goal>,
+    /// Alert rules replayed on the virtual timeline (`[[alert]]`).
+    pub alerts: Vec<AlertSpec>,
 }
 
 /// One algorithm to run, with its parameters (the policy's, unless overridden).

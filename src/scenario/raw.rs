@@ -33,6 +33,9 @@ pub struct RawScenario {
     /// The priorities the report ranks algorithms by: `max_<metric>` / `min_<metric>` = bound.
     #[serde(default)]
     pub goals: Option<BTreeMap<String, S<toml::Value>>>,
+    /// Alert rules replayed on the virtual timeline (see `alerts.rs`).
+    #[serde(default)]
+    pub alert: Vec<S<super::alerts::RawAlert>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -185,7 +185,9 @@ impl<'a> Ctx<'a> {
             reactions,
             expectations: Vec::new(),
             goals: Vec::new(),
+            alerts: Vec::new(),
         };
+        scenario.alerts = self.alerts(&raw.alert, duration)?;
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {

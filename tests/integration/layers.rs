@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["metrics"],
     &["scenario"],
     &["sim"],
+    &["observe"],
     &["report"],
     &["check"],
     &["terminal"],
