@@ -123,9 +123,7 @@ pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
     scenario
         .algorithms
         .par_iter()
-        .map(|spec| {
-            crate::observe::simulate_one(scenario, spec)
-        })
+        .map(|spec| crate::observe::simulate_one(scenario, spec))
         .collect()
 }
 

@@ -289,7 +289,11 @@ pub fn alert_lines(observations: &[Observation]) -> String {
                 o.contender,
                 a.alert,
                 a.alerts,
-                if detect.is_empty() { "-".into() } else { detect.join(", ") }
+                if detect.is_empty() {
+                    "-".into()
+                } else {
+                    detect.join(", ")
+                }
             ));
         }
     }
@@ -304,8 +308,7 @@ pub fn simulate_one(
 ) -> Result<AlgorithmReport> {
     let observer = wanted(scenario, false)
         .then(|| Observer::new(scenario, spec.kind.name(), spec.params.window, false));
-    let (mut report, _, observer) =
-        crate::sim::run_one(scenario, spec, observer, false, None)?;
+    let (mut report, _, observer) = crate::sim::run_one(scenario, spec, observer, false, None)?;
     if let Some(o) = observer {
         o.finish(scenario).attach(&mut report);
     }

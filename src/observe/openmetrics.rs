@@ -284,7 +284,13 @@ mod tests {
         let mut e = Exporter::new("gcra".into(), "policy", 60 * S);
         e.record(0, 0, "/", true, &decision(Outcome::Allow));
         e.record(15 * S, 1, "/", true, &decision(Outcome::Delay(S / 2)));
-        e.record(16 * S, 0, "/login", false, &decision(Outcome::Reject { retry_after: S }));
+        e.record(
+            16 * S,
+            0,
+            "/login",
+            false,
+            &decision(Outcome::Reject { retry_after: S }),
+        );
         e.finish(20 * S);
         let text = String::from_utf8(text(&[&e])).unwrap();
         let expected = "\
@@ -312,10 +318,19 @@ rlsim_delay_seconds_bucket{contender=\"gcra\",rule=\"policy\",le=\"0.001\"} 1 30
         assert!(text.contains(
             "rlsim_delay_seconds_bucket{contender=\"gcra\",rule=\"policy\",le=\"1\"} 2 15\n"
         ));
-        assert!(text.contains("rlsim_delay_seconds_count{contender=\"gcra\",rule=\"policy\"} 2 30\n"));
-        assert!(text.contains("rlsim_delay_seconds_sum{contender=\"gcra\",rule=\"policy\"} 0.5 15\n"));
-        assert!(text.ends_with("rlsim_delay_seconds_sum{contender=\"gcra\",rule=\"policy\"} 0.5 30\n# EOF\n"));
-        assert_eq!(e.refused_share(), vec![(0, 0.0), (15 * S, 0.0), (30 * S, 1.0)]);
+        assert!(
+            text.contains("rlsim_delay_seconds_count{contender=\"gcra\",rule=\"policy\"} 2 30\n")
+        );
+        assert!(
+            text.contains("rlsim_delay_seconds_sum{contender=\"gcra\",rule=\"policy\"} 0.5 15\n")
+        );
+        assert!(text.ends_with(
+            "rlsim_delay_seconds_sum{contender=\"gcra\",rule=\"policy\"} 0.5 30\n# EOF\n"
+        ));
+        assert_eq!(
+            e.refused_share(),
+            vec![(0, 0.0), (15 * S, 0.0), (30 * S, 1.0)]
+        );
     }
 
     /// A key idle for a whole policy window leaves the live-keys gauge.

@@ -18,7 +18,11 @@ fn class_name(i: usize) -> String {
     match i {
         0 => format!("≤ {}", secs(RETRY_CLASSES[0])),
         i if i == RETRY_CLASSES.len() => format!("> {}", secs(RETRY_CLASSES[i - 1])),
-        i => format!("{} – {}", secs(RETRY_CLASSES[i - 1]), secs(RETRY_CLASSES[i])),
+        i => format!(
+            "{} – {}",
+            secs(RETRY_CLASSES[i - 1]),
+            secs(RETRY_CLASSES[i])
+        ),
     }
 }
 
@@ -35,7 +39,14 @@ pub fn blocks(observations: &[Observation]) -> Vec<Block> {
              the time from its first request to the first alert about it."
                 .into(),
         ));
-        let header = ["contender", "alert", "alerts", "first fired", "still firing", "time to detect"];
+        let header = [
+            "contender",
+            "alert",
+            "alerts",
+            "first fired",
+            "still firing",
+            "time to detect",
+        ];
         let mut rows = Vec::new();
         for o in observations {
             for a in &o.alerts {
@@ -53,7 +64,11 @@ pub fn blocks(observations: &[Observation]) -> Vec<Block> {
                     a.alerts.to_string(),
                     a.first_fired_ns.map_or("never".to_string(), secs),
                     a.firing_at_end.to_string(),
-                    if detect.is_empty() { "-".into() } else { detect.join(", ") },
+                    if detect.is_empty() {
+                        "-".into()
+                    } else {
+                        detect.join(", ")
+                    },
                 ]);
             }
         }
@@ -88,7 +103,11 @@ pub fn blocks(observations: &[Observation]) -> Vec<Block> {
     let rows = (0..=RETRY_CLASSES.len())
         .map(|i| {
             let mut row = vec![class_name(i)];
-            row.extend(observations.iter().map(|o| o.retry_intervals[i].to_string()));
+            row.extend(
+                observations
+                    .iter()
+                    .map(|o| o.retry_intervals[i].to_string()),
+            );
             row
         })
         .collect();

@@ -162,7 +162,9 @@ impl Ctx<'_> {
             return Err(self.err(
                 a.name.span(),
                 &field("name"),
-                format!("must be lowercase letters, digits and `_` (it names metrics), got `{name}`"),
+                format!(
+                    "must be lowercase letters, digits and `_` (it names metrics), got `{name}`"
+                ),
             ));
         }
         let measure = Measure::ALL
@@ -229,7 +231,9 @@ impl Ctx<'_> {
             return Err(self.err(
                 span,
                 &field("every"),
-                format!("gives more than {MAX_EVALUATIONS} evaluations over the scenario's duration"),
+                format!(
+                    "gives more than {MAX_EVALUATIONS} evaluations over the scenario's duration"
+                ),
             ));
         }
         let window = self.duration(&a.window, &field("window"), true)?;

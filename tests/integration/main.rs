@@ -11,6 +11,7 @@ mod formats;
 mod io;
 mod layers;
 mod metrics;
+mod observe;
 mod replay;
 mod replay_input;
 mod report;
