@@ -4,6 +4,7 @@ mod check;
 mod cli;
 mod closed_loop;
 mod determinism;
+mod differential;
 mod errors;
 mod exact;
 mod formats;

@@ -1,0 +1,1 @@
+//! Python `limits` from PyPI: not yet profiled (see docs/profiles.md).
