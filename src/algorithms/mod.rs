@@ -4,6 +4,7 @@
 //! reads a clock and never sees other keys. [`KeyedLimiter`] owns the per-key states (the
 //! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
 
+pub mod catalogue;
 mod fixed_window;
 mod gcra;
 mod keyed;

@@ -9,6 +9,7 @@ mod errors;
 mod exact;
 mod formats;
 mod metrics;
+mod profiles;
 mod replay;
 mod report;
 mod review;

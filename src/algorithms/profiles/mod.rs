@@ -43,8 +43,6 @@ pub enum ProfileKind {
 pub enum ParamType {
     /// A positive integer.
     Count,
-    /// A non-negative integer (0 has a meaning, e.g. "off").
-    CountOrZero,
     /// A duration string (`60s`, `500ms`).
     Duration,
     /// `true` or `false`.
@@ -57,7 +55,6 @@ impl ParamType {
     pub fn name(self) -> &'static str {
         match self {
             ParamType::Count => "count",
-            ParamType::CountOrZero => "count_or_zero",
             ParamType::Duration => "duration",
             ParamType::Bool => "bool",
             ParamType::NginxRate => "nginx_rate",
@@ -174,11 +171,15 @@ impl ProfileKind {
         for (name, _) in given {
             if !specs.iter().any(|s| s.name == name) {
                 let names = specs.iter().map(|s| s.name);
-                let message = crate::suggest::unknown(
-                    &format!("parameter of `{}`", self.name()),
-                    name,
-                    names,
-                );
+                let message = match crate::suggest::closest(name, names.clone()) {
+                    Some(hint) => {
+                        format!("`{self}` has no parameter `{name}`: did you mean `{hint}`?")
+                    }
+                    None => format!(
+                        "`{self}` has no parameter `{name}` (it takes: {})",
+                        names.collect::<Vec<_>>().join(", ")
+                    ),
+                };
                 return Err(ProfileError::param(name, message));
             }
         }
@@ -351,7 +352,7 @@ impl Args<'_> {
         }
         match self.duration(name, positive)? {
             None => Ok(None),
-            Some(ns) if ns % NANOS_PER_MILLI != 0 => Err(ProfileError::param(
+            Some(ns) if !ns.is_multiple_of(NANOS_PER_MILLI) => Err(ProfileError::param(
                 name,
                 format!(
                     "must be a whole number of milliseconds (the library's unit), got {}",
@@ -370,7 +371,7 @@ impl Args<'_> {
         }
         match self.duration(name, positive)? {
             None => Ok(None),
-            Some(ns) if ns % NANOS_PER_SEC != 0 => Err(ProfileError::param(
+            Some(ns) if !ns.is_multiple_of(NANOS_PER_SEC) => Err(ProfileError::param(
                 name,
                 format!(
                     "must be a whole number of seconds (the library's unit), got {}",
@@ -394,7 +395,7 @@ fn describe(v: &ParamValue) -> String {
 /// A policy window as whole milliseconds, for libraries whose unit is the millisecond; refuses
 /// windows the library cannot express.
 fn policy_millis(window: Nanos, what: &str) -> Result<u64, ProfileError> {
-    if window % NANOS_PER_MILLI != 0 {
+    if !window.is_multiple_of(NANOS_PER_MILLI) {
         return Err(ProfileError::general(format!(
             "the policy window {} is not a whole number of milliseconds; set `{what}`",
             time::format_duration(window)
@@ -405,7 +406,7 @@ fn policy_millis(window: Nanos, what: &str) -> Result<u64, ProfileError> {
 
 /// A policy window as whole seconds, for libraries whose unit is the second.
 fn policy_seconds(window: Nanos, what: &str) -> Result<u64, ProfileError> {
-    if window % NANOS_PER_SEC != 0 {
+    if !window.is_multiple_of(NANOS_PER_SEC) {
         return Err(ProfileError::general(format!(
             "the policy window {} is not a whole number of seconds; set `{what}`",
             time::format_duration(window)
@@ -461,7 +462,7 @@ mod tests {
         assert_eq!(e.param.as_deref(), Some("brust"));
         assert_eq!(
             e.reason,
-            "unknown parameter of `nginx-limit-req` `brust`: did you mean `burst`?"
+            "`nginx-limit-req` has no parameter `brust`: did you mean `burst`?"
         );
     }
 

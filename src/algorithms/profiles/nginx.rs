@@ -70,7 +70,7 @@ impl ProfileDef for NginxLimitReq {
         },
         ParamSpec {
             name: "burst",
-            ty: ParamType::CountOrZero,
+            ty: ParamType::Count,
             default: "policy burst − 1 (nginx admits burst + 1 back to back)",
             doc: "limit_req burst=: excess requests queued or, with nodelay, admitted at once",
         },
@@ -101,13 +101,8 @@ impl ProfileDef for NginxLimitReq {
                 r.min(u32::MAX as u128 * 1000) as u64
             }
         };
-        let burst = match args.count_or_zero("burst", u32::MAX as u64)? {
-            Some(0) => {
-                return Err(ProfileError::param(
-                    "burst",
-                    "invalid burst value 0: nginx requires burst ≥ 1 (omit it for none)",
-                ));
-            }
+        // nginx refuses `burst=0`; leaving it out means none.
+        let burst = match args.count("burst", u32::MAX as u64)? {
             Some(b) => b,
             None => policy.burst.saturating_sub(1),
         };
