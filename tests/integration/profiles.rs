@@ -26,6 +26,9 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "express-rate-limit",
             "nestjs-throttler",
             "rate-limiter-flexible",
+            "python-limits-moving-window",
+            "python-limits-fixed-window",
+            "python-limits-sliding-window-counter",
         ]
     );
     assert!(
@@ -61,7 +64,7 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 11);
+    assert_eq!(entries.len(), 14);
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

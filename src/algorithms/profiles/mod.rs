@@ -16,12 +16,16 @@ mod flexible;
 mod governor;
 mod nestjs;
 mod nginx;
+pub mod python_limits;
 
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use governor::Governor;
 pub use nestjs::NestjsThrottler;
 pub use nginx::NginxLimitReq;
+pub use python_limits::{
+    PythonLimitsFixedWindow, PythonLimitsMovingWindow, PythonLimitsSlidingWindow,
+};
 
 use super::{Limiter, LimiterVisitor, Params};
 use crate::time::{self, NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
@@ -35,6 +39,9 @@ pub enum ProfileKind {
     ExpressRateLimit,
     NestjsThrottler,
     RateLimiterFlexible,
+    PythonLimitsMovingWindow,
+    PythonLimitsFixedWindow,
+    PythonLimitsSlidingWindow,
 }
 
 /// The type of one native parameter, as a scenario writes it.
@@ -49,6 +56,8 @@ pub enum ParamType {
     Bool,
     /// An nginx rate: `10r/s` or `600r/m`.
     NginxRate,
+    /// A Python `limits` rate string: `100/minute`, `10 per 30 seconds`.
+    RateString,
 }
 
 impl ParamType {
@@ -58,6 +67,7 @@ impl ParamType {
             ParamType::Duration => "duration",
             ParamType::Bool => "bool",
             ParamType::NginxRate => "nginx_rate",
+            ParamType::RateString => "rate_string",
         }
     }
 }
@@ -117,12 +127,15 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 5] = [
+    pub const ALL: [ProfileKind; 8] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
         ProfileKind::NestjsThrottler,
         ProfileKind::RateLimiterFlexible,
+        ProfileKind::PythonLimitsMovingWindow,
+        ProfileKind::PythonLimitsFixedWindow,
+        ProfileKind::PythonLimitsSlidingWindow,
     ];
 
     pub fn name(self) -> &'static str {
@@ -132,6 +145,9 @@ impl ProfileKind {
             ProfileKind::ExpressRateLimit => ExpressRateLimit::NAME,
             ProfileKind::NestjsThrottler => NestjsThrottler::NAME,
             ProfileKind::RateLimiterFlexible => RateLimiterFlexible::NAME,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::NAME,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::NAME,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
         }
     }
 
@@ -142,6 +158,9 @@ impl ProfileKind {
             ProfileKind::ExpressRateLimit => ExpressRateLimit::DESCRIPTION,
             ProfileKind::NestjsThrottler => NestjsThrottler::DESCRIPTION,
             ProfileKind::RateLimiterFlexible => RateLimiterFlexible::DESCRIPTION,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::DESCRIPTION,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::DESCRIPTION,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
         }
     }
 
@@ -152,6 +171,9 @@ impl ProfileKind {
             ProfileKind::ExpressRateLimit => ExpressRateLimit::PARAMS,
             ProfileKind::NestjsThrottler => NestjsThrottler::PARAMS,
             ProfileKind::RateLimiterFlexible => RateLimiterFlexible::PARAMS,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::PARAMS,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::PARAMS,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
         }
     }
 
@@ -198,6 +220,15 @@ impl ProfileKind {
             ProfileKind::RateLimiterFlexible => {
                 Profile::RateLimiterFlexible(RateLimiterFlexible::build(policy, &args)?)
             }
+            ProfileKind::PythonLimitsMovingWindow => {
+                Profile::PythonLimitsMovingWindow(PythonLimitsMovingWindow::build(policy, &args)?)
+            }
+            ProfileKind::PythonLimitsFixedWindow => {
+                Profile::PythonLimitsFixedWindow(PythonLimitsFixedWindow::build(policy, &args)?)
+            }
+            ProfileKind::PythonLimitsSlidingWindow => {
+                Profile::PythonLimitsSlidingWindow(PythonLimitsSlidingWindow::build(policy, &args)?)
+            }
         })
     }
 }
@@ -216,6 +247,9 @@ pub enum Profile {
     ExpressRateLimit(ExpressRateLimit),
     NestjsThrottler(NestjsThrottler),
     RateLimiterFlexible(RateLimiterFlexible),
+    PythonLimitsMovingWindow(PythonLimitsMovingWindow),
+    PythonLimitsFixedWindow(PythonLimitsFixedWindow),
+    PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
 }
 
 impl Profile {
@@ -226,6 +260,9 @@ impl Profile {
             Profile::ExpressRateLimit(_) => ProfileKind::ExpressRateLimit,
             Profile::NestjsThrottler(_) => ProfileKind::NestjsThrottler,
             Profile::RateLimiterFlexible(_) => ProfileKind::RateLimiterFlexible,
+            Profile::PythonLimitsMovingWindow(_) => ProfileKind::PythonLimitsMovingWindow,
+            Profile::PythonLimitsFixedWindow(_) => ProfileKind::PythonLimitsFixedWindow,
+            Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
         }
     }
 
@@ -237,6 +274,9 @@ impl Profile {
             Profile::ExpressRateLimit(l) => visitor.visit(l),
             Profile::NestjsThrottler(l) => visitor.visit(l),
             Profile::RateLimiterFlexible(l) => visitor.visit(l),
+            Profile::PythonLimitsMovingWindow(l) => visitor.visit(l),
+            Profile::PythonLimitsFixedWindow(l) => visitor.visit(l),
+            Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
         }
     }
 }

@@ -105,9 +105,13 @@ impl Said {
     }
 }
 
-/// Runs a driver over several traces (each a config line then `TIME_MS KEY` per hit); returns
-/// its answers per trace. One process for all traces: Node takes a second to load a framework.
-pub fn run_driver(mut cmd: Command, traces: &[(String, Vec<Hit>)]) -> Vec<Vec<Said>> {
+/// Runs a driver over several traces (each a config line then `TIME KEY` per hit, TIME in units
+/// of `unit` ns); returns its answer lines per trace. One process for all traces: Node takes a second to load a framework.
+pub fn run_driver(
+    mut cmd: Command,
+    traces: &[(String, Vec<Hit>)],
+    unit: Nanos,
+) -> Vec<Vec<String>> {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -119,7 +123,7 @@ pub fn run_driver(mut cmd: Command, traces: &[(String, Vec<Hit>)]) -> Vec<Vec<Sa
         input.push_str(config);
         input.push('\n');
         for h in hits {
-            input.push_str(&format!("{} k{}\n", h.at / NANOS_PER_MILLI, h.key));
+            input.push_str(&format!("{} k{}\n", h.at / unit, h.key));
         }
     }
     let mut stdin = child.stdin.take().unwrap();
@@ -131,13 +135,9 @@ pub fn run_driver(mut cmd: Command, traces: &[(String, Vec<Hit>)]) -> Vec<Vec<Sa
         "driver failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut said = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(Said::parse)
-        .collect::<Vec<_>>()
-        .into_iter();
-    let answers: Vec<Vec<Said>> = traces
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut said = text.lines().map(str::to_string);
+    let answers: Vec<Vec<String>> = traces
         .iter()
         .map(|(_, hits)| said.by_ref().take(hits.len()).collect())
         .collect();
@@ -258,9 +258,11 @@ pub fn differential(
         .iter()
         .map(|c| (c.config.clone(), c.hits.clone()))
         .collect();
-    let answers = run_driver(driver, &traces);
+    let answers = run_driver(driver, &traces, NANOS_PER_MILLI);
     let mut total = 0;
-    for (case, said) in cases.iter().zip(&answers) {
+    for (case, lines) in cases.iter().zip(&answers) {
+        let said: Vec<Said> = lines.iter().map(|l| Said::parse(l)).collect();
+        let said = &said;
         let ours = decide(kind, &case.given, &case.hits);
         let label = format!("{kind} {}", case.config);
         total += compare(&label, &case.hits, &ours, said, |h, d, _| expect(h, d));
