@@ -29,6 +29,7 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "python-limits-moving-window",
             "python-limits-fixed-window",
             "python-limits-sliding-window-counter",
+            "go-x-time-rate",
         ]
     );
     assert!(
@@ -64,7 +65,7 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 14);
+    assert_eq!(entries.len(), 15);
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

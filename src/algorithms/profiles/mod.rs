@@ -13,6 +13,7 @@
 
 mod express;
 mod flexible;
+mod go_rate;
 mod governor;
 mod nestjs;
 mod nginx;
@@ -20,6 +21,7 @@ pub mod python_limits;
 
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
+pub use go_rate::GoRate;
 pub use governor::Governor;
 pub use nestjs::NestjsThrottler;
 pub use nginx::NginxLimitReq;
@@ -42,6 +44,7 @@ pub enum ProfileKind {
     PythonLimitsMovingWindow,
     PythonLimitsFixedWindow,
     PythonLimitsSlidingWindow,
+    GoXTimeRate,
 }
 
 /// The type of one native parameter, as a scenario writes it.
@@ -127,7 +130,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 8] = [
+    pub const ALL: [ProfileKind; 9] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -136,6 +139,7 @@ impl ProfileKind {
         ProfileKind::PythonLimitsMovingWindow,
         ProfileKind::PythonLimitsFixedWindow,
         ProfileKind::PythonLimitsSlidingWindow,
+        ProfileKind::GoXTimeRate,
     ];
 
     pub fn name(self) -> &'static str {
@@ -148,6 +152,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::NAME,
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::NAME,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
+            ProfileKind::GoXTimeRate => GoRate::NAME,
         }
     }
 
@@ -161,6 +166,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::DESCRIPTION,
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::DESCRIPTION,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
+            ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
         }
     }
 
@@ -174,6 +180,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::PARAMS,
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::PARAMS,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
+            ProfileKind::GoXTimeRate => GoRate::PARAMS,
         }
     }
 
@@ -229,6 +236,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => {
                 Profile::PythonLimitsSlidingWindow(PythonLimitsSlidingWindow::build(policy, &args)?)
             }
+            ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
         })
     }
 }
@@ -250,6 +258,7 @@ pub enum Profile {
     PythonLimitsMovingWindow(PythonLimitsMovingWindow),
     PythonLimitsFixedWindow(PythonLimitsFixedWindow),
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
+    GoXTimeRate(GoRate),
 }
 
 impl Profile {
@@ -263,6 +272,7 @@ impl Profile {
             Profile::PythonLimitsMovingWindow(_) => ProfileKind::PythonLimitsMovingWindow,
             Profile::PythonLimitsFixedWindow(_) => ProfileKind::PythonLimitsFixedWindow,
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
+            Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
         }
     }
 
@@ -277,6 +287,7 @@ impl Profile {
             Profile::PythonLimitsMovingWindow(l) => visitor.visit(l),
             Profile::PythonLimitsFixedWindow(l) => visitor.visit(l),
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
+            Profile::GoXTimeRate(l) => visitor.visit(l),
         }
     }
 }
@@ -469,6 +480,38 @@ fn at_ms(ms: u64) -> Nanos {
 /// A rejection's retry-after: from `now` to the first instant the clock reads `ms`, at least 1 ns.
 fn retry_at_ms(now: Nanos, ms: u64) -> Nanos {
     at_ms(ms).saturating_sub(now).max(1)
+}
+
+/// The first virtual ns at or after `from` where `pred` holds, for a predicate that is false
+/// then true; `Nanos::MAX` if it never holds.
+fn first_ns(from: Nanos, pred: impl Fn(Nanos) -> bool) -> Nanos {
+    if pred(from) {
+        return from;
+    }
+    let mut step: Nanos = 1;
+    let mut lo = from;
+    let hi = loop {
+        let probe = from.saturating_add(step);
+        if pred(probe) {
+            break probe;
+        }
+        if probe == Nanos::MAX {
+            return Nanos::MAX;
+        }
+        lo = probe;
+        step = step.saturating_mul(2);
+    };
+    // pred(lo) is false, pred(hi) true.
+    let (mut lo, mut hi) = (lo, hi);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
 }
 
 #[cfg(test)]

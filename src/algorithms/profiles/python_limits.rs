@@ -10,7 +10,7 @@
 //! wall time) is not modelled: it only drops entries, and the decisions below are those of the
 //! storage calls themselves (see docs/profiles.md for the one edge where the thread matters).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, policy_seconds};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns, policy_seconds};
 use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_SEC, Nanos};
 use std::collections::VecDeque;
@@ -21,38 +21,6 @@ pub const EPOCH_NS: u64 = 1_767_225_600 * NANOS_PER_SEC;
 /// `time.time()` at virtual time `now`.
 pub fn py_time(now: Nanos) -> f64 {
     (EPOCH_NS + now) as f64 / 1e9
-}
-
-/// The first virtual ns at or after `from` where `pred` holds, for a predicate that is false
-/// then true; `Nanos::MAX` if it never holds.
-fn first_ns(from: Nanos, pred: impl Fn(Nanos) -> bool) -> Nanos {
-    if pred(from) {
-        return from;
-    }
-    let mut step: Nanos = 1;
-    let mut lo = from;
-    let hi = loop {
-        let probe = from.saturating_add(step);
-        if pred(probe) {
-            break probe;
-        }
-        if probe == Nanos::MAX {
-            return Nanos::MAX;
-        }
-        lo = probe;
-        step = step.saturating_mul(2);
-    };
-    // pred(lo) is false, pred(hi) true.
-    let (mut lo, mut hi) = (lo, hi);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if pred(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
 }
 
 /// A `limits` rate string: `"100/minute"`, `"100 per 2 hours"` (one expression).
