@@ -437,7 +437,7 @@ fn param_value(v: &toml::Value) -> ParamValue {
         toml::Value::Integer(i) => ParamValue::Int(*i),
         toml::Value::String(s) => ParamValue::Str(s.clone()),
         toml::Value::Boolean(b) => ParamValue::Bool(*b),
-        toml::Value::Float(_) => ParamValue::Other("float"),
+        toml::Value::Float(f) => ParamValue::Float(*f),
         toml::Value::Datetime(_) => ParamValue::Other("date"),
         toml::Value::Array(_) => ParamValue::Other("array"),
         toml::Value::Table(_) => ParamValue::Other("table"),

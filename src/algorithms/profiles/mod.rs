@@ -18,6 +18,7 @@ mod governor;
 mod nestjs;
 mod nginx;
 pub mod python_limits;
+mod seeds;
 
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
@@ -28,6 +29,7 @@ pub use nginx::NginxLimitReq;
 pub use python_limits::{
     PythonLimitsFixedWindow, PythonLimitsMovingWindow, PythonLimitsSlidingWindow,
 };
+pub use seeds::{Seed000RedisLog, Seed000TokenBucket, Seed003FixedWindow, Seed003SlidingCounter};
 
 use super::{Limiter, LimiterVisitor, Params};
 use crate::time::{self, NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
@@ -45,6 +47,10 @@ pub enum ProfileKind {
     PythonLimitsFixedWindow,
     PythonLimitsSlidingWindow,
     GoXTimeRate,
+    Seed000TokenBucket,
+    Seed000RedisLog,
+    Seed003FixedWindow,
+    Seed003SlidingCounter,
 }
 
 /// The type of one native parameter, as a scenario writes it.
@@ -61,6 +67,8 @@ pub enum ParamType {
     NginxRate,
     /// A Python `limits` rate string: `100/minute`, `10 per 30 seconds`.
     RateString,
+    /// A positive number, integer or not (a JavaScript number).
+    Number,
 }
 
 impl ParamType {
@@ -71,6 +79,7 @@ impl ParamType {
             ParamType::Bool => "bool",
             ParamType::NginxRate => "nginx_rate",
             ParamType::RateString => "rate_string",
+            ParamType::Number => "number",
         }
     }
 }
@@ -92,6 +101,7 @@ pub enum ParamValue {
     Int(i64),
     Str(String),
     Bool(bool),
+    Float(f64),
     /// Anything else (a float, an array, a table), described for the error message.
     Other(&'static str),
 }
@@ -130,7 +140,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 9] = [
+    pub const ALL: [ProfileKind; 13] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -140,6 +150,10 @@ impl ProfileKind {
         ProfileKind::PythonLimitsFixedWindow,
         ProfileKind::PythonLimitsSlidingWindow,
         ProfileKind::GoXTimeRate,
+        ProfileKind::Seed000TokenBucket,
+        ProfileKind::Seed000RedisLog,
+        ProfileKind::Seed003FixedWindow,
+        ProfileKind::Seed003SlidingCounter,
     ];
 
     pub fn name(self) -> &'static str {
@@ -153,6 +167,10 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::NAME,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::NAME,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::NAME,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::NAME,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::NAME,
         }
     }
 
@@ -167,6 +185,10 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::DESCRIPTION,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::DESCRIPTION,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::DESCRIPTION,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::DESCRIPTION,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::DESCRIPTION,
         }
     }
 
@@ -181,6 +203,10 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::PARAMS,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::PARAMS,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::PARAMS,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::PARAMS,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::PARAMS,
         }
     }
 
@@ -237,6 +263,18 @@ impl ProfileKind {
                 Profile::PythonLimitsSlidingWindow(PythonLimitsSlidingWindow::build(policy, &args)?)
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
+            ProfileKind::Seed000TokenBucket => {
+                Profile::Seed000TokenBucket(Seed000TokenBucket::build(policy, &args)?)
+            }
+            ProfileKind::Seed000RedisLog => {
+                Profile::Seed000RedisLog(Seed000RedisLog::build(policy, &args)?)
+            }
+            ProfileKind::Seed003FixedWindow => {
+                Profile::Seed003FixedWindow(Seed003FixedWindow::build(policy, &args)?)
+            }
+            ProfileKind::Seed003SlidingCounter => {
+                Profile::Seed003SlidingCounter(Seed003SlidingCounter::build(policy, &args)?)
+            }
         })
     }
 }
@@ -259,6 +297,10 @@ pub enum Profile {
     PythonLimitsFixedWindow(PythonLimitsFixedWindow),
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
+    Seed000TokenBucket(Seed000TokenBucket),
+    Seed000RedisLog(Seed000RedisLog),
+    Seed003FixedWindow(Seed003FixedWindow),
+    Seed003SlidingCounter(Seed003SlidingCounter),
 }
 
 impl Profile {
@@ -273,6 +315,10 @@ impl Profile {
             Profile::PythonLimitsFixedWindow(_) => ProfileKind::PythonLimitsFixedWindow,
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
+            Profile::Seed000TokenBucket(_) => ProfileKind::Seed000TokenBucket,
+            Profile::Seed000RedisLog(_) => ProfileKind::Seed000RedisLog,
+            Profile::Seed003FixedWindow(_) => ProfileKind::Seed003FixedWindow,
+            Profile::Seed003SlidingCounter(_) => ProfileKind::Seed003SlidingCounter,
         }
     }
 
@@ -288,6 +334,10 @@ impl Profile {
             Profile::PythonLimitsFixedWindow(l) => visitor.visit(l),
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
+            Profile::Seed000TokenBucket(l) => visitor.visit(l),
+            Profile::Seed000RedisLog(l) => visitor.visit(l),
+            Profile::Seed003FixedWindow(l) => visitor.visit(l),
+            Profile::Seed003SlidingCounter(l) => visitor.visit(l),
         }
     }
 }
@@ -347,6 +397,29 @@ impl Args<'_> {
                 format!("must be at most {max}, got {v}"),
             )),
             Some(v) => Ok(Some(v as u64)),
+        }
+    }
+
+    /// A positive finite number, integer or float.
+    pub fn number(&self, name: &str) -> Result<Option<f64>, ProfileError> {
+        let v = match self.value(name) {
+            None => return Ok(None),
+            Some(ParamValue::Int(i)) => *i as f64,
+            Some(ParamValue::Float(f)) => *f,
+            Some(other) => {
+                return Err(ProfileError::param(
+                    name,
+                    format!("must be a number, got {}", describe(other)),
+                ));
+            }
+        };
+        if v.is_finite() && v > 0.0 {
+            Ok(Some(v))
+        } else {
+            Err(ProfileError::param(
+                name,
+                format!("must be a positive number, got {v}"),
+            ))
         }
     }
 
@@ -439,6 +512,7 @@ fn describe(v: &ParamValue) -> String {
         ParamValue::Int(i) => format!("the integer {i}"),
         ParamValue::Str(s) => format!("the string \"{s}\""),
         ParamValue::Bool(b) => format!("`{b}`"),
+        ParamValue::Float(f) => format!("the number {f}"),
         ParamValue::Other(what) => format!("a {what}"),
     }
 }
