@@ -30,6 +30,7 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "python-limits-fixed-window",
             "python-limits-sliding-window-counter",
             "go-x-time-rate",
+            "envoy-local",
             "seed-000-token-bucket",
             "seed-000-redis-log",
             "seed-003-fixed-window",
@@ -69,7 +70,7 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 19);
+    assert_eq!(entries.len(), 20);
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

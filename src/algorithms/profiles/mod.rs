@@ -11,6 +11,7 @@
 //! short form). A later `[[contender]]` rule takes the same keys, so the table shape is the
 //! contract: [`ProfileKind::configure`] reads it whatever surrounds it.
 
+mod envoy;
 mod express;
 mod flexible;
 mod go_rate;
@@ -20,6 +21,7 @@ mod nginx;
 pub mod python_limits;
 mod seeds;
 
+pub use envoy::EnvoyLocal;
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
@@ -47,6 +49,7 @@ pub enum ProfileKind {
     PythonLimitsFixedWindow,
     PythonLimitsSlidingWindow,
     GoXTimeRate,
+    EnvoyLocal,
     Seed000TokenBucket,
     Seed000RedisLog,
     Seed003FixedWindow,
@@ -140,7 +143,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 13] = [
+    pub const ALL: [ProfileKind; 14] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -150,6 +153,7 @@ impl ProfileKind {
         ProfileKind::PythonLimitsFixedWindow,
         ProfileKind::PythonLimitsSlidingWindow,
         ProfileKind::GoXTimeRate,
+        ProfileKind::EnvoyLocal,
         ProfileKind::Seed000TokenBucket,
         ProfileKind::Seed000RedisLog,
         ProfileKind::Seed003FixedWindow,
@@ -167,6 +171,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::NAME,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
+            ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
             ProfileKind::Seed000TokenBucket => Seed000TokenBucket::NAME,
             ProfileKind::Seed000RedisLog => Seed000RedisLog::NAME,
             ProfileKind::Seed003FixedWindow => Seed003FixedWindow::NAME,
@@ -185,6 +190,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::DESCRIPTION,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
+            ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
             ProfileKind::Seed000TokenBucket => Seed000TokenBucket::DESCRIPTION,
             ProfileKind::Seed000RedisLog => Seed000RedisLog::DESCRIPTION,
             ProfileKind::Seed003FixedWindow => Seed003FixedWindow::DESCRIPTION,
@@ -203,6 +209,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::PARAMS,
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
+            ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
             ProfileKind::Seed000TokenBucket => Seed000TokenBucket::PARAMS,
             ProfileKind::Seed000RedisLog => Seed000RedisLog::PARAMS,
             ProfileKind::Seed003FixedWindow => Seed003FixedWindow::PARAMS,
@@ -263,6 +270,7 @@ impl ProfileKind {
                 Profile::PythonLimitsSlidingWindow(PythonLimitsSlidingWindow::build(policy, &args)?)
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
+            ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
             ProfileKind::Seed000TokenBucket => {
                 Profile::Seed000TokenBucket(Seed000TokenBucket::build(policy, &args)?)
             }
@@ -297,6 +305,7 @@ pub enum Profile {
     PythonLimitsFixedWindow(PythonLimitsFixedWindow),
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
+    EnvoyLocal(EnvoyLocal),
     Seed000TokenBucket(Seed000TokenBucket),
     Seed000RedisLog(Seed000RedisLog),
     Seed003FixedWindow(Seed003FixedWindow),
@@ -315,6 +324,7 @@ impl Profile {
             Profile::PythonLimitsFixedWindow(_) => ProfileKind::PythonLimitsFixedWindow,
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
+            Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
             Profile::Seed000TokenBucket(_) => ProfileKind::Seed000TokenBucket,
             Profile::Seed000RedisLog(_) => ProfileKind::Seed000RedisLog,
             Profile::Seed003FixedWindow(_) => ProfileKind::Seed003FixedWindow,
@@ -334,6 +344,7 @@ impl Profile {
             Profile::PythonLimitsFixedWindow(l) => visitor.visit(l),
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
+            Profile::EnvoyLocal(l) => visitor.visit(l),
             Profile::Seed000TokenBucket(l) => visitor.visit(l),
             Profile::Seed000RedisLog(l) => visitor.visit(l),
             Profile::Seed003FixedWindow(l) => visitor.visit(l),
@@ -349,6 +360,11 @@ pub(crate) struct Args<'a> {
 }
 
 impl Args<'_> {
+    /// Whether the scenario gave `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.value(name).is_some()
+    }
+
     fn value(&self, name: &str) -> Option<&ParamValue> {
         debug_assert!(
             self.specs.iter().any(|s| s.name == name),
