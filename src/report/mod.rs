@@ -57,6 +57,10 @@ pub struct SourceInfo<'a> {
     pub kind: &'a str,
     /// The arrival process that generated it (`poisson`, `sine`, `replay`, ...).
     pub arrival: &'static str,
+    /// Replayed sources: the malformed trace lines skipped (`--skip-bad-lines`); absent for
+    /// generated sources and for the later parts of a split trace (the first one counts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_lines: Option<u64>,
 }
 
 impl<'a> Summary<'a> {
@@ -83,6 +87,10 @@ impl<'a> Summary<'a> {
                             Arrivals::Bursts { .. } => "bursts",
                             Arrivals::Boundary { .. } => "boundary",
                             Arrivals::Replay { .. } => "replay",
+                        },
+                        skipped_lines: match &s.arrivals {
+                            Arrivals::Replay { options, .. } => options.skipped_lines(),
+                            _ => None,
                         },
                     })
                     .collect(),

@@ -239,7 +239,8 @@ impl Ctx<'_> {
         let p = req(self, t, &t.path, "path", f)?;
         let base = self.path.parent().unwrap_or(Path::new("."));
         let path = base.join(p.get_ref());
-        if let Err(e) = std::fs::File::open(&path) {
+        // Metadata only: opening a pipe here would consume what it carries.
+        if let Err(e) = std::fs::metadata(&path) {
             // Name the scenario's line too: the trace path is relative to the scenario.
             return Err(self.err(
                 p.span(),
@@ -308,7 +309,36 @@ impl Ctx<'_> {
             Some(l) => self.count(l, &f("loop"), 1_000_000)? as u32,
             None => 1,
         };
-        let options = ReplayOptions {
+        let abusive = match &t.abusive {
+            None => Vec::new(),
+            Some(list) => list
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(k, net)| {
+                    let text = net.get_ref().trim();
+                    // A bare address is a network of one.
+                    text.parse::<ipnet::IpNet>()
+                        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| {
+                            self.err(
+                                net.span(),
+                                &f(&format!("abusive[{k}]")),
+                                format!("`{text}` is neither an IP address nor a CIDR network (e.g. `203.0.113.0/24`)"),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
+        if !abusive.is_empty() && format == TraceFormat::Har {
+            let span = t.abusive.as_ref().expect("non-empty").span();
+            return Err(self.err(
+                span,
+                &f("abusive"),
+                "a HAR file records no client address to match",
+            ));
+        }
+        let mut options = ReplayOptions {
             format,
             speed,
             offset: self.opt_duration(&t.offset, &f("offset"), 0)?,
@@ -323,8 +353,10 @@ impl Ctx<'_> {
             align: policy.window,
             skip_bad_lines: false,
             skipped: Default::default(),
+            abusive,
+            ..Default::default()
         };
-        traffic::check_trace_header(&path, &policy.key, &options)?;
+        traffic::prepare_trace(&path, &policy.key, &mut options)?;
         Ok(Arrivals::Replay { path, options })
     }
 }

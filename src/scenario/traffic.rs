@@ -7,7 +7,7 @@ use super::validate::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::{self, Nanos, Rate};
-use crate::traffic::{Arrivals, GENERATED_IPV4_SOURCES, IdGen, Role, SourceSpec};
+use crate::traffic::{Arrivals, GENERATED_IPV4_SOURCES, IdGen, Intensity, Role, SourceSpec};
 
 const IDENTITY: &[&str] = &[
     "users",
@@ -56,13 +56,16 @@ const REPLAY: &[&str] = &[
     "sort_window",
     "max_gap",
     "same_second",
+    "abusive",
 ];
 
 const KINDS: &str =
     "constant, poisson, nat, bursts, boundary, scraper, credential_stuffing or replay";
 
 /// Most requests one source may be expected to send: about 10^11, a few hours of simulation.
-const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+pub(super) const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+/// Most clients of all sources together: each costs a key, an identity and limiter state.
+pub(super) const MAX_CLIENTS: u64 = 4_000_000;
 
 impl Ctx<'_> {
     pub(super) fn source(
@@ -195,6 +198,31 @@ impl Ctx<'_> {
                 &f("rate"),
                 format!(
                     "would send about {n:.1e} requests (more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rate, the clients and the duration"
+                ),
+            ));
+        }
+        // Thinning draws candidates at the peak rate and walks every on/off or MMPP switch:
+        // `on = "1ns"` sends little but never ends.
+        if let Some(n) = spec.expected_work()
+            && n > MAX_REQUESTS_PER_SOURCE
+        {
+            let (field, span) = match &spec.arrivals {
+                Arrivals::Poisson(Intensity::OnOff { .. }) => {
+                    ("on", t.on.as_ref().map(|s| s.span()))
+                }
+                Arrivals::Poisson(Intensity::Mmpp { .. }) => {
+                    ("mmpp_stay", t.mmpp_stay.as_ref().map(|s| s.span()))
+                }
+                Arrivals::Poisson(Intensity::Spike { .. }) => {
+                    ("peak", t.peak.as_ref().map(|s| s.span()))
+                }
+                _ => ("rate", t.rate.as_ref().map(|s| s.span())),
+            };
+            return Err(self.err(
+                span.unwrap_or(t.kind.span()),
+                &f(field),
+                format!(
+                    "generating this source would take about {n:.1e} steps (candidates drawn at its peak rate, and on/off or MMPP switches; more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the periods and the duration"
                 ),
             ));
         }

@@ -157,6 +157,28 @@ impl Intensity {
     }
 }
 
+impl Intensity {
+    /// About how many steps generating `clients` clients over `length` takes: thinning
+    /// candidates drawn at the peak rate (most may be dropped), plus on/off and MMPP state
+    /// switches, which are walked through even where no candidate falls. Floating point: an
+    /// estimate for the work guard, never for generation.
+    pub fn expected_work(&self, length: Nanos, clients: f64) -> f64 {
+        let t = length as f64;
+        let candidates = match self {
+            Intensity::Flat(_) => self.expected_events(length) * clients,
+            _ => self.max_rate() * t * clients,
+        };
+        let switches = match self {
+            // Two switches per on+off cycle, per client.
+            Intensity::OnOff { on, off, .. } => 2.0 * clients * t / (on + off).max(1) as f64,
+            // Two per cycle of the shared state.
+            Intensity::Mmpp { stay, .. } => 2.0 * t / (stay[0] + stay[1]).max(1) as f64,
+            _ => 0.0,
+        };
+        candidates + switches
+    }
+}
+
 /// The per-client random state of an on/off source, or the shared state of an MMPP.
 #[derive(Debug, Clone, Copy)]
 struct Regime {

@@ -18,7 +18,8 @@ pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use population::RateDist;
 pub use replay::{
-    Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
+    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter,
+    TraceData, TraceFormat, prepare_trace, split_sources,
 };
 
 use crate::algorithms::KeyId;
@@ -147,6 +148,21 @@ impl SourceSpec {
             }
             Arrivals::Replay { .. } => return None,
         })
+    }
+}
+
+impl SourceSpec {
+    /// About how many steps generating the source takes: its requests, or for a thinned
+    /// Poisson process its candidates and state switches (see [`Intensity::expected_work`]).
+    /// `None` for a replay. Floating point: an estimate for the work guard.
+    pub fn expected_work(&self) -> Option<f64> {
+        match &self.arrivals {
+            Arrivals::Poisson(intensity) => Some(intensity.expected_work(
+                self.stop.saturating_sub(self.start),
+                self.population.clients as f64,
+            )),
+            _ => self.expected_requests(),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod bounds;
 mod check;
 mod cli;
 mod closed_loop;
@@ -11,6 +12,7 @@ mod formats;
 mod metrics;
 mod profiles;
 mod replay;
+mod replay_input;
 mod report;
 mod review;
 mod svg;
