@@ -5,9 +5,11 @@
 //! Current Envoy has no fill timer any more: the bucket is one double, `time_in_seconds`, and
 //! the tokens are derived from it: `total = min(max_tokens, (now − time) · fill_rate)` with
 //! `fill_rate = tokens_per_fill / fill_interval` (seconds, doubles). A request needs
-//! `total >= 1`; it then sets `time = now − (total − 1) / fill_rate`. A new bucket starts full
-//! (`time = now − max_tokens / fill_rate`). `now` is the monotonic clock in seconds as a double;
-//! rlsim reads the virtual time there (Envoy started at virtual 0).
+//! `total >= 1`; it then sets `time = now − (total − 1) / fill_rate`. `now` is the monotonic clock
+//! in seconds as a double; rlsim reads the virtual time there (Envoy started at virtual 0). A
+//! key's bucket is taken as existing and full at its first request (`time = −∞`, exactly
+//! `max_tokens`), as for buckets Envoy creates from its configuration; a bucket Envoy creates on
+//! the fly (`time = now − max_tokens / fill_rate`) can start a token short in the doubles.
 //!
 //! With `fill_timer = true` it is instead the timer bucket of Envoy up to 1.35 (runtime guard
 //! `no_timer_based_rate_limit_token_bucket = false`): integer tokens, `tokens_per_fill` added
@@ -137,7 +139,7 @@ impl Limiter for EnvoyLocal {
             }
         } else {
             EnvoyState::Atomic {
-                time: seconds(now) - self.max_tokens as f64 / self.fill_rate,
+                time: f64::NEG_INFINITY,
             }
         }
     }
@@ -238,16 +240,23 @@ mod tests {
     }
 
     #[test]
-    fn a_full_bucket_can_lose_a_token_to_rounding() {
-        // A new key at 1.5 s: time = 1.5 − 0.2, and (1.5 − 1.3)·10 = 1.9999999999999996 tokens,
-        // not 2: the second request at the same instant finds 0.9999999999999996 and is refused.
+    fn a_bucket_created_full_can_lose_a_token_to_rounding() {
+        // Envoy creating a bucket at 1.5 s sets time = 1.5 − 0.2, and (1.5 − 1.3)·10 =
+        // 1.9999999999999996 tokens, not 2: the second request at that instant is refused.
         let e = envoy(2, 10, 1000, false);
-        let mut s = e.new_state(1500 * MS);
+        let created = |t: f64| EnvoyState::Atomic {
+            time: t - 2.0 / 10.0,
+        };
+        let mut s = created(1.5);
         assert!(e.decide(&mut s, 1500 * MS).outcome.is_admitted());
         assert!(!e.decide(&mut s, 1500 * MS).outcome.is_admitted());
-        // At 3 s the same subtraction is exact and both pass.
-        let mut s = e.new_state(3000 * MS);
+        // At 3 s the same subtraction is exact and both pass; so they do for rlsim's new keys,
+        // taken as existing full buckets.
+        let mut s = created(3.0);
         assert!(e.decide(&mut s, 3000 * MS).outcome.is_admitted());
         assert!(e.decide(&mut s, 3000 * MS).outcome.is_admitted());
+        let mut s = e.new_state(1500 * MS);
+        assert!(e.decide(&mut s, 1500 * MS).outcome.is_admitted());
+        assert!(e.decide(&mut s, 1500 * MS).outcome.is_admitted());
     }
 }
