@@ -92,7 +92,62 @@ function flexibleLimiter(cfg) {
   };
 }
 
+// Seed article 000's TokenBucketRateLimiter, as printed (one instance per key, created on the
+// key's first request), and seed article 003's sliding counter with an in-memory map in place
+// of Redis `MGET`/`INCR` (the expiries it sets never fire before the counter is unused).
+class TokenBucketRateLimiter {
+  constructor(capacity, refillRate) {
+    this.capacity = capacity;
+    this.refillRate = refillRate;
+    this.tokens = capacity;
+    this.lastRefill = Date.now();
+  }
+
+  tryRequest() {
+    this.refill();
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return true;
+    }
+    return false;
+  }
+
+  refill() {
+    const now = Date.now();
+    const elapsed = (now - this.lastRefill) / 1000;
+    const tokensToAdd = elapsed * this.refillRate;
+    this.tokens = Math.min(this.capacity, this.tokens + tokensToAdd);
+    this.lastRefill = now;
+  }
+}
+
+function seedTokenBucket(cfg) {
+  const limiters = new Map();
+  return async (key) => {
+    if (!limiters.has(key)) limiters.set(key, new TokenBucketRateLimiter(cfg.capacity, cfg.refillRate));
+    return `${limiters.get(key).tryRequest() ? 'A' : 'R'} - - -`;
+  };
+}
+
+function seedSlidingCounter(cfg) {
+  const redis = new Map();
+  return async (userId) => {
+    const now = Date.now();
+    const currentWindow = Math.floor(now / cfg.windowMs);
+    const previousWindow = currentWindow - 1;
+    const windowProgress = (now % cfg.windowMs) / cfg.windowMs;
+    const current = redis.get(`rl:${userId}:${currentWindow}`);
+    const previous = redis.get(`rl:${userId}:${previousWindow}`);
+    const estimated = (parseInt(previous ?? '0') * (1 - windowProgress)) + parseInt(current ?? '0');
+    if (estimated >= cfg.limit) return 'R - - -';
+    redis.set(`rl:${userId}:${currentWindow}`, String(parseInt(current ?? '0') + 1));
+    return 'A - - -';
+  };
+}
+
 const LIMITERS = {
+  'seed-000-token-bucket': seedTokenBucket,
+  'seed-003-sliding-counter': seedSlidingCounter,
   'express-rate-limit': expressLimiter,
   'nestjs-throttler': nestjsLimiter,
   'rate-limiter-flexible': flexibleLimiter,

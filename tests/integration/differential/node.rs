@@ -148,3 +148,69 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
     });
     assert_eq!(total, TRACES as usize * HITS);
 }
+
+/// The seed articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
+fn decisions_only(_: &Hit, d: &Decision) -> Said {
+    Said {
+        admitted: d.outcome.is_admitted(),
+        remaining: None,
+        instant_ms: None,
+        seconds: None,
+    }
+}
+
+#[test]
+fn seed_000_token_bucket_agrees_with_the_articles_code() {
+    let Some(driver) = node() else { return };
+    let cases: Vec<Case> = (0..TRACES)
+        .map(|seed| {
+            let capacity = 1 + seed % 7;
+            // Rates a reader would write: 100/min as 100 / 60, 10/s, 2.5/s, 1/s.
+            let rate = [100.0 / 60.0, 10.0, 2.5, 1.0][seed as usize % 4];
+            let window_ms = (capacity as f64 / rate * 1000.0) as u64 + 1;
+            Case {
+                config: format!(
+                    r#"{{"profile":"seed-000-token-bucket","capacity":{capacity},"refillRate":{rate:?}}}"#
+                ),
+                given: vec![
+                    ("capacity", Int(capacity as i64)),
+                    ("refillRate", rlsim::algorithms::profiles::ParamValue::Float(rate)),
+                ],
+                hits: trace(seed + 4000, window_ms, keys(seed), HITS),
+            }
+        })
+        .collect();
+    differential(
+        driver,
+        ProfileKind::Seed000TokenBucket,
+        &cases,
+        decisions_only,
+    );
+}
+
+#[test]
+fn seed_003_sliding_counter_agrees_with_the_articles_code() {
+    let Some(driver) = node() else { return };
+    let cases: Vec<Case> = (0..TRACES)
+        .map(|seed| {
+            let limit = 1 + seed % 7;
+            let window_ms = [60_000, 1000, 1500, 250][seed as usize % 4];
+            Case {
+                config: format!(
+                    r#"{{"profile":"seed-003-sliding-counter","limit":{limit},"windowMs":{window_ms}}}"#
+                ),
+                given: vec![
+                    ("limit", Int(limit as i64)),
+                    ("windowMs", Int(window_ms as i64)),
+                ],
+                hits: trace(seed + 5000, window_ms, keys(seed), HITS),
+            }
+        })
+        .collect();
+    differential(
+        driver,
+        ProfileKind::Seed003SlidingCounter,
+        &cases,
+        decisions_only,
+    );
+}
