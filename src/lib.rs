@@ -37,6 +37,7 @@ pub mod error;
 pub mod metrics;
 pub mod policy;
 pub mod report;
+pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod suggest;

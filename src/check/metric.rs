@@ -8,9 +8,8 @@
 //! - each entry of `sources` apart, for `source=NAME`; `role=ROLE` sums the count figures of the
 //!   role's sources and recomputes each `<count>_share` from the sums.
 
-use crate::metrics::{AlgorithmReport, Recorder};
-use crate::scenario::{Scenario, Scope};
-use crate::traffic::KeySpace;
+use crate::metrics::AlgorithmReport;
+use crate::scenario::Scope;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -150,27 +149,10 @@ fn flat_source(value: &Value) -> FlatSource {
     source
 }
 
-/// The flattened shape of any report of `scenario`: the names an expectation may use.
-/// It is the report of a run that saw no traffic, so it has every field a real one has.
-pub fn shape(scenario: &Scenario) -> Flat {
-    let spec = scenario
-        .algorithms
-        .first()
-        .expect("a validated scenario has an algorithm");
-    let report = Recorder::new(scenario).finish(
-        scenario,
-        spec.kind.name(),
-        spec.params,
-        &KeySpace::new(),
-        Default::default(),
-        Default::default(),
-    );
-    Flat::of_report(&report)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Scenario;
     use crate::traffic::Role;
     use serde_json::json;
 
@@ -215,5 +197,49 @@ mod tests {
         let abusive = Scope::Role(Role::Abusive);
         assert_eq!(f.get(&abusive, "admitted_share"), Some(Some(0.0)));
         assert_eq!(f.names(&legit), ["admitted", "admitted_share", "offered"]);
+    }
+
+    /// The names validation offers (`metrics::metric_names`) are the names `Flat` reads.
+    #[test]
+    fn metric_names_match_the_flattened_report() {
+        let text = r#"
+            name = "n"
+            duration = "10s"
+            [policy]
+            limit = 5
+            window = "1s"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "1/s"
+            [[traffic]]
+            name = "b"
+            kind = "scraper"
+        "#;
+        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
+        let names = crate::metrics::metric_names(&scenario);
+        let report =
+            crate::sim::run::<crate::report::DecisionPart, _>(&scenario, |_, _| Ok(None), None)
+                .unwrap()
+                .0;
+        let flat = Flat::of_report(&report.algorithms[0]);
+        for scope in [
+            Scope::Algorithm,
+            Scope::Source("b".into()),
+            Scope::Role(Role::Legit),
+            Scope::Role(Role::Abusive),
+        ] {
+            assert_eq!(names.of(&scope), flat.names(&scope), "{scope:?}");
+        }
+        assert!(
+            names
+                .of(&Scope::Algorithm)
+                .contains(&"mean_rate_error".to_string())
+        );
+        assert!(
+            names
+                .of(&Scope::Role(Role::Legit))
+                .contains(&"admitted_share".to_string())
+        );
     }
 }

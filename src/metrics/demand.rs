@@ -39,7 +39,11 @@ impl Demand {
         if o.exceeded {
             return; // settled: nothing later can undo it
         }
-        while o.recent.front().is_some_and(|&a| a + self.window <= t) {
+        while o
+            .recent
+            .front()
+            .is_some_and(|&a| a.saturating_add(self.window) <= t)
+        {
             o.recent.pop_front();
         }
         o.recent.push_back(t);
@@ -57,7 +61,10 @@ impl Demand {
     /// Frees the windows that are empty by `now`.
     pub fn sweep(&mut self, now: Nanos) {
         for o in &mut self.ids {
-            if o.recent.back().is_some_and(|&t| t + self.window <= now) {
+            if o.recent
+                .back()
+                .is_some_and(|&t| t.saturating_add(self.window) <= now)
+            {
                 o.recent = VecDeque::new();
             }
         }

@@ -5,10 +5,12 @@
 
 mod demand;
 mod finish;
+pub mod names;
 mod recorder;
 mod windows;
 
 pub use finish::ratio;
+pub use names::{MetricNames, Scope, metric_names};
 pub use recorder::Recorder;
 
 use crate::time::Nanos;

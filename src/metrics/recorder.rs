@@ -240,7 +240,7 @@ impl Recorder {
             self.retries_at_retry_after_admitted += admitted as u64;
         }
         if let Outcome::Reject { retry_after } = decision.outcome {
-            key.retry_at = Some(t + retry_after);
+            key.retry_at = Some(t.saturating_add(retry_after));
         }
         let client = slot(&mut self.clients, a.client);
         client.legit |= legit;

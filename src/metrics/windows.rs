@@ -32,7 +32,7 @@ impl History {
         while self
             .admitted
             .get(self.window_start)
-            .is_some_and(|&a| a + window <= now)
+            .is_some_and(|&a| a.saturating_add(window) <= now)
         {
             self.window_start += 1;
         }
@@ -45,7 +45,7 @@ impl History {
         while self
             .admitted
             .front()
-            .is_some_and(|&a| a + 2 * window <= now)
+            .is_some_and(|&a| a.saturating_add(window.saturating_mul(2)) <= now)
         {
             self.admitted.pop_front();
             self.window_start = self.window_start.saturating_sub(1);

@@ -80,14 +80,8 @@ impl<'a> Summary<'a> {
                     .map(|s| SourceInfo {
                         name: &s.name,
                         role: s.role,
-                        kind: &s.kind,
-                        arrival: match &s.arrivals {
-                            Arrivals::Constant(_) => "constant",
-                            Arrivals::Poisson(intensity) => intensity.name(),
-                            Arrivals::Bursts { .. } => "bursts",
-                            Arrivals::Boundary { .. } => "boundary",
-                            Arrivals::Replay { .. } => "replay",
-                        },
+                        kind: s.kind.name(),
+                        arrival: s.arrivals.name(),
                         skipped_lines: match &s.arrivals {
                             Arrivals::Replay { options, .. } => options.skipped_lines(),
                             _ => None,

@@ -7,6 +7,8 @@ mod client;
 pub mod expect;
 pub mod goals;
 mod population;
+#[cfg(test)]
+mod population_tests;
 mod process;
 mod raw;
 mod traffic;
@@ -18,8 +20,8 @@ pub use goals::Goal;
 use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
 use crate::error::{Error, Location, Result};
 use crate::policy::Policy;
-use crate::sim::Reaction;
 use crate::time::Nanos;
+use crate::traffic::Reaction;
 use crate::traffic::SourceSpec;
 use std::path::{Path, PathBuf};
 

@@ -7,8 +7,8 @@ use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params};
-use crate::check::metric;
 use crate::error::{Error, Location, Result};
+use crate::metrics::metric_names;
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, Nanos, UnitError};
 use std::collections::HashSet;
@@ -167,7 +167,7 @@ impl<'a> Ctx<'a> {
             .traffic
             .iter()
             .enumerate()
-            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
+            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
             .collect::<Result<Vec<_>>>()?;
         let reactions = origin.iter().map(|&i| reactions[i]).collect();
         let mut scenario = Scenario {
@@ -190,7 +190,7 @@ impl<'a> Ctx<'a> {
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {
-            scenario.goals = super::goals::resolve(table, &metric::shape(&scenario))
+            scenario.goals = super::goals::resolve(table, &metric_names(&scenario))
                 .map_err(|(span, field, message)| self.err(span, &field, message))?;
         }
         Ok(scenario)
@@ -204,7 +204,7 @@ impl<'a> Ctx<'a> {
         let Some(list) = list else {
             return Ok(Vec::new());
         };
-        let shape = metric::shape(scenario);
+        let shape = metric_names(scenario);
         list.get_ref()
             .iter()
             .enumerate()

@@ -8,6 +8,7 @@
 //! `∫λ`, and keeps the state to a few numbers. Rates are `f64` events per nanosecond, like
 //! [`super::poisson`]: randomness is sampled in floating point, times are floored to nanoseconds.
 
+use super::ArrivalKind;
 use crate::time::{Nanos, Rate};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -73,17 +74,22 @@ pub enum Intensity {
 }
 
 impl Intensity {
+    /// The arrival process it is.
+    pub fn kind(&self) -> ArrivalKind {
+        match self {
+            Intensity::Flat(_) => ArrivalKind::Poisson,
+            Intensity::Ramp { .. } => ArrivalKind::Ramp,
+            Intensity::Sine { .. } => ArrivalKind::Sine,
+            Intensity::OnOff { .. } => ArrivalKind::OnOff,
+            Intensity::Mmpp { .. } => ArrivalKind::Mmpp,
+            Intensity::Spike { .. } => ArrivalKind::Spike,
+            Intensity::Phases(_) => ArrivalKind::Phases,
+        }
+    }
+
     /// The name `arrival = "..."` selects it by.
     pub fn name(&self) -> &'static str {
-        match self {
-            Intensity::Flat(_) => "poisson",
-            Intensity::Ramp { .. } => "ramp",
-            Intensity::Sine { .. } => "sine",
-            Intensity::OnOff { .. } => "onoff",
-            Intensity::Mmpp { .. } => "mmpp",
-            Intensity::Spike { .. } => "spike",
-            Intensity::Phases(_) => "phases",
-        }
+        self.kind().name()
     }
 
     /// The largest rate the process reaches: the rate thinning draws candidates at.
