@@ -45,7 +45,8 @@ pub const RETRY_CLASSES: [Nanos; 6] = [
 /// Watches one contender's decisions.
 pub struct Observer {
     contender: String,
-    exporter: Option<Exporter>,
+    exporter: Exporter,
+    keep_metrics: bool,
     evaluators: Vec<Evaluator>,
     first_request: Vec<Option<Nanos>>,
     refusals: FxHashMap<KeyId, (Box<str>, u64)>,
@@ -60,11 +61,14 @@ pub fn wanted(scenario: &Scenario, metrics: bool) -> bool {
 }
 
 impl Observer {
+    /// With `metrics`, the exposed series are kept for `--metrics-out`; the refused share over
+    /// time is measured either way.
     pub fn new(scenario: &Scenario, contender: &str, window: Nanos, metrics: bool) -> Self {
         let sources = scenario.traffic.len();
         Observer {
             contender: contender.to_string(),
-            exporter: metrics.then(|| Exporter::new(contender.to_string(), RULE, window)),
+            exporter: Exporter::new(contender.to_string(), RULE, window),
+            keep_metrics: metrics,
             evaluators: scenario
                 .alerts
                 .iter()
@@ -84,9 +88,7 @@ impl Observer {
         for e in &mut self.evaluators {
             e.finish(end);
         }
-        if let Some(x) = &mut self.exporter {
-            x.finish(end);
-        }
+        self.exporter.finish(end);
         let mut top: Vec<(String, u64)> = self
             .refusals
             .into_values()
@@ -104,7 +106,8 @@ impl Observer {
             alerts,
             top_refused_keys: top,
             retry_intervals: self.retry_intervals,
-            exporter: self.exporter,
+            refused_share: self.exporter.refused_share(),
+            exporter: self.keep_metrics.then_some(self.exporter),
         }
     }
 }
@@ -117,9 +120,8 @@ impl DecisionSink for Observer {
         self.first_request[arrival.source as usize].get_or_insert(t);
         let fields = keys.fields(arrival.key);
         let field = |i: usize| fields.map_or("", |f| &*f[i]);
-        if let Some(x) = &mut self.exporter {
-            x.record(t, arrival.key, field(3), !field(1).is_empty(), decision);
-        }
+        self.exporter
+            .record(t, arrival.key, field(3), !field(1).is_empty(), decision);
         for e in &mut self.evaluators {
             let label = match e.spec.by {
                 GroupBy::Ip => field(0),
@@ -161,7 +163,31 @@ pub struct Observation {
     pub top_refused_keys: Vec<(String, u64)>,
     /// Retries by the time since the client's previous refusal, in [`RETRY_CLASSES`].
     pub retry_intervals: [u64; RETRY_CLASSES.len() + 1],
+    /// `(time, refused share of the requests decided in the 15 s before)`, per scrape with
+    /// requests.
+    pub refused_share: Vec<(Nanos, f64)>,
+    /// The exposed metrics, kept for `--metrics-out`.
     pub exporter: Option<Exporter>,
+}
+
+/// The names of the retry-interval classes, for tables and charts.
+pub fn retry_class_names() -> Vec<String> {
+    let secs = |ns: Nanos| {
+        let s = format!("{:.3}", ns as f64 / 1e9);
+        format!("{} s", s.trim_end_matches('0').trim_end_matches('.'))
+    };
+    let n = RETRY_CLASSES.len();
+    (0..=n)
+        .map(|i| match i {
+            0 => format!("≤ {}", secs(RETRY_CLASSES[0])),
+            i if i == n => format!("> {}", secs(RETRY_CLASSES[n - 1])),
+            i => format!(
+                "{} – {}",
+                secs(RETRY_CLASSES[i - 1]),
+                secs(RETRY_CLASSES[i])
+            ),
+        })
+        .collect()
 }
 
 /// One rule's outcome for one contender (`summary.json`'s `alerts` section).

@@ -118,7 +118,8 @@ pub fn write_outputs(
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
 ) -> Result<()> {
-    let charts = charts::all(scenario, &report.algorithms)?;
+    let mut charts = charts::all(scenario, &report.algorithms)?;
+    charts.extend(charts::observed(scenario, observations)?);
     let extra = observed::blocks(observations);
     let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;

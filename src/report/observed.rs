@@ -4,7 +4,7 @@
 //! `--metrics-out`), so other reports are unchanged.
 
 use super::document::Block;
-use crate::observe::{Observation, RETRY_CLASSES};
+use crate::observe::{Observation, RETRY_CLASSES, retry_class_names};
 use crate::time::Nanos;
 
 /// Seconds with up to three decimals, for tables.
@@ -12,18 +12,6 @@ fn secs(ns: Nanos) -> String {
     let s = format!("{:.3}", ns as f64 / 1e9);
     let s = s.trim_end_matches('0').trim_end_matches('.');
     format!("{s} s")
-}
-
-fn class_name(i: usize) -> String {
-    match i {
-        0 => format!("≤ {}", secs(RETRY_CLASSES[0])),
-        i if i == RETRY_CLASSES.len() => format!("> {}", secs(RETRY_CLASSES[i - 1])),
-        i => format!(
-            "{} – {}",
-            secs(RETRY_CLASSES[i - 1]),
-            secs(RETRY_CLASSES[i])
-        ),
-    }
 }
 
 pub fn blocks(observations: &[Observation]) -> Vec<Block> {
@@ -100,9 +88,10 @@ pub fn blocks(observations: &[Observation]) -> Vec<Block> {
     ));
     let mut header = vec!["interval".to_string()];
     header.extend(observations.iter().map(|o| o.contender.clone()));
+    let names = retry_class_names();
     let rows = (0..=RETRY_CLASSES.len())
         .map(|i| {
-            let mut row = vec![class_name(i)];
+            let mut row = vec![names[i].clone()];
             row.extend(
                 observations
                     .iter()

@@ -224,3 +224,80 @@ fn bad_alerts_exit_2_naming_file_line_and_field() {
         );
     }
 }
+
+/// The dashboard charts, read back: the refused share peaks at the boundary's second batch,
+/// the top key is the attacker's address, and no retry chart without retries.
+#[test]
+fn dashboard_charts_show_the_refused_share_and_the_top_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = boundary_attack(&["gcra"])
+        + "[[traffic]]\nname = \"users\"\nrole = \"legit\"\nkind = \"constant\"\nrate = \"1/s\"\n\
+           ip = \"198.51.100.1\"\n"
+        + SEED_ALERT;
+    let scenario = write(dir.path(), "b.toml", &text);
+    let out = dir.path().join("out");
+    rlsim()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let read =
+        |f: &str| crate::svg::parse(&std::fs::read_to_string(out.join("charts").join(f)).unwrap());
+    let share = read("refused_share.svg");
+    assert!(
+        share.title.starts_with("Refused share over time"),
+        "{}",
+        share.title
+    );
+    assert!(share.has_text("gcra"));
+    let gcra_colour = rlsim::report::charts::hex(rlsim::report::charts::colour("gcra"));
+    let line = share.lines_in(&gcra_colour);
+    // The legend mark is a short line in the same colour: the series is the longest.
+    let series = line.iter().max_by_key(|l| l.points.len()).unwrap();
+    let gcra = crate::svg::peak(&share, series);
+    // Scrape at 60 s: (45 s, 60 s] holds 15 user requests and the attacker's 200, of which
+    // gcra refused 100: 46.5%.
+    assert!((gcra.0 - 1.0).abs() < 2.0 * share.x_per_pixel(), "{gcra:?}");
+    assert!(
+        (gcra.1 - 100.0 * 100.0 / 215.0).abs() < 2.0 * share.y_per_pixel() + 1.0,
+        "{gcra:?}"
+    );
+    let top = read("top_refused_keys.svg");
+    assert!(top.has_text("203.0.113.7"));
+    assert!(top.has_text("100"));
+    assert!(!out.join("charts/retry_intervals.svg").exists());
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("charts/refused_share.svg"));
+}
+
+/// A client retrying 50 ms after each refusal: two retries in the 10–100 ms class.
+#[test]
+fn retry_intervals_are_counted_per_class() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"r\"\nduration = \"2m\"\nalgorithms = [\"fixed_window\"]\n\
+                [policy]\nlimit = 1\nwindow = \"1m\"\n\
+                [[traffic]]\nname = \"c\"\nkind = \"constant\"\nrate = \"2/min\"\nip = \"1.1.1.1\"\n\
+                on_reject = { retry = \"immediately\", max_retries = 1, rtt = \"50ms\" }\n"
+        .to_string()
+        + SEED_ALERT;
+    let scenario = write(dir.path(), "r.toml", &text);
+    let out = dir.path().join("out");
+    rlsim()
+        .arg("run")
+        .arg(&scenario)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| 0.01 s – 0.1 s | 2 |"), "{md}");
+    let chart = crate::svg::parse(
+        &std::fs::read_to_string(out.join("charts/retry_intervals.svg")).unwrap(),
+    );
+    assert!(chart.has_text("0.01 s – 0.1 s"));
+    assert!(chart.has_text("2"));
+}
