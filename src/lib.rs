@@ -34,6 +34,7 @@ pub mod algorithms;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod identity;
 pub mod metrics;
 pub mod policy;
 pub mod report;

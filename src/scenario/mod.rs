@@ -6,6 +6,7 @@
 mod client;
 pub mod expect;
 pub mod goals;
+mod identity;
 mod population;
 #[cfg(test)]
 mod population_tests;
