@@ -223,3 +223,78 @@ impl Source for Forger {
         Ok(Some(a))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn net(hops: &[Hop]) -> Network {
+        Network {
+            hops: hops.to_vec(),
+            forge_xff: vec![ip("6.6.6.6")],
+            forge_real_ip: Some(ip("7.7.7.7")),
+            forge_cf: Some(ip("8.8.8.8")),
+            ..Network::default()
+        }
+    }
+
+    const CLIENT: &str = "198.51.100.7";
+    const UNUSED: IpAddr = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+
+    #[test]
+    fn direct_keeps_every_forged_header() {
+        let w = Wire::new(ip(CLIENT), 0, &net(&[]), UNUSED);
+        let s = w.seen(None);
+        assert_eq!(s.peer, ip(CLIENT));
+        assert_eq!(s.xff, &[ip("6.6.6.6")]);
+        assert_eq!(s.real_ip, Some(ip("7.7.7.7")));
+        assert_eq!(s.cf_connecting_ip, Some(ip("8.8.8.8")));
+    }
+
+    #[test]
+    fn cdn_then_proxy_append_and_overwrite_as_they_would() {
+        // Client 3 goes through edge host 3 of 173.245.48.0/20 and proxy host 3 of 192.0.2.0/24.
+        let w = Wire::new(ip(CLIENT), 3, &net(&[Hop::Cdn, Hop::Proxy]), UNUSED);
+        let s = w.seen(Some("alice"));
+        assert_eq!(s.peer, ip("192.0.2.4"));
+        assert_eq!(s.xff, &[ip("6.6.6.6"), ip(CLIENT), ip("173.245.48.4")]);
+        assert_eq!(s.cf_connecting_ip, Some(ip(CLIENT)), "the CDN overwrites it");
+        assert_eq!(s.real_ip, Some(ip("173.245.48.4")), "the proxy's peer: the edge");
+        assert_eq!(s.user, Some("alice"));
+        // Clients wrap around the first 64 hosts.
+        let w = Wire::new(ip(CLIENT), 67, &net(&[Hop::Cdn]), UNUSED);
+        assert_eq!(w.seen(None).peer, ip("173.245.48.4"));
+    }
+
+    #[test]
+    fn rotation_replaces_one_forged_address_in_place() {
+        let rotating = Network {
+            rotation: Rotation::Xff,
+            ..net(&[Hop::Cdn])
+        };
+        let mut w = Wire::new(ip(CLIENT), 0, &rotating, ip("1.1.1.1"));
+        assert_eq!(w.seen(None).xff, &[ip("1.1.1.1"), ip("6.6.6.6"), ip(CLIENT)]);
+        w.rotate(ip("2.2.2.2"));
+        assert_eq!(w.seen(None).xff, &[ip("2.2.2.2"), ip("6.6.6.6"), ip(CLIENT)]);
+        // Behind a CDN a rotated CF-Connecting-IP is overwritten: nothing rotates.
+        let cf = Network {
+            rotation: Rotation::Cf,
+            ..net(&[Hop::Cdn])
+        };
+        let mut w = Wire::new(ip(CLIENT), 0, &cf, ip("1.1.1.1"));
+        w.rotate(ip("2.2.2.2"));
+        assert_eq!(w.seen(None).cf_connecting_ip, Some(ip(CLIENT)));
+        let direct = Network {
+            rotation: Rotation::Cf,
+            ..net(&[])
+        };
+        let mut w = Wire::new(ip(CLIENT), 0, &direct, ip("1.1.1.1"));
+        assert_eq!(w.seen(None).cf_connecting_ip, Some(ip("1.1.1.1")));
+        w.rotate(ip("2.2.2.2"));
+        assert_eq!(w.seen(None).cf_connecting_ip, Some(ip("2.2.2.2")));
+    }
+}
