@@ -295,9 +295,9 @@ impl fmt::Display for IdentityFn {
         let name = self.kind().name();
         match &self.rule {
             Rule::XffHops(n) => write!(f, "{name}(trusted_hops={n}")?,
-            Rule::XffTrusted(nets) => write!(f, "{name}(trusted={}", nets.len())?,
+            Rule::XffTrusted(nets) => write!(f, "{name}(trusted={}", Nets(nets))?,
             Rule::CdnHeader { header, trusted } => {
-                write!(f, "{name}({}, trusted={}", header.name(), trusted.len())?
+                write!(f, "{name}({}, trusted={}", header.name(), Nets(trusted))?
             }
             Rule::UserElse(fallback) => return write!(f, "{name}({fallback})"),
             Rule::Ip | Rule::Peer | Rule::FirstXff | Rule::Headers => {
@@ -312,6 +312,48 @@ impl fmt::Display for IdentityFn {
             write!(f, ", ipv6_prefix={}", self.ipv6_prefix)?;
         }
         f.write_str(")")
+    }
+}
+
+/// A trusted list in words: the networks themselves when few, else how many.
+struct Nets<'a>(&'a [IpNet]);
+
+impl fmt::Display for Nets<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.len() > 2 {
+            return write!(f, "{} networks", self.0.len());
+        }
+        for (i, n) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{n}")?;
+        }
+        Ok(())
+    }
+}
+
+/// In `summary.json`: the function's name and parameters, as the scenario writes them.
+impl serde::Serialize for IdentityFn {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let nets = |n: &[IpNet]| n.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("identity", self.kind().name())?;
+        match &self.rule {
+            Rule::XffHops(n) => m.serialize_entry("trusted_hops", n)?,
+            Rule::XffTrusted(t) => m.serialize_entry("trusted", &nets(t))?,
+            Rule::CdnHeader { header, trusted } => {
+                m.serialize_entry("header", header.name())?;
+                m.serialize_entry("trusted", &nets(trusted))?;
+            }
+            Rule::UserElse(fallback) => m.serialize_entry("fallback", fallback)?,
+            Rule::Ip | Rule::Peer | Rule::FirstXff | Rule::Headers => {}
+        }
+        if !matches!(self.rule, Rule::UserElse(_)) {
+            m.serialize_entry("ipv6_prefix", &self.ipv6_prefix)?;
+        }
+        m.end()
     }
 }
 

@@ -127,7 +127,7 @@ impl serde::Serialize for KeySpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.identity {
             None => self.fields.serialize(s),
-            Some(identity) => s.collect_str(identity),
+            Some(identity) => identity.serialize(s),
         }
     }
 }
