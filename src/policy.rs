@@ -95,7 +95,13 @@ impl KeySpec {
     pub fn uses(&self, field: KeyField) -> bool {
         self.fields.contains(&field)
             || (field == KeyField::User
-                && matches!(self.identity, Some(IdentityFn { rule: Rule::UserElse(_), .. })))
+                && matches!(
+                    self.identity,
+                    Some(IdentityFn {
+                        rule: Rule::UserElse(_),
+                        ..
+                    })
+                ))
     }
 
     /// Writes one field's value: the identity `who` in place of the `ip` field when the key is

@@ -45,7 +45,10 @@ fn blind_first_xff_believes_the_forger() {
     assert_eq!(key(&IdentityFn::new(Rule::FirstXff), &seen), "6.6.6.6");
     // Without the header, the peer.
     assert_eq!(
-        key(&IdentityFn::new(Rule::FirstXff), &Seen::direct(ip("203.0.113.9"), None)),
+        key(
+            &IdentityFn::new(Rule::FirstXff),
+            &Seen::direct(ip("203.0.113.9"), None)
+        ),
         "203.0.113.9"
     );
 }
@@ -58,7 +61,11 @@ fn forged_chain_through_trusted_hops() {
     let hops = |n| key(&IdentityFn::new(Rule::XffHops(n)), &seen);
     assert_eq!(hops(0), "192.0.2.1");
     assert_eq!(hops(1), "173.245.48.1", "one hop too few: the CDN edge");
-    assert_eq!(hops(2), "198.51.100.7", "exactly the two proxies: the client");
+    assert_eq!(
+        hops(2),
+        "198.51.100.7",
+        "exactly the two proxies: the client"
+    );
     assert_eq!(hops(3), "6.6.6.6", "one too many: the forged entry");
     assert_eq!(hops(9), "6.6.6.6", "past the chain: the farthest entry");
 }
@@ -179,5 +186,8 @@ fn names_parse_with_hints() {
         IdentityKind::parse("cdn_headr"),
         Err("unknown identity `cdn_headr`: did you mean `cdn_header`?".into())
     );
-    assert_eq!(Header::parse("CF-Connecting-IP"), Ok(Header::CfConnectingIp));
+    assert_eq!(
+        Header::parse("CF-Connecting-IP"),
+        Ok(Header::CfConnectingIp)
+    );
 }

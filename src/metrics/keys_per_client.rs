@@ -43,7 +43,11 @@ impl KeysPerClient {
         per_client.sort_unstable();
         let (mut max, mut clients, mut run) = (0u64, 0u64, 0u64);
         for (i, c) in per_client.iter().enumerate() {
-            run = if i > 0 && per_client[i - 1] == *c { run + 1 } else { 1 };
+            run = if i > 0 && per_client[i - 1] == *c {
+                run + 1
+            } else {
+                1
+            };
             if run == 1 {
                 clients += 1;
             }

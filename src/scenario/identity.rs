@@ -31,7 +31,11 @@ impl Ctx<'_> {
             RawKey::One(name) => std::slice::from_ref(name),
             RawKey::Many(names) => names.as_slice(),
             RawKey::Table(table) => {
-                return Ok(KeySpec::identity(self.identity_fn(table, k.span(), field)?));
+                return Ok(KeySpec::identity(self.identity_fn(
+                    table,
+                    k.span(),
+                    field,
+                )?));
             }
         };
         let mut fields = Vec::new();
@@ -46,10 +50,16 @@ impl Ctx<'_> {
                 )
             })?);
         }
-        KeySpec::new(fields).ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
+        KeySpec::new(fields)
+            .ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
     }
 
-    fn identity_fn(&self, table: &toml::Table, span: Range<usize>, field: &str) -> Result<IdentityFn> {
+    fn identity_fn(
+        &self,
+        table: &toml::Table,
+        span: Range<usize>,
+        field: &str,
+    ) -> Result<IdentityFn> {
         let err = |sub: &str, msg: String| self.err(span.clone(), &format!("{field}.{sub}"), msg);
         let known = IdentityKind::ALL.map(|k| k.name()).join(", ");
         let name = match table.get("identity") {
@@ -152,11 +162,17 @@ impl Ctx<'_> {
                     None => IdentityFn::new(Rule::Ip),
                     Some(toml::Value::Table(t)) => self.identity_fn(t, span.clone(), &sub)?,
                     Some(_) => {
-                        return Err(err("fallback", "must be a table `{ identity = \"...\" }`".into()));
+                        return Err(err(
+                            "fallback",
+                            "must be a table `{ identity = \"...\" }`".into(),
+                        ));
                     }
                 };
                 if fallback.kind() == IdentityKind::UserElse {
-                    return Err(err("fallback", "must be an address identity, not `user_else`".into()));
+                    return Err(err(
+                        "fallback",
+                        "must be an address identity, not `user_else`".into(),
+                    ));
                 }
                 Rule::UserElse(Box::new(fallback))
             }
@@ -184,15 +200,19 @@ impl Ctx<'_> {
                             "`direct` means no hop: it cannot be part of a chain",
                         ));
                     }
-                    _ => net.hops.push(
-                        Hop::ALL
-                            .into_iter()
-                            .find(|h| h.name() == name)
-                            .ok_or_else(|| {
-                                let known = ["direct", "cdn", "proxy"];
-                                self.err(via.span(), &f("via"), suggest::unknown("hop", name, known))
-                            })?,
-                    ),
+                    _ => {
+                        net.hops
+                            .push(Hop::ALL.into_iter().find(|h| h.name() == name).ok_or_else(
+                                || {
+                                    let known = ["direct", "cdn", "proxy"];
+                                    self.err(
+                                        via.span(),
+                                        &f("via"),
+                                        suggest::unknown("hop", name, known),
+                                    )
+                                },
+                            )?)
+                    }
                 }
             }
         }
@@ -223,7 +243,11 @@ impl Ctx<'_> {
             .as_ref()
             .map(|s| addr(s, "forge_real_ip"))
             .transpose()?;
-        net.forge_cf = t.forge_cf.as_ref().map(|s| addr(s, "forge_cf")).transpose()?;
+        net.forge_cf = t
+            .forge_cf
+            .as_ref()
+            .map(|s| addr(s, "forge_cf"))
+            .transpose()?;
         net.rotation = match kind {
             TrafficKind::XffRotator => Rotation::Xff,
             TrafficKind::CdnBypass => Rotation::Cf,

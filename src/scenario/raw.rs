@@ -48,7 +48,10 @@ pub struct RawPolicy {
 
 /// A key: `"ip"`, `["ip", "endpoint"]` or an identity table `{ identity = "xff", ... }`.
 #[derive(Debug, Deserialize)]
-#[serde(untagged, expecting = "a key field, a list of key fields or an identity table")]
+#[serde(
+    untagged,
+    expecting = "a key field, a list of key fields or an identity table"
+)]
 pub enum RawKey {
     One(String),
     Many(Vec<String>),

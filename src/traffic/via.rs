@@ -262,8 +262,16 @@ mod tests {
         let s = w.seen(Some("alice"));
         assert_eq!(s.peer, ip("192.0.2.4"));
         assert_eq!(s.xff, &[ip("6.6.6.6"), ip(CLIENT), ip("173.245.48.4")]);
-        assert_eq!(s.cf_connecting_ip, Some(ip(CLIENT)), "the CDN overwrites it");
-        assert_eq!(s.real_ip, Some(ip("173.245.48.4")), "the proxy's peer: the edge");
+        assert_eq!(
+            s.cf_connecting_ip,
+            Some(ip(CLIENT)),
+            "the CDN overwrites it"
+        );
+        assert_eq!(
+            s.real_ip,
+            Some(ip("173.245.48.4")),
+            "the proxy's peer: the edge"
+        );
         assert_eq!(s.user, Some("alice"));
         // Clients wrap around the first 64 hosts.
         let w = Wire::new(ip(CLIENT), 67, &net(&[Hop::Cdn]), UNUSED);
@@ -277,9 +285,15 @@ mod tests {
             ..net(&[Hop::Cdn])
         };
         let mut w = Wire::new(ip(CLIENT), 0, &rotating, ip("1.1.1.1"));
-        assert_eq!(w.seen(None).xff, &[ip("1.1.1.1"), ip("6.6.6.6"), ip(CLIENT)]);
+        assert_eq!(
+            w.seen(None).xff,
+            &[ip("1.1.1.1"), ip("6.6.6.6"), ip(CLIENT)]
+        );
         w.rotate(ip("2.2.2.2"));
-        assert_eq!(w.seen(None).xff, &[ip("2.2.2.2"), ip("6.6.6.6"), ip(CLIENT)]);
+        assert_eq!(
+            w.seen(None).xff,
+            &[ip("2.2.2.2"), ip("6.6.6.6"), ip(CLIENT)]
+        );
         // Behind a CDN a rotated CF-Connecting-IP is overwritten: nothing rotates.
         let cf = Network {
             rotation: Rotation::Cf,
