@@ -105,9 +105,17 @@ impl KeySpace {
 
     /// The id of a synthetic client's key.
     pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
-        let who = match (spec.identity_fn(), &identity.wire) {
-            (Some(f), Some(wire)) => Some(f.apply(&wire.seen(identity.signed_in_user()))),
-            _ => None,
+        let Some(f) = spec.identity_fn() else {
+            return self.intern_who(spec, None, |f| identity.get(f));
+        };
+        let user = identity.signed_in_user();
+        let who = match &identity.wire {
+            Some(wire) => Some(f.apply(&wire.seen(user))),
+            None => identity
+                .ip
+                .parse()
+                .ok()
+                .map(|ip| f.apply(&Seen::direct(ip, user))),
         };
         self.intern_who(spec, who, |f| identity.get(f))
     }
@@ -135,7 +143,8 @@ pub struct Identity {
     pub endpoint: String,
     /// The server knows the user (`signed_in = true`).
     pub signed_in: bool,
-    /// What the origin sees of the client's requests; `None` when `ip` is not an address.
+    /// What the origin sees of the client's requests; `None` for a plain direct connection
+    /// (nothing forged) or when `ip` is not an address.
     pub wire: Option<Wire>,
 }
 
@@ -180,10 +189,14 @@ impl Identity {
                 generated_ip(source, n).to_string()
             }
         });
-        let wire = ip
-            .parse()
-            .ok()
-            .map(|addr| Wire::new(addr, client, &pop.network, first_forged));
+        // A plain connection needs no wire: the address says it all.
+        let wire = if pop.network.is_plain() {
+            None
+        } else {
+            ip.parse()
+                .ok()
+                .map(|addr| Wire::new(addr, client, &pop.network, first_forged))
+        };
         Identity {
             ip,
             user,

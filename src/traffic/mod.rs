@@ -286,7 +286,11 @@ fn build_source(
         .rates
         .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
     let picker = population::Picker::new(&weights);
-    let ids: Vec<ClientId> = client_keys.iter().map(|c| c.id).collect();
+    let ids: Vec<ClientId> = if forging {
+        client_keys.iter().map(|c| c.id).collect()
+    } else {
+        Vec::new()
+    };
     let inner: Box<dyn Source> = match &spec.arrivals {
         Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
             Box::new(periodic::Constant::new(spec, source, *rate, client_keys))

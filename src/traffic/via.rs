@@ -71,6 +71,18 @@ pub struct Network {
     pub signed_in: bool,
 }
 
+impl Network {
+    /// Whether the server sees the client's own connection and nothing forged: then what it
+    /// sees follows from the address alone and no [`Wire`] is kept.
+    pub fn is_plain(&self) -> bool {
+        self.hops.is_empty()
+            && self.forge_xff.is_empty()
+            && self.forge_real_ip.is_none()
+            && self.forge_cf.is_none()
+            && self.rotation == Rotation::None
+    }
+}
+
 impl Default for Network {
     fn default() -> Self {
         Network {
@@ -110,7 +122,8 @@ impl Wire {
     /// The wire of client `j` at address `client` on `net`; a rotated address starts at
     /// `first_forged`.
     pub fn new(client: IpAddr, j: u32, net: &Network, first_forged: IpAddr) -> Wire {
-        let mut xff = Vec::with_capacity(net.forge_xff.len() + net.hops.len() + 1);
+        let rotated = usize::from(net.rotation == Rotation::Xff);
+        let mut xff = Vec::with_capacity(rotated + net.forge_xff.len() + net.hops.len());
         if net.rotation == Rotation::Xff {
             xff.push(first_forged);
         }
