@@ -1,7 +1,9 @@
 //! The policy under test: at most `limit` requests per `window`, per key.
 
-use crate::identity::{IdentityFn, Rule, Who};
+pub mod identity;
+
 use crate::time::Nanos;
+use identity::{IdentityFn, Rule, Who};
 use std::fmt;
 
 /// A request attribute a policy can key on.

@@ -5,8 +5,8 @@
 //! a CDN or proxy or forging headers), so other scenarios' outputs are unchanged.
 
 use crate::algorithms::KeyId;
-use crate::scenario::Scenario;
-use crate::traffic::{Arrival, ClientId};
+use crate::policy::KeySpec;
+use crate::traffic::{Arrival, ClientId, SourceSpec};
 use rustc_hash::FxHashSet;
 
 /// The distinct `(client, key)` pairs of each source.
@@ -17,14 +17,13 @@ pub struct KeysPerClient {
 }
 
 impl KeysPerClient {
-    pub fn new(scenario: &Scenario) -> Self {
-        let about_identity = scenario.policy.key.identity_fn().is_some()
-            || scenario
-                .traffic
+    pub fn new(key: &KeySpec, sources: &[SourceSpec]) -> Self {
+        let about_identity = key.identity_fn().is_some()
+            || sources
                 .iter()
-                .any(|s| s.population.network != Default::default());
+                .any(|s| !s.population.network.is_plain() || s.population.network.signed_in);
         KeysPerClient {
-            pairs: about_identity.then(|| vec![FxHashSet::default(); scenario.traffic.len()]),
+            pairs: about_identity.then(|| vec![FxHashSet::default(); sources.len()]),
         }
     }
 

@@ -179,7 +179,10 @@ impl Recorder {
             worst_trace: WorstTrace::default(),
             delays: Delays::new(),
             legit_delays: Delays::new(),
-            keys_per_client: super::keys_per_client::KeysPerClient::new(scenario),
+            keys_per_client: super::keys_per_client::KeysPerClient::new(
+                &scenario.policy.key,
+                &scenario.traffic,
+            ),
             buckets: Vec::new(),
             last_event: 0,
             peak_pending_retries: 0,

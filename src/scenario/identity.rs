@@ -4,7 +4,7 @@
 use super::raw::{RawKey, RawTraffic, S};
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::identity::{CLOUDFLARE_V4, Header, IdentityFn, IdentityKind, Rule};
+use crate::policy::identity::{CLOUDFLARE_V4, Header, IdentityFn, IdentityKind, Rule};
 use crate::policy::{KeyField, KeySpec};
 use crate::suggest;
 use crate::traffic::TrafficKind;
@@ -85,7 +85,7 @@ impl Ctx<'_> {
             return Err(err(key, msg));
         }
         let ipv6_prefix = match table.get("ipv6_prefix") {
-            None => crate::identity::DEFAULT_IPV6_PREFIX,
+            None => crate::policy::identity::DEFAULT_IPV6_PREFIX,
             Some(toml::Value::Integer(n)) if (1..=128).contains(n) => *n as u8,
             Some(v) => {
                 return Err(err(

@@ -3,7 +3,7 @@
 use super::via::Wire;
 use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
-use crate::identity::{Seen, Who};
+use crate::policy::identity::{Seen, Who};
 use crate::policy::{KeyField, KeySpec};
 use indexmap::IndexSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -7,8 +7,8 @@
 
 use super::{ClientId, Identity, KeySpace, Source};
 use crate::error::Result;
-use crate::identity::Seen;
 use crate::policy::KeySpec;
+use crate::policy::identity::Seen;
 use crate::traffic::Arrival;
 use ipnet::IpNet;
 use rand::Rng;
