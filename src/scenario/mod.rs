@@ -6,6 +6,7 @@
 mod client;
 pub mod expect;
 pub mod goals;
+mod identity;
 pub mod limits;
 mod population;
 #[cfg(test)]

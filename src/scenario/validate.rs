@@ -249,21 +249,7 @@ impl<'a> Ctx<'a> {
         };
         let key = match &p.key {
             None => KeySpec::new(vec![KeyField::Ip]).expect("non-empty"),
-            Some(k) => {
-                let mut fields = Vec::new();
-                for name in &k.get_ref().0 {
-                    fields.push(KeyField::parse(name).ok_or_else(|| {
-                        self.err(
-                            k.span(),
-                            "policy.key",
-                            format!("unknown key field `{name}` (expected ip, user, api_key or endpoint)"),
-                        )
-                    })?);
-                }
-                KeySpec::new(fields).ok_or_else(|| {
-                    self.err(k.span(), "policy.key", "must name at least one field")
-                })?
-            }
+            Some(k) => self.key_spec(k, "policy.key")?,
         };
         Ok(Policy {
             limit,

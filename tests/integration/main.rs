@@ -9,6 +9,7 @@ mod differential;
 mod errors;
 mod exact;
 mod formats;
+mod identity;
 mod io;
 mod layers;
 mod metrics;
