@@ -5,6 +5,7 @@ use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
 use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
+use crate::scenario::overrides::Override;
 use crate::sim;
 use crate::terminal;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -74,6 +75,10 @@ pub struct RunArgs {
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
     pub skip_bad_lines: bool,
+    /// Override a field of the scenario by its dotted path (repeatable): `policy.limit=60`,
+    /// `traffic[1].rate=50`, `traffic.scraper.rate=50`.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,7 +181,12 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             out.display()
         )));
     }
-    let mut scenario = Scenario::load(&args.scenario)?;
+    let overrides = args
+        .set
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let mut scenario = Scenario::load_with(&args.scenario, &overrides)?;
     // The reports name the scenario file by its hash; read it as the scenario was read.
     let bytes = std::fs::read(&args.scenario).map_err(|e| Error::io(&args.scenario, e))?;
     if let Some(seed) = args.seed {

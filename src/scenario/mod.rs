@@ -6,6 +6,7 @@
 mod client;
 pub mod expect;
 pub mod goals;
+pub mod overrides;
 mod population;
 #[cfg(test)]
 mod population_tests;
@@ -69,6 +70,28 @@ impl Scenario {
             message: format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
         })?;
         Scenario::parse(&text, path)
+    }
+
+    /// Reads a scenario file with `--set` overrides applied before validation.
+    pub fn load_with(path: &Path, overrides: &[overrides::Override]) -> Result<Scenario> {
+        if overrides.is_empty() {
+            return Scenario::load(path);
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        Scenario::parse_with(&text, path, overrides)
+    }
+
+    /// Parses scenario text with `--set` overrides spliced in, validated exactly like the file.
+    /// An error in an overridden value names the `--set`; any other keeps the file's line.
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        overrides: &[overrides::Override],
+    ) -> Result<Scenario> {
+        let patched = overrides::apply(text, path, overrides)?;
+        let ctx = validate::Ctx::patched(text, &patched, path);
+        let raw = ctx.deserialize()?;
+        ctx.scenario(raw)
     }
 
     /// Parses and validates scenario text; `path` is used in errors and to resolve relative
