@@ -47,6 +47,17 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// The priorities the report ranks algorithms against (`[goals]`).
     pub goals: Vec<Goal>,
+    /// The `[sweep]` table: checked for shape here, read by `rlsim sweep` and `rlsim check`.
+    pub sweep: Option<SweepSpec>,
+}
+
+/// The `[sweep]` table as written, each string with where it was written (for errors).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepSpec {
+    pub set: Vec<(String, Location)>,
+    pub prefer: Option<(String, Location)>,
+    pub chart: Option<(String, Location)>,
+    pub expect: Vec<(String, Location)>,
 }
 
 /// One algorithm to run, with its parameters (the policy's, unless overridden).

@@ -310,11 +310,19 @@ mod tests {
     #[test]
     fn replaces_values_and_adds_missing_keys() {
         let p = set(&["policy.limit=60", "policy.window=2m", "traffic.b.rate=9"]);
-        assert!(p.text.contains("limit = 60\nwindow = \"2m\"\n"), "{}", p.text);
+        assert!(
+            p.text.contains("limit = 60\nwindow = \"2m\"\n"),
+            "{}",
+            p.text
+        );
         assert!(p.text.ends_with("rate = 9\n"), "{}", p.text);
         let p = set(&["policy.burst=3", "traffic[0].users=4", "seed=7"]);
         assert!(p.text.starts_with("seed = 7\n"), "{}", p.text);
-        assert!(p.text.contains("window = \"1m\"\nburst = 3\n"), "{}", p.text);
+        assert!(
+            p.text.contains("window = \"1m\"\nburst = 3\n"),
+            "{}",
+            p.text
+        );
         assert!(p.text.contains("rate = 5\nusers = 4\n"), "{}", p.text);
         // Set twice: the last one wins, once.
         let p = set(&["policy.limit=1", "policy.limit=2"]);

@@ -222,6 +222,18 @@ impl<'a> Ctx<'a> {
             reactions,
             expectations: Vec::new(),
             goals: Vec::new(),
+            sweep: raw.sweep.as_ref().map(|t| {
+                let t = t.get_ref();
+                let at = |s: &super::raw::S<String>| {
+                    (s.get_ref().clone(), self.location(Some(s.span())))
+                };
+                super::SweepSpec {
+                    set: t.set.iter().map(at).collect(),
+                    prefer: t.prefer.as_ref().map(at),
+                    chart: t.chart.as_ref().map(at),
+                    expect: t.expect.iter().map(at).collect(),
+                }
+            }),
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
