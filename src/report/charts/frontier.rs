@@ -117,7 +117,7 @@ mod tests {
         ];
         let c = chart("t", &series).unwrap();
         assert!(c.svg.contains("<title>Goodput against leakage: t</title>"));
-        assert!(c.svg.contains(">gcra<") && c.svg.contains(">fixed_window<"));
+        assert!(c.svg.contains("\ngcra\n</text>") && c.svg.contains("\nfixed_window\n</text>"));
         assert!(c.caption.contains("The 2 ringed points"), "{}", c.caption);
         assert!(c.svg.contains(&super::super::hex(colour("gcra"))));
     }

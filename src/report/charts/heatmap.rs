@@ -154,10 +154,12 @@ mod tests {
         })
         .unwrap();
         assert!(
-            c.svg.contains(">0.5000<") && c.svg.contains(">0.9999<"),
+            c.svg.contains("\n0.5000\n</text>") && c.svg.contains("\n0.9999\n</text>"),
             "{}",
             c.svg
         );
-        assert!(c.svg.contains(">policy.limit<") && c.svg.contains(">policy.burst<"));
+        assert!(
+            c.svg.contains("\npolicy.limit\n</text>") && c.svg.contains("\npolicy.burst\n</text>")
+        );
     }
 }

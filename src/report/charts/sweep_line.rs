@@ -73,7 +73,9 @@ mod tests {
             "",
         )
         .unwrap();
-        assert!(c.svg.contains(">policy.limit<") && c.svg.contains(">legit_goodput<"));
-        assert!(c.svg.contains(">gcra<"));
+        assert!(
+            c.svg.contains("\npolicy.limit\n</text>") && c.svg.contains("\nlegit_goodput\n</text>")
+        );
+        assert!(c.svg.contains("\ngcra\n</text>"));
     }
 }
