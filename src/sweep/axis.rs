@@ -99,7 +99,7 @@ fn range(from: &str, to: &str, step: &str) -> std::result::Result<Vec<String>, S
             .map_err(|e| format!("`{t}` is neither an integer nor a duration: {e}"))
     };
     let (a, b, s) = (dur(from)?, dur(to)?, dur(step)?);
-    stepped(a, b, s).map(|v| v.into_iter().map(|ns| duration_text(ns)).collect())
+    stepped(a, b, s).map(|v| v.into_iter().map(duration_text).collect())
 }
 
 fn stepped(a: u64, b: u64, step: u64) -> std::result::Result<Vec<u64>, String> {

@@ -172,7 +172,7 @@ pub fn summary(file: &SweepFile, rows: &[Row]) -> String {
             .map(|g| {
                 let v = row
                     .figure(&g.metric)
-                    .map_or("none".into(), |v| trim_number(v));
+                    .map_or("none".into(), |v| trim_number((v * 1e4).round() / 1e4));
                 format!("{} = {v}", g.metric)
             })
             .collect::<Vec<_>>()
