@@ -6,6 +6,7 @@
 mod client;
 pub mod expect;
 pub mod goals;
+pub mod limits;
 pub mod overrides;
 mod population;
 #[cfg(test)]
@@ -19,7 +20,7 @@ pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
 use crate::algorithms::{AlgorithmKind, Params};
-use crate::error::{Error, Location, Result};
+use crate::error::{Location, Result};
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::Reaction;
@@ -70,17 +71,13 @@ pub struct AlgorithmSpec {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Scenario {
-            location: Location {
-                path: path.to_path_buf(),
-                line: None,
-                column: None,
-            },
-            field: None,
-            message: format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
-        })?;
-        Scenario::parse(&text, path)
+        Scenario::parse(&Scenario::read(path)?, path)
+    }
+
+    /// Reads a scenario file's text, once (a FIFO can be read only once), refusing a file over
+    /// 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
+    pub fn read(path: &Path) -> Result<String> {
+        limits::read(path)
     }
 
     /// Reads a scenario file with `--set` overrides applied before validation.
@@ -88,8 +85,7 @@ impl Scenario {
         if overrides.is_empty() {
             return Scenario::load(path);
         }
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        Scenario::parse_with(&text, path, overrides)
+        Scenario::parse_with(&Scenario::read(path)?, path, overrides)
     }
 
     /// Parses scenario text with `--set` overrides spliced in, validated exactly like the file.
@@ -109,6 +105,7 @@ impl Scenario {
     /// trace paths.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
         let ctx = validate::Ctx::new(text, path);
+        limits::check_strings(&ctx, text)?;
         let raw = ctx.deserialize()?;
         ctx.scenario(raw)
     }
@@ -122,6 +119,16 @@ impl Scenario {
             }
         }
         self
+    }
+
+    /// The files a run of this scenario reads: the scenario file and its replayed traces. No
+    /// output may be one of them.
+    pub fn inputs(&self) -> impl Iterator<Item = &Path> {
+        let traces = self.traffic.iter().filter_map(|s| match &s.arrivals {
+            crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
+            _ => None,
+        });
+        std::iter::once(self.path.as_path()).chain(traces)
     }
 
     /// The scenario with another seed (the `--seed` flag).

@@ -35,7 +35,7 @@ pub struct Plan {
 /// Reads the scenario and the axes and checks every name before anything runs.
 pub fn plan(c: &SweepCommand) -> Result<Plan> {
     let path = &c.scenario;
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = Scenario::read(path)?;
     let scenario = Scenario::parse(&text, path)?;
     let axes = super::axes(&scenario, &c.set)?;
     let shard = c.shard.as_deref().map(Shard::parse).transpose()?;

@@ -140,6 +140,9 @@ pub fn write(dir: &Path, file: &SweepFile) -> Result<()> {
         files.push((dir.join("sweep.html"), html.into_bytes()));
     }
     for (path, bytes) in files {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+        }
         write_atomic(&path, &bytes)?;
     }
     Ok(())
