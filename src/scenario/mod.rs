@@ -97,6 +97,7 @@ impl Scenario {
     ) -> Result<Scenario> {
         let patched = overrides::apply(text, path, overrides)?;
         let ctx = validate::Ctx::patched(text, &patched, path);
+        limits::check_strings(&ctx, &patched.text)?;
         let raw = ctx.deserialize()?;
         ctx.scenario(raw)
     }
