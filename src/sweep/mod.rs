@@ -21,7 +21,6 @@ pub use axis::Axis;
 pub use outputs::SweepFile;
 pub use shard::Shard;
 
-use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
 use crate::metrics::flatten;
 use crate::report::DecisionPart;
@@ -236,11 +235,6 @@ pub fn axes(scenario: &Scenario, command_line: &[String]) -> Result<Vec<Axis>> {
         }
     }
     Ok(axes)
-}
-
-/// The names of the contenders, as rows name them (kept for charts' colours).
-pub fn is_algorithm(name: &str) -> bool {
-    AlgorithmKind::ALL.iter().any(|k| k.name() == name)
 }
 
 #[cfg(test)]
