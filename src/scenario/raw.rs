@@ -36,6 +36,26 @@ pub struct RawScenario {
     /// The priorities the report ranks algorithms by: `max_<metric>` / `min_<metric>` = bound.
     #[serde(default)]
     pub goals: Option<BTreeMap<String, S<toml::Value>>>,
+    /// The sweep `rlsim sweep` runs by default, and what `rlsim check` expects of it.
+    #[serde(default)]
+    pub sweep: Option<S<RawSweep>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// Axes, as `--set` takes them: `"policy.limit=20..120:20"`.
+    #[serde(default)]
+    pub set: Vec<S<String>>,
+    /// The goal a recommendation is best on (default: the first of `[goals]`).
+    #[serde(default)]
+    pub prefer: Option<S<String>>,
+    /// The figure of the line chart (default: `legit_goodput`).
+    #[serde(default)]
+    pub chart: Option<S<String>>,
+    /// Claims about the recommendation: `"recommended.policy.limit == 60"`.
+    #[serde(default)]
+    pub expect: Vec<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

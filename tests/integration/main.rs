@@ -19,4 +19,5 @@ mod replay_input;
 mod report;
 mod review;
 mod svg;
+mod sweep;
 mod util;

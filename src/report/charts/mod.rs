@@ -12,10 +12,13 @@
 mod accuracy;
 mod bars;
 mod delay;
+pub mod frontier;
+pub mod heatmap;
 mod hurt;
 mod memory;
 mod rate;
 mod retries;
+pub mod sweep_line;
 pub mod worst;
 
 use crate::algorithms::AlgorithmKind;
