@@ -4,7 +4,7 @@
 
 pub mod charts;
 mod decisions;
-mod document;
+pub mod document;
 mod files;
 mod observed;
 mod provenance;

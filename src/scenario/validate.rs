@@ -19,19 +19,56 @@ use std::path::Path;
 const MAX_BUCKETS: u64 = 1_000_000;
 
 pub struct Ctx<'a> {
+    /// The text validated: the file with any `--set` overrides spliced in.
     pub(super) text: &'a str,
     pub(super) path: &'a Path,
+    /// The file as written and the splices, to name positions as the user wrote them.
+    original: &'a str,
+    patches: Option<&'a super::overrides::Patched>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(text: &'a str, path: &'a Path) -> Self {
-        Ctx { text, path }
+        Ctx {
+            text,
+            path,
+            original: text,
+            patches: None,
+        }
+    }
+
+    /// Validates `patched` (the file `original` with overrides spliced in).
+    pub fn patched(
+        original: &'a str,
+        patched: &'a super::overrides::Patched,
+        path: &'a Path,
+    ) -> Self {
+        Ctx {
+            text: &patched.text,
+            path,
+            original,
+            patches: Some(patched),
+        }
     }
 
     fn location(&self, span: Option<Range<usize>>) -> Location {
-        let (line, column) = match span {
-            Some(span) => {
-                let before = &self.text[..span.start.min(self.text.len())];
+        let mut start = span.as_ref().map(|s| s.start);
+        if let (Some(patched), Some(pos)) = (self.patches, start) {
+            match patched.origin(pos) {
+                Ok(pos) => start = Some(pos),
+                // Inside an override: the override is the place to fix.
+                Err(label) => {
+                    return Location {
+                        path: label.into(),
+                        line: None,
+                        column: None,
+                    };
+                }
+            }
+        }
+        let (line, column) = match start {
+            Some(start) => {
+                let before = &self.original[..start.min(self.original.len())];
                 let line = before.matches('\n').count() + 1;
                 let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
                 (Some(line), Some(column))
@@ -187,6 +224,18 @@ impl<'a> Ctx<'a> {
             expectations: Vec::new(),
             goals: Vec::new(),
             alerts: Vec::new(),
+            sweep: raw.sweep.as_ref().map(|t| {
+                let t = t.get_ref();
+                let at = |s: &super::raw::S<String>| {
+                    (s.get_ref().clone(), self.location(Some(s.span())))
+                };
+                super::SweepSpec {
+                    set: t.set.iter().map(at).collect(),
+                    prefer: t.prefer.as_ref().map(at),
+                    chart: t.chart.as_ref().map(at),
+                    expect: t.expect.iter().map(at).collect(),
+                }
+            }),
         };
         scenario.alerts = self.alerts(&raw.alert, duration)?;
         // Metric and source names are checked against the scenario itself, so this comes last.
@@ -251,21 +300,7 @@ impl<'a> Ctx<'a> {
         };
         let key = match &p.key {
             None => KeySpec::new(vec![KeyField::Ip]).expect("non-empty"),
-            Some(k) => {
-                let mut fields = Vec::new();
-                for name in &k.get_ref().0 {
-                    fields.push(KeyField::parse(name).ok_or_else(|| {
-                        self.err(
-                            k.span(),
-                            "policy.key",
-                            format!("unknown key field `{name}` (expected ip, user, api_key or endpoint)"),
-                        )
-                    })?);
-                }
-                KeySpec::new(fields).ok_or_else(|| {
-                    self.err(k.span(), "policy.key", "must name at least one field")
-                })?
-            }
+            Some(k) => self.key_spec(k, "policy.key")?,
         };
         Ok(Policy {
             limit,

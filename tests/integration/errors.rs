@@ -345,3 +345,104 @@ fn absurd_volume_is_refused_up_front() {
         ],
     );
 }
+
+/// A policy whose key is `key` (on line 6), with the usual one source.
+fn with_key(key: &str) -> String {
+    format!("{HEAD}[policy]\nlimit = 10\nwindow = \"1s\"\nkey = {key}\n{TRAFFIC}")
+}
+
+#[test]
+fn unknown_identity_suggests_the_intended_name() {
+    assert_fails(
+        &with_key("{ identity = \"cdn_headr\" }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.identity`",
+            "did you mean `cdn_header`",
+        ],
+    );
+}
+
+#[test]
+fn malformed_cidr_in_a_trusted_list() {
+    assert_fails(
+        &with_key("{ identity = \"xff\", trusted = [\"10.0.0.0/8\", \"173.245.48.0/33\"] }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted[1]`",
+            "malformed CIDR `173.245.48.0/33`",
+        ],
+    );
+    // And in a source's range.
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}via = \"cdn\"\ncdn_range = \"cdn.example\"\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:11:", "`traffic[0].cdn_range`", "malformed CIDR"],
+    );
+}
+
+#[test]
+fn trusted_hops_on_an_identity_without_xff() {
+    assert_fails(
+        &with_key("{ identity = \"cdn_header\", trusted_hops = 1 }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted_hops`",
+            "not used by identity `cdn_header`",
+            "only `xff` counts X-Forwarded-For hops",
+        ],
+    );
+    // Inside a fallback, the field path says so.
+    assert_fails(
+        &with_key(
+            "{ identity = \"user_else\", fallback = { identity = \"peer\", trusted_hops = 2 } }",
+        ),
+        &[],
+        &["bad.toml:6:", "`policy.key.fallback.trusted_hops`"],
+    );
+}
+
+#[test]
+fn xff_needs_hops_or_cidrs_and_sources_need_addresses() {
+    assert_fails(
+        &with_key("{ identity = \"xff\" }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted_hops`",
+            "needs `trusted_hops`",
+        ],
+    );
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}via = [\"cdn\", \"proxi\"]\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:10:", "`traffic[0].via`", "did you mean `proxy`"],
+    );
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}forge_xff = [\"1.2.3.4\", \"evil\"]\n");
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].forge_xff[1]`",
+            "not an IP address",
+        ],
+    );
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"cdn_bypass\"\nrate = \"1/s\"\nvia = \"cdn\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].via`",
+            "not used by traffic kind `cdn_bypass`",
+        ],
+    );
+}

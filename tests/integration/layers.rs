@@ -17,6 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["observe"],
     &["report"],
+    &["sweep"],
     &["check"],
     &["terminal"],
     &["cli"],

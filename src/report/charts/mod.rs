@@ -12,12 +12,15 @@
 mod accuracy;
 mod bars;
 mod delay;
+pub mod frontier;
+pub mod heatmap;
 mod hurt;
 mod memory;
 mod rate;
 mod refused_share;
 mod retries;
 mod retry_intervals;
+pub mod sweep_line;
 mod top_keys;
 pub mod worst;
 
