@@ -76,14 +76,21 @@ pub fn simulate<'a, L: Limiter>(
             pending[i] = Some(a);
         }
     }
+    // The limiter expires idle keys at its own window's pace; the metrics sweep at the
+    // policy's, whatever window the algorithm overrides.
     let mut next_evict = evict_every;
+    let sweep_every = run.observers.recorder.sweep_every();
+    let mut next_sweep = sweep_every;
     let mut last = 0;
     while let Some(now) = run.queue.peek_time() {
         last = now;
         if now >= next_evict {
             run.limiter.evict_idle(now);
-            run.observers.recorder.evict_idle(now);
             next_evict = (now / evict_every + 1).saturating_mul(evict_every);
+        }
+        if now >= next_sweep {
+            run.observers.recorder.evict_idle(now);
+            next_sweep = (now / sweep_every + 1).saturating_mul(sweep_every);
         }
         let event = run.queue.pop().expect("peeked");
         match event.kind {
