@@ -57,6 +57,11 @@ impl Bursts {
         }
     }
 
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        self.windows.prefetch(key);
+    }
+
     /// Admissions of `key` in `(now−W, now]` so far: the true rolling count.
     #[inline]
     pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {

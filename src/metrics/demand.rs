@@ -2,13 +2,13 @@
 //! offered traffic ever exceeded the policy (more than L requests in some rolling window W).
 //! This is the ground truth for false positives, false negatives and NAT collateral damage.
 
+use super::timelog::TimeLog;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct Offered {
     /// Offered request times in `(now−W, now]`.
-    recent: VecDeque<Nanos>,
+    recent: TimeLog,
     exceeded: bool,
 }
 
@@ -28,6 +28,11 @@ impl Demand {
         }
     }
 
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        super::dense::prefetch(&self.ids, id);
+    }
+
     /// Records a request of `id` at `t` (times never decrease).
     #[inline]
     pub fn offer(&mut self, id: u32, t: Nanos) {
@@ -39,13 +44,13 @@ impl Demand {
         if o.exceeded {
             return; // settled: nothing later can undo it
         }
-        while o.recent.front().is_some_and(|&a| a + self.window <= t) {
+        while o.recent.front().is_some_and(|a| a + self.window <= t) {
             o.recent.pop_front();
         }
         o.recent.push_back(t);
         if o.recent.len() as u64 > self.limit {
             o.exceeded = true;
-            o.recent = VecDeque::new();
+            o.recent.clear();
         }
     }
 
@@ -57,8 +62,8 @@ impl Demand {
     /// Frees the windows that are empty by `now`.
     pub fn sweep(&mut self, now: Nanos) {
         for o in &mut self.ids {
-            if o.recent.back().is_some_and(|&t| t + self.window <= now) {
-                o.recent = VecDeque::new();
+            if o.recent.back().is_some_and(|t| t + self.window <= now) {
+                o.recent.clear();
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Headers tally: whether what the limiter advertised (`remaining`, `Retry-After`) held true for
 //! the key's next requests.
 
-use super::dense::slot;
+use super::dense::{prefetch, slot};
 use crate::algorithms::{Decision, KeyId, Outcome};
 use crate::time::Nanos;
 
@@ -29,6 +29,11 @@ pub(super) struct HeadersPart {
 }
 
 impl Headers {
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        prefetch(&self.keys, key);
+    }
+
     #[inline]
     pub fn on_decision(&mut self, key: KeyId, t: Nanos, decision: &Decision) {
         let admitted = decision.outcome.is_admitted();

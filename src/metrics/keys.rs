@@ -3,7 +3,7 @@
 //! negatives, NAT collateral damage, fairness, clients that gave up.
 
 use super::demand::Demand;
-use super::dense::slot;
+use super::dense::{prefetch, slot};
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use crate::traffic::ClientId;
@@ -83,6 +83,14 @@ impl Keys {
             key_demand: Demand::new(limit, window),
             client_demand: Demand::new(limit, window),
         }
+    }
+
+    #[inline]
+    pub fn prefetch(&self, key: KeyId, client: ClientId) {
+        prefetch(&self.keys, key);
+        prefetch(&self.clients, client);
+        self.key_demand.prefetch(key);
+        self.client_demand.prefetch(client);
     }
 
     #[inline]

@@ -15,6 +15,7 @@ mod names;
 mod recorder;
 mod retries;
 mod timeline;
+mod timelog;
 mod windows;
 
 pub use keys::jain;

@@ -95,6 +95,16 @@ impl Recorder {
         }
     }
 
+    /// Starts loading what [`Recorder::on_decision`] will touch for `a`: called a request
+    /// ahead, so the cache misses of a large keyspace overlap.
+    #[inline]
+    pub fn prefetch(&self, a: &Arrival) {
+        self.accuracy.prefetch(a.key);
+        self.bursts.prefetch(a.key);
+        self.keys.prefetch(a.key, a.client);
+        self.headers.prefetch(a.key);
+    }
+
     /// A rejected request's client gave up on it.
     pub fn on_abandon(&mut self, a: &Arrival) {
         self.sources.on_abandon(a.source);

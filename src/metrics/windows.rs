@@ -10,29 +10,27 @@
 //! until `t + W` has passed, unless the window ending at `t` is already full (the usual case),
 //! which settles it at once.
 
+use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct History {
     /// Admission times after `now − 2W`, oldest first.
-    admitted: VecDeque<Nanos>,
+    admitted: TimeLog,
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
     /// forward, so it only advances: counting the current window is amortised O(1).
     window_start: usize,
     /// Rejections whose later windows are not complete yet.
-    pending: VecDeque<Nanos>,
+    pending: TimeLog,
 }
 
 impl History {
     /// Admissions in `(now−W, now]`; `now` is at least the latest admission.
     #[inline]
     fn count_now(&mut self, now: Nanos, window: Nanos) -> u64 {
-        while self
-            .admitted
-            .get(self.window_start)
-            .is_some_and(|&a| a + window <= now)
+        while self.window_start < self.admitted.len()
+            && self.admitted.get(self.window_start) + window <= now
         {
             self.window_start += 1;
         }
@@ -42,11 +40,7 @@ impl History {
     /// Drops admissions at or before `now − 2W`: no pending judgment can need them.
     #[inline]
     fn trim(&mut self, now: Nanos, window: Nanos) {
-        while self
-            .admitted
-            .front()
-            .is_some_and(|&a| a + 2 * window <= now)
-        {
+        while self.admitted.front().is_some_and(|a| a + 2 * window <= now) {
             self.admitted.pop_front();
             self.window_start = self.window_start.saturating_sub(1);
         }
@@ -83,6 +77,11 @@ impl KeyWindows {
         &mut self.keys[k]
     }
 
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        super::dense::prefetch(&self.keys, key);
+    }
+
     /// Admissions of `key` in `(now−W, now]` so far (`now` never decreases).
     #[inline]
     pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {
@@ -110,7 +109,7 @@ impl KeyWindows {
         self.keys
             .get(key as usize)
             .into_iter()
-            .flat_map(|h| h.admitted.iter().copied())
+            .flat_map(|h| h.admitted.iter())
     }
 
     /// Records a rejection at `t`.
@@ -131,7 +130,7 @@ impl KeyWindows {
         let Some(h) = self.keys.get_mut(key as usize) else {
             return;
         };
-        while let Some(&t) = h.pending.front() {
+        while let Some(t) = h.pending.front() {
             if t.saturating_add(window) > now {
                 break;
             }
@@ -163,7 +162,7 @@ impl KeyWindows {
 }
 
 /// Entries of `sorted` in `(t−W, t]`.
-fn count_in(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos) -> u64 {
+fn count_in(sorted: &TimeLog, t: Nanos, window: Nanos) -> u64 {
     let lo = sorted.partition_point(|&a| a.saturating_add(window) <= t);
     let hi = sorted.partition_point(|&a| a <= t);
     (hi - lo) as u64
@@ -171,7 +170,7 @@ fn count_in(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos) -> u64 {
 
 /// Whether one more admission at `t` keeps every window `(s−W, s]` with `s ∈ [t, t+W)` at or
 /// under `limit`, given the admissions in `sorted`.
-fn is_needless(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos, limit: u64) -> bool {
+fn is_needless(sorted: &TimeLog, t: Nanos, window: Nanos, limit: u64) -> bool {
     if count_in(sorted, t, window) >= limit {
         return false;
     }
@@ -181,11 +180,11 @@ fn is_needless(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos, limit: u64) ->
     let mut left = sorted.partition_point(|&a| a.saturating_add(window) <= t);
     let end = sorted.partition_point(|&a| a < t.saturating_add(window));
     for i in start..end {
-        let s = sorted[i];
-        if i + 1 < end && sorted[i + 1] == s {
+        let s = sorted.get(i);
+        if i + 1 < end && sorted.get(i + 1) == s {
             continue; // count every admission at the same instant
         }
-        while sorted[left].saturating_add(window) <= s {
+        while sorted.get(left).saturating_add(window) <= s {
             left += 1;
         }
         if (i + 1 - left) as u64 >= limit {

@@ -107,8 +107,14 @@ pub fn simulate<'a, L: Limiter>(
                 let arrival = pending[i]
                     .take()
                     .expect("a queued source has a pending arrival");
+                // The source's next request does not depend on this decision: take it first so
+                // its metric state loads while this one is decided.
+                let next = sources[i].next_arrival(run.keys)?;
+                if let Some(next) = &next {
+                    run.observers.recorder.prefetch(next);
+                }
                 run.request(arrival, 0)?;
-                if let Some(next) = sources[i].next_arrival(run.keys)? {
+                if let Some(next) = next {
                     run.queue
                         .push_arrival(next.time, source)
                         .map_err(internal)?;
