@@ -21,6 +21,7 @@ mod windows;
 pub use keys::jain;
 pub use names::{Better, better, directed, flatten, flatten_value, shape};
 pub use recorder::Recorder;
+pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;
 use crate::traffic::Role;

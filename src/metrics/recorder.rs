@@ -57,7 +57,7 @@ impl Recorder {
             headers: Headers::default(),
             retries: Retries::default(),
             delays: Delays::new(),
-            timeline: Timeline::new(scenario.bucket),
+            timeline: Timeline::new(scenario.duration, scenario.bucket),
         }
     }
 

@@ -1,18 +1,34 @@
 //! Timeline tally: counts per time bucket (`timeseries.csv`, the rate charts) and the last event.
+//!
+//! Its memory is bounded by the scenario, not by the latest event: releases and retries may come
+//! long after the end (a one-day `Retry-After`), so buckets are kept one by one up to twice the
+//! scenario's duration ([`TAIL_FACTOR`]) and everything later is counted in one final bucket.
 
 use super::TimeBucket;
 use crate::time::Nanos;
 
+/// Buckets are kept one by one up to this many times the scenario's duration.
+pub const TAIL_FACTOR: u64 = 2;
+
 pub(super) struct Timeline {
     bucket: Nanos,
+    /// Index of the final bucket, which also counts everything after it.
+    last: usize,
     buckets: Vec<TimeBucket>,
     last_event: Nanos,
 }
 
+/// The index of the final bucket of a run of `duration` with buckets of `bucket`: the one that
+/// starts at `TAIL_FACTOR × duration` (rounded up to buckets) and counts every later event.
+pub fn final_bucket(duration: Nanos, bucket: Nanos) -> usize {
+    duration.div_ceil(bucket).saturating_mul(TAIL_FACTOR).max(1) as usize
+}
+
 impl Timeline {
-    pub fn new(bucket: Nanos) -> Self {
+    pub fn new(duration: Nanos, bucket: Nanos) -> Self {
         Timeline {
             bucket,
+            last: final_bucket(duration, bucket),
             buckets: Vec::new(),
             last_event: 0,
         }
@@ -21,7 +37,7 @@ impl Timeline {
     #[inline]
     fn at(&mut self, time: Nanos) -> &mut TimeBucket {
         self.last_event = self.last_event.max(time);
-        let i = (time / self.bucket) as usize;
+        let i = ((time / self.bucket) as usize).min(self.last);
         if i >= self.buckets.len() {
             self.buckets.resize_with(i + 1, TimeBucket::default);
         }

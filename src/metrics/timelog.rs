@@ -10,7 +10,10 @@ const INLINE: usize = 3;
 
 #[derive(Debug, Clone)]
 pub(super) enum TimeLog {
-    Inline { len: u8, times: [Nanos; INLINE] },
+    Inline {
+        len: u8,
+        times: [Nanos; INLINE],
+    },
     // Boxed so a million mostly-inline logs stay 32 bytes each, not 40.
     #[allow(clippy::box_collection)]
     Spilled(Box<VecDeque<Nanos>>),
