@@ -32,6 +32,19 @@ pub enum Command {
     Algorithms,
     /// Write the traffic a scenario generates, before any limiter, as a CSV trace.
     Traffic(TrafficArgs),
+    /// Measure decisions/s per algorithm at 1, 10^3 and 10^6 keys, and end-to-end requests/s.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Decisions (and simulated requests) per measurement.
+    #[arg(long, value_name = "N", default_value_t = 2_000_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub requests: u64,
+    /// Only these algorithms (repeatable; default: all six).
+    #[arg(long, value_name = "NAME")]
+    pub algorithm: Vec<AlgorithmKind>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -147,6 +160,15 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             let mut note = format!("{count} requests written to {}\n", args.out.display());
             note.push_str(&skipped_lines(&scenario));
             print_to(stderr, "<stderr>", note.as_bytes())?;
+            Ok(Status::Success)
+        }
+        Command::Bench(args) => {
+            let kinds = if args.algorithm.is_empty() {
+                AlgorithmKind::ALL.to_vec()
+            } else {
+                args.algorithm
+            };
+            print(stdout, crate::bench::run(args.requests, &kinds)?.as_bytes())?;
             Ok(Status::Success)
         }
         Command::Algorithms => {
