@@ -16,6 +16,8 @@ struct ExactLog {
     window: Nanos,
     /// Per key, its admissions still in the window, oldest first.
     logs: Vec<TimeLog>,
+    /// Keys whose log moved to the heap: the only ones a sweep has anything to free.
+    spilled: Vec<KeyId>,
 }
 
 impl ExactLog {
@@ -28,20 +30,23 @@ impl ExactLog {
             log.pop_front();
         }
         let admit = (log.len() as u64) < self.limit;
-        if admit {
-            log.push_back(now);
+        if admit && log.push_back(now) {
+            self.spilled.push(key);
         }
         admit
     }
 
-    /// Frees the logs that are empty by `now`.
+    /// Frees the heap logs that are empty by `now` (inline logs hold nothing to free, and
+    /// [`ExactLog::admits`] drops expired times itself).
     fn sweep(&mut self, now: Nanos) {
-        let window = self.window;
-        for log in &mut self.logs {
+        let (logs, window) = (&mut self.logs, self.window);
+        self.spilled.retain(|&key| {
+            let log = &mut logs[key as usize];
             if log.back().is_some_and(|t| t.saturating_add(window) <= now) {
                 log.clear();
             }
-        }
+            log.is_spilled()
+        });
     }
 }
 
@@ -67,6 +72,7 @@ impl Accuracy {
                 limit: policy.limit,
                 window: policy.window,
                 logs: Vec::new(),
+                spilled: Vec::new(),
             },
             wrongly_allowed: 0,
             wrongly_rejected: 0,
@@ -137,7 +143,7 @@ mod tests {
         ) {
             let params = Params { limit, window, burst: limit };
             let mut real = KeyedLimiter::new(SlidingWindowLog::new(params).unwrap());
-            let mut shadow = ExactLog { limit, window, logs: Vec::new() };
+            let mut shadow = ExactLog { limit, window, logs: Vec::new(), spilled: Vec::new() };
             let mut t = 0;
             for (gap, key) in gaps {
                 t += gap;

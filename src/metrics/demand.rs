@@ -17,6 +17,8 @@ pub struct Demand {
     limit: u64,
     window: Nanos,
     ids: Vec<Offered>,
+    /// Ids whose window moved to the heap: the only ones a sweep has anything to free.
+    spilled: Vec<u32>,
 }
 
 impl Demand {
@@ -25,6 +27,7 @@ impl Demand {
             limit,
             window,
             ids: Vec::new(),
+            spilled: Vec::new(),
         }
     }
 
@@ -47,7 +50,9 @@ impl Demand {
         while o.recent.front().is_some_and(|a| a + self.window <= t) {
             o.recent.pop_front();
         }
-        o.recent.push_back(t);
+        if o.recent.push_back(t) {
+            self.spilled.push(id);
+        }
         if o.recent.len() as u64 > self.limit {
             o.exceeded = true;
             o.recent.clear();
@@ -59,13 +64,18 @@ impl Demand {
         self.ids.get(id as usize).is_some_and(|o| o.exceeded)
     }
 
-    /// Frees the windows that are empty by `now`.
+    /// Frees the heap windows that are empty by `now`. Inline windows hold nothing to free, and
+    /// expired times are dropped by the next [`Demand::offer`] anyway, so the sweep visits only
+    /// the spilled ones: its cost follows the busy keys, not every key ever seen.
     pub fn sweep(&mut self, now: Nanos) {
-        for o in &mut self.ids {
-            if o.recent.back().is_some_and(|t| t + self.window <= now) {
+        let (ids, window) = (&mut self.ids, self.window);
+        self.spilled.retain(|&id| {
+            let o = &mut ids[id as usize];
+            if o.recent.back().is_some_and(|t| t + window <= now) {
                 o.recent.clear();
             }
-        }
+            o.recent.is_spilled()
+        });
     }
 }
 

@@ -65,21 +65,33 @@ impl TimeLog {
         (n > 0).then(|| self.get(n - 1))
     }
 
+    /// Appends `t`; returns whether the log just moved to the heap (so its owner can list it
+    /// for sweeping: inline logs hold nothing to free).
     #[inline]
-    pub fn push_back(&mut self, t: Nanos) {
+    pub fn push_back(&mut self, t: Nanos) -> bool {
         match self {
             TimeLog::Inline { len, times } if (*len as usize) < INLINE => {
                 times[*len as usize] = t;
                 *len += 1;
+                false
             }
             TimeLog::Inline { times, .. } => {
                 let mut q = VecDeque::with_capacity(4 * INLINE);
                 q.extend(times.iter().copied());
                 q.push_back(t);
                 *self = TimeLog::Spilled(Box::new(q));
+                true
             }
-            TimeLog::Spilled(q) => q.push_back(t),
+            TimeLog::Spilled(q) => {
+                q.push_back(t);
+                false
+            }
         }
+    }
+
+    /// Whether the log holds a heap buffer.
+    pub fn is_spilled(&self) -> bool {
+        matches!(self, TimeLog::Spilled(_))
     }
 
     #[inline]
@@ -127,9 +139,17 @@ mod tests {
         #[test]
         fn behaves_like_a_deque(ops in proptest::collection::vec(any::<Option<u16>>(), 0..40)) {
             let (mut log, mut model) = (TimeLog::default(), VecDeque::new());
+            let mut was_long = false;
             for op in ops {
                 match op {
-                    Some(t) => { log.push_back(t as Nanos); model.push_back(t as Nanos); }
+                    Some(t) => {
+                        model.push_back(t as Nanos);
+                        let spilled_now = log.push_back(t as Nanos);
+                        prop_assert_eq!(spilled_now, !was_long && model.len() > INLINE);
+                        was_long |= model.len() > INLINE;
+                        // A log moves to the heap once it outgrows the inline room, and stays.
+                        prop_assert_eq!(log.is_spilled(), was_long);
+                    }
                     None => prop_assert_eq!(log.pop_front(), model.pop_front()),
                 }
                 prop_assert_eq!(log.len(), model.len());

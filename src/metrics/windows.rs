@@ -51,6 +51,10 @@ pub struct KeyWindows {
     limit: u64,
     window: Nanos,
     keys: Vec<History>,
+    /// Keys with a history on the heap: the only ones a periodic sweep must visit. Judging a
+    /// rejection can wait for the key's next event or the end of the run (it needs only the
+    /// key's admissions, which nothing drops before judging), so inline keys are left alone.
+    spilled: Vec<KeyId>,
     needless: u64,
 }
 
@@ -60,6 +64,7 @@ impl KeyWindows {
             limit,
             window,
             keys: Vec::new(),
+            spilled: Vec::new(),
             needless: 0,
         }
     }
@@ -99,8 +104,12 @@ impl KeyWindows {
         let window = self.window;
         let h = self.history(key);
         h.trim(t, window);
-        h.admitted.push_back(t);
-        h.count_now(t, window)
+        let spilled = h.admitted.push_back(t);
+        let count = h.count_now(t, window);
+        if spilled {
+            self.spilled.push(key);
+        }
+        count
     }
 
     /// Admissions of `key` kept in its history: those after `now − 2W` for the latest `now` the
@@ -119,8 +128,8 @@ impl KeyWindows {
         let (limit, window) = (self.limit, self.window);
         let h = self.history(key);
         // A full window ending at t settles it: admitting one more would exceed the limit.
-        if h.count_now(t, window) < limit {
-            h.pending.push_back(t);
+        if h.count_now(t, window) < limit && h.pending.push_back(t) {
+            self.spilled.push(key);
         }
     }
 
@@ -141,22 +150,32 @@ impl KeyWindows {
         }
     }
 
-    /// Settles what `now` allows for every key and frees histories that no longer matter.
-    pub fn sweep(&mut self, now: Nanos) {
-        for key in 0..self.keys.len() {
-            self.settle(key as KeyId, now);
-            let window = self.window;
-            let h = &mut self.keys[key];
-            h.trim(now, window);
-            if h.admitted.is_empty() && h.pending.is_empty() {
-                *h = History::default();
-            }
+    /// Settles what `now` allows for `key` and frees its history if nothing in it matters.
+    /// Returns whether the key still holds a heap buffer.
+    fn sweep_key(&mut self, key: KeyId, now: Nanos) -> bool {
+        self.settle(key, now);
+        let window = self.window;
+        let h = &mut self.keys[key as usize];
+        h.trim(now, window);
+        if h.admitted.is_empty() && h.pending.is_empty() {
+            *h = History::default();
         }
+        h.admitted.is_spilled() || h.pending.is_spilled()
     }
 
-    /// Needless rejections, once the run is over (every pending rejection is judged).
+    /// Settles and frees what `now` allows for the keys with heap histories.
+    pub fn sweep(&mut self, now: Nanos) {
+        let mut spilled = std::mem::take(&mut self.spilled);
+        spilled.retain(|&key| self.sweep_key(key, now));
+        self.spilled = spilled;
+    }
+
+    /// Needless rejections, once the run is over (every pending rejection of every key is
+    /// judged).
     pub fn finish(&mut self) -> u64 {
-        self.sweep(Nanos::MAX);
+        for key in 0..self.keys.len() {
+            self.sweep_key(key as KeyId, Nanos::MAX);
+        }
         self.needless
     }
 }
