@@ -16,22 +16,40 @@ use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn governor_rate(keys: u64, requests: u64) -> f64 {
+/// This thread's CPU time in seconds (Linux `schedstat`), so a machine busy with other work
+/// slows neither side's figure; `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
+}
+
+/// Wall and CPU seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, Option<f64>) {
+    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    let out = f();
+    let cpu = cpu.and_then(|c| Some(cpu_seconds()? - c));
+    (out, wall.elapsed().as_secs_f64(), cpu)
+}
+
+/// governor's decisions per second of wall time and of CPU time.
+fn governor_rate(keys: u64, requests: u64) -> (f64, Option<f64>) {
     let clock = FakeRelativeClock::default();
     let quota = Quota::with_period(Duration::from_millis(600))
         .expect("non-zero period")
         .allow_burst(NonZeroU32::new(100).expect("non-zero"));
     let limiter = RateLimiter::hashmap_with_clock(quota, clock.clone());
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let started = Instant::now();
-    for _ in 0..requests {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        black_box(limiter.check_key(&(x % keys)).is_ok());
-        clock.advance(Duration::from_micros(100));
-    }
-    requests as f64 / started.elapsed().as_secs_f64()
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..requests {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            black_box(limiter.check_key(&(x % keys)).is_ok());
+            clock.advance(Duration::from_micros(100));
+        }
+    });
+    (requests as f64 / wall, cpu.map(|c| requests as f64 / c))
 }
 
 fn main() {
@@ -46,21 +64,31 @@ fn main() {
         std::process::exit(2)
     });
     let spec = &scenario.algorithms[0];
-    let started = Instant::now();
-    let (report, _, _) = sim::run_one::<DecisionPart>(&scenario, spec, None, false, None)
-        .expect("the scenario runs");
-    let elapsed = started.elapsed().as_secs_f64();
-    let rlsim = report.offered as f64 / elapsed;
+    let (report, wall, cpu) = timed(|| {
+        sim::run_one::<DecisionPart>(&scenario, spec, None, false, None)
+            .expect("the scenario runs")
+            .0
+    });
     let requests = rest
         .first()
         .map_or(report.offered, |r| r.parse().expect("REQUESTS is a number"));
-    let governor = governor_rate(keys, requests);
+    let (governor_wall, governor_cpu) = governor_rate(keys, requests);
+    let rlsim_wall = report.offered as f64 / wall;
     println!(
-        "{}: {} requests in {elapsed:.2} s: rlsim end to end {:.2} M/s; governor ({keys} keys, {requests} requests) {:.2} M/s; ratio {:.2}",
+        "{}: {} requests; wall: rlsim end to end {:.2} M/s, governor ({keys} keys, {requests} requests) {:.2} M/s, ratio {:.2}",
         spec.kind.name(),
         report.offered,
-        rlsim / 1e6,
-        governor / 1e6,
-        rlsim / governor
+        rlsim_wall / 1e6,
+        governor_wall / 1e6,
+        rlsim_wall / governor_wall
     );
+    if let (Some(cpu), Some(governor_cpu)) = (cpu, governor_cpu) {
+        let rlsim_cpu = report.offered as f64 / cpu;
+        println!(
+            "  per CPU second: rlsim {:.2} M/s ({cpu:.2} s), governor {:.2} M/s, ratio {:.2}",
+            rlsim_cpu / 1e6,
+            governor_cpu / 1e6,
+            rlsim_cpu / governor_cpu
+        );
+    }
 }
