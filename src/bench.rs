@@ -206,11 +206,12 @@ pub fn run(n: u64, algorithms: &[AlgorithmKind]) -> Result<String> {
     Ok(out)
 }
 
+/// `1`, `10^3`, `10^6`: the key counts as the docs write them.
 fn human(n: u64) -> String {
-    match n {
-        n if n >= 1_000_000 => format!("10^{}", n.ilog10()),
-        n if n >= 1_000 => format!("10^{}", n.ilog10()),
-        n => n.to_string(),
+    if n >= 1_000 && 10u64.pow(n.ilog10()) == n {
+        format!("10^{}", n.ilog10())
+    } else {
+        n.to_string()
     }
 }
 

@@ -39,6 +39,12 @@ pub enum UnitError {
     Zero(String),
     #[error("`{0}` is not a rate: write it as COUNT/UNIT, e.g. `100/min` or `2.5/s`")]
     NotARate(String),
+    #[error("`{0}` is a rate per zero time: the span after `/` must be greater than zero")]
+    PerZero(String),
+    #[error(
+        "`{0}` is not a plain decimal number: exponents are not accepted (write e.g. `1500ms`, not `1.5e3ms`)"
+    )]
+    Exponent(String),
 }
 
 const DURATION_UNITS: &str = "ns, us, ms, s, m/min, h, d";
@@ -76,7 +82,13 @@ fn parse_decimal(text: &str) -> Result<Decimal, UnitError> {
         Some((i, f)) => (i, f),
         None => (t, ""),
     };
-    let digits_ok = |s: &str| s.chars().all(|c| c.is_ascii_digit() || c == '_');
+    // `_` only separates digits (`1_000`): never first, last, doubled, or next to the point.
+    let digits_ok = |s: &str| {
+        s.chars().all(|c| c.is_ascii_digit() || c == '_')
+            && !s.starts_with('_')
+            && !s.ends_with('_')
+            && !s.contains("__")
+    };
     if (int.is_empty() && frac.is_empty()) || !digits_ok(int) || !digits_ok(frac) {
         return Err(UnitError::NotANumber(text.to_string()));
     }
@@ -133,6 +145,9 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
             .unwrap_or(tail.len());
         let (unit, tail) = tail.split_at(unit_end);
         let unit = unit.trim();
+        if is_exponent(unit, tail) {
+            return Err(UnitError::Exponent(text.to_string()));
+        }
         if num.is_empty() {
             return Err(UnitError::NotANumber(text.to_string()));
         }
@@ -146,7 +161,10 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
             unit: unit.to_string(),
             expected: DURATION_UNITS,
         })?;
-        let d = parse_decimal(num)?;
+        let d = parse_decimal(num).map_err(|e| match e {
+            UnitError::NotANumber(_) => UnitError::NotANumber(text.to_string()),
+            e => e,
+        })?;
         let pow = 10u128
             .checked_pow(d.scale)
             .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
@@ -163,6 +181,12 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
         rest = tail.trim_start();
     }
     Nanos::try_from(total).map_err(|_| UnitError::Overflow(text.to_string()))
+}
+
+/// `1e400s` splits into the number `1` and the "unit" `e` followed by digits: an exponent.
+fn is_exponent(unit: &str, after: &str) -> bool {
+    matches!(unit, "e" | "E" | "e-" | "E-" | "e+" | "E+")
+        && after.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// [`parse_duration`], refusing zero.
@@ -255,6 +279,9 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     let (count, per) = text
         .split_once('/')
         .ok_or_else(|| UnitError::NotARate(text.to_string()))?;
+    if count.trim().contains(['e', 'E']) && count.trim().starts_with(|c: char| c.is_ascii_digit()) {
+        return Err(UnitError::Exponent(text.to_string()));
+    }
     let count = parse_decimal(count)?;
     let per = per.trim();
     // `/min` means one minute; `/10s` means ten seconds.
@@ -270,6 +297,10 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     let pow = 10u128
         .checked_pow(count.scale)
         .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+    // `1/0s` is not zero requests: it is no rate at all, even where a zero rate is allowed.
+    if per_ns == 0 {
+        return Err(UnitError::PerZero(text.to_string()));
+    }
     let per_total = (per_ns as u128)
         .checked_mul(pow)
         .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
@@ -293,12 +324,6 @@ fn gcd128(mut a: u128, mut b: u128) -> u128 {
         (a, b) = (b, a % b);
     }
     a
-}
-
-/// `ceil(a / b)` for unsigned integers (b > 0).
-#[inline]
-pub fn div_ceil_u128(a: u128, b: u128) -> u128 {
-    a.div_ceil(b)
 }
 
 #[cfg(test)]
@@ -358,6 +383,40 @@ mod tests {
             parse_rate("5/fortnight"),
             Err(UnitError::UnknownUnit { .. })
         ));
+    }
+
+    #[test]
+    fn malformed_numbers_are_refused() {
+        // A rate per zero time is an error, not a zero rate.
+        assert_eq!(parse_rate("1/0s"), Err(UnitError::PerZero("1/0s".into())));
+        assert_eq!(parse_rate("0/s"), Err(UnitError::Zero("0/s".into())));
+        // `_` separates digits, nothing else.
+        assert_eq!(parse_duration("1_000ms"), Ok(NANOS_PER_SEC));
+        for bad in ["_1s", "1__0s", "1_s", "1_.5s", "1._5s"] {
+            assert_eq!(
+                parse_duration(bad),
+                Err(UnitError::NotANumber(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_rate("_5/s"), Err(UnitError::NotANumber("_5".into())));
+        // An exponent is named as such, not as an unknown unit `e`.
+        for bad in ["1e400s", "1.5e3ms", "2E-3s"] {
+            assert_eq!(
+                parse_duration(bad),
+                Err(UnitError::Exponent(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            parse_rate("1e400/s"),
+            Err(UnitError::Exponent("1e400/s".into()))
+        );
+        assert!(
+            UnitError::Exponent("1e400s".into())
+                .to_string()
+                .contains("not a plain decimal number")
+        );
     }
 
     #[test]

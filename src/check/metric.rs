@@ -4,7 +4,7 @@
 //! role's sources and recomputes each `<count>_share` from the sums.
 
 use crate::metrics::{self, AlgorithmReport};
-use crate::scenario::{Scenario, Scope};
+use crate::scenario::Scope;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -130,16 +130,10 @@ fn flat_source(value: &Value) -> FlatSource {
     source
 }
 
-/// The flattened shape of any report of `scenario`: the names an expectation may use.
-pub fn shape(scenario: &Scenario) -> Flat {
-    Flat::of_report(&metrics::shape(
-        scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::Scenario;
     use crate::traffic::Role;
     use serde_json::json;
 
@@ -184,5 +178,49 @@ mod tests {
         let abusive = Scope::Role(Role::Abusive);
         assert_eq!(f.get(&abusive, "admitted_share"), Some(Some(0.0)));
         assert_eq!(f.names(&legit), ["admitted", "admitted_share", "offered"]);
+    }
+
+    /// The names validation offers (`metrics::metric_names`) are the names `Flat` reads.
+    #[test]
+    fn metric_names_match_the_flattened_report() {
+        let text = r#"
+            name = "n"
+            duration = "10s"
+            [policy]
+            limit = 5
+            window = "1s"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "1/s"
+            [[traffic]]
+            name = "b"
+            kind = "scraper"
+        "#;
+        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
+        let names = crate::metrics::metric_names(&scenario);
+        let report =
+            crate::sim::run::<crate::report::DecisionPart, _>(&scenario, |_, _| Ok(None), None)
+                .unwrap()
+                .0;
+        let flat = Flat::of_report(&report.algorithms[0]);
+        for scope in [
+            Scope::Algorithm,
+            Scope::Source("b".into()),
+            Scope::Role(Role::Legit),
+            Scope::Role(Role::Abusive),
+        ] {
+            assert_eq!(names.of(&scope), flat.names(&scope), "{scope:?}");
+        }
+        assert!(
+            names
+                .of(&Scope::Algorithm)
+                .contains(&"mean_rate_error".to_string())
+        );
+        assert!(
+            names
+                .of(&Scope::Role(Role::Legit))
+                .contains(&"admitted_share".to_string())
+        );
     }
 }

@@ -101,7 +101,7 @@ impl Bursts {
             }
             trace.until = time.saturating_add(window);
             // Keep the trace to (end − 2W, end + W]: drop what the new end leaves behind.
-            let from = time.saturating_sub(2 * window);
+            let from = time.saturating_sub(window.saturating_mul(2));
             while trace.times.front().is_some_and(|&t| t <= from && from > 0) {
                 trace.times.pop_front();
             }

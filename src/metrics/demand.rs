@@ -47,7 +47,11 @@ impl Demand {
         if o.exceeded {
             return; // settled: nothing later can undo it
         }
-        while o.recent.front().is_some_and(|a| a + self.window <= t) {
+        while o
+            .recent
+            .front()
+            .is_some_and(|a| a.saturating_add(self.window) <= t)
+        {
             o.recent.pop_front();
         }
         if o.recent.push_back(t) {
@@ -71,7 +75,10 @@ impl Demand {
         let (ids, window) = (&mut self.ids, self.window);
         self.spilled.retain(|&id| {
             let o = &mut ids[id as usize];
-            if o.recent.back().is_some_and(|t| t + window <= now) {
+            if o.recent
+                .back()
+                .is_some_and(|t| t.saturating_add(window) <= now)
+            {
                 o.recent.clear();
             }
             o.recent.is_spilled()

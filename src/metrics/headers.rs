@@ -50,7 +50,7 @@ impl Headers {
             self.retries_at_retry_after_admitted += admitted as u64;
         }
         if let Outcome::Reject { retry_after } = decision.outcome {
-            k.retry_at = Some(t + retry_after);
+            k.retry_at = Some(t.saturating_add(retry_after));
         }
     }
 

@@ -11,7 +11,7 @@ mod demand;
 mod dense;
 mod headers;
 mod keys;
-mod names;
+pub mod names;
 mod recorder;
 mod retries;
 mod timeline;
@@ -19,7 +19,9 @@ mod timelog;
 mod windows;
 
 pub use keys::jain;
-pub use names::{Better, better, directed, flatten, flatten_value, shape};
+pub use names::{
+    Better, MetricNames, Scope, better, directed, flatten, flatten_value, metric_names, shape,
+};
 pub use recorder::Recorder;
 pub use timeline::{TAIL_FACTOR, final_bucket};
 

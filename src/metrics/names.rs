@@ -2,6 +2,10 @@
 //! `summary.csv`, expectations and baselines), which way each figure is better, and the names any
 //! report of a scenario has.
 //!
+//! This is the one seam between scenario validation and the report's shape: validation asks
+//! [`metric_names`] and never builds or flattens a report itself. `check::metric::Flat` reads
+//! values by the same names (a test there holds the two together).
+//!
 //! Names come from the report's serialised form rather than a hand-kept list:
 //! - top-level figures by their field name (`burst_factor`, `policy_violations`);
 //! - `roles.*` leaves by their leaf name, which already carries the role (`legit_goodput`);
@@ -9,6 +13,7 @@
 //! - arrays (the per-source entries) are left out; the time series is not serialised.
 
 use super::{AlgorithmReport, Counts, SourceReport};
+use crate::scenario::Scenario;
 use crate::traffic::Role;
 use serde::Serialize;
 use serde_json::Value;
@@ -92,6 +97,81 @@ pub fn shape<'a>(sources: impl IntoIterator<Item = (&'a str, Role)>) -> Algorith
             .collect(),
         ..AlgorithmReport::default()
     }
+}
+
+/// Where a metric is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    /// The algorithm's own figures.
+    Algorithm,
+    /// The totals of every source of a role.
+    Role(Role),
+    /// One source, by name.
+    Source(String),
+}
+
+/// The metric names every report of a scenario offers, sorted, per scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MetricNames {
+    pub algorithm: Vec<String>,
+    pub role: Vec<String>,
+    pub source: Vec<String>,
+}
+
+impl MetricNames {
+    /// The names `scope` offers (the same for every source and every role).
+    pub fn of(&self, scope: &Scope) -> &[String] {
+        match scope {
+            Scope::Algorithm => &self.algorithm,
+            Scope::Role(_) => &self.role,
+            Scope::Source(_) => &self.source,
+        }
+    }
+
+    /// The names of `report`'s figures (it must have at least one source for the per-source and
+    /// per-role names).
+    pub fn of_report(report: &AlgorithmReport) -> MetricNames {
+        let numeric = |v: &Value| v.is_number() || v.is_null();
+        let mut algorithm: Vec<String> = super::flatten(report)
+            .into_iter()
+            .filter(|(_, v)| numeric(v))
+            .map(|(name, _)| name)
+            .collect();
+        algorithm.sort();
+        let (mut source, mut counts) = (Vec::new(), Vec::new());
+        if let Some(first) = report.sources.first() {
+            let value = serde_json::to_value(first).expect("plain data serialises");
+            for (name, v) in value.as_object().into_iter().flatten() {
+                if numeric(v) {
+                    source.push(name.clone());
+                }
+                if v.is_u64() || v.is_i64() {
+                    counts.push(name.clone());
+                }
+            }
+        }
+        source.sort();
+        // A role total sums the counts; each `<count>_share` is recomputed from the sums.
+        let shares = source.iter().filter(|n| {
+            n.strip_suffix("_share")
+                .is_some_and(|c| counts.iter().any(|k| k == c))
+        });
+        let mut role: Vec<String> = counts.iter().chain(shares).cloned().collect();
+        role.sort();
+        MetricNames {
+            algorithm,
+            role,
+            source,
+        }
+    }
+}
+
+/// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
+/// empty report, built without running or recording anything).
+pub fn metric_names(scenario: &Scenario) -> MetricNames {
+    MetricNames::of_report(&shape(
+        scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)),
+    ))
 }
 
 #[cfg(test)]

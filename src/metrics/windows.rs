@@ -30,7 +30,7 @@ impl History {
     #[inline]
     fn count_now(&mut self, now: Nanos, window: Nanos) -> u64 {
         while self.window_start < self.admitted.len()
-            && self.admitted.get(self.window_start) + window <= now
+            && self.admitted.get(self.window_start).saturating_add(window) <= now
         {
             self.window_start += 1;
         }
@@ -40,7 +40,11 @@ impl History {
     /// Drops admissions at or before `now − 2W`: no pending judgment can need them.
     #[inline]
     fn trim(&mut self, now: Nanos, window: Nanos) {
-        while self.admitted.front().is_some_and(|a| a + 2 * window <= now) {
+        while self
+            .admitted
+            .front()
+            .is_some_and(|a| a.saturating_add(window.saturating_mul(2)) <= now)
+        {
             self.admitted.pop_front();
             self.window_start = self.window_start.saturating_sub(1);
         }

@@ -132,8 +132,27 @@ fn source_in_words(s: &SourceSpec, duration: u64) -> String {
                 format_duration(e)
             ))
         ),
-        Arrivals::Replay { path, .. } => {
-            format!("recorded traffic replayed from `{}`", path.display())
+        Arrivals::Replay { path, options } => {
+            let part = match &options.part {
+                Some(p) if !p.source.is_empty() => {
+                    format!(" (its records of source `{}`)", p.source)
+                }
+                Some(p) => format!(" (its {} requests)", p.role.name()),
+                None => String::new(),
+            };
+            let skipped = match options.skipped_lines() {
+                Some(n) if options.skip_bad_lines => {
+                    format!(
+                        ", {n} malformed line{} skipped",
+                        if n == 1 { "" } else { "s" }
+                    )
+                }
+                _ => String::new(),
+            };
+            format!(
+                "recorded traffic replayed from `{}`{part}{skipped}",
+                path.display()
+            )
         }
     };
     let span = if s.start > 0 || s.stop < duration {

@@ -12,8 +12,9 @@
 use super::raw::S;
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::sim::{Jitter, Reaction, Retry};
-use crate::time::NANOS_PER_MILLI;
+use crate::suggest;
+use crate::time::{NANOS_PER_MILLI, Nanos};
+use crate::traffic::{Jitter, Reaction, Retry};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -36,14 +37,70 @@ const DEFAULT_MAX_RETRIES: u64 = 3;
 
 impl Ctx<'_> {
     /// Validates `traffic[i].on_reject`.
-    pub(super) fn reaction(&self, raw: Option<&S<RawReaction>>, i: usize) -> Result<Reaction> {
+    pub(super) fn reaction(
+        &self,
+        raw: Option<&S<RawReaction>>,
+        i: usize,
+        duration: Nanos,
+    ) -> Result<Reaction> {
         let Some(raw) = raw else {
             return Ok(Reaction::default());
         };
         let f = |name: &str| format!("traffic[{i}].on_reject.{name}");
         let r = raw.get_ref();
+        let retry = self.retry(raw, &f)?;
+        let max_retries = match (&r.max_retries, retry) {
+            (Some(m), _) => self.count(m, &f("max_retries"), 1_000)?,
+            (None, Retry::GiveUp) => 0,
+            (None, _) => DEFAULT_MAX_RETRIES,
+        };
+        let rtt = self.opt_duration(&r.rtt, &f("rtt"), 0)?;
+        // The last retry can come `max_retries` waits after the scenario's end: refuse waits
+        // that would carry it past the end of virtual time rather than wrap around.
+        let fits = |wait: Nanos| {
+            wait.checked_mul(max_retries)
+                .and_then(|w| w.checked_add(duration))
+                .is_some()
+        };
+        let too_long = |field: &str, span| {
+            self.err(
+                span,
+                &f(field),
+                format!(
+                    "{max_retries} retries waiting this long after the scenario's end would pass the end of virtual time (2^64 ns, about 584 years)"
+                ),
+            )
+        };
+        if let Some(s) = &r.rtt
+            && !fits(rtt)
+        {
+            return Err(too_long("rtt", s.span()));
+        }
+        if let Retry::Backoff { cap, .. } = retry
+            && !cap.checked_add(rtt).is_some_and(fits)
+        {
+            let span = r.cap.as_ref().or(r.base.as_ref());
+            return Err(too_long("cap", span.map_or(raw.span(), |c| c.span())));
+        }
+        Ok(Reaction {
+            retry,
+            max_retries: max_retries as u32,
+            rtt,
+        })
+    }
+
+    /// `retry` and, for `backoff`, its `base`, `cap` and `jitter`.
+    fn retry(&self, raw: &S<RawReaction>, f: &dyn Fn(&str) -> String) -> Result<Retry> {
+        let r = raw.get_ref();
         let backoff_only = [("base", &r.base), ("cap", &r.cap), ("jitter", &r.jitter)];
         let kind = r.retry.get_ref().as_str();
+        if !Retry::NAMES.contains(&kind) {
+            return Err(self.err(
+                r.retry.span(),
+                &f("retry"),
+                suggest::unknown("reaction", kind, Retry::NAMES),
+            ));
+        }
         if kind != "backoff"
             && let Some((name, value)) = backoff_only
                 .iter()
@@ -55,7 +112,7 @@ impl Ctx<'_> {
                 format!("only `retry = \"backoff\"` uses `{name}`"),
             ));
         }
-        let retry = match kind {
+        Ok(match kind {
             "give_up" => Retry::GiveUp,
             "immediately" => Retry::Immediately,
             "retry_after" => Retry::AfterRetryAfter,
@@ -66,38 +123,16 @@ impl Ctx<'_> {
                     let span = r.base.as_ref().map_or(raw.span(), |b| b.span());
                     return Err(self.err(span, &f("base"), "must be positive and at most `cap`"));
                 }
-                let jitter = match r.jitter.as_ref().map(|j| (j.get_ref().as_str(), j.span())) {
-                    None | Some(("full", _)) => Jitter::Full,
-                    Some(("none", _)) => Jitter::None,
-                    Some(("equal", _)) => Jitter::Equal,
-                    Some(("decorrelated", _)) => Jitter::Decorrelated,
-                    Some((other, span)) => {
-                        return Err(self.err(
-                            span,
-                            &f("jitter"),
-                            format!("unknown jitter `{other}` (expected none, full, equal or decorrelated)"),
-                        ));
-                    }
+                let jitter = match &r.jitter {
+                    None => Jitter::Full,
+                    Some(j) => j
+                        .get_ref()
+                        .parse()
+                        .map_err(|m: String| self.err(j.span(), &f("jitter"), m))?,
                 };
                 Retry::Backoff { base, cap, jitter }
             }
-            other => {
-                return Err(self.err(
-                    r.retry.span(),
-                    &f("retry"),
-                    format!("unknown reaction `{other}` (expected give_up, immediately, retry_after or backoff)"),
-                ));
-            }
-        };
-        let max_retries = match (&r.max_retries, retry) {
-            (Some(m), _) => self.count(m, &f("max_retries"), 1_000)?,
-            (None, Retry::GiveUp) => 0,
-            (None, _) => DEFAULT_MAX_RETRIES,
-        };
-        Ok(Reaction {
-            retry,
-            max_retries: max_retries as u32,
-            rtt: self.opt_duration(&r.rtt, &f("rtt"), 0)?,
+            _ => unreachable!("checked above"),
         })
     }
 }

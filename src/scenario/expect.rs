@@ -6,7 +6,8 @@
 
 use super::Scenario;
 use crate::algorithms::AlgorithmKind;
-use crate::check::metric::Flat;
+use crate::metrics::MetricNames;
+pub use crate::metrics::Scope;
 use crate::suggest;
 use crate::traffic::Role;
 use serde::Serialize;
@@ -23,17 +24,6 @@ pub struct Expectation {
     pub bound: f64,
     /// The bound as written, so output echoes `2.0` rather than `2`.
     pub bound_text: String,
-}
-
-/// Where a metric is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Scope {
-    /// The algorithm's own figures.
-    Algorithm,
-    /// The totals of every source of a role.
-    Role(Role),
-    /// One source, by name.
-    Source(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -207,7 +197,11 @@ pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
 }
 
 /// Parses `text` and checks its names against `scenario`, whose reports have the shape `shape`.
-pub fn resolve(text: &str, scenario: &Scenario, shape: &Flat) -> Result<Expectation, String> {
+pub fn resolve(
+    text: &str,
+    scenario: &Scenario,
+    shape: &MetricNames,
+) -> Result<Expectation, String> {
     let syntax = parse(text)?;
     let algorithm = match syntax.algorithm {
         "*" => None,
@@ -236,7 +230,7 @@ pub fn resolve(text: &str, scenario: &Scenario, shape: &Flat) -> Result<Expectat
             Scope::Source(name.to_string())
         }
     };
-    let names = shape.names(&scope);
+    let names = shape.of(&scope);
     if !names.iter().any(|n| n == syntax.metric) {
         let what = match scope {
             Scope::Algorithm => "metric",

@@ -13,7 +13,7 @@
 //! ```
 
 use super::expect::Op;
-use crate::check::metric::Flat;
+use crate::metrics::MetricNames;
 use crate::scenario::Scope;
 use crate::suggest;
 use std::collections::BTreeMap;
@@ -63,9 +63,9 @@ pub type GoalError = (Range<usize>, String, String);
 /// Checks the raw `[goals]` table against the metric names of `shape`, in key order.
 pub fn resolve(
     table: &BTreeMap<String, Spanned<toml::Value>>,
-    shape: &Flat,
+    shape: &MetricNames,
 ) -> Result<Vec<Goal>, GoalError> {
-    let names = shape.names(&Scope::Algorithm);
+    let names = shape.of(&Scope::Algorithm);
     let mut goals = Vec::with_capacity(table.len());
     for (key, value) in table {
         let field = format!("goals.{key}");
@@ -107,16 +107,17 @@ pub fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn table(toml_text: &str) -> BTreeMap<String, Spanned<toml::Value>> {
         toml::from_str(toml_text).unwrap()
     }
 
-    fn shape() -> Flat {
-        Flat::of_json(
-            &json!({"policy_violations": 1, "legit_goodput": 0.5, "mean_rate_error": null}),
-        )
+    fn shape() -> MetricNames {
+        let names = ["legit_goodput", "mean_rate_error", "policy_violations"];
+        MetricNames {
+            algorithm: names.map(String::from).to_vec(),
+            ..MetricNames::default()
+        }
     }
 
     #[test]

@@ -4,13 +4,13 @@
 use super::raw::{Num, RawTraffic, RawWeighted, S};
 use super::validate::Ctx;
 use crate::error::Result;
-use crate::traffic::{self, IdGen, Population, RateDist};
+use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
 
 impl Ctx<'_> {
     pub(super) fn population(
         &self,
         t: &RawTraffic,
-        kind: &str,
+        kind: TrafficKind,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Population> {
         let ipv6 = t.ipv6.as_ref().is_some_and(|v| *v.get_ref());
@@ -30,20 +30,48 @@ impl Ctx<'_> {
                 ))
             }
         };
-        if kind == "nat" {
-            needs("users", t.users.is_some())?;
-            needs("ips", t.ips.is_some())?;
+        let present = t.present_fields();
+        for field in kind.required_population() {
+            needs(field, present.iter().any(|(n, _)| n == field))?;
         }
-        if kind == "credential_stuffing" {
-            needs("ips", t.ips.is_some())?;
-            if let Some(u) = &t.users {
-                return Err(self.err(
-                    u.span(),
-                    &f("users"),
-                    "credential stuffing has one client per address: set `ips`",
-                ));
-            }
+        if kind == TrafficKind::CredentialStuffing
+            && let Some(u) = &t.users
+        {
+            return Err(self.err(
+                u.span(),
+                &f("users"),
+                "credential stuffing has one client per address: set `ips`",
+            ));
         }
+        self.exclusive_fields(t, f)?;
+        let fixed = |v: &Option<S<String>>| v.as_ref().map(|s| IdGen::Fixed(s.get_ref().clone()));
+        let (clients, user, ip) = self.identities(t, kind, max_ips, f)?;
+        let endpoints = self.weighted(t.endpoints.as_ref(), &f("endpoints"))?;
+        let default_endpoint = kind.default_endpoint();
+        let endpoint = match (&t.endpoint, endpoints.first()) {
+            (Some(e), _) => e.get_ref().clone(),
+            (None, Some((path, _))) => path.clone(),
+            (None, None) => default_endpoint.to_string(),
+        };
+        let tiers = match &t.tier {
+            Some(tier) => vec![(tier.get_ref().clone(), 1)],
+            None => self.weighted(t.tiers.as_ref(), &f("tiers"))?,
+        };
+        Ok(Population {
+            clients,
+            ip,
+            user,
+            api_key: fixed(&t.api_key).unwrap_or(IdGen::PerClient),
+            endpoint,
+            endpoints,
+            ipv6,
+            rates: self.rate_dist(t, f)?,
+            tiers,
+        })
+    }
+
+    /// Fields that say the same thing two ways: at most one of each pair.
+    fn exclusive_fields(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<()> {
         let exclusive =
             |a: (&str, bool), b: (&str, Option<std::ops::Range<usize>>)| match (a.1, b.1) {
                 (true, Some(span)) => Err(self.err(
@@ -81,13 +109,24 @@ impl Ctx<'_> {
             ("tier", t.tier.is_some()),
             ("tiers", t.tiers.as_ref().map(|u| u.span())),
         )?;
+        Ok(())
+    }
+
+    /// The number of clients and how their users and addresses are generated.
+    fn identities(
+        &self,
+        t: &RawTraffic,
+        kind: TrafficKind,
+        max_ips: u64,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<(u32, IdGen, IdGen)> {
         let fixed = |v: &Option<S<String>>| v.as_ref().map(|s| IdGen::Fixed(s.get_ref().clone()));
-        let (clients, user, ip) = if let Some(b) = &t.botnet {
+        Ok(if let Some(b) = &t.botnet {
             // One attacker spread over many addresses: one user, one address per client.
             let n = self.count(b, &f("botnet"), max_ips)? as u32;
             let user = fixed(&t.user).unwrap_or_else(|| IdGen::Fixed(t.name.get_ref().clone()));
             (n, user, IdGen::PerClient)
-        } else if kind == "credential_stuffing" {
+        } else if kind == TrafficKind::CredentialStuffing {
             let n = self.count(t.ips.as_ref().expect("required"), &f("ips"), max_ips)? as u32;
             (
                 n,
@@ -118,32 +157,6 @@ impl Ctx<'_> {
                 }
             };
             (clients, fixed(&t.user).unwrap_or(IdGen::PerClient), ip)
-        };
-        let endpoints = self.weighted(t.endpoints.as_ref(), &f("endpoints"))?;
-        let default_endpoint = if kind == "credential_stuffing" {
-            "/login"
-        } else {
-            "/"
-        };
-        let endpoint = match (&t.endpoint, endpoints.first()) {
-            (Some(e), _) => e.get_ref().clone(),
-            (None, Some((path, _))) => path.clone(),
-            (None, None) => default_endpoint.to_string(),
-        };
-        let tiers = match &t.tier {
-            Some(tier) => vec![(tier.get_ref().clone(), 1)],
-            None => self.weighted(t.tiers.as_ref(), &f("tiers"))?,
-        };
-        Ok(Population {
-            clients,
-            ip,
-            user,
-            api_key: fixed(&t.api_key).unwrap_or(IdGen::PerClient),
-            endpoint,
-            endpoints,
-            ipv6,
-            rates: self.rate_dist(t, f)?,
-            tiers,
         })
     }
 

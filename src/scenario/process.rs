@@ -1,215 +1,198 @@
 //! Validation of arrival processes (`arrival = "..."` and its parameters) and of replay options.
 
 use super::raw::{Num, RawTraffic, S};
-use super::traffic::PROCESS;
 use super::validate::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::{self, Nanos, Rate, UnitError};
 use crate::traffic::{
-    self, Arrivals, Intensity, Periods, Phase, ReplayOptions, SameSecond, TraceFormat,
+    self, ArrivalKind, Arrivals, Intensity, Periods, Phase, ReplayOptions, SameSecond, TraceFormat,
+    TrafficKind,
 };
 use std::path::Path;
 
-/// Which process fields each `arrival` uses (besides `arrival` itself).
-fn fields_of(arrival: &str) -> &'static [&'static str] {
-    match arrival {
-        "ramp" => &["rate_to"],
-        "sine" => &["amplitude", "period", "phase"],
-        "onoff" => &["on", "off", "on_dist", "pareto_alpha"],
-        "mmpp" => &["mmpp_rates", "mmpp_stay"],
-        "spike" => &["spike_at", "peak", "rise", "decay"],
-        "phases" => &["phases"],
-        _ => &[],
-    }
-}
-
-const ARRIVALS: &str = "constant, poisson, ramp, sine, onoff, mmpp, spike or phases";
-
 impl Ctx<'_> {
-    /// The arrival process of a rate-driven kind. `rate` is the per-client base rate (`None`
-    /// for `mmpp` and `phases`); `length` is the source's active span.
-    pub(super) fn process(
+    /// The arrival process of a rate-driven kind: `arrival`, or the kind's default. Refuses the
+    /// process fields it does not use.
+    pub(super) fn arrival(
         &self,
         t: &RawTraffic,
-        kind: &str,
-        rate: Option<Rate>,
-        length: Nanos,
+        kind: TrafficKind,
         f: &dyn Fn(&str) -> String,
-    ) -> Result<Arrivals> {
-        let default = if matches!(kind, "constant" | "scraper") {
-            "constant"
-        } else {
-            "poisson"
+    ) -> Result<ArrivalKind> {
+        let arrival = match &t.arrival {
+            Some(a) => a
+                .get_ref()
+                .parse()
+                .map_err(|m: String| self.err(a.span(), &f("arrival"), m))?,
+            None => kind.default_arrival().expect("a rate-driven kind"),
         };
-        let arrival = t.arrival.as_ref().map_or(default, |a| a.get_ref().as_str());
-        let arrival_span = t.arrival.as_ref().map_or(t.kind.span(), |a| a.span());
-        if !matches!(arrival, "constant" | "poisson") && fields_of(arrival).is_empty() {
+        if kind == TrafficKind::Scraper && arrival.sets_own_rates() {
             return Err(self.err(
-                arrival_span,
-                &f("arrival"),
-                format!("unknown arrival `{arrival}` (expected {ARRIVALS})"),
-            ));
-        }
-        if kind == "scraper" && matches!(arrival, "mmpp" | "phases") {
-            return Err(self.err(
-                arrival_span,
+                arrival_span(t),
                 &f("arrival"),
                 format!("a scraper's rate comes from `over`: `{arrival}` sets its own rates"),
             ));
         }
-        let used = fields_of(arrival);
+        let used = arrival.fields();
         if let Some((field, span)) = t
             .present_fields()
             .into_iter()
-            .find(|(n, _)| *n != "arrival" && PROCESS.contains(n) && !used.contains(n))
+            .find(|(n, _)| *n != "arrival" && ArrivalKind::is_process_field(n) && !used.contains(n))
         {
             return Err(self.err(span, &f(field), format!("not used by arrival `{arrival}`")));
         }
-        let per_ns = |r: Rate| 1.0 / r.mean_interval_ns();
-        let base = rate.map(per_ns).unwrap_or(0.0);
+        Ok(arrival)
+    }
+
+    /// The arrival process `arrival` of a rate-driven kind. `rate` is the per-client base rate
+    /// (`None` for processes that set their own rates); `length` is the source's active span.
+    pub(super) fn process(
+        &self,
+        t: &RawTraffic,
+        arrival: ArrivalKind,
+        rate: Option<Rate>,
+        length: Nanos,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Arrivals> {
+        let base = rate.map_or(0.0, |r| 1.0 / r.mean_interval_ns());
         let intensity = match arrival {
-            "constant" => return Ok(Arrivals::Constant(rate.expect("rate-driven"))),
-            "poisson" => Intensity::Flat(rate.expect("rate-driven")),
-            "ramp" => Intensity::Ramp {
+            ArrivalKind::Constant => return Ok(Arrivals::Constant(rate.expect("rate-driven"))),
+            ArrivalKind::Poisson => Intensity::Flat(rate.expect("rate-driven")),
+            ArrivalKind::Ramp => Intensity::Ramp {
                 from: base,
                 to: self.rate_or_zero(req(self, t, &t.rate_to, "rate_to", f)?, &f("rate_to"))?,
                 length,
             },
-            "sine" => {
-                let amplitude = self
-                    .rate_or_zero(req(self, t, &t.amplitude, "amplitude", f)?, &f("amplitude"))?;
-                if amplitude > base {
-                    let span = t.amplitude.as_ref().expect("required").span();
-                    return Err(self.err(
-                        span,
-                        &f("amplitude"),
-                        "must not exceed `rate` (the mean): a rate cannot go negative",
-                    ));
-                }
-                Intensity::Sine {
-                    mean: base,
-                    amplitude,
-                    period: self.duration(
-                        req(self, t, &t.period, "period", f)?,
-                        &f("period"),
-                        true,
-                    )?,
-                    phase: self.opt_duration(&t.phase, &f("phase"), 0)?,
-                }
-            }
-            "onoff" => {
-                let periods = match t.on_dist.as_ref().map(|d| (d.get_ref().as_str(), d.span())) {
-                    None | Some(("exponential", _)) => {
-                        if let Some(a) = &t.pareto_alpha {
-                            return Err(self.err(
-                                a.span(),
-                                &f("pareto_alpha"),
-                                "only used with on_dist = \"pareto\"",
-                            ));
-                        }
-                        Periods::Exponential
-                    }
-                    Some(("pareto", _)) => {
-                        let alpha = t.pareto_alpha.as_ref().map_or(1.5, |a| a.get_ref().0);
-                        if !(alpha > 1.0 && alpha <= 10.0) {
-                            let span = t.pareto_alpha.as_ref().expect("default is valid").span();
-                            return Err(self.err(
-                                span,
-                                &f("pareto_alpha"),
-                                format!("must be in (1, 10] so periods have a mean, got {alpha}"),
-                            ));
-                        }
-                        Periods::Pareto { alpha }
-                    }
-                    Some((other, span)) => {
-                        return Err(self.err(
-                            span,
-                            &f("on_dist"),
-                            format!("unknown on_dist `{other}` (expected exponential or pareto)"),
-                        ));
-                    }
-                };
-                Intensity::OnOff {
-                    rate: base,
-                    on: self.duration(req(self, t, &t.on, "on", f)?, &f("on"), true)?,
-                    off: self.duration(req(self, t, &t.off, "off", f)?, &f("off"), true)?,
-                    periods,
-                }
-            }
-            "mmpp" => {
-                let rates = req(self, t, &t.mmpp_rates, "mmpp_rates", f)?;
-                let stay = req(self, t, &t.mmpp_stay, "mmpp_stay", f)?;
-                for (s, field) in [(rates, "mmpp_rates"), (stay, "mmpp_stay")] {
-                    if s.get_ref().len() != 2 {
-                        return Err(self.err(
-                            s.span(),
-                            &f(field),
-                            "must list exactly two values, one per state",
-                        ));
-                    }
-                }
-                let (r0, r1) = (&rates.get_ref()[0], &rates.get_ref()[1]);
-                let (s0, s1) = (&stay.get_ref()[0], &stay.get_ref()[1]);
-                let rate =
-                    |text: &str| self.rate_text_or_zero(text, rates.span(), &f("mmpp_rates"));
-                let dur = |text: &str| {
-                    time::parse_positive_duration(text)
-                        .map_err(|e| self.unit_err(stay.span(), &f("mmpp_stay"), e))
-                };
-                Intensity::Mmpp {
-                    rates: [rate(r0)?, rate(r1)?],
-                    stay: [dur(s0)?, dur(s1)?],
-                }
-            }
-            "spike" => {
-                let peak = self.rate_or_zero(req(self, t, &t.peak, "peak", f)?, &f("peak"))?;
-                Intensity::Spike {
-                    base,
-                    peak,
-                    at: self.duration(
-                        req(self, t, &t.spike_at, "spike_at", f)?,
-                        &f("spike_at"),
-                        false,
-                    )?,
-                    rise: self.opt_duration(&t.rise, &f("rise"), 0)?,
-                    decay: self.duration(req(self, t, &t.decay, "decay", f)?, &f("decay"), true)?,
-                }
-            }
-            "phases" => {
-                let list = req(self, t, &t.phases, "phases", f)?;
-                if list.get_ref().is_empty() {
-                    return Err(self.err(
-                        list.span(),
-                        &f("phases"),
-                        "must list at least one phase",
-                    ));
-                }
-                let mut phases = Vec::new();
-                for (i, p) in list.get_ref().iter().enumerate() {
-                    let field = |name: &str| f(&format!("phases[{i}].{name}"));
-                    let rate = self.rate_or_zero(&p.rate, &field("rate"))?;
-                    phases.push(Phase {
-                        duration: self.duration(&p.duration, &field("duration"), true)?,
-                        rate,
-                        ramp_to: match &p.ramp_to {
-                            Some(r) => self.rate_or_zero(r, &field("ramp_to"))?,
-                            None => rate,
-                        },
-                    });
-                }
-                Intensity::Phases(phases)
-            }
-            _ => unreachable!("checked above"),
+            ArrivalKind::Sine => self.sine(t, base, f)?,
+            ArrivalKind::OnOff => self.onoff(t, base, f)?,
+            ArrivalKind::Mmpp => self.mmpp(t, f)?,
+            ArrivalKind::Spike => Intensity::Spike {
+                base,
+                peak: self.rate_or_zero(req(self, t, &t.peak, "peak", f)?, &f("peak"))?,
+                at: self.duration(
+                    req(self, t, &t.spike_at, "spike_at", f)?,
+                    &f("spike_at"),
+                    false,
+                )?,
+                rise: self.opt_duration(&t.rise, &f("rise"), 0)?,
+                decay: self.duration(req(self, t, &t.decay, "decay", f)?, &f("decay"), true)?,
+            },
+            ArrivalKind::Phases => self.phases(t, f)?,
         };
         if intensity.max_rate() <= 0.0 {
             return Err(self.err(
-                arrival_span,
+                arrival_span(t),
                 &f("arrival"),
                 "the process never sends: every rate is zero",
             ));
         }
         Ok(Arrivals::Poisson(intensity))
+    }
+
+    fn sine(&self, t: &RawTraffic, mean: f64, f: &dyn Fn(&str) -> String) -> Result<Intensity> {
+        let amplitude =
+            self.rate_or_zero(req(self, t, &t.amplitude, "amplitude", f)?, &f("amplitude"))?;
+        if amplitude > mean {
+            let span = t.amplitude.as_ref().expect("required").span();
+            return Err(self.err(
+                span,
+                &f("amplitude"),
+                "must not exceed `rate` (the mean): a rate cannot go negative",
+            ));
+        }
+        Ok(Intensity::Sine {
+            mean,
+            amplitude,
+            period: self.duration(req(self, t, &t.period, "period", f)?, &f("period"), true)?,
+            phase: self.opt_duration(&t.phase, &f("phase"), 0)?,
+        })
+    }
+
+    fn onoff(&self, t: &RawTraffic, rate: f64, f: &dyn Fn(&str) -> String) -> Result<Intensity> {
+        let periods = match t.on_dist.as_ref().map(|d| (d.get_ref().as_str(), d.span())) {
+            None | Some(("exponential", _)) => {
+                if let Some(a) = &t.pareto_alpha {
+                    return Err(self.err(
+                        a.span(),
+                        &f("pareto_alpha"),
+                        "only used with on_dist = \"pareto\"",
+                    ));
+                }
+                Periods::Exponential
+            }
+            Some(("pareto", _)) => {
+                let alpha = t.pareto_alpha.as_ref().map_or(1.5, |a| a.get_ref().0);
+                if !(alpha > 1.0 && alpha <= 10.0) {
+                    let span = t.pareto_alpha.as_ref().expect("default is valid").span();
+                    return Err(self.err(
+                        span,
+                        &f("pareto_alpha"),
+                        format!("must be in (1, 10] so periods have a mean, got {alpha}"),
+                    ));
+                }
+                Periods::Pareto { alpha }
+            }
+            Some((other, span)) => {
+                return Err(self.err(
+                    span,
+                    &f("on_dist"),
+                    format!("unknown on_dist `{other}` (expected exponential or pareto)"),
+                ));
+            }
+        };
+        Ok(Intensity::OnOff {
+            rate,
+            on: self.duration(req(self, t, &t.on, "on", f)?, &f("on"), true)?,
+            off: self.duration(req(self, t, &t.off, "off", f)?, &f("off"), true)?,
+            periods,
+        })
+    }
+
+    fn mmpp(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Intensity> {
+        let rates = req(self, t, &t.mmpp_rates, "mmpp_rates", f)?;
+        let stay = req(self, t, &t.mmpp_stay, "mmpp_stay", f)?;
+        for (s, field) in [(rates, "mmpp_rates"), (stay, "mmpp_stay")] {
+            if s.get_ref().len() != 2 {
+                return Err(self.err(
+                    s.span(),
+                    &f(field),
+                    "must list exactly two values, one per state",
+                ));
+            }
+        }
+        let (r0, r1) = (&rates.get_ref()[0], &rates.get_ref()[1]);
+        let (s0, s1) = (&stay.get_ref()[0], &stay.get_ref()[1]);
+        let rate = |text: &str| self.rate_text_or_zero(text, rates.span(), &f("mmpp_rates"));
+        let dur = |text: &str| {
+            time::parse_positive_duration(text)
+                .map_err(|e| self.unit_err(stay.span(), &f("mmpp_stay"), e))
+        };
+        Ok(Intensity::Mmpp {
+            rates: [rate(r0)?, rate(r1)?],
+            stay: [dur(s0)?, dur(s1)?],
+        })
+    }
+
+    fn phases(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Intensity> {
+        let list = req(self, t, &t.phases, "phases", f)?;
+        if list.get_ref().is_empty() {
+            return Err(self.err(list.span(), &f("phases"), "must list at least one phase"));
+        }
+        let mut phases = Vec::new();
+        for (i, p) in list.get_ref().iter().enumerate() {
+            let field = |name: &str| f(&format!("phases[{i}].{name}"));
+            let rate = self.rate_or_zero(&p.rate, &field("rate"))?;
+            phases.push(Phase {
+                duration: self.duration(&p.duration, &field("duration"), true)?,
+                rate,
+                ramp_to: match &p.ramp_to {
+                    Some(r) => self.rate_or_zero(r, &field("ramp_to"))?,
+                    None => rate,
+                },
+            });
+        }
+        Ok(Intensity::Phases(phases))
     }
 
     /// A rate in events per nanosecond; `0/s` is allowed (a ramp down to nothing).
@@ -239,7 +222,8 @@ impl Ctx<'_> {
         let p = req(self, t, &t.path, "path", f)?;
         let base = self.path.parent().unwrap_or(Path::new("."));
         let path = base.join(p.get_ref());
-        if let Err(e) = std::fs::File::open(&path) {
+        // Metadata only: opening a pipe here would consume what it carries.
+        if let Err(e) = std::fs::metadata(&path) {
             // Name the scenario's line too: the trace path is relative to the scenario.
             return Err(self.err(
                 p.span(),
@@ -308,7 +292,36 @@ impl Ctx<'_> {
             Some(l) => self.count(l, &f("loop"), 1_000_000)? as u32,
             None => 1,
         };
-        let options = ReplayOptions {
+        let abusive = match &t.abusive {
+            None => Vec::new(),
+            Some(list) => list
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(k, net)| {
+                    let text = net.get_ref().trim();
+                    // A bare address is a network of one.
+                    text.parse::<ipnet::IpNet>()
+                        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| {
+                            self.err(
+                                net.span(),
+                                &f(&format!("abusive[{k}]")),
+                                format!("`{text}` is neither an IP address nor a CIDR network (e.g. `203.0.113.0/24`)"),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<_>>>()?,
+        };
+        if !abusive.is_empty() && format == TraceFormat::Har {
+            let span = t.abusive.as_ref().expect("non-empty").span();
+            return Err(self.err(
+                span,
+                &f("abusive"),
+                "a HAR file records no client address to match",
+            ));
+        }
+        let mut options = ReplayOptions {
             format,
             speed,
             offset: self.opt_duration(&t.offset, &f("offset"), 0)?,
@@ -323,8 +336,10 @@ impl Ctx<'_> {
             align: policy.window,
             skip_bad_lines: false,
             skipped: Default::default(),
+            abusive,
+            ..Default::default()
         };
-        traffic::check_trace_header(&path, &policy.key, &options)?;
+        traffic::prepare_trace(&path, &policy.key, &mut options)?;
         Ok(Arrivals::Replay { path, options })
     }
 }
@@ -348,4 +363,9 @@ fn req<'t, T>(
             format!("{what} requires `{field}`"),
         )
     })
+}
+
+/// Where to point an error about the source's arrival process.
+fn arrival_span(t: &RawTraffic) -> std::ops::Range<usize> {
+    t.arrival.as_ref().map_or(t.kind.span(), |a| a.span())
 }

@@ -145,6 +145,8 @@ pub struct RawTraffic {
     pub sort_window: Option<S<String>>,
     pub max_gap: Option<S<String>>,
     pub same_second: Option<S<String>>,
+    /// Addresses or networks whose replayed requests are abusive.
+    pub abusive: Option<S<Vec<S<String>>>>,
 }
 
 /// One `phases = [{ duration, rate, ramp_to }]` entry.
@@ -298,6 +300,7 @@ impl RawTraffic {
             span("sort_window", &self.sort_window),
             span("max_gap", &self.max_gap),
             span("same_second", &self.same_second),
+            span("abusive", &self.abusive),
         ]
         .into_iter()
         .flatten()

@@ -7,62 +7,14 @@ use super::validate::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::{self, Nanos, Rate};
-use crate::traffic::{Arrivals, GENERATED_IPV4_SOURCES, IdGen, Role, SourceSpec};
-
-const IDENTITY: &[&str] = &[
-    "users",
-    "ips",
-    "ip",
-    "user",
-    "api_key",
-    "endpoint",
-    "endpoints",
-    "ipv6",
-    "botnet",
-    "tier",
-    "tiers",
-    "rate_dist",
-    "rate_sigma",
-    "zipf_exponent",
-];
-
-/// The fields of the time-varying arrival processes (`arrival = "..."`).
-pub(super) const PROCESS: &[&str] = &[
-    "arrival",
-    "rate_to",
-    "amplitude",
-    "period",
-    "phase",
-    "on",
-    "off",
-    "on_dist",
-    "pareto_alpha",
-    "mmpp_rates",
-    "mmpp_stay",
-    "spike_at",
-    "peak",
-    "rise",
-    "decay",
-    "phases",
-];
-
-const REPLAY: &[&str] = &[
-    "path",
-    "format",
-    "speed",
-    "offset",
-    "loop",
-    "sample",
-    "sort_window",
-    "max_gap",
-    "same_second",
-];
-
-const KINDS: &str =
-    "constant, poisson, nat, bursts, boundary, scraper, credential_stuffing or replay";
+use crate::traffic::{
+    ArrivalKind, Arrivals, GENERATED_IPV4_SOURCES, IdGen, Intensity, Role, SourceSpec, TrafficKind,
+};
 
 /// Most requests one source may be expected to send: about 10^11, a few hours of simulation.
-const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+pub(super) const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+/// Most clients of all sources together: each costs a key, an identity and limiter state.
+pub(super) const MAX_CLIENTS: u64 = 4_000_000;
 
 impl Ctx<'_> {
     pub(super) fn source(
@@ -77,43 +29,16 @@ impl Ctx<'_> {
         if name.is_empty() {
             return Err(self.err(t.name.span(), &f("name"), "must not be empty"));
         }
-        let kind = t.kind.get_ref().as_str();
-        let default_role = match kind {
-            "scraper" | "credential_stuffing" => Role::Abusive,
-            _ => Role::Legit,
-        };
-        let role = match t.role.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
-            None => default_role,
-            Some(("legit", _)) => Role::Legit,
-            Some(("abusive", _)) => Role::Abusive,
-            Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    &f("role"),
-                    format!("unknown role `{other}` (expected legit or abusive)"),
-                ));
-            }
-        };
-        let allowed: Vec<&str> = match kind {
-            "constant" | "poisson" | "nat" | "credential_stuffing" => {
-                [&["rate"][..], PROCESS, IDENTITY].concat()
-            }
-            "scraper" => [&["over"][..], PROCESS, IDENTITY].concat(),
-            "bursts" => [&["count", "every", "spread"][..], IDENTITY].concat(),
-            "boundary" => [&["count", "at", "lead", "spread", "repeat"][..], IDENTITY].concat(),
-            "replay" => REPLAY.to_vec(),
-            other => {
-                return Err(self.err(
-                    t.kind.span(),
-                    &f("kind"),
-                    format!("unknown traffic kind `{other}` (expected {KINDS})"),
-                ));
-            }
-        };
+        let kind: TrafficKind = t
+            .kind
+            .get_ref()
+            .parse()
+            .map_err(|m: String| self.err(t.kind.span(), &f("kind"), m))?;
+        let role = self.role(t, kind, &f)?;
         if let Some((field, span)) = t
             .present_fields()
             .into_iter()
-            .find(|(n, _)| !allowed.contains(n))
+            .find(|(n, _)| !kind.accepts(n))
         {
             return Err(self.err(
                 span,
@@ -121,26 +46,11 @@ impl Ctx<'_> {
                 format!("not used by traffic kind `{kind}`"),
             ));
         }
-        let start = match &t.start {
-            Some(s) => self.duration(s, &f("start"), false)?,
-            None => 0,
-        };
-        let stop = match &t.stop {
-            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
-            None => duration,
-        };
-        if start >= stop {
-            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
-            return Err(self.err(
-                span,
-                &f("start"),
-                "must be before the source's stop and the scenario's end",
-            ));
-        }
+        let (start, stop) = self.active_span(t, duration, &f)?;
         let population = self.population(t, kind, &f)?;
         // Generated IPv4 addresses give each source its own 10.<i>.0.0/16: 256 of them.
         let generates_ipv4 = !population.ipv6 && !matches!(population.ip, IdGen::Fixed(_));
-        if kind != "replay" && generates_ipv4 && i >= GENERATED_IPV4_SOURCES {
+        if kind != TrafficKind::Replay && generates_ipv4 && i >= GENERATED_IPV4_SOURCES {
             return Err(self.err(
                 t.name.span(),
                 &f("ip"),
@@ -150,36 +60,24 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        let clients = population.clients as u64;
         let arrivals = match kind {
-            "constant" | "poisson" | "nat" | "scraper" | "credential_stuffing" => {
-                let rate = self.kind_rate(t, kind, policy, clients, &f)?;
-                self.process(t, kind, rate, stop - start, &f)?
+            TrafficKind::Bursts => self.bursts(t, &f)?,
+            TrafficKind::Boundary => self.boundary(t, policy, start, stop, &f)?,
+            TrafficKind::Replay => self.replay(t, policy, &f)?,
+            TrafficKind::Constant
+            | TrafficKind::Poisson
+            | TrafficKind::Nat
+            | TrafficKind::Scraper
+            | TrafficKind::CredentialStuffing => {
+                let arrival = self.arrival(t, kind, &f)?;
+                let clients = population.clients as u64;
+                let rate = self.kind_rate(t, kind, arrival, policy, clients, &f)?;
+                self.process(t, arrival, rate, stop - start, &f)?
             }
-            "bursts" => self.bursts(t, &f)?,
-            "boundary" => {
-                let boundary = self.boundary(t, policy, &f)?;
-                if let Arrivals::Boundary { at, lead, .. } = boundary
-                    && (at - lead >= stop || at < start)
-                {
-                    let span = t.at.as_ref().map_or(t.kind.span(), |s| s.span());
-                    return Err(self.err(
-                        span,
-                        &f("at"),
-                        format!(
-                            "the attack at {} falls outside the source's [start, stop): it would send nothing",
-                            time::format_duration(at)
-                        ),
-                    ));
-                }
-                boundary
-            }
-            "replay" => self.replay(t, policy, &f)?,
-            _ => unreachable!("kind checked above"),
         };
         let spec = SourceSpec {
             name,
-            kind: kind.to_string(),
+            kind,
             role,
             arrivals,
             start,
@@ -198,7 +96,76 @@ impl Ctx<'_> {
                 ),
             ));
         }
+        // Thinning draws candidates at the peak rate and walks every on/off or MMPP switch:
+        // `on = "1ns"` sends little but never ends.
+        if let Some(n) = spec.expected_work()
+            && n > MAX_REQUESTS_PER_SOURCE
+        {
+            let (field, span) = match &spec.arrivals {
+                Arrivals::Poisson(Intensity::OnOff { .. }) => {
+                    ("on", t.on.as_ref().map(|s| s.span()))
+                }
+                Arrivals::Poisson(Intensity::Mmpp { .. }) => {
+                    ("mmpp_stay", t.mmpp_stay.as_ref().map(|s| s.span()))
+                }
+                Arrivals::Poisson(Intensity::Spike { .. }) => {
+                    ("peak", t.peak.as_ref().map(|s| s.span()))
+                }
+                _ => ("rate", t.rate.as_ref().map(|s| s.span())),
+            };
+            return Err(self.err(
+                span.unwrap_or(t.kind.span()),
+                &f(field),
+                format!(
+                    "generating this source would take about {n:.1e} steps (candidates drawn at its peak rate, and on/off or MMPP switches; more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the periods and the duration"
+                ),
+            ));
+        }
         Ok(spec)
+    }
+
+    /// `[start, stop)`: when the source sends, within the scenario's duration.
+    fn active_span(
+        &self,
+        t: &RawTraffic,
+        duration: Nanos,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<(Nanos, Nanos)> {
+        let start = match &t.start {
+            Some(s) => self.duration(s, &f("start"), false)?,
+            None => 0,
+        };
+        let stop = match &t.stop {
+            Some(s) => self.duration(s, &f("stop"), true)?.min(duration),
+            None => duration,
+        };
+        if start >= stop {
+            let span = t.start.as_ref().map_or(t.name.span(), |s| s.span());
+            return Err(self.err(
+                span,
+                &f("start"),
+                "must be before the source's stop and the scenario's end",
+            ));
+        }
+        Ok((start, stop))
+    }
+
+    /// `role`, or the kind's default.
+    fn role(&self, t: &RawTraffic, kind: TrafficKind, f: &dyn Fn(&str) -> String) -> Result<Role> {
+        Ok(
+            match t.role.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
+                None => kind.default_role(),
+                Some(("legit", _)) => Role::Legit,
+                Some(("abusive", _)) => Role::Abusive,
+                Some((other, span)) => {
+                    return Err(self.err(
+                        span,
+                        &f("role"),
+                        format!("unknown role `{other}` (expected legit or abusive)"),
+                    ));
+                }
+            },
+        )
     }
 
     /// The per-client base rate of a rate-driven kind (`None` for processes that give their own
@@ -206,12 +173,13 @@ impl Ctx<'_> {
     fn kind_rate(
         &self,
         t: &RawTraffic,
-        kind: &str,
+        kind: TrafficKind,
+        arrival: ArrivalKind,
         policy: &Policy,
         clients: u64,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Option<Rate>> {
-        if kind == "scraper" {
+        if kind == TrafficKind::Scraper {
             // `over` × the policy's rate, for the source as a whole, kept exact to 1/1000.
             let over = t.over.as_ref().map_or(1.1, |o| o.get_ref().0);
             if !(over > 0.0 && over <= 1000.0) {
@@ -223,11 +191,7 @@ impl Ctx<'_> {
             let rate = Rate::new(count.max(1), per).expect("positive");
             return Ok(Some(rate));
         }
-        let self_rated = matches!(
-            t.arrival.as_ref().map(|a| a.get_ref().as_str()),
-            Some("mmpp" | "phases")
-        );
-        if self_rated {
+        if arrival.sets_own_rates() {
             if let Some(r) = &t.rate {
                 return Err(self.err(
                     r.span(),
@@ -246,7 +210,7 @@ impl Ctx<'_> {
         };
         let mut rate =
             time::parse_rate(r.get_ref()).map_err(|e| self.unit_err(r.span(), &f("rate"), e))?;
-        if kind == "credential_stuffing" {
+        if kind == TrafficKind::CredentialStuffing {
             // `rate` is the whole attack's; each address sends its share.
             rate = Rate::new(rate.count, rate.per.saturating_mul(clients)).expect("positive");
             let per_ip_window = rate.per_second() * policy.window as f64 / 1e9;
@@ -292,6 +256,8 @@ impl Ctx<'_> {
         &self,
         t: &RawTraffic,
         policy: &Policy,
+        start: Nanos,
+        stop: Nanos,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Arrivals> {
         let Some(count) = &t.count else {
@@ -340,6 +306,16 @@ impl Ctx<'_> {
             }
             _ => None,
         };
+        if at - lead >= stop || at < start {
+            return Err(self.err(
+                at_span,
+                &f("at"),
+                format!(
+                    "the attack at {} falls outside the source's [start, stop): it would send nothing",
+                    time::format_duration(at)
+                ),
+            ));
+        }
         Ok(Arrivals::Boundary {
             count: self.count(count, &f("count"), 100_000_000)?,
             at,

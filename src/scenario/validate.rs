@@ -3,10 +3,11 @@
 
 use super::expect::{self, Expectation};
 use super::raw::{RawOverride, RawScenario, S};
+use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::{AlgorithmKind, Params};
-use crate::check::metric;
 use crate::error::{Error, Location, Result};
+use crate::metrics::metric_names;
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, Nanos, UnitError};
 use std::collections::HashSet;
@@ -124,8 +125,31 @@ impl<'a> Ctx<'a> {
         }
         let mut names = HashSet::new();
         let mut traffic = Vec::with_capacity(raw.traffic.len());
+        // The per-source guards, for all sources together: each alone can be within bounds.
+        let (mut work, mut clients) = (0.0, 0u64);
         for (i, t) in raw.traffic.iter().enumerate() {
             let spec = self.source(i, t.get_ref(), &policy, duration)?;
+            work += spec.expected_work().unwrap_or(0.0);
+            clients += spec.population.clients as u64;
+            let raw_t = t.get_ref();
+            if work > MAX_REQUESTS_PER_SOURCE {
+                return Err(self.err(
+                    raw_t.rate.as_ref().map_or(raw_t.kind.span(), |r| r.span()),
+                    &format!("traffic[{i}].rate"),
+                    format!(
+                        "the sources up to this one would take about {work:.1e} requests or generator steps together (more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the clients and the duration"
+                    ),
+                ));
+            }
+            if clients > MAX_CLIENTS {
+                return Err(self.err(
+                    raw_t.users.as_ref().map_or(raw_t.kind.span(), |u| u.span()),
+                    &format!("traffic[{i}].users"),
+                    format!(
+                        "the sources up to this one have {clients} clients together (more than {MAX_CLIENTS}, each holding a key, an identity and limiter state)"
+                    ),
+                ));
+            }
             if !names.insert(spec.name.clone()) {
                 return Err(self.err(
                     t.get_ref().name.span(),
@@ -135,12 +159,16 @@ impl<'a> Ctx<'a> {
             }
             traffic.push(spec);
         }
+        // A replayed trace with `source`/`role` columns or `abusive` addresses becomes one
+        // source per (source, role) it holds.
+        let (traffic, origin) = crate::traffic::split_sources(traffic)?;
         let reactions = raw
             .traffic
             .iter()
             .enumerate()
-            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i))
+            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
             .collect::<Result<Vec<_>>>()?;
+        let reactions = origin.iter().map(|&i| reactions[i]).collect();
         let mut scenario = Scenario {
             name,
             description: raw
@@ -161,7 +189,7 @@ impl<'a> Ctx<'a> {
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {
-            scenario.goals = super::goals::resolve(table, &metric::shape(&scenario))
+            scenario.goals = super::goals::resolve(table, &metric_names(&scenario))
                 .map_err(|(span, field, message)| self.err(span, &field, message))?;
         }
         Ok(scenario)
@@ -175,7 +203,7 @@ impl<'a> Ctx<'a> {
         let Some(list) = list else {
             return Ok(Vec::new());
         };
-        let shape = metric::shape(scenario);
+        let shape = metric_names(scenario);
         list.get_ref()
             .iter()
             .enumerate()

@@ -6,60 +6,11 @@
 //! stream per source, separate from the stream that generates its traffic, so adding retries to
 //! a scenario does not change its first tries.
 
+use crate::rng::{self, Stream};
 use crate::time::Nanos;
-use crate::traffic::Arrival;
-use rand::{Rng, SeedableRng};
+use crate::traffic::{Arrival, Jitter, Reaction, Retry};
+use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-
-/// How long to wait before retrying.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// Give up at the first rejection (open-loop traffic).
-    GiveUp,
-    /// Retry at once (after `rtt`).
-    Immediately,
-    /// Retry exactly when `Retry-After` says (plus `rtt`).
-    AfterRetryAfter,
-    /// Exponential backoff: `min(cap, base·2^n)` for the n-th retry (n from 0), with jitter.
-    Backoff {
-        base: Nanos,
-        cap: Nanos,
-        jitter: Jitter,
-    },
-}
-
-/// AWS's jitter variants. `exp = min(cap, base·2^n)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jitter {
-    /// Sleep `exp`.
-    None,
-    /// Sleep uniform in `[0, exp]`.
-    Full,
-    /// Sleep `exp/2 + uniform[0, exp/2]`.
-    Equal,
-    /// Sleep `min(cap, uniform[base, 3·previous sleep])`, the previous sleep starting at `base`.
-    Decorrelated,
-}
-
-/// A source's clients' reaction to a rejection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Reaction {
-    pub retry: Retry,
-    /// Retries after the first try, at most.
-    pub max_retries: u32,
-    /// Added to every wait: the response's way back plus the client's reaction time.
-    pub rtt: Nanos,
-}
-
-impl Default for Reaction {
-    fn default() -> Self {
-        Reaction {
-            retry: Retry::GiveUp,
-            max_retries: 0,
-            rtt: 0,
-        }
-    }
-}
 
 /// The reactions of every source of a run, with their jitter streams.
 pub struct Clients {
@@ -67,17 +18,10 @@ pub struct Clients {
     rngs: Vec<ChaCha8Rng>,
 }
 
-/// Streams `RETRY_STREAM + i` carry source `i`'s jitter; streams `i` its traffic.
-const RETRY_STREAM: u64 = 1 << 32;
-
 impl Clients {
     pub fn new(reactions: &[Reaction], seed: u64) -> Self {
-        let rngs = (0..reactions.len() as u64)
-            .map(|i| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(RETRY_STREAM + i);
-                rng
-            })
+        let rngs = (0..reactions.len())
+            .map(|i| rng::rng(seed, Stream::Retry, i))
             .collect();
         Clients {
             reactions: reactions.to_vec(),

@@ -86,11 +86,15 @@ pub fn simulate<'a, L: Limiter>(
         last = now;
         if now >= next_evict {
             run.limiter.evict_idle(now);
-            next_evict = (now / evict_every + 1).saturating_mul(evict_every);
+            next_evict = (now / evict_every)
+                .saturating_add(1)
+                .saturating_mul(evict_every);
         }
         if now >= next_sweep {
             run.observers.recorder.evict_idle(now);
-            next_sweep = (now / sweep_every + 1).saturating_mul(sweep_every);
+            next_sweep = (now / sweep_every)
+                .saturating_add(1)
+                .saturating_mul(sweep_every);
         }
         let event = run.queue.pop().expect("peeked");
         match event.kind {
@@ -168,7 +172,9 @@ impl<L: Limiter> Run<'_, L> {
                     key: arrival.key,
                     source: arrival.source,
                 };
-                self.queue.schedule(now + d, release).map_err(internal)?;
+                // Times saturate at the end of virtual time, as the algorithms' do.
+                let at = now.saturating_add(d);
+                self.queue.schedule(at, release).map_err(internal)?;
             }
             Outcome::Reject { retry_after } => {
                 match self
@@ -177,7 +183,7 @@ impl<L: Limiter> Run<'_, L> {
                 {
                     Some((wait, sleep)) => {
                         let retry = Arrival {
-                            time: now + wait,
+                            time: now.saturating_add(wait),
                             attempt: arrival.attempt + 1,
                             ..arrival
                         };

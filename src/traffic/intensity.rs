@@ -8,6 +8,7 @@
 //! `∫λ`, and keeps the state to a few numbers. Rates are `f64` events per nanosecond, like
 //! [`super::poisson`]: randomness is sampled in floating point, times are floored to nanoseconds.
 
+use super::ArrivalKind;
 use crate::time::{Nanos, Rate};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -73,17 +74,22 @@ pub enum Intensity {
 }
 
 impl Intensity {
+    /// The arrival process it is.
+    pub fn kind(&self) -> ArrivalKind {
+        match self {
+            Intensity::Flat(_) => ArrivalKind::Poisson,
+            Intensity::Ramp { .. } => ArrivalKind::Ramp,
+            Intensity::Sine { .. } => ArrivalKind::Sine,
+            Intensity::OnOff { .. } => ArrivalKind::OnOff,
+            Intensity::Mmpp { .. } => ArrivalKind::Mmpp,
+            Intensity::Spike { .. } => ArrivalKind::Spike,
+            Intensity::Phases(_) => ArrivalKind::Phases,
+        }
+    }
+
     /// The name `arrival = "..."` selects it by.
     pub fn name(&self) -> &'static str {
-        match self {
-            Intensity::Flat(_) => "poisson",
-            Intensity::Ramp { .. } => "ramp",
-            Intensity::Sine { .. } => "sine",
-            Intensity::OnOff { .. } => "onoff",
-            Intensity::Mmpp { .. } => "mmpp",
-            Intensity::Spike { .. } => "spike",
-            Intensity::Phases(_) => "phases",
-        }
+        self.kind().name()
     }
 
     /// The largest rate the process reaches: the rate thinning draws candidates at.
@@ -154,6 +160,28 @@ impl Intensity {
                 total
             }
         }
+    }
+}
+
+impl Intensity {
+    /// About how many steps generating `clients` clients over `length` takes: thinning
+    /// candidates drawn at the peak rate (most may be dropped), plus on/off and MMPP state
+    /// switches, which are walked through even where no candidate falls. Floating point: an
+    /// estimate for the work guard, never for generation.
+    pub fn expected_work(&self, length: Nanos, clients: f64) -> f64 {
+        let t = length as f64;
+        let candidates = match self {
+            Intensity::Flat(_) => self.expected_events(length) * clients,
+            _ => self.max_rate() * t * clients,
+        };
+        let switches = match self {
+            // Two switches per on+off cycle, per client.
+            Intensity::OnOff { on, off, .. } => 2.0 * clients * t / (on + off).max(1) as f64,
+            // Two per cycle of the shared state.
+            Intensity::Mmpp { stay, .. } => 2.0 * t / (stay[0] + stay[1]).max(1) as f64,
+            _ => 0.0,
+        };
+        candidates + switches
     }
 }
 

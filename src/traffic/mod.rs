@@ -8,25 +8,29 @@
 pub mod export;
 pub mod intensity;
 mod keys;
+mod kind;
 mod modulated;
 mod periodic;
 mod poisson;
 pub mod population;
+mod reaction;
 mod replay;
 
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
+pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
+pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter, TraceFormat, check_trace_header,
+    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter,
+    TraceData, TraceFormat, prepare_trace, split_sources,
 };
 
 use crate::algorithms::KeyId;
 use crate::error::Result;
 use crate::policy::KeySpec;
+use crate::rng::{self, Stream};
 use crate::time::{Nanos, Rate};
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 use std::path::PathBuf;
 
 /// Whether a source's requests are wanted traffic or an attack.
@@ -120,8 +124,8 @@ impl Population {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceSpec {
     pub name: String,
-    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports should name it.
-    pub kind: String,
+    /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports name it.
+    pub kind: TrafficKind,
     pub role: Role,
     pub arrivals: Arrivals,
     /// No request before this time.
@@ -129,6 +133,19 @@ pub struct SourceSpec {
     /// No request at or after this time.
     pub stop: Nanos,
     pub population: Population,
+}
+
+impl Arrivals {
+    /// The name reports give its timing: the arrival process, or the kind that times itself.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Arrivals::Constant(_) => ArrivalKind::Constant.name(),
+            Arrivals::Poisson(intensity) => intensity.name(),
+            Arrivals::Bursts { .. } => TrafficKind::Bursts.name(),
+            Arrivals::Boundary { .. } => TrafficKind::Boundary.name(),
+            Arrivals::Replay { .. } => TrafficKind::Replay.name(),
+        }
+    }
 }
 
 impl SourceSpec {
@@ -147,6 +164,21 @@ impl SourceSpec {
             }
             Arrivals::Replay { .. } => return None,
         })
+    }
+}
+
+impl SourceSpec {
+    /// About how many steps generating the source takes: its requests, or for a thinned
+    /// Poisson process its candidates and state switches (see [`Intensity::expected_work`]).
+    /// `None` for a replay. Floating point: an estimate for the work guard.
+    pub fn expected_work(&self) -> Option<f64> {
+        match &self.arrivals {
+            Arrivals::Poisson(intensity) => Some(intensity.expected_work(
+                self.stop.saturating_sub(self.start),
+                self.population.clients as f64,
+            )),
+            _ => self.expected_requests(),
+        }
     }
 }
 
@@ -235,12 +267,12 @@ fn build_source(
             client
         })
         .collect();
-    let mut rng = source_rng(seed, index);
+    let mut rng = rng::rng(seed, Stream::Arrivals, index);
     // Setup randomness (per-client rates) has its own stream, so a source without it draws
     // exactly the requests it always did.
     let weights = pop
         .rates
-        .weights(client_keys.len(), &mut side_rng(seed, index, 1));
+        .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
     let picker = population::Picker::new(&weights);
     let inner: Box<dyn Source> = match &spec.arrivals {
         Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
@@ -320,7 +352,7 @@ fn build_source(
         inner,
         &weights,
         &variants,
-        side_rng(seed, index, 2),
+        rng::rng(seed, Stream::Endpoints, index),
     )))
 }
 
@@ -331,24 +363,6 @@ fn scaled_rate(rate: Rate, factor: f64) -> Rate {
     Rate::new(count, PER).expect("count and per are positive")
 }
 
-/// A second random stream of source `index`, for setup draws (`which` = 1) or endpoint choices
-/// (`which` = 2), independent of the stream the arrivals use.
-fn side_rng(seed: u64, index: usize, which: u64) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(index as u64 | (which << 32));
-    rng
-}
-
-/// The random stream of source `index`: the scenario seed selects the key, the source index the
-/// ChaCha stream, so sources are independent and stable under reordering of later sources.
-fn source_rng(seed: u64, index: usize) -> ChaCha8Rng {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    rng.set_stream(index as u64);
-    rng
-}
-
-#[cfg(test)]
-mod population_tests;
 #[cfg(test)]
 mod stats_tests;
 

@@ -7,7 +7,7 @@ use crate::policy::KeyField;
 pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
     SourceSpec {
         name: "s".into(),
-        kind: "test".into(),
+        kind: TrafficKind::Constant,
         role: Role::Legit,
         arrivals,
         start: 0,

@@ -118,6 +118,14 @@ fn bad_reactions_are_refused() {
     for (on_reject, expected) in [
         (r#"{ retry = "sometimes" }"#, "unknown reaction `sometimes`"),
         (
+            r#"{ retry = "backof", jitter = "full" }"#,
+            "on_reject.retry`: unknown reaction `backof`: did you mean `backoff`?",
+        ),
+        (
+            r#"{ retry = "backoff", jitter = "ful" }"#,
+            "on_reject.jitter`: unknown jitter `ful`: did you mean `full`?",
+        ),
+        (
             r#"{ retry = "immediately", jitter = "full" }"#,
             "only `retry = \"backoff\"` uses `jitter`",
         ),
@@ -132,6 +140,21 @@ fn bad_reactions_are_refused() {
         (
             r#"{ retry = "immediately", max_retries = 0 }"#,
             "at least 1",
+        ),
+        // Waits that would carry a retry past the end of virtual time (once an internal error,
+        // exit 70, from a wrapped-around time).
+        (
+            r#"{ retry = "immediately", rtt = "18446744073709551615ns" }"#,
+            "on_reject.rtt`: 3 retries waiting this long after the scenario's end would pass the end of virtual time",
+        ),
+        (
+            r#"{ retry = "backoff", base = "18446744073709551615ns", cap = "18446744073709551615ns" }"#,
+            "on_reject.cap`: 3 retries waiting this long",
+        ),
+        (
+            // Each fits alone, not together: 2 × (cap + rtt) > 2^64 ns.
+            r#"{ retry = "backoff", max_retries = 2, cap = "60000d", rtt = "60000d" }"#,
+            "on_reject.cap`: 2 retries waiting this long",
         ),
     ] {
         let toml = format!(

@@ -75,6 +75,38 @@ fn unknown_algorithm_suggests_the_intended_name() {
 }
 
 #[test]
+fn unknown_traffic_kind_and_arrival_suggest_the_intended_name() {
+    let source = "[[traffic]]\nname = \"a\"\nkind = \"credential_stufing\"\nips = 5\n";
+    assert_fails(
+        &format!("{HEAD}{POLICY}{source}"),
+        &[],
+        &[
+            "bad.toml:8:8",
+            "`traffic[0].kind`",
+            "unknown traffic kind `credential_stufing`: did you mean `credential_stuffing`?",
+        ],
+    );
+    let source = format!("{TRAFFIC}arrival = \"spiek\"\n");
+    assert_fails(
+        &format!("{HEAD}{POLICY}{source}"),
+        &[],
+        &[
+            "bad.toml:10:11",
+            "`traffic[0].arrival`",
+            "unknown arrival `spiek`: did you mean `spike`?",
+        ],
+    );
+    let source = format!("{TRAFFIC}arrival = \"zzz\"\n");
+    assert_fails(
+        &format!("{HEAD}{POLICY}{source}"),
+        &[],
+        &[
+            "unknown arrival `zzz` (known: constant, poisson, ramp, sine, onoff, mmpp, spike, phases)",
+        ],
+    );
+}
+
+#[test]
 fn zero_window() {
     let toml = format!("{HEAD}[policy]\nlimit = 10\nwindow = \"0s\"\n{TRAFFIC}");
     assert_fails(

@@ -1,6 +1,7 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
 mod bench;
+mod bounds;
 mod check;
 mod cli;
 mod closed_loop;
@@ -8,8 +9,11 @@ mod determinism;
 mod errors;
 mod exact;
 mod formats;
+mod io;
+mod layers;
 mod metrics;
 mod replay;
+mod replay_input;
 mod report;
 mod review;
 mod svg;

@@ -6,35 +6,38 @@
 //! channel: memory stays at a few entries whatever the file's size, and the source still pulls
 //! records one at a time. A HAR file is one browser's session: it has no client address and no
 //! user, so `ip` and `user` are empty (one client); `api_key` is the `X-Api-Key` request header
-//! when there is one, `endpoint` the URL's path, `time` the entry's `startedDateTime`.
+//! when there is one, `endpoint` the URL's path, `time` the entry's `startedDateTime`. An entry
+//! without `startedDateTime` or `request.url` is a malformed record (skippable); a document
+//! without `log.entries`, or with an entry over [`MAX_ENTRY`] bytes, is refused.
 
-use super::formats::{Outcome, RecordReader};
-use super::{Record, field_index, trace_error};
+use super::{Outcome, Record, RecordReader, field_index, trace_error};
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::fmt;
-use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 /// Entries buffered between the parsing thread and the source.
 const CHANNEL: usize = 256;
+/// The most bytes one entry may span: 64 MiB (what is kept of it is far less, but a URL or a
+/// header value is held whole while it is read).
+pub const MAX_ENTRY: u64 = 64 << 20;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Entry {
-    started_date_time: String,
-    request: Request,
+    started_date_time: Option<String>,
+    request: Option<Request>,
 }
 
 #[derive(Deserialize)]
 struct Request {
-    url: String,
+    url: Option<String>,
     #[serde(default)]
     headers: Vec<Header>,
 }
@@ -54,12 +57,16 @@ pub struct HarReader {
 }
 
 impl HarReader {
-    pub fn open(path: &Path, file: File) -> HarReader {
+    pub fn open(path: &Path, input: Box<dyn BufRead + Send>) -> HarReader {
         let (tx, rx) = sync_channel(CHANNEL);
         let lines = Arc::new(AtomicU64::new(0));
+        let since_entry = Arc::new(AtomicU64::new(0));
+        let inside = Arc::new(AtomicBool::new(false));
         let reader = Counting {
-            inner: BufReader::with_capacity(1 << 16, file),
+            inner: input,
             lines: lines.clone(),
+            since_entry: since_entry.clone(),
+            inside: inside.clone(),
         };
         let thread_path = path.to_path_buf();
         std::thread::spawn(move || {
@@ -67,8 +74,22 @@ impl HarReader {
             let seed = Root {
                 tx: tx.clone(),
                 lines,
+                since_entry,
+                inside,
+                found: Arc::new(AtomicBool::new(false)),
             };
-            if let Err(e) = seed.deserialize(&mut de).and_then(|()| de.end()) {
+            let found = seed.found.clone();
+            let result = seed.deserialize(&mut de).and_then(|()| de.end());
+            if result.is_ok() && !found.load(Ordering::Relaxed) {
+                let err = trace_error(
+                    &thread_path,
+                    1,
+                    None,
+                    "not a HAR 1.2 document: it has no `log.entries` array".into(),
+                );
+                let _ = tx.send(Err(err));
+            }
+            if let Err(e) = result {
                 // A closed channel means the source was dropped: nothing to report.
                 if !e.to_string().contains(CLOSED) {
                     let err = trace_error(
@@ -96,10 +117,19 @@ impl RecordReader for HarReader {
             Err(_) => return Ok(Outcome::Eof),
         };
         rec.line = line;
-        for f in &mut rec.fields {
-            f.clear();
-        }
-        let stamp = &entry.started_date_time;
+        rec.clear();
+        let bad = |field: &str, m: String| {
+            Ok(Outcome::Bad(trace_error(&self.path, line, Some(field), m)))
+        };
+        let Some(stamp) = &entry.started_date_time else {
+            return bad(
+                "startedDateTime",
+                "the entry has no `startedDateTime`".into(),
+            );
+        };
+        let Some(url) = entry.request.as_ref().and_then(|r| r.url.as_ref()) else {
+            return bad("request.url", "the entry has no `request.url`".into());
+        };
         rec.epoch_ns = match chrono::DateTime::parse_from_rfc3339(stamp)
             .ok()
             .and_then(|d| d.timestamp_nanos_opt())
@@ -116,11 +146,9 @@ impl RecordReader for HarReader {
                 )));
             }
         };
-        let path = url_path(&entry.request.url);
-        rec.fields[field_index(KeyField::Endpoint)].push_str(path);
-        if let Some(h) = entry
-            .request
-            .headers
+        rec.fields[field_index(KeyField::Endpoint)].push_str(url_path(url));
+        let headers = entry.request.as_ref().map_or(&[][..], |r| &r.headers[..]);
+        if let Some(h) = headers
             .iter()
             .find(|h| h.name.eq_ignore_ascii_case("x-api-key"))
         {
@@ -139,10 +167,14 @@ fn url_path(url: &str) -> &str {
 
 const CLOSED: &str = "rlsim: replay stopped";
 
-/// Counts the newlines read so far, to name the line an entry ends on.
+/// Counts the newlines read so far, to name the line an entry ends on, and the bytes since the
+/// last entry, to refuse one over [`MAX_ENTRY`].
 struct Counting<R> {
     inner: R,
     lines: Arc<AtomicU64>,
+    since_entry: Arc<AtomicU64>,
+    /// Inside `log.entries` (bytes elsewhere are skipped without being held).
+    inside: Arc<AtomicBool>,
 }
 
 impl<R: Read> Read for Counting<R> {
@@ -152,6 +184,14 @@ impl<R: Read> Read for Counting<R> {
         if nl > 0 {
             self.lines.fetch_add(nl, Ordering::Relaxed);
         }
+        if self.inside.load(Ordering::Relaxed)
+            && self.since_entry.fetch_add(n as u64, Ordering::Relaxed) + n as u64 > MAX_ENTRY
+        {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("an entry longer than {} MiB", MAX_ENTRY >> 20),
+            ));
+        }
         Ok(n)
     }
 }
@@ -160,6 +200,11 @@ impl<R: Read> Read for Counting<R> {
 struct Root {
     tx: SyncSender<Item>,
     lines: Arc<AtomicU64>,
+    /// Reset at each entry (see [`Counting`]).
+    since_entry: Arc<AtomicU64>,
+    inside: Arc<AtomicBool>,
+    /// Set once `log.entries` is found.
+    found: Arc<AtomicBool>,
 }
 
 impl<'de> DeserializeSeed<'de> for Root {
@@ -237,12 +282,17 @@ impl<'de> Visitor<'de> for Entries {
         f.write_str("the `log.entries` array")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        self.root.found.store(true, Ordering::Relaxed);
+        self.root.since_entry.store(0, Ordering::Relaxed);
+        self.root.inside.store(true, Ordering::Relaxed);
         while let Some(entry) = seq.next_element::<Entry>()? {
+            self.root.since_entry.store(0, Ordering::Relaxed);
             let line = self.root.lines.load(Ordering::Relaxed) + 1;
             if self.root.tx.send(Ok((line, entry))).is_err() {
                 return Err(serde::de::Error::custom(CLOSED));
             }
         }
+        self.root.inside.store(false, Ordering::Relaxed);
         Ok(())
     }
 }

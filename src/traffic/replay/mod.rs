@@ -1,34 +1,45 @@
 //! Replay of recorded traffic, streamed one record at a time in any of several formats.
 //!
-//! A format reader ([`formats`]) turns lines into [`Record`]s (epoch nanoseconds and the four
-//! identity fields); [`ReplaySource`] applies the options: sorting within a bounded window, idle
+//! A format reader (one file per format: [`csv_trace`], [`jsonl`], [`clf`], [`har`]) turns the
+//! trace into [`Record`]s (epoch nanoseconds, the four identity fields, and the `source` and
+//! `role` columns `rlsim traffic` writes) behind the [`RecordReader`] trait; [`open`] dispatches
+//! on the format. [`ReplaySource`] applies the options: sorting within a bounded window, idle
 //! gaps capped, keys sampled by hash, speed, offset and loops. Memory is bounded by the sort
-//! window and by the requests of one second (for spreading a one-second-resolution log), never
-//! by the file's size. Virtual time 0 is the first record's time rounded down to a multiple of
-//! the policy window, which keeps the trace aligned to the window grid fixed windows saw in
-//! production (`floor(epoch/W)`); a trace of small nanosecond values (under one window) is used
-//! as is.
+//! window, by the requests of one second (for spreading a one-second-resolution log) and by
+//! [`MAX_LINE`], never by the file's size, except for traces held in memory on purpose
+//! ([`input`]: a pipe, which can be read only once, or a small looped file). Virtual time 0 is
+//! the first record's time rounded down to a multiple of the policy window, which keeps the
+//! trace aligned to the window grid fixed windows saw in production (`floor(epoch/W)`); a trace
+//! of small nanosecond values (under one window) is used as is.
+//!
+//! Module dependencies point one way: the format files and [`input`] use only this file's types;
+//! this file dispatches to them; [`source`] and [`split`] sit on top.
 
-mod csv_reader;
-mod formats;
+mod clf;
+mod csv_trace;
 mod har;
+mod input;
+mod jsonl;
+mod source;
+mod split;
 
+pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
+pub use source::ReplaySource;
+pub use split::split_sources;
+
+use super::Role;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::{NANOS_PER_DAY, Nanos};
-use formats::{Outcome, RecordReader};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::path::{Path, PathBuf};
+use ipnet::IpNet;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-use super::{Arrival, KeySpace, Source};
 
 /// The format of a trace file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceFormat {
-    /// CSV with a header: `time` and any of `ip`, `user`, `api_key`, `endpoint`.
+    /// CSV with a header: `time` and any of `ip`, `user`, `api_key`, `endpoint`, `source`, `role`.
     Csv,
     /// One JSON object per line: `time` and any of the same fields (plus ignored others).
     Jsonl,
@@ -78,12 +89,27 @@ impl SkipCounter {
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    fn set(&self, n: u64) {
+        self.0.store(n, Ordering::Relaxed)
+    }
 }
 
 impl PartialEq for SkipCounter {
     fn eq(&self, other: &Self) -> bool {
         self.get() == other.get()
     }
+}
+
+/// The records of one trace that one source replays, when a trace is split into several
+/// sources (see [`split_sources`]): those with this `source` value and this role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// The trace's `source` value; empty when the trace has none.
+    pub source: String,
+    pub role: Role,
+    /// The first part of its trace reports the skipped lines (every part reads them all).
+    pub first: bool,
 }
 
 /// The options of a `replay` source.
@@ -109,6 +135,14 @@ pub struct ReplayOptions {
     /// Count and skip malformed lines instead of failing.
     pub skip_bad_lines: bool,
     pub skipped: SkipCounter,
+    /// Records whose `ip` is in one of these networks are abusive (when they have no `role`).
+    pub abusive: Vec<IpNet>,
+    /// The role of records with no `role` column and no `abusive` match: the source's.
+    pub default_role: Role,
+    /// Which records this source replays, when the trace is split (`None`: all of them).
+    pub part: Option<Part>,
+    /// The trace's bytes when they are held in memory (read once at validation).
+    pub data: TraceData,
 }
 
 impl Default for ReplayOptions {
@@ -125,7 +159,36 @@ impl Default for ReplayOptions {
             align: NANOS_PER_DAY,
             skip_bad_lines: false,
             skipped: SkipCounter::default(),
+            abusive: Vec::new(),
+            default_role: Role::Legit,
+            part: None,
+            data: TraceData::default(),
         }
+    }
+}
+
+impl ReplayOptions {
+    /// The lines this source skipped, for summaries: `None` for a part that is not its trace's
+    /// first (the first reports for all).
+    pub fn skipped_lines(&self) -> Option<u64> {
+        match &self.part {
+            Some(p) if !p.first => None,
+            _ => Some(self.skipped.get()),
+        }
+    }
+
+    /// The role of a record: its `role` column, else `abusive` by address, else the source's.
+    pub fn role_of(&self, rec: &Record) -> Role {
+        if let Some(role) = rec.role {
+            return role;
+        }
+        if !self.abusive.is_empty()
+            && let Ok(ip) = rec.fields[field_index(KeyField::Ip)].parse::<std::net::IpAddr>()
+            && self.abusive.iter().any(|net| net.contains(&ip))
+        {
+            return Role::Abusive;
+        }
+        self.default_role
     }
 }
 
@@ -135,13 +198,86 @@ pub struct Record {
     pub epoch_ns: u64,
     /// Indexed like `KeyField::ALL`.
     pub fields: [String; 4],
+    /// The `source` column (empty without one).
+    pub source: String,
+    /// The `role` column, if the record has one.
+    pub role: Option<Role>,
     pub line: u64,
 }
 
-/// Opens `path` and checks that it can supply `time` and every field `key_spec` uses.
-pub fn check_trace_header(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {
-    formats::check_key(path, key_spec, options)?;
-    formats::open(path, Some(key_spec), options).map(|_| ())
+impl Record {
+    fn clear(&mut self) {
+        for f in &mut self.fields {
+            f.clear();
+        }
+        self.source.clear();
+        self.role = None;
+    }
+}
+
+/// What one read gave.
+pub enum Outcome {
+    Record,
+    Eof,
+    /// A malformed line: an error, or a skipped line with `--skip-bad-lines`.
+    Bad(Error),
+}
+
+/// A stream of trace records, one format's reader.
+pub trait RecordReader: Send {
+    fn read(&mut self, rec: &mut Record) -> Result<Outcome>;
+
+    /// Whether records can carry `source` or `role` (a CSV header says; any JSON line may).
+    fn has_parts(&self) -> bool {
+        false
+    }
+}
+
+/// Opens a trace in its format; with `key_spec`, a CSV header must have a column for each of
+/// its fields.
+pub fn open(
+    path: &Path,
+    key_spec: Option<&KeySpec>,
+    options: &ReplayOptions,
+) -> Result<Box<dyn RecordReader>> {
+    let input = input::open(path, &options.data)?;
+    Ok(match options.format {
+        TraceFormat::Csv => Box::new(csv_trace::CsvReader::open(path, input, key_spec)?),
+        TraceFormat::Jsonl => Box::new(jsonl::reader(path, input)),
+        TraceFormat::Har => Box::new(har::HarReader::open(path, input)),
+        TraceFormat::Clf => Box::new(clf::Clf::new(path, input, options.same_second)),
+    })
+}
+
+/// Reads the trace once if it must be held in memory (see [`TraceData::load`]), then checks
+/// that it can supply `time` and every field `key_spec` uses. Called once, at validation.
+pub fn prepare_trace(path: &Path, key_spec: &KeySpec, options: &mut ReplayOptions) -> Result<()> {
+    check_key(path, key_spec, options)?;
+    options.data = TraceData::load(path, options.loops)?;
+    open(path, Some(key_spec), options).map(|_| ())
+}
+
+/// Refuses a key the format cannot supply: formats with a fixed set of fields cannot key on the
+/// others (checked when the scenario is loaded; `rlsim traffic` reads every field regardless).
+fn check_key(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {
+    let has: &[KeyField] = match options.format {
+        TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
+        TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
+        TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
+    };
+    if let Some(field) = key_spec.fields().iter().find(|f| !has.contains(f)) {
+        let format = match options.format {
+            TraceFormat::Clf => "the combined log format",
+            _ => "a HAR file",
+        };
+        return Err(trace_error(
+            path,
+            1,
+            None,
+            format!("the policy keys on `{field}`, which {format} does not record"),
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn trace_error(path: &Path, line: u64, field: Option<&str>, message: String) -> Error {
@@ -156,214 +292,37 @@ pub(crate) fn trace_error(path: &Path, line: u64, field: Option<&str>, message: 
     }
 }
 
-pub struct ReplaySource {
-    path: PathBuf,
-    reader: Box<dyn RecordReader>,
-    source: u16,
-    start: Nanos,
-    stop: Nanos,
-    key_spec: KeySpec,
-    options: ReplayOptions,
-    /// Records read but not yet released, by (time, reading order, slot in `records`).
-    pending: BinaryHeap<Reverse<(u64, u64, usize)>>,
-    records: Vec<Option<Record>>,
-    free: Vec<usize>,
-    seq: u64,
-    newest: u64,
-    /// The last released record's time and line.
-    last: Option<(u64, u64)>,
-    first: Option<u64>,
-    origin: Option<u64>,
-    /// Nanoseconds removed by `max_gap` in this repetition.
-    cut: u64,
-    /// Added to the times of this repetition; and the last time released.
-    loop_shift: u64,
-    last_trace_time: u64,
-    loop_index: u32,
-    skipped: u64,
-    eof: bool,
-    scratch: String,
+/// Parses a trace timestamp into nanoseconds since the Unix epoch.
+fn parse_time(raw: &str) -> std::result::Result<u64, String> {
+    if raw.bytes().all(|b| b.is_ascii_digit()) && !raw.is_empty() {
+        return raw
+            .parse::<u64>()
+            .map_err(|_| format!("`{raw}` is too large for nanoseconds"));
+    }
+    let dt = chrono::DateTime::parse_from_rfc3339(raw).map_err(|e| {
+        format!("`{raw}` is neither integer nanoseconds nor an RFC 3339 timestamp ({e})")
+    })?;
+    to_epoch_ns(dt, raw)
 }
 
-impl ReplaySource {
-    pub fn open(
-        path: &Path,
-        source: u16,
-        start: Nanos,
-        stop: Nanos,
-        key_spec: &KeySpec,
-        options: &ReplayOptions,
-    ) -> Result<Self> {
-        Ok(ReplaySource {
-            path: path.to_path_buf(),
-            reader: formats::open(path, None, options)?,
-            source,
-            start,
-            stop,
-            key_spec: key_spec.clone(),
-            options: options.clone(),
-            pending: BinaryHeap::new(),
-            records: Vec::new(),
-            free: Vec::new(),
-            seq: 0,
-            newest: 0,
-            last: None,
-            first: None,
-            origin: None,
-            cut: 0,
-            loop_shift: 0,
-            last_trace_time: 0,
-            loop_index: 0,
-            skipped: 0,
-            eof: false,
-            scratch: String::new(),
-        })
-    }
-
-    /// Reads one record into the sort buffer; false at the end of the file.
-    fn fill_one(&mut self) -> Result<bool> {
-        let slot = self.free.pop().unwrap_or_else(|| {
-            self.records.push(None);
-            self.records.len() - 1
-        });
-        let mut rec = self.records[slot].take().unwrap_or_default();
-        loop {
-            match self.reader.read(&mut rec)? {
-                Outcome::Eof => {
-                    self.records[slot] = Some(rec);
-                    self.free.push(slot);
-                    return Ok(false);
-                }
-                Outcome::Bad(_) if self.options.skip_bad_lines => {
-                    self.skipped += 1;
-                    self.options
-                        .skipped
-                        .0
-                        .store(self.skipped, Ordering::Relaxed);
-                }
-                Outcome::Bad(e) => return Err(e),
-                Outcome::Record => break,
-            }
-        }
-        if let Some((prev, prev_line)) = self.last
-            && rec.epoch_ns < prev
-        {
-            let why = if self.options.sort_window == 0 {
-                "the trace must be in time order (or set `sort_window`)".to_string()
-            } else {
-                "it is further out of order than `sort_window` allows".to_string()
-            };
-            return Err(trace_error(
-                &self.path,
-                rec.line,
-                Some("time"),
-                format!("earlier than the record at line {prev_line}: {why}"),
-            ));
-        }
-        self.newest = self.newest.max(rec.epoch_ns);
-        self.pending.push(Reverse((rec.epoch_ns, self.seq, slot)));
-        self.seq += 1;
-        self.records[slot] = Some(rec);
-        Ok(true)
-    }
-
-    /// The next record in time order, or `None` at the end of the trace (all loops).
-    fn next_record(&mut self) -> Result<Option<usize>> {
-        loop {
-            while !self.eof {
-                // A record is final once one more than `sort_window` later has been read.
-                let ready = self.pending.peek().is_some_and(|Reverse((t, _, _))| {
-                    self.options.sort_window == 0
-                        || self.newest.saturating_sub(*t) > self.options.sort_window
-                });
-                if ready {
-                    break;
-                }
-                if !self.fill_one()? {
-                    self.eof = true;
-                }
-            }
-            if let Some(Reverse((_, _, slot))) = self.pending.pop() {
-                return Ok(Some(slot));
-            }
-            // End of file: loop again if asked.
-            self.loop_index += 1;
-            if self.loop_index >= self.options.loops {
-                return Ok(None);
-            }
-            let (Some(first), Some(origin)) = (self.first, self.origin) else {
-                return Ok(None);
-            };
-            // The next repetition's first record lands on this one's last.
-            self.loop_shift = self.last_trace_time - (first - origin);
-            self.cut = 0;
-            self.reader = formats::open(&self.path, None, &self.options)?;
-            self.last = None;
-            self.newest = 0;
-            self.eof = false;
-        }
-    }
-
-    fn sampled_out(&mut self, rec: &Record) -> bool {
-        if self.options.sample >= 1.0 {
-            return false;
-        }
-        let mut buf = std::mem::take(&mut self.scratch);
-        self.key_spec.render_with(&mut buf, |field, out| {
-            out.push_str(&rec.fields[field_index(field)])
-        });
-        let h = fnv1a(buf.as_bytes());
-        self.scratch = buf;
-        (h as f64 / u64::MAX as f64) >= self.options.sample
-    }
+fn to_epoch_ns(
+    dt: chrono::DateTime<chrono::FixedOffset>,
+    raw: &str,
+) -> std::result::Result<u64, String> {
+    dt.timestamp_nanos_opt()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| format!("`{raw}` is outside the supported range (1970 to 2262)"))
 }
 
-impl Source for ReplaySource {
-    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
-        while let Some(slot) = self.next_record()? {
-            let rec = self.records[slot].take().expect("filled");
-            self.free.push(slot);
-            let epoch = rec.epoch_ns;
-            if let Some((prev, _)) = self.last
-                && let Some(max_gap) = self.options.max_gap
-                && epoch - prev > max_gap
-            {
-                self.cut += epoch - prev - max_gap;
-            }
-            self.last = Some((epoch, rec.line));
-            let first = *self.first.get_or_insert(epoch);
-            let origin = *self
-                .origin
-                .get_or_insert(first - first % self.options.align);
-            // `cut` is at most the sum of the gaps since `first`, so this cannot underflow.
-            let trace_time = epoch - origin - self.cut + self.loop_shift;
-            self.last_trace_time = trace_time;
-            let scaled = if self.options.speed == 1.0 {
-                trace_time
-            } else {
-                (trace_time as f64 / self.options.speed) as u64
-            };
-            let time = scaled.saturating_add(self.options.offset);
-            let keep = !self.sampled_out(&rec);
-            self.records[slot] = Some(rec);
-            if time < self.start || !keep {
-                continue;
-            }
-            if time >= self.stop {
-                return Ok(None);
-            }
-            let rec = self.records[slot].as_ref().expect("just put back");
-            let key = keys.intern(&self.key_spec, |field| &rec.fields[field_index(field)]);
-            let user = &rec.fields[field_index(KeyField::User)];
-            // The client is the record's user; without one, the key stands in for it.
-            let client = if user.is_empty() {
-                keys.intern_client_for_key(key)
-            } else {
-                keys.intern_client(user)
-            };
-            return Ok(Some(Arrival::new(time, key, client, self.source)));
-        }
-        Ok(None)
+/// A `role` column's value.
+fn parse_role(raw: &str) -> std::result::Result<Option<Role>, String> {
+    match raw {
+        "" => Ok(None),
+        "legit" => Ok(Some(Role::Legit)),
+        "abusive" => Ok(Some(Role::Abusive)),
+        other => Err(format!(
+            "unknown role `{other}` (expected legit or abusive)"
+        )),
     }
 }
 
@@ -372,11 +331,4 @@ pub(crate) fn field_index(field: KeyField) -> usize {
         .iter()
         .position(|f| *f == field)
         .expect("known field")
-}
-
-/// FNV-1a: a fixed hash, so `sample` keeps the same keys in every rlsim version.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }

@@ -1,34 +1,47 @@
-//! CSV traces: a header with `time` and any of `ip`, `user`, `api_key`, `endpoint` (others
-//! ignored). `time` is integer nanoseconds since the Unix epoch or an RFC 3339 timestamp.
+//! CSV traces: a header with `time` and any of `ip`, `user`, `api_key`, `endpoint`, `source`,
+//! `role` (others ignored). `time` is integer nanoseconds since the Unix epoch or an RFC 3339
+//! timestamp. `source` and `role` are what `rlsim traffic` writes, read back so that a replayed
+//! trace keeps its sources apart.
 
-use super::formats::{Outcome, RecordReader, parse_time};
-use super::{Record, field_index, trace_error};
+use super::input::{Capped, MAX_LINE};
+use super::{Outcome, Record, RecordReader, field_index, parse_role, parse_time, trace_error};
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
-use std::fs::File;
-use std::io::BufReader;
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 pub struct CsvReader {
     path: PathBuf,
-    reader: csv::Reader<BufReader<File>>,
+    reader: csv::Reader<Capped>,
     record: csv::StringRecord,
     time_col: usize,
     /// Column of each identity field, indexed like `KeyField::ALL`.
     cols: [Option<usize>; 4],
+    source_col: Option<usize>,
+    role_col: Option<usize>,
 }
 
 impl CsvReader {
-    pub fn open(path: &Path, file: File, key_spec: Option<&KeySpec>) -> Result<CsvReader> {
+    pub fn open(
+        path: &Path,
+        input: Box<dyn BufRead + Send>,
+        key_spec: Option<&KeySpec>,
+    ) -> Result<CsvReader> {
         let mut reader = csv::ReaderBuilder::new()
             .flexible(false)
             .trim(csv::Trim::All)
-            .from_reader(BufReader::new(file));
+            .from_reader(Capped::new(input));
         let header_err = |m: String| trace_error(path, 1, None, m);
         let headers = reader
             .headers()
             .map_err(|e| header_err(format!("cannot read the CSV header: {e}")))?
             .clone();
+        if reader.get_ref().cut.front() == Some(&1) {
+            return Err(header_err(format!(
+                "the header is longer than {} MiB",
+                MAX_LINE >> 20
+            )));
+        }
         let col = |name: &str| headers.iter().position(|h| h == name);
         let time_col = col("time").ok_or_else(|| {
             header_err(format!(
@@ -51,13 +64,37 @@ impl CsvReader {
             record: csv::StringRecord::new(),
             time_col,
             cols,
+            source_col: col("source"),
+            role_col: col("role"),
         })
+    }
+
+    /// Whether a line of the record just read was cut at `MAX_LINE`.
+    fn was_cut(&mut self, start: u64) -> bool {
+        let end = self.reader.position().line();
+        let cut = &mut self.reader.get_mut().cut;
+        while cut.front().is_some_and(|&l| l < start) {
+            cut.pop_front();
+        }
+        match cut.front() {
+            Some(&l) if l < end || l == start => {
+                cut.pop_front();
+                true
+            }
+            _ => false,
+        }
     }
 }
 
 impl RecordReader for CsvReader {
+    fn has_parts(&self) -> bool {
+        self.source_col.is_some() || self.role_col.is_some()
+    }
+
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
-        match self.reader.read_record(&mut self.record) {
+        let result = self.reader.read_record(&mut self.record);
+        self.reader.get_mut().since_record = 0;
+        match result {
             Ok(false) => return Ok(Outcome::Eof),
             Ok(true) => {}
             Err(e) => {
@@ -68,6 +105,11 @@ impl RecordReader for CsvReader {
                     } => format!("{len} fields where the header has {expected_len}"),
                     csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
                     _ => e.to_string(),
+                };
+                let line = match e.kind() {
+                    // An I/O error has no position: name the line the reader reached.
+                    csv::ErrorKind::Io(_) => self.reader.get_ref().newlines() + 1,
+                    _ => line,
                 };
                 let err = trace_error(
                     &self.path,
@@ -83,20 +125,34 @@ impl RecordReader for CsvReader {
             }
         }
         rec.line = self.record.position().map_or(0, |p| p.line());
-        let raw = &self.record[self.time_col];
-        rec.epoch_ns = match parse_time(raw) {
+        if self.was_cut(rec.line) {
+            return Ok(Outcome::Bad(trace_error(
+                &self.path,
+                rec.line,
+                None,
+                format!(
+                    "line longer than {} MiB (the limit of one trace record)",
+                    MAX_LINE >> 20
+                ),
+            )));
+        }
+        let line = rec.line;
+        let bad = |field, m| Ok(Outcome::Bad(trace_error(&self.path, line, field, m)));
+        rec.epoch_ns = match parse_time(&self.record[self.time_col]) {
             Ok(t) => t,
-            Err(m) => {
-                return Ok(Outcome::Bad(trace_error(
-                    &self.path,
-                    rec.line,
-                    Some("time"),
-                    m,
-                )));
-            }
+            Err(m) => return bad(Some("time"), m),
         };
+        rec.clear();
+        if let Some(c) = self.role_col {
+            match parse_role(&self.record[c]) {
+                Ok(role) => rec.role = role,
+                Err(m) => return bad(Some("role"), m),
+            }
+        }
+        if let Some(c) = self.source_col {
+            rec.source.push_str(&self.record[c]);
+        }
         for (i, col) in self.cols.iter().enumerate() {
-            rec.fields[i].clear();
             if let Some(c) = col {
                 rec.fields[i].push_str(&self.record[*c]);
             }

@@ -1,9 +1,9 @@
-//! Populations, identities and attack kinds, through the scenario syntax that builds them.
+//! Populations, identities and attack kinds, from the scenario syntax to the requests they send.
 
-use super::tests::arrivals;
-use super::{Arrival, KeySpace};
-use crate::scenario::Scenario;
+use super::Scenario;
 use crate::time::NANOS_PER_SEC;
+use crate::traffic::tests::arrivals;
+use crate::traffic::{self, Arrival, KeySpace};
 
 const SEC: u64 = NANOS_PER_SEC;
 
@@ -16,7 +16,7 @@ fn scenario(traffic: &str, key: &str) -> Scenario {
 
 fn run(s: &Scenario) -> (Vec<Arrival>, KeySpace) {
     let mut keys = KeySpace::new();
-    let mut sources = super::build_sources(&s.traffic, &s.policy.key, s.seed, &mut keys).unwrap();
+    let mut sources = traffic::build_sources(&s.traffic, &s.policy.key, s.seed, &mut keys).unwrap();
     let mut out = Vec::new();
     while let Some(a) = sources[0].next_arrival(&mut keys).unwrap() {
         out.push(a);
@@ -77,7 +77,7 @@ fn ipv6_botnet_is_one_user_over_many_addresses() {
     // The same user behind every address.
     let users = crate::policy::KeySpec::new(vec![crate::policy::KeyField::User]).unwrap();
     let mut k = KeySpace::new();
-    let mut src = super::build_sources(&s.traffic, &users, 1, &mut k).unwrap();
+    let mut src = traffic::build_sources(&s.traffic, &users, 1, &mut k).unwrap();
     let first = src[0].next_arrival(&mut k).unwrap().unwrap();
     assert_eq!(k.name(first.key), "s");
 }
@@ -88,7 +88,7 @@ fn credential_stuffing_stays_under_the_per_ip_limit() {
         "kind = \"credential_stuffing\"\nips = 1000\nrate = \"20000/min\"",
         "\"ip\"",
     );
-    assert_eq!(s.traffic[0].role, super::Role::Abusive);
+    assert_eq!(s.traffic[0].role, traffic::Role::Abusive);
     assert_eq!(s.traffic[0].population.endpoint, "/login");
     let (a, keys) = run(&s);
     // 20 000/min for 10 min over 1000 addresses: ~200 000 requests, 20/min per address.

@@ -1,0 +1,144 @@
+//! The combined log format (nginx, Apache), and the common log format, which reads the same.
+//! Timestamps have one-second resolution, so the requests of one second are read together and
+//! spread evenly across it (or kept at its start).
+
+use super::input::{LineFormat, Lines};
+use super::{Outcome, Record, RecordReader, SameSecond, field_index, to_epoch_ns};
+use crate::error::{Error, Result};
+use crate::policy::KeyField;
+use crate::time::NANOS_PER_SEC;
+use std::collections::VecDeque;
+use std::io::BufRead;
+use std::path::Path;
+
+/// One line of the combined log format:
+/// `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 "ref" "ua"`.
+/// `ip` is the first field, `user` the third (`-` for none), `endpoint` the request's path.
+struct ClfLine;
+
+impl LineFormat for ClfLine {
+    fn parse(
+        &self,
+        line: &str,
+        rec: &mut Record,
+    ) -> std::result::Result<(), (Option<&'static str>, String)> {
+        let mut parts = line.splitn(4, ' ');
+        let (Some(ip), Some(_ident), Some(user), Some(rest)) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err((
+                None,
+                "not a combined log line: expected `IP IDENT USER [TIME] \"REQUEST\" ...`".into(),
+            ));
+        };
+        let rest = rest
+            .strip_prefix('[')
+            .ok_or((Some("time"), "no `[` before the time".to_string()))?;
+        let (stamp, rest) = rest
+            .split_once(']')
+            .ok_or((Some("time"), "no `]` after the time".to_string()))?;
+        let dt = chrono::DateTime::parse_from_str(stamp, "%d/%b/%Y:%H:%M:%S %z").map_err(|e| {
+            (
+                Some("time"),
+                format!("`{stamp}` is not like `10/Oct/2000:13:55:36 -0700` ({e})"),
+            )
+        })?;
+        rec.epoch_ns = to_epoch_ns(dt, stamp).map_err(|m| (Some("time"), m))?;
+        let request = rest
+            .trim_start()
+            .strip_prefix('"')
+            .and_then(|r| r.split_once('"'))
+            .map(|(req, _)| req)
+            .ok_or((
+                Some("request"),
+                "no quoted request after the time".to_string(),
+            ))?;
+        let path = request.split(' ').nth(1).unwrap_or("");
+        rec.fields[field_index(KeyField::Ip)].push_str(ip);
+        if user != "-" {
+            rec.fields[field_index(KeyField::User)].push_str(user);
+        }
+        rec.fields[field_index(KeyField::Endpoint)].push_str(path.split('?').next().unwrap_or(""));
+        Ok(())
+    }
+}
+
+/// The combined log format reader: one second's requests at a time.
+pub struct Clf {
+    lines: Lines<ClfLine>,
+    same_second: SameSecond,
+    batch: VecDeque<Record>,
+    spare: Vec<Record>,
+    lookahead: Option<Record>,
+    deferred: VecDeque<Error>,
+}
+
+impl Clf {
+    pub fn new(path: &Path, input: Box<dyn BufRead + Send>, same_second: SameSecond) -> Clf {
+        Clf {
+            lines: Lines::new(path, input, ClfLine),
+            same_second,
+            batch: VecDeque::new(),
+            spare: Vec::new(),
+            lookahead: None,
+            deferred: VecDeque::new(),
+        }
+    }
+}
+
+impl RecordReader for Clf {
+    fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
+        if self.batch.is_empty()
+            && let Some(e) = self.deferred.pop_front()
+        {
+            return Ok(Outcome::Bad(e));
+        }
+        if self.batch.is_empty() {
+            // Gather the requests of the next second (bad lines are passed on in place).
+            let first = match self.lookahead.take() {
+                Some(r) => r,
+                None => {
+                    let mut r = self.spare.pop().unwrap_or_default();
+                    match self.lines.read(&mut r)? {
+                        Outcome::Record => r,
+                        other => return Ok(other),
+                    }
+                }
+            };
+            let second = first.epoch_ns;
+            self.batch.push_back(first);
+            loop {
+                let mut r = self.spare.pop().unwrap_or_default();
+                match self.lines.read(&mut r)? {
+                    Outcome::Record if r.epoch_ns == second => self.batch.push_back(r),
+                    Outcome::Record => {
+                        self.lookahead = Some(r);
+                        break;
+                    }
+                    Outcome::Eof => break,
+                    Outcome::Bad(e) => {
+                        // Reported after this second's records, so that skipping it does not
+                        // split the second in two.
+                        self.spare.push(r);
+                        self.deferred.push_back(e);
+                    }
+                }
+            }
+            if self.same_second == SameSecond::Spread {
+                spread(&mut self.batch);
+            }
+        }
+        let mut out = self.batch.pop_front().expect("filled above");
+        std::mem::swap(rec, &mut out);
+        self.spare.push(out);
+        Ok(Outcome::Record)
+    }
+}
+
+/// `n` records of one second at `k/n` s after it.
+fn spread(batch: &mut VecDeque<Record>) {
+    let n = batch.len() as u64;
+    for (k, r) in batch.iter_mut().enumerate() {
+        r.epoch_ns += k as u64 * NANOS_PER_SEC / n;
+    }
+}

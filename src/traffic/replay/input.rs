@@ -1,0 +1,244 @@
+//! The bytes of a trace, and reading them with bounded memory.
+//!
+//! A trace is read once per algorithm (and once more per loop), so it is normally reopened from
+//! its path. Two kinds are read once, at validation, and held in memory instead: a path that is
+//! not a regular file (a pipe or a device can be read only once, and `/dev/zero` never ends: at
+//! most [`MAX_IN_MEMORY`]), and a small file played with `loop` (reopening a two-line file a
+//! million times costs more than holding it). Every line is at most [`MAX_LINE`] bytes: a longer
+//! one is a malformed line (skippable), never an allocation the size of the file.
+
+use super::{Outcome, Record, trace_error};
+use crate::error::{Error, Result};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The longest line (or CSV record) a trace may have: 1 MiB.
+pub const MAX_LINE: usize = 1 << 20;
+/// The largest trace held in memory because it is not a regular file (a pipe): 64 MiB.
+pub const MAX_IN_MEMORY: u64 = 64 << 20;
+/// A looped trace up to this size is held in memory rather than reopened each repetition.
+const MAX_LOOPED_IN_MEMORY: u64 = 4 << 20;
+
+/// The trace's bytes when they are held in memory; `None`: reopened from the path.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TraceData(Option<Arc<[u8]>>);
+
+impl TraceData {
+    /// Opens `path` once: returns its bytes when it is not a regular file or a small looped
+    /// file, else nothing (it will be reopened).
+    pub fn load(path: &Path, loops: u32) -> Result<TraceData> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+        let regular = meta.is_file();
+        if regular && (loops <= 1 || meta.len() > MAX_LOOPED_IN_MEMORY) {
+            return Ok(TraceData(None));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_IN_MEMORY + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| Error::io(path, e))?;
+        if bytes.len() as u64 > MAX_IN_MEMORY {
+            return Err(trace_error(
+                path,
+                1,
+                None,
+                format!(
+                    "not a regular file and longer than {} MiB: a pipe or device is read into memory once; write the trace to a file instead",
+                    MAX_IN_MEMORY >> 20
+                ),
+            ));
+        }
+        Ok(TraceData(Some(bytes.into())))
+    }
+}
+
+/// A fresh reader over the trace.
+pub(super) fn open(path: &Path, data: &TraceData) -> Result<Box<dyn BufRead + Send>> {
+    Ok(match &data.0 {
+        Some(bytes) => Box::new(Cursor::new(bytes.clone())),
+        None => {
+            let file = File::open(path).map_err(|e| Error::io(path, e))?;
+            Box::new(BufReader::with_capacity(1 << 16, file))
+        }
+    })
+}
+
+/// Reads up to and including the next `\n` into `buf`, at most `MAX_LINE + 1` bytes of it; the
+/// rest of a longer line is read and dropped. Returns the bytes read into `buf` (0 at the end)
+/// and whether the line was too long.
+fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, bool)> {
+    let n = Read::take(&mut *input, MAX_LINE as u64 + 1).read_until(b'\n', buf)?;
+    if n <= MAX_LINE || buf.last() == Some(&b'\n') {
+        return Ok((n, false));
+    }
+    loop {
+        let avail = input.fill_buf()?;
+        if avail.is_empty() {
+            return Ok((n, true));
+        }
+        match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok((n, true));
+            }
+            None => {
+                let len = avail.len();
+                input.consume(len);
+            }
+        }
+    }
+}
+
+/// Parses one line of a line-based format into a record; `Err((field, message))` if malformed.
+pub(super) trait LineFormat: Send {
+    fn parse(
+        &self,
+        line: &str,
+        rec: &mut Record,
+    ) -> std::result::Result<(), (Option<&'static str>, String)>;
+}
+
+/// Reads a line-based file with a reused buffer, skipping blank lines. Invalid UTF-8 and
+/// over-long lines are malformed lines like any other (skippable).
+pub(super) struct Lines<F> {
+    path: PathBuf,
+    input: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    line: u64,
+    format: F,
+}
+
+impl<F: LineFormat> Lines<F> {
+    pub(super) fn new(path: &Path, input: Box<dyn BufRead + Send>, format: F) -> Self {
+        Lines {
+            path: path.to_path_buf(),
+            input,
+            buf: Vec::new(),
+            line: 0,
+            format,
+        }
+    }
+
+    pub(super) fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
+        loop {
+            self.buf.clear();
+            let (n, too_long) =
+                read_line(&mut self.input, &mut self.buf).map_err(|e| Error::io(&self.path, e))?;
+            if n == 0 {
+                return Ok(Outcome::Eof);
+            }
+            self.line += 1;
+            let bad = |m: String| Ok(Outcome::Bad(trace_error(&self.path, self.line, None, m)));
+            if too_long {
+                return bad(format!(
+                    "line longer than {} MiB (the limit of one trace record)",
+                    MAX_LINE >> 20
+                ));
+            }
+            let Ok(text) = std::str::from_utf8(&self.buf) else {
+                return bad("not valid UTF-8".into());
+            };
+            let text = text.trim();
+            if text.is_empty() {
+                continue;
+            }
+            rec.line = self.line;
+            rec.clear();
+            return Ok(match self.format.parse(text, rec) {
+                Ok(()) => Outcome::Record,
+                Err((field, m)) => Outcome::Bad(trace_error(&self.path, self.line, field, m)),
+            });
+        }
+    }
+}
+
+/// Passes a trace to the CSV parser with every line cut at [`MAX_LINE`] bytes (the rest of the
+/// line is dropped and its number noted, so that its record is reported malformed), and fails
+/// once a record grows past that much (an unclosed quote swallowing the file).
+pub(super) struct Capped {
+    inner: Box<dyn BufRead + Send>,
+    /// Bytes since the last newline passed on.
+    column: usize,
+    /// Newlines passed on.
+    newlines: u64,
+    dropping: bool,
+    /// Lines (1-based) that were cut, in order.
+    pub(super) cut: VecDeque<u64>,
+    /// Bytes passed on since the parser last returned a record.
+    pub(super) since_record: usize,
+}
+
+/// Slack for what the CSV parser reads ahead of the record it returns.
+const READ_AHEAD: usize = 1 << 16;
+
+impl Capped {
+    pub(super) fn new(inner: Box<dyn BufRead + Send>) -> Self {
+        Capped {
+            inner,
+            column: 0,
+            newlines: 0,
+            dropping: false,
+            cut: VecDeque::new(),
+            since_record: 0,
+        }
+    }
+}
+
+impl Capped {
+    /// Newlines passed on so far.
+    pub(super) fn newlines(&self) -> u64 {
+        self.newlines
+    }
+}
+
+impl Read for Capped {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let avail = self.inner.fill_buf()?;
+            if avail.is_empty() || out.is_empty() {
+                return Ok(0);
+            }
+            if self.dropping {
+                let (len, found) = match avail.iter().position(|&b| b == b'\n') {
+                    Some(i) => (i, true),
+                    None => (avail.len(), false),
+                };
+                self.inner.consume(len);
+                self.dropping = !found;
+                continue;
+            }
+            let mut n = 0;
+            for &b in avail.iter().take(out.len()) {
+                if b == b'\n' {
+                    self.column = 0;
+                    self.newlines += 1;
+                } else if self.column == MAX_LINE {
+                    self.dropping = true;
+                    self.cut.push_back(self.newlines + 1);
+                    break;
+                } else {
+                    self.column += 1;
+                }
+                out[n] = b;
+                n += 1;
+            }
+            self.inner.consume(n);
+            self.since_record += n;
+            if self.since_record > MAX_LINE + READ_AHEAD {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a record longer than {} MiB (an unclosed quote?)",
+                        MAX_LINE >> 20
+                    ),
+                ));
+            }
+            if n > 0 {
+                return Ok(n);
+            }
+        }
+    }
+}
