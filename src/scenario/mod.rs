@@ -18,7 +18,7 @@ mod validate;
 pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
-use crate::algorithms::{AlgorithmKind, Params};
+use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::Nanos;
@@ -54,6 +54,18 @@ pub struct Scenario {
 pub struct AlgorithmSpec {
     pub kind: AlgorithmKind,
     pub params: Params,
+    /// For a profile, the limiter configured from its native parameters (`[profile.NAME]`).
+    pub profile: Option<Profile>,
+}
+
+impl AlgorithmSpec {
+    /// Calls `visitor` with the concrete limiter this spec runs.
+    pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
+        match self.profile {
+            Some(profile) => Ok(profile.visit(visitor)),
+            None => self.kind.visit(self.params, visitor),
+        }
+    }
 }
 
 impl Scenario {
