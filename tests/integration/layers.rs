@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["observe"],
     &["report"],
     &["sweep"],
-    &["check"],
+    &["check", "bench"],
     &["terminal"],
     &["cli"],
 ];
