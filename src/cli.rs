@@ -4,6 +4,7 @@ use crate::algorithms::AlgorithmKind;
 use crate::algorithms::catalogue;
 use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
+use crate::observe::{self, Observer};
 use crate::output::{Destination, Kind};
 use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
@@ -176,6 +177,10 @@ pub struct RunArgs {
     /// or to standard output for `-` (the table then goes to standard error).
     #[arg(long, value_name = "FILE")]
     pub decisions: Option<PathBuf>,
+    /// Write the metrics a deployment of each algorithm would expose, scraped every 15 s of
+    /// virtual time, to this file in the OpenMetrics text format (docs/observability.md).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_out: Option<PathBuf>,
     /// Exit with code 1 when an expectation of the scenario fails.
     #[arg(long)]
     pub strict: bool,
@@ -375,24 +380,58 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         }
         None => None,
     };
+    let metrics_out = match &args.metrics_out {
+        Some(path) => {
+            let d = Destination::or_stdout(path)?;
+            d.refuse_inputs("--metrics-out", scenario.inputs())?;
+            if d.kind() == Kind::Stdout {
+                return Err(Error::Usage(
+                    "--metrics-out needs a file (standard output holds the table or the summary)"
+                        .into(),
+                ));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    let observe = observe::wanted(&scenario, metrics_out.is_some());
     let decisions_on_stdout = decisions.as_ref().is_some_and(|d| d.kind() == Kind::Stdout);
     let log = decisions.map(DecisionLog::new);
-    let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| match &log {
-        Some(log) => log.part(spec.kind.name()).map(Some),
-        None => Ok(None),
+    let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| {
+        let part = match &log {
+            Some(log) => Some(log.part(spec.kind.name())?),
+            None => None,
+        };
+        let observer = observe.then(|| {
+            let name = spec.kind.name();
+            Observer::new(&scenario, name, spec.params.window, metrics_out.is_some())
+        });
+        Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
     };
     let progress = sim::Progress::new();
-    let (report, parts) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
+    let (mut report, sinks) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
         sim::run(&scenario, make_sink, Some(&progress))
     })?;
-    let mut parts: Vec<_> = parts.into_iter().flatten().collect();
+    let mut parts = Vec::new();
+    let mut observations = Vec::new();
+    for (i, (part, observer)) in sinks.into_iter().flatten().enumerate() {
+        parts.extend(part);
+        if let Some(o) = observer {
+            let mut o = o.finish(&scenario);
+            o.attach(&mut report.algorithms[i]);
+            observations.push(o);
+        }
+    }
     for part in &mut parts {
         part.flush()?;
+    }
+    if let Some(d) = &metrics_out {
+        d.write_all(&observe::openmetrics(&observations), stdout)?;
     }
     if let Some(out) = &args.out {
         let args: Vec<String> = std::env::args().collect();
         let provenance = Provenance::new(&scenario, text.as_bytes(), &args);
-        report::write_outputs(out, &scenario, &report, &provenance)?;
+        report::write_outputs(out, &scenario, &report, &provenance, &observations)?;
     }
     if let Some(log) = &log {
         match log.write(parts, stdout) {
@@ -421,6 +460,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             };
             let mut text =
                 report::styled_table(&scenario, &report.algorithms, &report.throughput, colour);
+            text.push_str(&observe::alert_lines(&observations));
             if !lines.is_empty() {
                 text.push('\n');
                 text.push_str(&lines);
@@ -431,7 +471,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         Format::Json => {
             print(
                 stdout,
-                &report::summary_json(&Summary::new(&scenario, &report)),
+                &report::summary_json(&Summary::observed(&scenario, &report, &observations)),
             )?;
             if !args.quiet {
                 print_to(stderr, "<stderr>", lines.as_bytes())?;

@@ -36,6 +36,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
+pub mod observe;
 pub mod output;
 pub mod policy;
 pub mod report;

@@ -13,9 +13,7 @@ pub use expect::{ExpectationResult, evaluate};
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
 use crate::output::Destination;
-use crate::report::DecisionPart;
 use crate::scenario::Scenario;
-use crate::sim;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -192,10 +190,7 @@ pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
     scenario
         .algorithms
         .par_iter()
-        .map(|spec| {
-            sim::run_one::<DecisionPart>(scenario, spec, None, false, None)
-                .map(|(report, _, _)| report)
-        })
+        .map(|spec| crate::observe::simulate_one(scenario, spec))
         .collect()
 }
 

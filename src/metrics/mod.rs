@@ -274,6 +274,10 @@ pub struct AlgorithmReport {
     pub delay: DelayStats,
     pub roles: RoleReport,
     pub sources: Vec<SourceReport>,
+    /// The figures of the scenario's alert rules, `<rule>_<figure>` (read as
+    /// `alerts_<rule>_<figure>`); absent when the scenario has no `[[alert]]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<std::collections::BTreeMap<String, Option<f64>>>,
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around

@@ -176,7 +176,13 @@ pub fn metric_names(scenario: &Scenario) -> MetricNames {
             source.keys_per_client_mean = Some(0.0);
         }
     }
-    MetricNames::of_report(&report)
+    let mut names = MetricNames::of_report(&report);
+    // Alert figures exist only in runs that evaluate the scenario's rules.
+    names
+        .algorithm
+        .extend(scenario.alerts.iter().flat_map(|a| a.metric_names()));
+    names.algorithm.sort();
+    names
 }
 
 #[cfg(test)]

@@ -175,6 +175,7 @@ impl Recorder {
             }
         };
         AlgorithmReport {
+            alerts: None,
             algorithm: algorithm.to_string(),
             limit: params.limit,
             window_ns: params.window,

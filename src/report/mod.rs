@@ -6,6 +6,7 @@ pub mod charts;
 mod decisions;
 pub mod document;
 mod files;
+mod observed;
 mod provenance;
 pub mod ranking;
 mod review;
@@ -36,6 +37,9 @@ pub struct Summary<'a> {
     pub rlsim_version: &'static str,
     pub scenario: ScenarioInfo<'a>,
     pub algorithms: &'a [AlgorithmReport],
+    /// The alert rules' outcomes, per contender and rule; absent without `[[alert]]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alerts: Vec<&'a crate::observe::AlertResult>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +69,15 @@ pub struct SourceInfo<'a> {
 
 impl<'a> Summary<'a> {
     pub fn new(scenario: &'a Scenario, report: &'a RunReport) -> Self {
+        Self::observed(scenario, report, &[])
+    }
+
+    /// The summary of a run with observers (their alert outcomes join it).
+    pub fn observed(
+        scenario: &'a Scenario,
+        report: &'a RunReport,
+        observations: &'a [crate::observe::Observation],
+    ) -> Self {
         Summary {
             rlsim_version: env!("CARGO_PKG_VERSION"),
             scenario: ScenarioInfo {
@@ -90,6 +103,7 @@ impl<'a> Summary<'a> {
                     .collect(),
             },
             algorithms: &report.algorithms,
+            alerts: observations.iter().flat_map(|o| &o.alerts).collect(),
         }
     }
 }
@@ -102,11 +116,14 @@ pub fn write_outputs(
     scenario: &Scenario,
     report: &RunReport,
     provenance: &Provenance,
+    observations: &[crate::observe::Observation],
 ) -> Result<()> {
-    let charts = charts::all(scenario, &report.algorithms)?;
-    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance);
+    let mut charts = charts::all(scenario, &report.algorithms)?;
+    charts.extend(charts::observed(scenario, observations)?);
+    let extra = observed::blocks(observations);
+    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let summary = Summary::new(scenario, report);
+    let summary = Summary::observed(scenario, report, observations);
     write_atomic(&dir.join("summary.json"), &summary_json(&summary))?;
     write_atomic(&dir.join("summary.csv"), &summary_csv(&report.algorithms))?;
     write_atomic(

@@ -18,8 +18,12 @@ pub fn reports(
     algorithms: &[AlgorithmReport],
     charts: &[Chart],
     provenance: &Provenance,
+    observed: Vec<Block>,
 ) -> (String, String) {
-    let blocks = blocks(scenario, algorithms, charts, provenance);
+    let mut blocks = blocks(scenario, algorithms, charts, provenance);
+    // Before "Reproducibility", the last section.
+    let at = blocks.len().saturating_sub(2);
+    blocks.splice(at..at, observed);
     let title = format!("rlsim report: {}", scenario.name);
     (document::markdown(&blocks), document::html(&title, &blocks))
 }

@@ -3,6 +3,7 @@
 //! Parsing keeps every value's position; validation refuses anything inconsistent with an error
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
+pub mod alerts;
 mod client;
 pub mod expect;
 pub mod goals;
@@ -17,6 +18,7 @@ mod raw;
 mod traffic;
 mod validate;
 
+pub use alerts::{AlertSpec, GroupBy, Measure};
 pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
@@ -49,6 +51,8 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// The priorities the report ranks algorithms against (`[goals]`).
     pub goals: Vec<Goal>,
+    /// Alert rules replayed on the virtual timeline (`[[alert]]`).
+    pub alerts: Vec<AlertSpec>,
     /// The `[sweep]` table: checked for shape here, read by `rlsim sweep` and `rlsim check`.
     pub sweep: Option<SweepSpec>,
 }

@@ -36,6 +36,9 @@ pub struct RawScenario {
     /// The priorities the report ranks algorithms by: `max_<metric>` / `min_<metric>` = bound.
     #[serde(default)]
     pub goals: Option<BTreeMap<String, S<toml::Value>>>,
+    /// Alert rules replayed on the virtual timeline (see `alerts.rs`).
+    #[serde(default)]
+    pub alert: Vec<S<super::alerts::RawAlert>>,
     /// The sweep `rlsim sweep` runs by default, and what `rlsim check` expects of it.
     #[serde(default)]
     pub sweep: Option<S<RawSweep>>,

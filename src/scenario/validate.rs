@@ -223,6 +223,7 @@ impl<'a> Ctx<'a> {
             reactions,
             expectations: Vec::new(),
             goals: Vec::new(),
+            alerts: Vec::new(),
             sweep: raw.sweep.as_ref().map(|t| {
                 let t = t.get_ref();
                 let at = |s: &super::raw::S<String>| {
@@ -236,6 +237,7 @@ impl<'a> Ctx<'a> {
                 }
             }),
         };
+        scenario.alerts = self.alerts(&raw.alert, duration)?;
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {

@@ -16,6 +16,30 @@ use crate::traffic::{Arrival, KeySpace, Source};
 /// Receives every decision as it is made (the `--decisions` log).
 pub trait DecisionSink {
     fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()>;
+
+    /// Whether the sink reads each key's identity fields ([`KeySpace::fields`]): the run then
+    /// keeps them (memory per key, no work per decision).
+    fn wants_identities(&self) -> bool {
+        false
+    }
+}
+
+/// Two sinks fed the same decisions (the decision log and the observer).
+impl<A: DecisionSink, B: DecisionSink> DecisionSink for (Option<A>, Option<B>) {
+    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+        if let Some(a) = &mut self.0 {
+            a.record(arrival, decision, keys)?;
+        }
+        if let Some(b) = &mut self.1 {
+            b.record(arrival, decision, keys)?;
+        }
+        Ok(())
+    }
+
+    fn wants_identities(&self) -> bool {
+        self.0.as_ref().is_some_and(|a| a.wants_identities())
+            || self.1.as_ref().is_some_and(|b| b.wants_identities())
+    }
 }
 
 /// The first arrivals of a run, kept to time the limiter on its own afterwards.

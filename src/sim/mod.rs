@@ -92,7 +92,12 @@ pub fn run_one<S: DecisionSink>(
         fn visit<L: Limiter + 'static>(mut self, limiter: L) -> Self::Output {
             let started = Instant::now();
             let scenario = self.scenario;
-            let mut keys = KeySpace::new();
+            let identities = self.sink.as_ref().is_some_and(|s| s.wants_identities());
+            let mut keys = if identities {
+                KeySpace::recording()
+            } else {
+                KeySpace::new()
+            };
             let sources = traffic::build_sources(
                 &scenario.traffic,
                 &scenario.policy.key,

@@ -23,10 +23,8 @@ pub use shard::Shard;
 
 use crate::error::{Error, Result};
 use crate::metrics::flatten;
-use crate::report::DecisionPart;
 use crate::scenario::Scenario;
 use crate::scenario::overrides::Override;
-use crate::sim;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -181,10 +179,8 @@ pub fn run(
             let reports: Vec<_> = scenario
                 .algorithms
                 .par_iter()
-                .map(|spec| {
-                    sim::run_one::<DecisionPart>(&scenario, spec, None, false, None)
-                        .map(|(report, _, _)| report)
-                })
+                // With `[[alert]]` rules, their figures join each point's (see `observe`).
+                .map(|spec| crate::observe::simulate_one(&scenario, spec))
                 .collect::<Result<_>>()?;
             tick();
             Ok(reports

@@ -111,6 +111,11 @@ impl KeySpace {
         id
     }
 
+    /// The name of client `id` (its user identity, or its key's text when it has none).
+    pub fn client_name(&self, id: ClientId) -> &str {
+        &self.clients[id as usize]
+    }
+
     /// Distinct clients seen.
     pub fn clients(&self) -> usize {
         self.clients.len()

@@ -11,6 +11,39 @@ struct Summary {
     rlsim_version: String,
     scenario: ScenarioInfo,
     algorithms: Vec<Algorithm>,
+    /// Only with `[[alert]]` rules (docs/observability.md).
+    #[serde(default)]
+    alerts: Vec<AlertResult>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct AlertResult {
+    contender: String,
+    alert: String,
+    alerts: u64,
+    first_fired_ns: Option<u64>,
+    firing_at_end: u64,
+    episodes: Vec<Episode>,
+    detection: Vec<Detection>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Episode {
+    label: String,
+    fired_ns: u64,
+    resolved_ns: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Detection {
+    source: String,
+    time_to_detect_ns: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,6 +120,9 @@ struct Algorithm {
     delay: Delay,
     roles: Roles,
     sources: Vec<Source>,
+    /// Only with `[[alert]]` rules: `<rule>_<figure>` → number or null.
+    #[serde(default)]
+    alerts: Option<std::collections::BTreeMap<String, Option<f64>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -317,6 +353,16 @@ fn json_format_prints_the_summary() {
         .success();
     let summary: Summary = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(summary.algorithms.len(), 6);
+    // boundary.toml has one alert rule: one result per contender, figures in each row.
+    assert_eq!(summary.alerts.len(), 6);
+    let gcra = summary
+        .algorithms
+        .iter()
+        .find(|a| a.algorithm == "gcra")
+        .unwrap();
+    let figures = gcra.alerts.as_ref().unwrap();
+    assert_eq!(figures["ip_refusals_alerts"], Some(1.0));
+    assert_eq!(figures["ip_refusals_first_fired_ns"], Some(60e9));
 }
 
 #[test]

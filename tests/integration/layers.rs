@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["metrics"],
     &["scenario"],
     &["sim"],
+    &["observe"],
     &["report"],
     &["sweep"],
     &["check", "bench"],

@@ -14,6 +14,7 @@ mod identity;
 mod io;
 mod layers;
 mod metrics;
+mod observe;
 mod profiles;
 mod replay;
 mod replay_input;

@@ -17,8 +17,11 @@ pub mod heatmap;
 mod hurt;
 mod memory;
 mod rate;
+mod refused_share;
 mod retries;
+mod retry_intervals;
 pub mod sweep_line;
+mod top_keys;
 pub mod worst;
 
 use crate::algorithms::AlgorithmKind;
@@ -99,6 +102,26 @@ pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Ch
     }
     if retries::applies(scenario) {
         charts.push(retries::chart(scenario, algorithms)?);
+    }
+    Ok(charts)
+}
+
+/// The dashboard charts of an observed run (`[[alert]]` rules or `--metrics-out`; none
+/// otherwise): refused share over time, top keys by refusals (when any request was refused),
+/// retry intervals (when any client retried).
+pub fn observed(
+    scenario: &Scenario,
+    observations: &[crate::observe::Observation],
+) -> Result<Vec<Chart>> {
+    if observations.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut charts = vec![refused_share::chart(scenario, observations)?];
+    if top_keys::applies(observations) {
+        charts.push(top_keys::chart(scenario, observations)?);
+    }
+    if retry_intervals::applies(observations) {
+        charts.push(retry_intervals::chart(scenario, observations)?);
     }
     Ok(charts)
 }
