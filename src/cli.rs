@@ -187,7 +187,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     }
     let log = args.decisions.as_deref().map(DecisionLog::new);
     let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| match &log {
-        Some(log) => log.part(spec.kind.name()).map(Some),
+        Some(log) => log.part(&spec.name).map(Some),
         None => Ok(None),
     };
     let progress = sim::Progress::new();

@@ -177,6 +177,10 @@ impl Recorder {
             sources,
             timeseries: std::mem::take(&mut self.buckets),
             worst_window_admissions: std::mem::take(&mut self.worst_trace.times).into(),
+            bypassed: None,
+            unlimited: None,
+            warned: None,
+            rules: Vec::new(),
         }
     }
 }

@@ -7,11 +7,13 @@ mod demand;
 mod finish;
 pub mod names;
 mod recorder;
+mod rules;
 mod windows;
 
 pub use finish::ratio;
 pub use names::{MetricNames, Scope, metric_names};
 pub use recorder::Recorder;
+pub use rules::{RuleReport, RuleTally};
 
 use crate::time::Nanos;
 use crate::traffic::Role;
@@ -254,6 +256,17 @@ pub struct AlgorithmReport {
     pub sources: Vec<SourceReport>,
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
+    /// Contenders of `[[contender]]` only (absent in the short form): requests let through by
+    /// the bypass lists, requests no rule applied to (skipped routes), admitted requests that
+    /// carried a warning, and each rule's figures against its own limit, window and key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bypassed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlimited: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warned: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleReport>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]
@@ -286,7 +299,7 @@ pub fn flatten(report: &AlgorithmReport) -> Vec<(String, serde_json::Value)> {
     let mut out = Vec::with_capacity(fields.len() + 16);
     for (name, value) in fields {
         match (name.as_str(), value) {
-            ("sources", _) => {}
+            ("sources" | "rules", _) => {}
             ("roles", serde_json::Value::Object(inner)) => out.extend(inner),
             ("delay", serde_json::Value::Object(inner)) => {
                 out.extend(inner.into_iter().map(|(k, v)| (format!("delay_{k}"), v)))

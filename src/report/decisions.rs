@@ -6,7 +6,7 @@
 
 use crate::algorithms::{Decision, Outcome};
 use crate::error::{Error, Result};
-use crate::sim::DecisionSink;
+use crate::sim::{DecisionSink, Detail};
 use crate::traffic::{Arrival, KeySpace};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -14,13 +14,20 @@ use std::io::{BufReader, BufWriter};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
-pub const HEADER: [&str; 6] = [
+/// The first six columns are the log's original ones, in their order; the last four are what
+/// the response would carry (docs/outputs.md maps them to `RateLimit`, `X-RateLimit-*` and
+/// `Retry-After`).
+pub const HEADER: [&str; 10] = [
     "time_ns",
     "algorithm",
     "key",
     "outcome",
     "delay_ns",
     "retry_after_ns",
+    "rule",
+    "remaining",
+    "reset_ns",
+    "warning",
 ];
 
 /// Where the merged log goes.
@@ -31,12 +38,14 @@ pub struct DecisionLog {
 
 /// One algorithm's rows, in a temporary file deleted unless merged.
 pub struct DecisionPart {
-    algorithm: &'static str,
+    algorithm: String,
     writer: csv::Writer<BufWriter<NamedTempFile>>,
     path: PathBuf,
     time: itoa::Buffer,
     delay: itoa::Buffer,
     retry: itoa::Buffer,
+    remaining: itoa::Buffer,
+    reset: itoa::Buffer,
 }
 
 impl DecisionLog {
@@ -52,10 +61,10 @@ impl DecisionLog {
     }
 
     /// A part file for one algorithm.
-    pub fn part(&self, algorithm: &'static str) -> Result<DecisionPart> {
+    pub fn part(&self, algorithm: &str) -> Result<DecisionPart> {
         let file = super::output_temp_file(&self.dir)?;
         Ok(DecisionPart {
-            algorithm,
+            algorithm: algorithm.to_string(),
             writer: csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(BufWriter::with_capacity(1 << 16, file)),
@@ -63,6 +72,8 @@ impl DecisionLog {
             time: itoa::Buffer::new(),
             delay: itoa::Buffer::new(),
             retry: itoa::Buffer::new(),
+            remaining: itoa::Buffer::new(),
+            reset: itoa::Buffer::new(),
         })
     }
 
@@ -139,7 +150,13 @@ impl MergedLog {
 }
 
 impl DecisionSink for DecisionPart {
-    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+    fn record(
+        &mut self,
+        arrival: &Arrival,
+        decision: &Decision,
+        detail: &Detail<'_>,
+        keys: &KeySpace,
+    ) -> Result<()> {
         let (delay, retry) = match decision.outcome {
             Outcome::Allow => (0, None),
             Outcome::Delay(d) => (d, None),
@@ -157,6 +174,19 @@ impl DecisionSink for DecisionPart {
                 decision.outcome.label().as_bytes(),
                 self.delay.format(delay).as_bytes(),
                 retry,
+                detail.rule.as_bytes(),
+                // No rule applied (bypass, skipped route): no rate-limit headers at all.
+                if detail.unlimited {
+                    b""
+                } else {
+                    self.remaining.format(decision.remaining).as_bytes()
+                },
+                if detail.unlimited {
+                    b""
+                } else {
+                    self.reset.format(decision.reset_at).as_bytes()
+                },
+                if detail.warned { b"1" } else { b"0" },
             ])
             .map_err(|e| Error::io(&self.path, e.into()))
     }

@@ -4,6 +4,7 @@
 //! naming the file, line and field. See `docs/scenario-format.md` for the format.
 
 mod client;
+pub mod contender;
 pub mod expect;
 pub mod goals;
 mod population;
@@ -48,11 +49,31 @@ pub struct Scenario {
     pub goals: Vec<Goal>,
 }
 
-/// One algorithm to run, with its parameters (the policy's, unless overridden).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One contender to run: an algorithm of the short form with its parameters (the policy's,
+/// unless overridden), or a `[[contender]]` with its stack of rules. Reports name it `name`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlgorithmSpec {
+    /// The algorithm's name in the short form; the contender's name otherwise.
+    pub name: String,
+    pub description: String,
+    /// The (first rule's) algorithm and parameters.
     pub kind: AlgorithmKind,
     pub params: Params,
+    /// `None`: one limiter under the policy's key for every request (the short form).
+    pub stack: Option<Box<contender::Stack>>,
+}
+
+impl AlgorithmSpec {
+    /// A short-form entry: `kind` under the policy, named after it.
+    pub fn short(kind: AlgorithmKind, params: Params) -> Self {
+        AlgorithmSpec {
+            name: kind.name().to_string(),
+            description: String::new(),
+            kind,
+            params,
+            stack: None,
+        }
+    }
 }
 
 impl Scenario {

@@ -23,6 +23,9 @@ pub struct RawScenario {
     /// Per-algorithm overrides of the policy's parameters: `[algorithm.token_bucket]`.
     #[serde(default)]
     pub algorithm: BTreeMap<String, S<RawOverride>>,
+    /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
+    #[serde(default)]
+    pub contender: Vec<S<super::contender::RawContender>>,
     #[serde(default)]
     pub output: Option<S<RawOutput>>,
     #[serde(default)]

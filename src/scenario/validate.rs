@@ -2,7 +2,7 @@
 //! anything refused.
 
 use super::expect::{self, Expectation};
-use super::raw::{RawOverride, RawScenario, S};
+use super::raw::{OneOrMany, RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::{AlgorithmKind, Params};
@@ -169,6 +169,22 @@ impl<'a> Ctx<'a> {
             .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
             .collect::<Result<Vec<_>>>()?;
         let reactions = origin.iter().map(|&i| reactions[i]).collect();
+        let mut algorithms = algorithms;
+        for (i, c) in self
+            .contenders(&raw.contender, &policy, &traffic)?
+            .into_iter()
+            .enumerate()
+        {
+            if algorithms.iter().any(|a| a.name == c.name) {
+                let span = raw.contender[i].get_ref().name.span();
+                return Err(self.err(
+                    span,
+                    &format!("contender[{i}].name"),
+                    format!("`{}` is already the name of an algorithm in `algorithms`", c.name),
+                ));
+            }
+            algorithms.push(c);
+        }
         let mut scenario = Scenario {
             name,
             description: raw
@@ -248,21 +264,7 @@ impl<'a> Ctx<'a> {
         };
         let key = match &p.key {
             None => KeySpec::new(vec![KeyField::Ip]).expect("non-empty"),
-            Some(k) => {
-                let mut fields = Vec::new();
-                for name in &k.get_ref().0 {
-                    fields.push(KeyField::parse(name).ok_or_else(|| {
-                        self.err(
-                            k.span(),
-                            "policy.key",
-                            format!("unknown key field `{name}` (expected ip, user, api_key or endpoint)"),
-                        )
-                    })?);
-                }
-                KeySpec::new(fields).ok_or_else(|| {
-                    self.err(k.span(), "policy.key", "must name at least one field")
-                })?
-            }
+            Some(k) => self.key_spec(k, "policy.key")?,
         };
         Ok(Policy {
             limit,
@@ -270,6 +272,21 @@ impl<'a> Ctx<'a> {
             burst,
             key,
         })
+    }
+
+    /// A key as `[policy] key` writes it; a contender's rules read theirs the same way.
+    pub(super) fn key_spec(&self, k: &S<OneOrMany>, field: &str) -> Result<KeySpec> {
+        let mut fields = Vec::new();
+        for name in &k.get_ref().0 {
+            fields.push(KeyField::parse(name).ok_or_else(|| {
+                self.err(
+                    k.span(),
+                    field,
+                    format!("unknown key field `{name}` (expected ip, user, api_key or endpoint)"),
+                )
+            })?);
+        }
+        KeySpec::new(fields).ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
     }
 
     fn algorithm_kind(&self, s: &S<String>, field: &str) -> Result<AlgorithmKind> {
@@ -280,6 +297,8 @@ impl<'a> Ctx<'a> {
 
     fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<AlgorithmSpec>> {
         let kinds: Vec<AlgorithmKind> = match &raw.algorithms {
+            // With contenders, the short form runs only the algorithms it lists.
+            None if !raw.contender.is_empty() => Vec::new(),
             None => AlgorithmKind::ALL.to_vec(),
             Some(list) => {
                 let mut kinds = Vec::new();
@@ -312,7 +331,7 @@ impl<'a> Ctx<'a> {
         };
         let mut specs: Vec<AlgorithmSpec> = kinds
             .iter()
-            .map(|&kind| AlgorithmSpec { kind, params: base })
+            .map(|&kind| AlgorithmSpec::short(kind, base))
             .collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");

@@ -75,6 +75,11 @@ impl KeySpace {
         ClientId::try_from(id).expect("more than 4 billion distinct clients")
     }
 
+    /// The name of client `id`.
+    pub fn client_name(&self, id: ClientId) -> &str {
+        &self.clients[id as usize]
+    }
+
     /// Distinct clients seen.
     pub fn clients(&self) -> usize {
         self.clients.len()
