@@ -5,6 +5,8 @@
 
 mod clients;
 mod contender;
+#[cfg(test)]
+mod contender_tests;
 mod engine;
 mod progress;
 mod queue;
