@@ -3,19 +3,50 @@
 use crate::algorithms::AlgorithmKind;
 use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
+use crate::output::{Destination, Kind};
 use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::sim;
 use crate::terminal;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  rlsim run scenarios/boundary.toml                 compare the algorithms, print a table
+  rlsim run scenarios/boundary.toml --out results   also write the data, charts and reports
+  rlsim check scenarios/ --junit junit.xml          the CI gate: check every expectation
+  rlsim traffic scenarios/burst.toml --out -        the generated requests, as CSV
+  rlsim completions bash > ~/.local/share/bash-completion/completions/rlsim";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  rlsim run scenarios/boundary.toml
+  rlsim run scenarios/boundary.toml --out results --seed 7
+  rlsim run scenarios/burst.toml --format json --quiet > summary.json
+  rlsim run scenarios/burst.toml --decisions - | grep ',reject,'";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  rlsim check scenarios/
+  rlsim check scenarios/ --format json > baseline.json
+  rlsim check scenarios/ --baseline baseline.json --tolerance 0.05 --junit junit.xml
+
+Exit status: 0 when every expectation holds and nothing regressed; 1 when one fails or regresses,
+or when nothing was checked (no expectation and no baseline metric); 2 for bad input.";
+
+const TRAFFIC_EXAMPLES: &str = "\
+Examples:
+  rlsim traffic scenarios/burst.toml --out burst.csv
+  rlsim traffic scenarios/burst.toml --out - | head";
 
 #[derive(Debug, Parser)]
 #[command(
     name = "rlsim",
     version,
-    about = "Replays traffic through every rate-limiting algorithm under a virtual clock, and measures how each one does."
+    about = "Replays traffic through every rate-limiting algorithm under a virtual clock, and measures how each one does.",
+    after_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -25,13 +56,25 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Simulate a scenario through its algorithms and report how each one did.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Run scenarios and check their expectations (and a baseline): the CI gate.
+    #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
     /// List the algorithms rlsim knows.
     Algorithms,
     /// Write the traffic a scenario generates, before any limiter, as a CSV trace.
+    #[command(after_help = TRAFFIC_EXAMPLES)]
     Traffic(TrafficArgs),
+    /// Print a shell completion script to standard output.
+    #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to standard output.
+    #[command(after_help = "Example:\n  rlsim man > rlsim.1 && man ./rlsim.1")]
+    Man,
 }
 
 #[derive(Debug, clap::Args)]
@@ -41,8 +84,8 @@ pub struct TrafficArgs {
     /// The CSV file to write (`-` for standard output): time,ip,user,api_key,endpoint,source,role.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// Override the scenario's seed.
-    #[arg(long, value_name = "N")]
+    /// Override the scenario's seed (0 to 18446744073709551615).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
@@ -53,16 +96,19 @@ pub struct TrafficArgs {
 pub struct RunArgs {
     /// The scenario file (TOML).
     pub scenario: PathBuf,
-    /// Write summary.json, summary.csv, timeseries.csv and throughput.json into this directory.
+    /// Write every output into this directory (created if missing): summary.json, summary.csv,
+    /// timeseries.csv, delays.csv, throughput.json, charts/*.svg, report.md and report.html
+    /// (docs/outputs.md).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Override the scenario's seed.
-    #[arg(long, value_name = "N")]
+    /// Override the scenario's seed (0 to 18446744073709551615).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub seed: Option<u64>,
-    /// What to print on standard output.
+    /// What to print on standard output: the table, or summary.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write every decision (one CSV row per request per algorithm, in time order) to this file.
+    /// Write every decision (one CSV row per request per algorithm, in time order) to this file,
+    /// or to standard output for `-` (the table then goes to standard error).
     #[arg(long, value_name = "FILE")]
     pub decisions: Option<PathBuf>,
     /// Exit with code 1 when an expectation of the scenario fails.
@@ -81,7 +127,7 @@ pub struct CheckArgs {
     /// Scenario files, or directories to search for them (*.toml).
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
-    /// What to print on standard output.
+    /// What to print on standard output: the text report, or the result document (docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also write the results as JUnit XML to this file.
@@ -102,7 +148,7 @@ pub struct CheckArgs {
 pub enum Format {
     /// Text for people.
     Table,
-    /// JSON: `run` prints summary.json; `check` prints its result document (docs/ci.md).
+    /// JSON, for programs.
     Json,
 }
 
@@ -128,31 +174,36 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             };
             let report = check::check(&options)?;
             print(stdout, &report.stdout)?;
+            if report.checked == 0 {
+                // A gate that checked nothing must not look green.
+                print_to(
+                    stderr,
+                    "<stderr>",
+                    b"error: nothing was checked: no scenario has expectations (`expect = [...]`) \
+                      and no baseline metric was compared\n",
+                )?;
+            }
             Ok(status(report.passed))
         }
-        Command::Traffic(args) => {
-            let mut scenario = Scenario::load(&args.scenario)?;
-            if let Some(seed) = args.seed {
-                scenario = scenario.with_seed(seed);
-            }
-            if args.skip_bad_lines {
-                scenario = scenario.with_skip_bad_lines();
-            }
-            let count = crate::traffic::export::write_trace_to(
-                &scenario.traffic,
-                scenario.seed,
-                &args.out,
-                stdout,
-            )?;
-            let mut note = format!("{count} requests written to {}\n", args.out.display());
-            note.push_str(&skipped_lines(&scenario));
-            print_to(stderr, "<stderr>", note.as_bytes())?;
-            Ok(Status::Success)
-        }
+        Command::Traffic(args) => traffic(args, stdout, stderr),
         Command::Algorithms => {
             for kind in AlgorithmKind::ALL {
                 print(stdout, format!("{kind}\n").as_bytes())?;
             }
+            Ok(Status::Success)
+        }
+        Command::Completions { shell } => {
+            let mut bytes = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "rlsim", &mut bytes);
+            print(stdout, &bytes)?;
+            Ok(Status::Success)
+        }
+        Command::Man => {
+            let mut bytes = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut bytes)
+                .map_err(|e| Error::io("<stdout>", e))?;
+            print(stdout, &bytes)?;
             Ok(Status::Success)
         }
     }
@@ -166,6 +217,35 @@ fn status(passed: bool) -> Status {
     }
 }
 
+fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
+    let mut scenario = Scenario::load(&args.scenario)?;
+    if let Some(seed) = args.seed {
+        scenario = scenario.with_seed(seed);
+    }
+    if args.skip_bad_lines {
+        scenario = scenario.with_skip_bad_lines();
+    }
+    let destination = Destination::or_stdout(&args.out)?;
+    destination.refuse_inputs("--out", scenario.inputs())?;
+    let mut out = destination.create(stdout)?;
+    let count = crate::traffic::export::write_trace(
+        &scenario.traffic,
+        scenario.seed,
+        &mut out,
+        destination.path(),
+    )
+    .and_then(|count| out.finish().map(|()| count));
+    let count = match count {
+        // `rlsim traffic --out - | head`: the reader has what it wanted.
+        Err(e) if e.is_broken_pipe() => return Ok(Status::Success),
+        other => other?,
+    };
+    let mut note = format!("{count} requests written to {}\n", args.out.display());
+    note.push_str(&skipped_lines(&scenario));
+    print_to(stderr, "<stderr>", note.as_bytes())?;
+    Ok(Status::Success)
+}
+
 fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     if let Some(out) = &args.out
         && out.exists()
@@ -176,16 +256,32 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             out.display()
         )));
     }
-    let mut scenario = Scenario::load(&args.scenario)?;
-    // The reports name the scenario file by its hash; read it as the scenario was read.
-    let bytes = std::fs::read(&args.scenario).map_err(|e| Error::io(&args.scenario, e))?;
+    // Read once: the reports name the scenario file by the hash of these very bytes.
+    let text = Scenario::read(&args.scenario)?;
+    let mut scenario = Scenario::parse(&text, &args.scenario)?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
     if args.skip_bad_lines {
         scenario = scenario.with_skip_bad_lines();
     }
-    let log = args.decisions.as_deref().map(DecisionLog::new);
+    let decisions = match &args.decisions {
+        Some(path) => {
+            let d = Destination::or_stdout(path)?;
+            d.refuse_inputs("--decisions", scenario.inputs())?;
+            if d.kind() == Kind::Stdout && args.format == Format::Json {
+                return Err(Error::Usage(
+                    "--decisions - and --format json both need standard output; \
+                     write one of them to a file"
+                        .into(),
+                ));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    let decisions_on_stdout = decisions.as_ref().is_some_and(|d| d.kind() == Kind::Stdout);
+    let log = decisions.map(DecisionLog::new);
     let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| match &log {
         Some(log) => log.part(&spec.name).map(Some),
         None => Ok(None),
@@ -194,24 +290,21 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let (report, parts) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
         sim::run(&scenario, make_sink, Some(&progress))
     })?;
-    let merged = match &log {
-        Some(log) => {
-            let mut parts: Vec<_> = parts.into_iter().flatten().collect();
-            for part in &mut parts {
-                part.flush()?;
-            }
-            Some(log.merge(parts)?)
-        }
-        None => None,
-    };
+    let mut parts: Vec<_> = parts.into_iter().flatten().collect();
+    for part in &mut parts {
+        part.flush()?;
+    }
     if let Some(out) = &args.out {
         let args: Vec<String> = std::env::args().collect();
-        let provenance = Provenance::new(&scenario, &bytes, &args);
+        let provenance = Provenance::new(&scenario, text.as_bytes(), &args);
         report::write_outputs(out, &scenario, &report, &provenance)?;
     }
-    // Last, so that a failure writing `--out` leaves no decision log behind.
-    if let Some(merged) = merged {
-        merged.persist()?;
+    if let Some(log) = &log {
+        match log.write(parts, stdout) {
+            // `--decisions - | head`: the reader has what it wanted.
+            Err(e) if e.is_broken_pipe() => {}
+            other => other?,
+        }
     }
     let expectations = check::evaluate(&scenario, &report.algorithms);
     let mut lines = String::new();
@@ -225,14 +318,19 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     match args.format {
         Format::Table if args.quiet => {}
         Format::Table => {
-            let colour = terminal::stdout_has_colour();
+            // With `--decisions -` standard output is the log: the table goes beside it.
+            let (out, colour): (&mut dyn Write, bool) = if decisions_on_stdout {
+                (&mut *stderr, false)
+            } else {
+                (&mut *stdout, terminal::stdout_has_colour())
+            };
             let mut text =
                 report::styled_table(&scenario, &report.algorithms, &report.throughput, colour);
             if !lines.is_empty() {
                 text.push('\n');
                 text.push_str(&lines);
             }
-            print(stdout, text.as_bytes())?;
+            print(out, text.as_bytes())?;
         }
         // stdout stays exactly summary.json; the expectation lines go beside it.
         Format::Json => {

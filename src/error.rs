@@ -79,6 +79,11 @@ impl Error {
         }
     }
 
+    /// A write to a pipe whose reader has gone (`rlsim ... | head`): not a failure of rlsim.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),

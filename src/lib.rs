@@ -35,6 +35,7 @@ pub mod check;
 pub mod cli;
 pub mod error;
 pub mod metrics;
+pub mod output;
 pub mod policy;
 pub mod report;
 pub mod rng;

@@ -66,6 +66,27 @@ pub fn junit(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Vec
     write(&suites)
 }
 
+/// `s` with every character XML 1.0 forbids (control characters other than tab, newline and
+/// carriage return; U+FFFE and U+FFFF) written as a visible `\u{..}` escape: no parser accepts
+/// them even as character references, and a scenario name may hold one.
+fn xml_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    let forbidden = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}')
+    };
+    if !s.contains(forbidden) {
+        return s.into();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if forbidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 fn write(suites: &[(String, Vec<Case>)]) -> Vec<u8> {
     let failed = |cases: &[Case]| cases.iter().filter(|c| c.failure.is_some()).count();
     let total: usize = suites.iter().map(|(_, c)| c.len()).sum();
@@ -84,7 +105,7 @@ fn write(suites: &[(String, Vec<Case>)]) -> Vec<u8> {
     for (name, cases) in suites {
         ev(Event::Start(BytesStart::new("testsuite").with_attributes(
             [
-                ("name", name.as_str()),
+                ("name", xml_safe(name).as_ref()),
                 ("tests", cases.len().to_string().as_str()),
                 ("failures", failed(cases).to_string().as_str()),
                 ("errors", "0"),
@@ -92,17 +113,21 @@ fn write(suites: &[(String, Vec<Case>)]) -> Vec<u8> {
             ],
         )));
         for case in cases {
-            let mut start = BytesStart::new("testcase")
-                .with_attributes([("name", case.name.as_str()), ("classname", case.classname)]);
+            let mut start = BytesStart::new("testcase").with_attributes([
+                ("name", xml_safe(&case.name).as_ref()),
+                ("classname", xml_safe(case.classname).as_ref()),
+            ]);
             if let Some(file) = &case.file {
-                start.push_attribute(("file", file.as_str()));
+                start.push_attribute(("file", xml_safe(file).as_ref()));
             }
             match &case.failure {
                 None => ev(Event::Empty(start)),
                 Some(message) => {
+                    let message = xml_safe(message);
+                    let message = message.as_ref();
                     ev(Event::Start(start));
                     ev(Event::Start(BytesStart::new("failure").with_attributes([
-                        ("message", message.as_str()),
+                        ("message", message),
                         ("type", "rlsim"),
                     ])));
                     ev(Event::Text(BytesText::new(message)));
@@ -117,4 +142,43 @@ fn write(suites: &[(String, Vec<Case>)]) -> Vec<u8> {
     let mut out = w.into_inner();
     out.push(b'\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_characters_become_visible_escapes() {
+        assert_eq!(xml_safe("plain <&> é"), "plain <&> é");
+        assert_eq!(xml_safe("a\u{1}b\tc\u{FFFF}"), "a\\u{1}b\tc\\u{ffff}");
+        let case = |name: &str| Case {
+            name: name.to_string(),
+            classname: "s\u{7}",
+            file: Some("f\u{0}.toml".into()),
+            failure: Some("bad\u{1b}[31m".into()),
+        };
+        let xml = write(&[("suite\u{8}".to_string(), vec![case("c\u{2}")])]);
+        let text = String::from_utf8(xml).unwrap();
+        assert!(!text.chars().any(|c| c < ' ' && c != '\n'), "{text}");
+        let mut reader = quick_xml::Reader::from_str(&text);
+        let mut names = Vec::new();
+        loop {
+            match reader.read_event().unwrap() {
+                Event::Eof => break,
+                Event::Start(e) | Event::Empty(e) => {
+                    for a in e.attributes() {
+                        let a = a.unwrap();
+                        if a.key.as_ref() == "name" {
+                            let value: &str = &a.value;
+                            let value = quick_xml::escape::unescape(value).unwrap();
+                            names.push(value.into_owned());
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(names, ["rlsim check", "suite\\u{8}", "c\\u{2}"]);
+    }
 }

@@ -12,7 +12,8 @@ pub use expect::{ExpectationResult, evaluate};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
-use crate::report::{DecisionPart, write_atomic};
+use crate::output::Destination;
+use crate::report::DecisionPart;
 use crate::scenario::Scenario;
 use crate::sim;
 use rayon::prelude::*;
@@ -47,7 +48,10 @@ pub struct CheckOptions {
 #[derive(Debug, Clone)]
 pub struct CheckReport {
     pub stdout: Vec<u8>,
+    /// Every expectation held, nothing regressed, and something was checked.
     pub passed: bool,
+    /// Expectations evaluated plus baseline metrics compared: 0 means the gate checked nothing.
+    pub checked: usize,
 }
 
 /// Runs a check. Every input problem (a bad scenario, an unreadable baseline) is an `Err`,
@@ -65,6 +69,16 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
             unique_names(&scenarios)?;
             Some(Baseline::load(files)?)
         }
+    };
+    let junit = match &options.junit {
+        Some(path) => {
+            let d = Destination::file(path)?;
+            let baselines = options.baselines.iter().map(PathBuf::as_path);
+            let inputs = scenarios.iter().flat_map(Scenario::inputs);
+            d.refuse_inputs("--junit", inputs.chain(baselines))?;
+            Some(d)
+        }
+        None => None,
     };
     let results: Vec<ScenarioResult> = scenarios
         .into_par_iter()
@@ -85,8 +99,9 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
             .collect();
         baseline::compare(&b, &current, &options.tolerance)
     });
-    if let Some(path) = &options.junit {
-        write_atomic(path, &junit::junit(&results, comparison.as_ref()))?;
+    if let Some(d) = &junit {
+        let xml = junit::junit(&results, comparison.as_ref());
+        d.write_all(&xml, &mut std::io::sink())?;
     }
     let stdout = if options.json {
         output::json(&results, comparison.as_ref(), &options.tolerance)
@@ -95,9 +110,12 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     };
     let failed: usize = results.iter().map(ScenarioResult::failed).sum();
     let regressed = comparison.as_ref().map_or(0, Comparison::regressed);
+    let expectations: usize = results.iter().map(|r| r.expectations.len()).sum();
+    let checked = expectations + comparison.as_ref().map_or(0, |c| c.rows.len());
     Ok(CheckReport {
         stdout,
-        passed: failed == 0 && regressed == 0,
+        passed: failed == 0 && regressed == 0 && checked > 0,
+        checked,
     })
 }
 

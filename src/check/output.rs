@@ -41,6 +41,16 @@ pub fn text(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Stri
             out.push_str(&expectation_line(&r.scenario.name, e));
         }
     }
+    // Without a baseline, a scenario without expectations is run for nothing: say so.
+    let unchecked = results.iter().filter(|r| r.expectations.is_empty());
+    for r in unchecked.filter(|_| comparison.is_none()) {
+        let _ = writeln!(
+            out,
+            "note: {} has no expectations (`expect = [...]`): nothing checked in {}",
+            r.scenario.name,
+            r.scenario.path.display()
+        );
+    }
     if let Some(c) = comparison {
         out.push_str(&diff_table(c));
     }

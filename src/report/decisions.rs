@@ -1,18 +1,19 @@
 //! The `--decisions` log: one CSV row per request per algorithm, in time order.
 //!
-//! Algorithms run in parallel, so each writes its rows to a temporary part file beside the
-//! destination; the parts are then merged by `(time, algorithm order)` into the final file,
-//! which appears only once complete. Memory stays flat however many decisions there are.
+//! Algorithms run in parallel, so each writes its rows to a temporary part file (beside the
+//! destination, or in the system's temporary directory for standard output, a device or a FIFO);
+//! the parts are then merged by `(time, algorithm order)` into the destination, which appears
+//! only once complete. Memory stays flat however many decisions there are.
 
 use crate::algorithms::{Decision, Outcome};
 use crate::error::{Error, Result};
+use crate::output::{Destination, TempFile};
 use crate::sim::{DecisionSink, Detail};
 use crate::traffic::{Arrival, KeySpace};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::{BufReader, BufWriter};
-use std::path::{Path, PathBuf};
-use tempfile::NamedTempFile;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::PathBuf;
 
 /// The first six columns are the log's original ones, in their order; the last four are what
 /// the response would carry (docs/outputs.md maps them to `RateLimit`, `X-RateLimit-*` and
@@ -32,14 +33,14 @@ pub const HEADER: [&str; 10] = [
 
 /// Where the merged log goes.
 pub struct DecisionLog {
-    path: PathBuf,
-    dir: PathBuf,
+    destination: Destination,
 }
 
 /// One algorithm's rows, in a temporary file deleted unless merged.
 pub struct DecisionPart {
     algorithm: String,
-    writer: csv::Writer<BufWriter<NamedTempFile>>,
+    writer: csv::Writer<BufWriter<TempFile>>,
+    /// The user's path, for messages.
     path: PathBuf,
     time: itoa::Buffer,
     delay: itoa::Buffer,
@@ -49,26 +50,19 @@ pub struct DecisionPart {
 }
 
 impl DecisionLog {
-    pub fn new(path: &Path) -> Self {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        DecisionLog {
-            path: path.to_path_buf(),
-            dir,
-        }
+    pub fn new(destination: Destination) -> Self {
+        DecisionLog { destination }
     }
 
     /// A part file for one algorithm.
     pub fn part(&self, algorithm: &str) -> Result<DecisionPart> {
-        let file = super::output_temp_file(&self.dir)?;
+        let file = self.destination.scratch_file()?;
         Ok(DecisionPart {
             algorithm: algorithm.to_string(),
             writer: csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(BufWriter::with_capacity(1 << 16, file)),
-            path: self.path.clone(),
+            path: self.destination.path().to_path_buf(),
             time: itoa::Buffer::new(),
             delay: itoa::Buffer::new(),
             retry: itoa::Buffer::new(),
@@ -77,11 +71,10 @@ impl DecisionLog {
         })
     }
 
-    /// Merges the parts (in algorithm order) into a complete log beside the destination. It
-    /// appears at the destination only when [`MergedLog::persist`] is called, so a caller can
-    /// first write its other outputs and never leave a log beside a failed run.
-    pub fn merge(&self, parts: Vec<DecisionPart>) -> Result<MergedLog> {
-        let io = |e: std::io::Error| Error::io(&self.path, e);
+    /// Merges the parts (in algorithm order) into the destination (`stdout` for `-`). A regular
+    /// file appears only once complete; the parts are deleted either way.
+    pub fn write(&self, parts: Vec<DecisionPart>, stdout: &mut dyn Write) -> Result<()> {
+        let io = |e: std::io::Error| self.destination.err(e);
         let mut readers = Vec::with_capacity(parts.len());
         let mut _keep_alive = Vec::with_capacity(parts.len());
         for part in parts {
@@ -95,9 +88,12 @@ impl DecisionLog {
             );
             _keep_alive.push(file);
         }
-        let out = super::output_temp_file(&self.dir)?;
-        let mut writer = csv::Writer::from_writer(BufWriter::with_capacity(1 << 16, out));
-        let csv_err = |e: csv::Error| Error::io(&self.path, e.into());
+        let out = self.destination.create(stdout)?;
+        let mut writer = csv::Writer::from_writer(out);
+        let csv_err = |e: csv::Error| match e.into_kind() {
+            csv::ErrorKind::Io(e) => io(e),
+            other => Error::Internal(format!("decision log: {other:?}")),
+        };
         writer.write_record(HEADER).map_err(csv_err)?;
         let mut records: Vec<csv::ByteRecord> = vec![csv::ByteRecord::new(); readers.len()];
         let mut heap = BinaryHeap::with_capacity(readers.len());
@@ -125,27 +121,10 @@ impl DecisionLog {
                 heap.push(Reverse((t, i)));
             }
         }
-        let out = writer.into_inner().map_err(|e| io(e.into_error()))?;
-        let out = out.into_inner().map_err(|e| io(e.into_error()))?;
-        Ok(MergedLog {
-            file: out,
-            path: self.path.clone(),
-        })
-    }
-}
-
-/// A complete decision log waiting to be renamed into place (deleted if dropped).
-pub struct MergedLog {
-    file: NamedTempFile,
-    path: PathBuf,
-}
-
-impl MergedLog {
-    pub fn persist(self) -> Result<()> {
-        self.file
-            .persist(&self.path)
-            .map(drop)
-            .map_err(|e| Error::io(&self.path, e.error))
+        writer
+            .into_inner()
+            .map_err(|e| io(e.into_error()))?
+            .finish()
     }
 }
 

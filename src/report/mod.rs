@@ -1,5 +1,5 @@
 //! Outputs: bytes in, bytes out. Each format is a function of the results that returns bytes;
-//! only [`write_atomic`] touches the file system, so a failed run never leaves a half-written file
+//! only [`write_atomic`] (through [`crate::output`]) touches the file system, so a failed run never leaves a half-written file
 //! that looks complete.
 
 pub mod charts;
@@ -11,7 +11,7 @@ pub mod ranking;
 mod review;
 mod table;
 
-pub use decisions::{DecisionLog, DecisionPart, MergedLog};
+pub use decisions::{DecisionLog, DecisionPart};
 pub use files::{
     bucket_count, delays_csv, summary_csv, summary_json, throughput_json, timeseries_csv,
 };
@@ -21,13 +21,13 @@ pub use table::{human_bytes, human_rate, styled_table, table};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
+use crate::output::Destination;
 use crate::policy::Policy;
 use crate::scenario::Scenario;
 use crate::sim::RunReport;
 use crate::time::Nanos;
 use crate::traffic::{Arrivals, Role};
 use serde::Serialize;
-use std::io::Write;
 use std::path::Path;
 
 /// The deterministic result of a run, as `summary.json` holds it.
@@ -128,29 +128,9 @@ pub fn write_outputs(
     Ok(())
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place: readers see the
-/// old file or the complete new one, never a partial one.
+/// Writes `bytes` as the file at `path` through [`crate::output::Destination`]: a regular file is
+/// replaced atomically (readers see the old file or the complete new one), a device or FIFO is
+/// written in place.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = output_temp_file(dir)?;
-    tmp.write_all(bytes).map_err(|e| Error::io(path, e))?;
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
-}
-
-/// A temporary file in `dir` (created if missing) that will be renamed into place as an output.
-/// Temporary files are private (0600) by default; an output is an ordinary readable file.
-pub(crate) fn output_temp_file(dir: &Path) -> Result<tempfile::NamedTempFile> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".rlsim-");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
-    }
-    builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))
+    Destination::file(path)?.write_all(bytes, &mut std::io::sink())
 }

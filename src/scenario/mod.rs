@@ -7,6 +7,7 @@ mod client;
 pub mod contender;
 pub mod expect;
 pub mod goals;
+pub mod limits;
 mod population;
 #[cfg(test)]
 mod population_tests;
@@ -19,7 +20,7 @@ pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
 use crate::algorithms::{AlgorithmKind, Params};
-use crate::error::{Error, Location, Result};
+use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::Reaction;
@@ -79,23 +80,20 @@ impl AlgorithmSpec {
 impl Scenario {
     /// Reads and validates a scenario file.
     pub fn load(path: &Path) -> Result<Scenario> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| Error::Scenario {
-            location: Location {
-                path: path.to_path_buf(),
-                line: None,
-                column: None,
-            },
-            field: None,
-            message: format!("not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
-        })?;
-        Scenario::parse(&text, path)
+        Scenario::parse(&Scenario::read(path)?, path)
+    }
+
+    /// Reads a scenario file's text, once (a FIFO can be read only once), refusing a file over
+    /// 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
+    pub fn read(path: &Path) -> Result<String> {
+        limits::read(path)
     }
 
     /// Parses and validates scenario text; `path` is used in errors and to resolve relative
     /// trace paths.
     pub fn parse(text: &str, path: &Path) -> Result<Scenario> {
         let ctx = validate::Ctx::new(text, path);
+        limits::check_strings(&ctx, text)?;
         let raw = ctx.deserialize()?;
         ctx.scenario(raw)
     }
@@ -109,6 +107,16 @@ impl Scenario {
             }
         }
         self
+    }
+
+    /// The files a run of this scenario reads: the scenario file and its replayed traces. No
+    /// output may be one of them.
+    pub fn inputs(&self) -> impl Iterator<Item = &Path> {
+        let traces = self.traffic.iter().filter_map(|s| match &s.arrivals {
+            crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
+            _ => None,
+        });
+        std::iter::once(self.path.as_path()).chain(traces)
     }
 
     /// The scenario with another seed (the `--seed` flag).

@@ -10,6 +10,7 @@ use crate::time::Nanos;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
+use std::path::Path;
 
 /// One generated request with its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,10 +65,19 @@ pub fn for_each_request(
     Ok(count)
 }
 
-/// Writes every request of `specs` as CSV to `out`; returns how many.
-pub fn write_trace(specs: &[SourceSpec], seed: u64, out: &mut dyn Write) -> Result<u64> {
+/// Writes every request of `specs` as CSV to `out`; returns how many. Write errors name `name`
+/// (the user's path for `out`).
+pub fn write_trace(
+    specs: &[SourceSpec],
+    seed: u64,
+    out: &mut dyn Write,
+    name: &Path,
+) -> Result<u64> {
     let mut w = csv::Writer::from_writer(out);
-    let io = |e: csv::Error| Error::Usage(format!("cannot write the trace: {e}"));
+    let io = |e: csv::Error| match e.into_kind() {
+        csv::ErrorKind::Io(e) => Error::io(name, e),
+        other => Error::Internal(format!("writing the trace: {other:?}")),
+    };
     w.write_record([
         "time", "ip", "user", "api_key", "endpoint", "source", "role",
     ])
@@ -86,33 +96,6 @@ pub fn write_trace(specs: &[SourceSpec], seed: u64, out: &mut dyn Write) -> Resu
         ])
         .map_err(io)
     })?;
-    w.flush()
-        .map_err(|e| Error::Usage(format!("cannot write the trace: {e}")))?;
-    Ok(count)
-}
-
-/// [`write_trace`] to `path`, or to `stdout` when `path` is `-`. The file is written next to its
-/// final name and renamed when complete, so a failed run leaves no half-written trace.
-pub fn write_trace_to(
-    specs: &[SourceSpec],
-    seed: u64,
-    path: &std::path::Path,
-    stdout: &mut dyn Write,
-) -> Result<u64> {
-    if path == std::path::Path::new("-") {
-        return write_trace(specs, seed, stdout);
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(path, e))?;
-    let count = {
-        let mut w = std::io::BufWriter::new(tmp.as_file_mut());
-        let count = write_trace(specs, seed, &mut w)?;
-        w.flush().map_err(|e| Error::io(path, e))?;
-        count
-    };
-    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    w.flush().map_err(|e| Error::io(name, e))?;
     Ok(count)
 }

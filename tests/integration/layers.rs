@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Top-level modules by layer, lowest first. A module may import modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
     &["time", "error", "suggest", "rng"],
-    &["policy"],
+    &["policy", "output"],
     &["algorithms"],
     &["traffic"],
     &["metrics"],

@@ -8,6 +8,7 @@ mod determinism;
 mod errors;
 mod exact;
 mod formats;
+mod io;
 mod layers;
 mod metrics;
 mod replay;
