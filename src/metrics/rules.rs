@@ -33,8 +33,8 @@ pub struct RuleReport {
     /// The most admissions of one rule key in any rolling window, and that over the limit.
     pub max_window_admitted: u64,
     pub burst_factor: f64,
-    /// Refusals of requests the rule applied to that, admitted alone, would have kept every
-    /// window of the rule within its limit.
+    /// Refusals by this rule that, admitted alone, would have kept every window of the rule
+    /// within its limit (its own key and window; see `windows.rs`).
     pub needless_rejections: u64,
     /// Distinct rule keys the rule saw.
     pub keys_seen: u64,
@@ -116,7 +116,9 @@ impl RuleTally {
     /// the refusing one.
     pub fn reject(&mut self, key: KeyId, t: Nanos, by_this_rule: bool) {
         self.applied += 1;
-        self.windows.reject(key, t);
+        if by_this_rule {
+            self.windows.reject(key, t);
+        }
         let m = self.marks(key);
         if by_this_rule {
             let first = !m.refused;

@@ -3,6 +3,7 @@
 //! that looks complete.
 
 pub mod charts;
+mod contenders;
 mod decisions;
 mod document;
 mod files;
