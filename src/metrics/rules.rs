@@ -167,8 +167,9 @@ impl RuleTally {
             keys_warned_before_refusal: n,
             warning_lead_min_ns: self.leads.iter().copied().min(),
             // Integer mean, rounded down.
-            warning_lead_mean_ns: (n > 0)
-                .then(|| (self.leads.iter().map(|&l| l as u128).sum::<u128>() / n as u128) as Nanos),
+            warning_lead_mean_ns: (n > 0).then(|| {
+                (self.leads.iter().map(|&l| l as u128).sum::<u128>() / n as u128) as Nanos
+            }),
         }
     }
 }

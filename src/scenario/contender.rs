@@ -166,7 +166,9 @@ impl Matcher {
                 .tiers
                 .as_ref()
                 .is_none_or(|t| f.tier.is_some_and(|x| t.iter().any(|y| y == x)))
-            && !f.tier.is_some_and(|x| self.not_tiers.iter().any(|y| y == x))
+            && !f
+                .tier
+                .is_some_and(|x| self.not_tiers.iter().any(|y| y == x))
     }
 }
 
@@ -319,7 +321,9 @@ impl Ctx<'_> {
                     return Err(self.err(
                         r.span(),
                         &format!("{field}[{k}]"),
-                        format!("`{text}` is not a route pattern (a path, or a prefix ending in `*`)"),
+                        format!(
+                            "`{text}` is not a route pattern (a path, or a prefix ending in `*`)"
+                        ),
                     ));
                 }
                 Ok(Route(text.clone()))
@@ -440,7 +444,11 @@ impl Ctx<'_> {
         let matcher = Matcher {
             routes: match &r.routes {
                 Some(list) if list.get_ref().is_empty() => {
-                    return Err(self.err(list.span(), &f("routes"), "must list at least one route"));
+                    return Err(self.err(
+                        list.span(),
+                        &f("routes"),
+                        "must list at least one route",
+                    ));
                 }
                 Some(list) => self.routes(list.get_ref(), &f("routes"))?,
                 None => Vec::new(),
@@ -472,7 +480,12 @@ impl Ctx<'_> {
                         format!("tier `{tier}` is already in an earlier per_tier entry"),
                     ));
                 }
-                if base.matcher.tiers.as_ref().is_some_and(|b| !b.contains(tier)) {
+                if base
+                    .matcher
+                    .tiers
+                    .as_ref()
+                    .is_some_and(|b| !b.contains(tier))
+                {
                     return Err(self.err(
                         t.tiers.get_ref()[m].span(),
                         &format!("{tf}.tiers[{m}]"),
@@ -504,9 +517,10 @@ impl Ctx<'_> {
             };
             kind.validate(params)
                 .map_err(|e| self.err(t.limit.span(), &format!("{tf}.limit"), e.to_string()))?;
-            let warn_from = r.warn_at.as_ref().map(|w| {
-                ((*w.get_ref() * limit as f64).ceil() as u64).clamp(1, limit)
-            });
+            let warn_from = r
+                .warn_at
+                .as_ref()
+                .map(|w| ((*w.get_ref() * limit as f64).ceil() as u64).clamp(1, limit));
             let mut matcher = base.matcher.clone();
             matcher.tiers = Some(list.clone());
             entries.push(Rule {

@@ -180,7 +180,10 @@ impl<'a> Ctx<'a> {
                 return Err(self.err(
                     span,
                     &format!("contender[{i}].name"),
-                    format!("`{}` is already the name of an algorithm in `algorithms`", c.name),
+                    format!(
+                        "`{}` is already the name of an algorithm in `algorithms`",
+                        c.name
+                    ),
                 ));
             }
             algorithms.push(c);
@@ -286,7 +289,8 @@ impl<'a> Ctx<'a> {
                 )
             })?);
         }
-        KeySpec::new(fields).ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
+        KeySpec::new(fields)
+            .ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
     }
 
     fn algorithm_kind(&self, s: &S<String>, field: &str) -> Result<AlgorithmKind> {

@@ -163,9 +163,7 @@ impl StackGate<'_> {
                 run.of_identity.resize(slot + 1, KeyId::MAX);
             }
             if run.of_identity[slot] == KeyId::MAX {
-                run.of_identity[slot] = run
-                    .keys
-                    .intern(&rule.key, |f| &fields[field_index(f)]);
+                run.of_identity[slot] = run.keys.intern(&rule.key, |f| &fields[field_index(f)]);
             }
         }
         let known = Known {
@@ -186,10 +184,13 @@ impl Gate for StackGate<'_> {
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
         let now = a.time;
         let known = self.known(a);
-        let unlimited = (Decision::allow(0, now), Detail {
-            unlimited: true,
-            ..Detail::default()
-        });
+        let unlimited = (
+            Decision::allow(0, now),
+            Detail {
+                unlimited: true,
+                ..Detail::default()
+            },
+        );
         if known.bypass {
             self.bypassed += 1;
             return unlimited;
@@ -317,7 +318,11 @@ pub fn run_stack<S: DecisionSink>(
     // Every synthetic client's key up front, in the order the short form registers them.
     if !ids.space.is_empty() {
         let (last, clients) = (ids.space.len() - 1, ids.space.clients());
-        ids.map(last as KeyId, clients.saturating_sub(1) as ClientId, &mut keys);
+        ids.map(
+            last as KeyId,
+            clients.saturating_sub(1) as ClientId,
+            &mut keys,
+        );
     }
     let ids = Arc::new(Mutex::new(ids));
     let sources: Vec<Box<dyn Source>> = inner
@@ -407,8 +412,12 @@ pub fn run_stack<S: DecisionSink>(
         .into_iter()
         .zip(&stack.rules)
         .map(|(run, rule)| {
-            run.tally
-                .finish(rule.name.clone(), rule.kind.name(), rule.params, rule.key.clone())
+            run.tally.finish(
+                rule.name.clone(),
+                rule.kind.name(),
+                rule.params,
+                rule.key.clone(),
+            )
         })
         .collect();
     let throughput = Throughput {
@@ -421,4 +430,3 @@ pub fn run_stack<S: DecisionSink>(
     };
     Ok((report, throughput, sink))
 }
-

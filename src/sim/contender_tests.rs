@@ -33,7 +33,10 @@ impl DecisionSink for Log {
 fn run_logged(text: &str) -> (Vec<AlgorithmReport>, Vec<Log>) {
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
     let (report, logs) = run(&scenario, |_, _| Ok(Some(Log::default())), None).unwrap();
-    (report.algorithms, logs.into_iter().map(Option::unwrap).collect())
+    (
+        report.algorithms,
+        logs.into_iter().map(Option::unwrap).collect(),
+    )
 }
 
 const TWO_RULES: &str = r#"
@@ -81,7 +84,10 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     );
     let (reports, logs) = run_logged(&text);
     let outcomes = |log: &Log| -> Vec<(u64, &str, String)> {
-        log.0.iter().map(|(t, o, r, _, _)| (*t, *o, r.clone())).collect()
+        log.0
+            .iter()
+            .map(|(t, o, r, _, _)| (*t, *o, r.clone()))
+            .collect()
     };
     let row = |t, o, r: &str| (t, o, r.to_string());
     assert_eq!(
@@ -110,7 +116,10 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     assert_eq!((nginx.algorithm.as_str(), nginx.admitted), ("nginx", 3));
     assert_eq!((nestjs.algorithm.as_str(), nestjs.admitted), ("nestjs", 2));
     let refused = |r: &AlgorithmReport| -> Vec<(u64, u64, u64)> {
-        r.rules.iter().map(|x| (x.applied, x.admitted, x.refused)).collect()
+        r.rules
+            .iter()
+            .map(|x| (x.applied, x.admitted, x.refused))
+            .collect()
     };
     assert_eq!(refused(nginx), [(6, 3, 1), (6, 3, 2)]);
     assert_eq!(refused(nestjs), [(6, 2, 3), (6, 2, 1)]);

@@ -358,7 +358,11 @@ fn contender_unknown_rule_field() {
     assert_fails(
         &contender("limt = 3\n", ""),
         &[],
-        &["bad.toml:17:", "`contender[0].rule[0].limt`", "unknown field"],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].limt`",
+            "unknown field",
+        ],
     );
 }
 
@@ -433,7 +437,11 @@ fn contender_duplicate_names() {
     assert_fails(
         &toml,
         &[],
-        &["bad.toml:12:", "`contender[0].name`", "already the name of an algorithm"],
+        &[
+            "bad.toml:12:",
+            "`contender[0].name`",
+            "already the name of an algorithm",
+        ],
     );
 }
 
@@ -444,13 +452,14 @@ fn contender_bad_warn_at_and_commit() {
         &[],
         &["bad.toml:17:", "`contender[0].rule[0].warn_at`", "(0, 1]"],
     );
-    let toml = contender("", "").replace(
-        "name = \"c\"\n",
-        "name = \"c\"\ncommit = \"nginx\"\n",
-    );
+    let toml = contender("", "").replace("name = \"c\"\n", "name = \"c\"\ncommit = \"nginx\"\n");
     assert_fails(
         &toml,
         &[],
-        &["bad.toml:12:", "`contender[0].commit`", "all_or_nothing or in_order"],
+        &[
+            "bad.toml:12:",
+            "`contender[0].commit`",
+            "all_or_nothing or in_order",
+        ],
     );
 }
