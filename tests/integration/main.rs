@@ -4,6 +4,7 @@ mod bounds;
 mod check;
 mod cli;
 mod closed_loop;
+mod contenders;
 mod determinism;
 mod errors;
 mod exact;
