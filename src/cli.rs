@@ -1,6 +1,6 @@
 //! The command line: clap definitions and the commands they run.
 
-use crate::algorithms::AlgorithmKind;
+use crate::algorithms::catalogue;
 use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
 use crate::output::{Destination, Kind};
@@ -61,8 +61,8 @@ pub enum Command {
     /// Run scenarios and check their expectations (and a baseline): the CI gate.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
-    /// List the algorithms rlsim knows.
-    Algorithms,
+    /// List the algorithms and library profiles rlsim knows, with their parameters.
+    Algorithms(AlgorithmsArgs),
     /// Write the traffic a scenario generates, before any limiter, as a CSV trace.
     #[command(after_help = TRAFFIC_EXAMPLES)]
     Traffic(TrafficArgs),
@@ -75,6 +75,13 @@ pub enum Command {
     /// Print the manual page (roff) to standard output.
     #[command(after_help = "Example:\n  rlsim man > rlsim.1 && man ./rlsim.1")]
     Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AlgorithmsArgs {
+    /// What to print: a listing for people, or JSON (an array of entries).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Debug, clap::Args)]
@@ -186,9 +193,11 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             Ok(status(report.passed))
         }
         Command::Traffic(args) => traffic(args, stdout, stderr),
-        Command::Algorithms => {
-            for kind in AlgorithmKind::ALL {
-                print(stdout, format!("{kind}\n").as_bytes())?;
+        Command::Algorithms(args) => {
+            let entries = catalogue::entries();
+            match args.format {
+                Format::Table => print(stdout, catalogue::text(&entries).as_bytes())?,
+                Format::Json => print(stdout, &catalogue::json(&entries))?,
             }
             Ok(Status::Success)
         }

@@ -4,10 +4,12 @@
 //! reads a clock and never sees other keys. [`KeyedLimiter`] owns the per-key states (the
 //! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
 
+pub mod catalogue;
 mod fixed_window;
 mod gcra;
 mod keyed;
 mod leaky_bucket;
+pub mod profiles;
 #[cfg(test)]
 mod proptests;
 mod sliding_window_counter;
@@ -18,6 +20,7 @@ pub use fixed_window::FixedWindow;
 pub use gcra::Gcra;
 pub use keyed::{KeyId, KeyedLimiter, MemoryUsage};
 pub use leaky_bucket::LeakyBucket;
+pub use profiles::{Profile, ProfileKind};
 pub use sliding_window_counter::SlidingWindowCounter;
 pub use sliding_window_log::SlidingWindowLog;
 pub use token_bucket::TokenBucket;
@@ -163,7 +166,8 @@ pub mod redis {
     }
 }
 
-/// Every algorithm rlsim knows, in the order reports list them.
+/// Every algorithm rlsim knows, in the order reports list them: the six exact algorithms, then
+/// the fidelity profiles of real libraries (see [`profiles`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AlgorithmKind {
     FixedWindow,
@@ -172,6 +176,8 @@ pub enum AlgorithmKind {
     TokenBucket,
     LeakyBucket,
     Gcra,
+    /// A library's limiter, reproduced with its own edges.
+    Profile(ProfileKind),
 }
 
 impl AlgorithmKind {
@@ -184,14 +190,43 @@ impl AlgorithmKind {
         AlgorithmKind::Gcra,
     ];
 
+    /// The exact algorithms and then every profile: everything a scenario can name.
+    pub fn every() -> impl Iterator<Item = AlgorithmKind> + Clone {
+        AlgorithmKind::ALL
+            .into_iter()
+            .chain(ProfileKind::ALL.map(AlgorithmKind::Profile))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
+            AlgorithmKind::Profile(p) => p.name(),
             AlgorithmKind::FixedWindow => "fixed_window",
             AlgorithmKind::SlidingWindowLog => "sliding_window_log",
             AlgorithmKind::SlidingWindowCounter => "sliding_window_counter",
             AlgorithmKind::TokenBucket => "token_bucket",
             AlgorithmKind::LeakyBucket => "leaky_bucket",
             AlgorithmKind::Gcra => "gcra",
+        }
+    }
+
+    /// One line on what the algorithm does.
+    pub fn description(self) -> &'static str {
+        match self {
+            AlgorithmKind::FixedWindow => {
+                "one counter per aligned window; rejected hits not counted"
+            }
+            AlgorithmKind::SlidingWindowLog => "one timestamp per admission; exact rolling window",
+            AlgorithmKind::SlidingWindowCounter => {
+                "two aligned counters, the previous one weighted by its overlap"
+            }
+            AlgorithmKind::TokenBucket => "burst tokens refilled continuously at limit per window",
+            AlgorithmKind::LeakyBucket => {
+                "a queue drained at limit per window; delays, then rejects"
+            }
+            AlgorithmKind::Gcra => {
+                "theoretical arrival time; burst back to back, then one per interval"
+            }
+            AlgorithmKind::Profile(p) => p.description(),
         }
     }
 
@@ -221,6 +256,11 @@ impl AlgorithmKind {
             AlgorithmKind::TokenBucket => visitor.visit(TokenBucket::new(params)?),
             AlgorithmKind::LeakyBucket => visitor.visit(LeakyBucket::new(params)?),
             AlgorithmKind::Gcra => visitor.visit(Gcra::new(params)?),
+            // A profile named without native parameters: everything derives from the policy.
+            AlgorithmKind::Profile(p) => p
+                .configure(params, &[])
+                .map_err(|e| params_error(self, e.to_string()))?
+                .visit(visitor),
         })
     }
 
@@ -244,11 +284,14 @@ impl fmt::Display for AlgorithmKind {
 impl FromStr for AlgorithmKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        AlgorithmKind::ALL
-            .into_iter()
+        AlgorithmKind::every()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                crate::suggest::unknown("algorithm", s, AlgorithmKind::ALL.iter().map(|k| k.name()))
+                crate::suggest::unknown(
+                    "algorithm or profile",
+                    s,
+                    AlgorithmKind::every().map(|k| k.name()),
+                )
             })
     }
 }

@@ -52,6 +52,15 @@ fn admitted<L: Limiter>(l: &L, s: &L::State, at: Nanos) -> bool {
 /// Runs `times` through one fresh key, checking after every decision that the numbers it
 /// advertises are exact. Returns the decisions.
 fn contract<L: Limiter>(l: &L, times: &[Nanos]) -> Result<Vec<Decision>, TestCaseError> {
+    contract_with(l, times, true)
+}
+
+/// [`contract`], checking `remaining` only if `exact_remaining`.
+fn contract_with<L: Limiter>(
+    l: &L,
+    times: &[Nanos],
+    exact_remaining: bool,
+) -> Result<Vec<Decision>, TestCaseError> {
     let mut state = l.new_state(times[0]);
     let mut reset_at = times[0];
     let mut out = Vec::with_capacity(times.len());
@@ -80,6 +89,11 @@ fn contract<L: Limiter>(l: &L, times: &[Nanos]) -> Result<Vec<Decision>, TestCas
             prop_assert!(!l.is_idle(&state, d.reset_at - 1), "{:?} at {}", d, now);
         }
         // Exactly `remaining` more admissions at this instant.
+        if !exact_remaining {
+            reset_at = d.reset_at;
+            out.push(d);
+            continue;
+        }
         let mut probe = state.clone();
         for k in 0..d.remaining {
             prop_assert!(
@@ -291,6 +305,71 @@ proptest! {
         // B = 1: a refill between two requests can overflow the bucket, so only the bound holds.
         if burst >= 2 {
             prop_assert_eq!(admitted, if rejected { quota } else { count as u64 });
+        }
+    }
+}
+
+/// Profiles: policies their libraries can express (whole-second windows), traces with
+/// sub-millisecond steps and exact window-length gaps.
+fn profile_case() -> impl Strategy<Value = (Params, Vec<Nanos>)> {
+    let p = (1u64..=8, 1u64..=3, 1u64..=8).prop_map(|(limit, secs, burst)| Params {
+        limit,
+        window: secs * 1_000_000_000,
+        burst,
+    });
+    p.prop_flat_map(|p| {
+        let step = p.window / p.limit;
+        let gap = prop_oneof![
+            3 => Just(0u64),
+            2 => 0..1_000_000u64,
+            4 => 0..=2 * step,
+            1 => Just(p.window),
+            1 => 0..=2 * p.window
+        ];
+        let trace =
+            (0..=3 * p.window, prop::collection::vec(gap, 1..200)).prop_map(|(mut t, gaps)| {
+                gaps.iter()
+                    .map(|g| {
+                        t += g;
+                        t
+                    })
+                    .collect::<Vec<Nanos>>()
+            });
+        (Just(p), trace)
+    })
+}
+
+/// Whether the profile's `remaining` is exact (the others document an approximation).
+fn exact_remaining(kind: ProfileKind) -> bool {
+    !matches!(
+        kind,
+        ProfileKind::GoXTimeRate
+            | ProfileKind::EnvoyLocal
+            | ProfileKind::Seed000RedisLog
+            | ProfileKind::PythonLimitsSlidingWindow
+    )
+}
+
+struct ProfileContract<'a>(&'a [Nanos], bool);
+
+impl LimiterVisitor for ProfileContract<'_> {
+    type Output = Result<Vec<Decision>, TestCaseError>;
+    fn visit<L: Limiter + 'static>(self, l: L) -> Self::Output {
+        contract_with(&l, self.0, self.1)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every profile's retry_after is its earliest admission, its reset_at the first instant its
+    /// key is idle, and an idle key decides like a new one.
+    #[test]
+    fn profiles_advertise_exact_retry_and_reset((p, times) in profile_case()) {
+        for kind in ProfileKind::ALL {
+            let profile = kind.configure(p, &[]).unwrap();
+            profile.visit(ProfileContract(&times, exact_remaining(kind)))
+                .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
         }
     }
 }

@@ -8,7 +8,7 @@
 use super::raw::{OneOrMany, S};
 use super::validate::Ctx;
 use super::{AlgorithmSpec, Scenario};
-use crate::algorithms::{AlgorithmKind, Params};
+use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::{KeySpec, Policy};
 use crate::time::Nanos;
@@ -94,9 +94,10 @@ pub struct RawTierLimit {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Commit {
-    /// Nothing is counted anywhere unless every applying rule admits (nginx `limit_req` with
-    /// several zones: `ngx_http_limit_req_handler` looks every zone up without accounting and
-    /// accounts them all only once all passed).
+    /// Nothing is counted in any other rule unless every applying rule admits (nginx
+    /// `limit_req` with several zones: `ngx_http_limit_req_handler` looks every zone up
+    /// without accounting and accounts them all only once all passed). The refusing rule
+    /// records its refusal as its algorithm does.
     AllOrNothing,
     /// Rules decide one after another and the first refusal stops: the rules before it, and
     /// the refusing one, have counted as their algorithm counts (NestJS `ThrottlerGuard`:
@@ -183,6 +184,9 @@ pub struct Rule {
     pub matcher: Matcher,
     /// Warn once this many requests of the limit are used (`ceil(warn_at · limit)`).
     pub warn_from: Option<u64>,
+    /// A profile of a real library (its parameters derived from the rule's limit, window and
+    /// burst, as `[policy]` derives a short-form profile's).
+    pub profile: Option<Profile>,
 }
 
 /// Requests no rule limits, counted as bypassed.
@@ -301,6 +305,7 @@ impl Ctx<'_> {
                     .unwrap_or_default(),
                 kind: first.kind,
                 params: first.params,
+                profile: first.profile,
                 stack: Some(Box::new(Stack {
                     commit,
                     rules,
@@ -309,6 +314,26 @@ impl Ctx<'_> {
             });
         }
         Ok(out)
+    }
+
+    /// Checks `params` build `kind`; a profile is configured from them.
+    fn limiter(
+        &self,
+        kind: AlgorithmKind,
+        params: Params,
+        span: std::ops::Range<usize>,
+        field: &str,
+    ) -> Result<Option<Profile>> {
+        match kind {
+            AlgorithmKind::Profile(p) => p
+                .configure(params, &[])
+                .map(Some)
+                .map_err(|e| self.err(span, field, format!("profile `{p}`: {}", e.reason))),
+            _ => kind
+                .validate(params)
+                .map(|()| None)
+                .map_err(|e| self.err(span, field, e.to_string())),
+        }
     }
 
     fn routes(&self, list: &[S<String>], field: &str) -> Result<Vec<Route>> {
@@ -416,8 +441,7 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        kind.validate(params)
-            .map_err(|e| self.err(r.limit.span(), &f("limit"), e.to_string()))?;
+        let profile = self.limiter(kind, params, r.limit.span(), &f("limit"))?;
         let key = match &r.key {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
@@ -465,6 +489,7 @@ impl Ctx<'_> {
             key,
             matcher,
             warn_from,
+            profile,
         };
         let mut claimed: Vec<String> = Vec::new();
         let mut entries = Vec::new();
@@ -515,8 +540,7 @@ impl Ctx<'_> {
                 window,
                 burst,
             };
-            kind.validate(params)
-                .map_err(|e| self.err(t.limit.span(), &format!("{tf}.limit"), e.to_string()))?;
+            let profile = self.limiter(kind, params, t.limit.span(), &format!("{tf}.limit"))?;
             let warn_from = r
                 .warn_at
                 .as_ref()
@@ -528,6 +552,7 @@ impl Ctx<'_> {
                 params,
                 warn_from,
                 matcher,
+                profile,
                 ..base.clone()
             });
         }

@@ -19,7 +19,7 @@ mod validate;
 pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
-use crate::algorithms::{AlgorithmKind, Params};
+use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::Nanos;
@@ -62,6 +62,8 @@ pub struct AlgorithmSpec {
     pub params: Params,
     /// `None`: one limiter under the policy's key for every request (the short form).
     pub stack: Option<Box<contender::Stack>>,
+    /// For a profile, the limiter configured from its native parameters (`[profile.NAME]`).
+    pub profile: Option<Profile>,
 }
 
 impl AlgorithmSpec {
@@ -73,6 +75,15 @@ impl AlgorithmSpec {
             kind,
             params,
             stack: None,
+            profile: None,
+        }
+    }
+
+    /// Calls `visitor` with the concrete limiter this spec runs.
+    pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
+        match self.profile {
+            Some(profile) => Ok(profile.visit(visitor)),
+            None => self.kind.visit(self.params, visitor),
         }
     }
 }

@@ -26,6 +26,9 @@ pub struct RawScenario {
     /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
     #[serde(default)]
     pub contender: Vec<S<super::contender::RawContender>>,
+    /// A profile's native parameters: `[profile.nginx-limit-req]` (checked by the profile).
+    #[serde(default)]
+    pub profile: BTreeMap<String, S<BTreeMap<String, S<toml::Value>>>>,
     #[serde(default)]
     pub output: Option<S<RawOutput>>,
     #[serde(default)]

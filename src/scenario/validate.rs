@@ -5,6 +5,7 @@ use super::expect::{self, Expectation};
 use super::raw::{OneOrMany, RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
+use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
 use crate::metrics::metric_names;
@@ -342,6 +343,13 @@ impl<'a> Ctx<'a> {
             let kind: AlgorithmKind = name
                 .parse()
                 .map_err(|m: String| self.err(over.span(), &field, m))?;
+            if let AlgorithmKind::Profile(p) = kind {
+                return Err(self.err(
+                    over.span(),
+                    &field,
+                    format!("`{p}` is a profile: give its own parameters in `[profile.{p}]`"),
+                ));
+            }
             let Some(spec) = specs.iter_mut().find(|s| s.kind == kind) else {
                 return Err(self.err(
                     over.span(),
@@ -358,7 +366,8 @@ impl<'a> Ctx<'a> {
                 ));
             }
         }
-        for spec in &specs {
+        self.profiles(raw, &mut specs)?;
+        for spec in specs.iter().filter(|s| s.profile.is_none()) {
             spec.kind.validate(spec.params).map_err(|e| {
                 // Point at the table the parameters came from: the override, or the policy.
                 let name = spec.kind.name();
@@ -371,6 +380,64 @@ impl<'a> Ctx<'a> {
             })?;
         }
         Ok(specs)
+    }
+
+    /// Configures every profile of `specs` from its `[profile.NAME]` table (or the policy alone),
+    /// pointing any error at the parameter's line.
+    fn profiles(&self, raw: &RawScenario, specs: &mut [AlgorithmSpec]) -> Result<()> {
+        for (name, table) in &raw.profile {
+            let field = format!("profile.{name}");
+            let kind: AlgorithmKind = name
+                .parse()
+                .map_err(|m: String| self.err(table.span(), &field, m))?;
+            if !matches!(kind, AlgorithmKind::Profile(_)) {
+                return Err(self.err(
+                    table.span(),
+                    &field,
+                    format!("`{kind}` is an algorithm, not a profile: override it in `[algorithm.{kind}]`"),
+                ));
+            }
+            if !specs.iter().any(|s| s.kind == kind) {
+                return Err(self.err(
+                    table.span(),
+                    &field,
+                    format!("`{kind}` is not in `algorithms`"),
+                ));
+            }
+        }
+        for spec in specs.iter_mut() {
+            let AlgorithmKind::Profile(kind) = spec.kind else {
+                continue;
+            };
+            let table = raw.profile.get(kind.name());
+            let given: Vec<(String, ParamValue)> = table
+                .map(|t| {
+                    t.get_ref()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), param_value(v.get_ref())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let profile = kind.configure(spec.params, &given).map_err(|e| {
+                let param = e
+                    .param
+                    .as_deref()
+                    .and_then(|p| table?.get_ref().get_key_value(p));
+                match (param, table) {
+                    (Some((p, v)), _) => {
+                        self.err(v.span(), &format!("profile.{kind}.{p}"), e.reason)
+                    }
+                    (None, Some(t)) => self.err(t.span(), &format!("profile.{kind}"), e.reason),
+                    (None, None) => self.err(
+                        raw.policy.span(),
+                        "policy",
+                        format!("profile `{kind}`: {}", e.reason),
+                    ),
+                }
+            })?;
+            spec.profile = Some(profile);
+        }
+        Ok(())
     }
 
     fn override_params(&self, base: Params, o: &RawOverride, field: &str) -> Result<Params> {
@@ -409,4 +476,17 @@ fn default_bucket(duration: Nanos) -> Nanos {
         .into_iter()
         .find(|b| duration.div_ceil(*b) <= 1000)
         .unwrap_or(duration.div_ceil(1000))
+}
+
+/// A TOML value as a profile parameter.
+fn param_value(v: &toml::Value) -> ParamValue {
+    match v {
+        toml::Value::Integer(i) => ParamValue::Int(*i),
+        toml::Value::String(s) => ParamValue::Str(s.clone()),
+        toml::Value::Boolean(b) => ParamValue::Bool(*b),
+        toml::Value::Float(f) => ParamValue::Float(*f),
+        toml::Value::Datetime(_) => ParamValue::Other("date"),
+        toml::Value::Array(_) => ParamValue::Other("array"),
+        toml::Value::Table(_) => ParamValue::Other("table"),
+    }
 }

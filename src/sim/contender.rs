@@ -206,8 +206,10 @@ impl Gate for StackGate<'_> {
             Commit::AllOrNothing => {
                 for i in applying.clone() {
                     let key = self.rules[i].of_identity[a.identity as usize];
-                    let d = self.rules[i].limiter.peek(key, now);
-                    if !d.outcome.is_admitted() {
+                    if !self.rules[i].limiter.peek(key, now).outcome.is_admitted() {
+                        // The refusing rule records its refusal as its algorithm does (a
+                        // profile may count the hit or start a block); the others nothing.
+                        let d = self.rules[i].limiter.decide(key, now);
                         refused = Some((i, d));
                         break;
                     }
@@ -355,10 +357,13 @@ pub fn run_stack<S: DecisionSink>(
         .rules
         .iter()
         .map(|r| RuleRun {
-            limiter: r
-                .kind
-                .visit(r.params, Build)
-                .expect("rule parameters were validated"),
+            limiter: match r.profile {
+                Some(profile) => profile.visit(Build),
+                None => r
+                    .kind
+                    .visit(r.params, Build)
+                    .expect("rule parameters were validated"),
+            },
             keys: KeySpace::new(),
             of_identity: Vec::new(),
             tally: RuleTally::new(r.params.limit, r.params.window),

@@ -314,44 +314,50 @@ fn each_rule_is_measured_against_its_own_limit_and_window() {
 }
 
 /// A contender of one rule under the policy's key for every request decides exactly as the
-/// short form's algorithm does.
+/// short form's algorithm does, a profile of a real library included.
 #[test]
 fn a_one_rule_contender_matches_the_short_form() {
-    let text = r#"
-        name = "same"
-        duration = "1m"
-        algorithms = ["token_bucket"]
-        [policy]
-        limit = 5
-        window = "1s"
-        burst = 8
-        [[traffic]]
-        name = "users"
-        kind = "poisson"
-        rate = "3/s"
-        users = 20
-        ips = 4
-        [[contender]]
-        name = "tb"
-        [[contender.rule]]
-        name = "only"
-        algorithm = "token_bucket"
-        limit = 5
-        window = "1s"
-        burst = 8
-        "#;
-    let (reports, _) = run_logged(text);
-    let (short, stack) = (&reports[0], &reports[1]);
-    assert_eq!(short.algorithm, "token_bucket");
-    for (a, b) in [
-        (short.admitted, stack.admitted),
-        (short.rejected, stack.rejected),
-        (short.policy_violations, stack.policy_violations),
-        (short.needless_rejections, stack.needless_rejections),
-        (short.keys_seen, stack.keys_seen),
-        (short.collateral_rejections, stack.collateral_rejections),
-    ] {
-        assert_eq!(a, b);
+    for algorithm in ["token_bucket", "nestjs-throttler", "express-rate-limit"] {
+        let text = format!(
+            r#"
+            name = "same"
+            duration = "1m"
+            algorithms = ["{algorithm}"]
+            [policy]
+            limit = 5
+            window = "1s"
+            burst = 8
+            [[traffic]]
+            name = "users"
+            kind = "poisson"
+            rate = "3/s"
+            users = 20
+            ips = 4
+            [[contender]]
+            name = "tb"
+            [[contender.rule]]
+            name = "only"
+            algorithm = "{algorithm}"
+            limit = 5
+            window = "1s"
+            {burst}
+            "#,
+            burst = if algorithm == "token_bucket" { "burst = 8" } else { "" }
+        );
+        let (reports, _) = run_logged(&text);
+        let (short, stack) = (&reports[0], &reports[1]);
+        assert_eq!(short.algorithm, algorithm);
+        assert!(short.rejected > 0, "{algorithm}: the case limits something");
+        for (a, b) in [
+            (short.admitted, stack.admitted),
+            (short.rejected, stack.rejected),
+            (short.policy_violations, stack.policy_violations),
+            (short.needless_rejections, stack.needless_rejections),
+            (short.keys_seen, stack.keys_seen),
+            (short.collateral_rejections, stack.collateral_rejections),
+        ] {
+            assert_eq!(a, b, "{algorithm}");
+        }
+        assert_eq!(short.worst_window_key, stack.worst_window_key);
     }
-    assert_eq!(short.worst_window_key, stack.worst_window_key);
 }

@@ -148,18 +148,14 @@ pub fn run_one<S: DecisionSink>(
             Ok((report, throughput, self.sink))
         }
     }
-    spec.kind
-        .visit(
-            spec.params,
-            Visit {
-                scenario,
-                spec,
-                sink,
-                time: measure_decisions,
-                progress,
-            },
-        )
-        .expect("parameters were validated with the scenario")
+    spec.visit(Visit {
+        scenario,
+        spec,
+        sink,
+        time: measure_decisions,
+        progress,
+    })
+    .expect("parameters were validated with the scenario")
 }
 
 /// Wall-clock decisions per second of a fresh limiter replaying the captured arrivals, looped

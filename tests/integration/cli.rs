@@ -337,11 +337,3 @@ fn every_shipped_scenario_runs() {
         }
     }
 }
-
-#[test]
-fn algorithms_command_lists_all_six() {
-    let out = rlsim().arg("algorithms").assert().success();
-    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert_eq!(text.lines().count(), 6);
-    assert!(text.contains("gcra"));
-}

@@ -55,11 +55,11 @@ pub const PALETTE: [RGBColor; 10] = [
 pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
 pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
-/// The colour of an algorithm: fixed by its place in [`AlgorithmKind::ALL`], whichever
-/// algorithms a scenario runs, so a reader learns it once.
+/// The colour of an algorithm: fixed by its place in `rlsim algorithms` (the exact algorithms,
+/// then the profiles; [`AlgorithmKind::every`]), whichever algorithms a scenario runs, so a
+/// reader learns it once. With more than ten, colours repeat (modulo the palette).
 pub fn colour(algorithm: &str) -> RGBColor {
-    let index = AlgorithmKind::ALL
-        .iter()
+    let index = AlgorithmKind::every()
         .position(|k| k.name() == algorithm)
         // Not a known kind (cannot happen for a validated scenario): a stable pick by name.
         .unwrap_or_else(|| algorithm.bytes().map(usize::from).sum());

@@ -1,0 +1,103 @@
+//! The catalogue `rlsim algorithms` prints: every algorithm and profile, one line on what it
+//! does, and the parameters a scenario can set for it (with their defaults).
+
+use super::AlgorithmKind;
+use super::profiles::{ParamSpec, ParamType};
+
+/// One algorithm or profile.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Entry {
+    pub name: &'static str,
+    /// `algorithm` (exact, parameters in `[algorithm.NAME]`) or `profile` (a library's
+    /// behaviour, parameters in `[profile.NAME]`).
+    pub kind: &'static str,
+    pub description: &'static str,
+    /// Where a scenario sets the parameters.
+    pub table: String,
+    pub parameters: Vec<ParamSpec>,
+}
+
+const LIMIT: ParamSpec = ParamSpec {
+    name: "limit",
+    ty: ParamType::Count,
+    default: "policy limit",
+    doc: "requests per window",
+};
+const WINDOW: ParamSpec = ParamSpec {
+    name: "window",
+    ty: ParamType::Duration,
+    default: "policy window",
+    doc: "the window's length",
+};
+const BURST: ParamSpec = ParamSpec {
+    name: "burst",
+    ty: ParamType::Count,
+    default: "policy burst",
+    doc: "requests admitted back to back",
+};
+
+/// Every algorithm, then every profile, in report order.
+pub fn entries() -> Vec<Entry> {
+    AlgorithmKind::every()
+        .map(|kind| {
+            let (kind_name, parameters) = match kind {
+                AlgorithmKind::Profile(p) => ("profile", p.params().to_vec()),
+                k if k.uses_burst() => ("algorithm", vec![LIMIT, WINDOW, BURST]),
+                _ => ("algorithm", vec![LIMIT, WINDOW]),
+            };
+            let table = format!("[{kind_name}.{}]", kind.name());
+            Entry {
+                name: kind.name(),
+                kind: kind_name,
+                description: kind.description(),
+                table,
+                parameters,
+            }
+        })
+        .collect()
+}
+
+/// The catalogue for people: one line per entry, then one indented line per parameter.
+pub fn text(entries: &[Entry]) -> String {
+    let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for e in entries {
+        out.push_str(&format!("{:<width$}  {}\n", e.name, e.description));
+        for p in &e.parameters {
+            out.push_str(&format!(
+                "{:<width$}    {} = {} (default: {}): {}\n",
+                "",
+                p.name,
+                p.ty.name(),
+                p.default,
+                p.doc
+            ));
+        }
+    }
+    out
+}
+
+/// The catalogue as JSON: an array of [`Entry`].
+pub fn json(entries: &[Entry]) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(entries).expect("plain data serialises");
+    out.push(b'\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_every_algorithm_and_profile_once() {
+        let e = entries();
+        assert_eq!(e.len(), AlgorithmKind::every().count());
+        assert_eq!(e[0].name, "fixed_window");
+        assert_eq!(e[0].parameters.len(), 2);
+        let nginx = e.iter().find(|e| e.name == "nginx-limit-req").unwrap();
+        assert_eq!(nginx.kind, "profile");
+        assert_eq!(nginx.table, "[profile.nginx-limit-req]");
+        let names: Vec<_> = nginx.parameters.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["rate", "burst", "nodelay", "delay"]);
+    }
+}

@@ -1,0 +1,237 @@
+//! Go `golang.org/x/time/rate` v0.13.0 (`rate/rate.go`: `NewLimiter`, `reserveN`, `advance`,
+//! `durationFromTokens`, `tokensFromDuration`, `Every`), one `Limiter` per key.
+//!
+//! A token bucket of `burst` float64 tokens, starting full, refilled continuously at `limit`
+//! tokens per second (`limit = Every(every) = 1 / every.Seconds()`). A request takes one token:
+//! `tokens = min(burst, tokens + elapsed.Seconds()·limit) − 1`; when that is negative the wait
+//! is `time.Duration((−tokens / limit)·1e9)`, truncated to whole nanoseconds. `Allow` admits
+//! only when that wait is 0 (so a wait under 1 ns admits, leaving the tokens slightly negative:
+//! the float edge is reproduced); `Reserve` always admits and delays by the wait, taking the
+//! token now (the bucket goes negative).
+
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns};
+use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::time::{NANOS_PER_SEC, Nanos};
+
+/// `rate.NewLimiter(rate.Every(every), burst)`, used through `Allow` or `Reserve`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GoRate {
+    /// `Limit`: tokens per second.
+    limit: f64,
+    burst: u64,
+    reserve: bool,
+}
+
+// `limit` is never NaN (1 / a positive duration).
+impl Eq for GoRate {}
+
+/// The `Limiter`'s `tokens` and `last` (virtual ns; `None` is Go's zero `time.Time`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GoRateState {
+    pub tokens: f64,
+    pub last: Option<Nanos>,
+}
+
+/// `time.Duration.Seconds()`.
+fn seconds(d: Nanos) -> f64 {
+    (d / NANOS_PER_SEC) as f64 + (d % NANOS_PER_SEC) as f64 / 1e9
+}
+
+impl ProfileDef for GoRate {
+    const NAME: &'static str = "go-x-time-rate";
+    const DESCRIPTION: &'static str = "Go golang.org/x/time/rate v0.13 Limiter: float64 token bucket starting full; Allow refuses, Reserve delays";
+    const PARAMS: &'static [ParamSpec] = &[
+        ParamSpec {
+            name: "every",
+            ty: ParamType::Duration,
+            default: "policy window / limit, rounded down to the nanosecond",
+            doc: "rate.Every(every): one token per this interval (limit = 1 / every.Seconds())",
+        },
+        ParamSpec {
+            name: "burst",
+            ty: ParamType::Count,
+            default: "policy burst",
+            doc: "the bucket's size b of rate.NewLimiter(r, b); it starts full",
+        },
+        ParamSpec {
+            name: "reserve",
+            ty: ParamType::Bool,
+            default: "false (Allow: refuse when no token)",
+            doc: "true: Reserve (take the token now and wait for it), false: Allow",
+        },
+    ];
+
+    fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
+        let every = match args.duration("every", true)? {
+            Some(e) => e,
+            None => match policy.window / policy.limit {
+                0 => {
+                    return Err(ProfileError::general(
+                        "window / limit is under 1 ns; set `every`",
+                    ));
+                }
+                e => e,
+            },
+        };
+        let burst = args
+            .count("burst", i32::MAX as u64)?
+            .unwrap_or(policy.burst);
+        let reserve = args.bool("reserve")?.unwrap_or(false);
+        Ok(GoRate {
+            limit: 1.0 / seconds(every),
+            burst,
+            reserve,
+        })
+    }
+}
+
+impl GoRate {
+    /// `advance`: the tokens at `now`, capped at the burst.
+    fn advance(&self, s: &GoRateState, now: Nanos) -> f64 {
+        let burst = self.burst as f64;
+        match s.last {
+            // Go's zero time is so long ago that the bucket is full.
+            None => burst,
+            Some(last) => {
+                let tokens = s.tokens + seconds(now.saturating_sub(last)) * self.limit;
+                if tokens > burst { burst } else { tokens }
+            }
+        }
+    }
+
+    /// `durationFromTokens` of the deficit, in ns (0 when there is none).
+    fn wait(&self, tokens_after: f64) -> Nanos {
+        if tokens_after >= 0.0 {
+            return 0;
+        }
+        let d = (-tokens_after / self.limit) * 1e9;
+        if d > i64::MAX as f64 {
+            return i64::MAX as Nanos;
+        }
+        // `time.Duration(d)`: truncation toward zero.
+        d as Nanos
+    }
+
+    fn full_at(&self, s: &GoRateState, now: Nanos) -> Nanos {
+        first_ns(now, |x| self.advance(s, x) >= self.burst as f64)
+    }
+}
+
+impl Limiter for GoRate {
+    type State = GoRateState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::GoXTimeRate);
+
+    fn new_state(&self, _now: Nanos) -> GoRateState {
+        GoRateState {
+            tokens: self.burst as f64,
+            last: None,
+        }
+    }
+
+    fn decide(&self, s: &mut GoRateState, now: Nanos) -> Decision {
+        let tokens = self.advance(s, now) - 1.0;
+        let wait = self.wait(tokens);
+        if wait > 0 && !self.reserve {
+            let at = first_ns(now, |x| self.wait(self.advance(s, x) - 1.0) == 0);
+            return Decision {
+                outcome: Outcome::Reject {
+                    retry_after: (at - now).max(1),
+                },
+                remaining: 0,
+                reset_at: self.full_at(s, now),
+            };
+        }
+        *s = GoRateState {
+            tokens,
+            last: Some(now),
+        };
+        Decision {
+            outcome: if wait == 0 {
+                Outcome::Allow
+            } else {
+                Outcome::Delay(wait)
+            },
+            // Whole tokens left for requests at this instant.
+            remaining: if tokens >= 0.0 { tokens as u64 } else { 0 },
+            reset_at: self.full_at(s, now),
+        }
+    }
+
+    fn is_idle(&self, s: &GoRateState, now: Nanos) -> bool {
+        self.advance(s, now) >= self.burst as f64
+    }
+
+    fn redis_bytes(_: &GoRateState) -> usize {
+        // In-process; a Redis port would keep a small hash (tokens, last).
+        crate::algorithms::redis::SMALL_HASH_KEY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::NANOS_PER_MILLI as MS;
+
+    fn go(every: Nanos, burst: u64, reserve: bool) -> GoRate {
+        GoRate {
+            limit: 1.0 / seconds(every),
+            burst,
+            reserve,
+        }
+    }
+
+    #[test]
+    fn starts_full_then_one_per_interval() {
+        // Every(100ms) = 10/s, burst 2.
+        let g = go(100 * MS, 2, false);
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide(&mut s, 7 * MS), Decision::allow(1, 107 * MS));
+        assert_eq!(g.decide(&mut s, 7 * MS).remaining, 0);
+        // tokens −1 → wait (1/10)·1e9 = 100 ms: Allow refuses, the state is not touched. It
+        // admits 1 ns early: after 99 999 999 ns the deficit is 9.99999993922529e−9 tokens, a
+        // wait of 0.9999999939 ns, truncated to 0.
+        let d = g.decide(&mut s, 7 * MS);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 100 * MS - 1
+            }
+        );
+        assert_eq!(s.tokens, 0.0);
+        // 0.1 s · 10 = 1.0 exactly.
+        assert!(g.decide(&mut s, 107 * MS).outcome.is_admitted());
+    }
+
+    #[test]
+    fn a_wait_under_one_nanosecond_admits_early() {
+        // Every(600ms), burst 1: 599 999 999 ns after the first request the bucket holds
+        // 0.9999999983333334 tokens; the wait (1.67e−9 / 1.6667)·1e9 = 0.99999995 ns truncates to 0.
+        let g = go(600 * MS, 1, false);
+        let mut s = g.new_state(0);
+        assert!(g.decide(&mut s, 0).outcome.is_admitted());
+        // One nanosecond earlier the wait is 1.99999997 ns → 1 ns: refused, retry 1 ns later.
+        assert_eq!(
+            g.decide(&mut s, 600 * MS - 2).outcome,
+            Outcome::Reject { retry_after: 1 }
+        );
+        assert_eq!(g.decide(&mut s, 600 * MS - 1).outcome, Outcome::Allow);
+        assert!(
+            s.tokens < 0.0,
+            "the bucket is left slightly negative: {}",
+            s.tokens
+        );
+    }
+
+    #[test]
+    fn reserve_delays_and_goes_negative() {
+        let g = go(100 * MS, 1, true);
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Allow);
+        assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Delay(100 * MS));
+        assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Delay(200 * MS));
+        assert_eq!(s.tokens, -2.0);
+        // Full again (1 token) once 300 ms have refilled 3.
+        assert!(!g.is_idle(&s, 300 * MS - 1));
+        assert!(g.is_idle(&s, 300 * MS));
+    }
+}

@@ -1,0 +1,663 @@
+//! Fidelity profiles: rate limiters of real libraries, reproduced decision for decision.
+//!
+//! An exact algorithm (`gcra`, `fixed_window`, ...) is the textbook arithmetic. A profile is what
+//! one library actually ships, edges included: its clock resolution, when its window starts,
+//! whether rejected hits count, how it rounds. Each profile is one file implementing
+//! [`Limiter`](super::Limiter), and one variant of [`ProfileKind`], which owns its name, its
+//! description and its native parameters (with the mapping from the policy's limit, window and
+//! burst that fills in the parameters a scenario leaves out). See docs/profiles.md.
+//!
+//! A profile is configured from a table of native parameters (`[profile.nginx-limit-req]` in the
+//! short form). A later `[[contender]]` rule takes the same keys, so the table shape is the
+//! contract: [`ProfileKind::configure`] reads it whatever surrounds it.
+
+mod envoy;
+mod express;
+mod flexible;
+mod go_rate;
+mod governor;
+mod nestjs;
+mod nginx;
+pub mod python_limits;
+mod seeds;
+
+pub use envoy::EnvoyLocal;
+pub use express::ExpressRateLimit;
+pub use flexible::RateLimiterFlexible;
+pub use go_rate::GoRate;
+pub use governor::Governor;
+pub use nestjs::NestjsThrottler;
+pub use nginx::NginxLimitReq;
+pub use python_limits::{
+    PythonLimitsFixedWindow, PythonLimitsMovingWindow, PythonLimitsSlidingWindow,
+};
+pub use seeds::{Seed000RedisLog, Seed000TokenBucket, Seed003FixedWindow, Seed003SlidingCounter};
+
+use super::{Limiter, LimiterVisitor, Params};
+use crate::time::{self, NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
+use std::fmt;
+
+/// Every profile rlsim knows, in the order listings show them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProfileKind {
+    Governor,
+    NginxLimitReq,
+    ExpressRateLimit,
+    NestjsThrottler,
+    RateLimiterFlexible,
+    PythonLimitsMovingWindow,
+    PythonLimitsFixedWindow,
+    PythonLimitsSlidingWindow,
+    GoXTimeRate,
+    EnvoyLocal,
+    Seed000TokenBucket,
+    Seed000RedisLog,
+    Seed003FixedWindow,
+    Seed003SlidingCounter,
+}
+
+/// The type of one native parameter, as a scenario writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamType {
+    /// A positive integer.
+    Count,
+    /// A duration string (`60s`, `500ms`).
+    Duration,
+    /// `true` or `false`.
+    Bool,
+    /// An nginx rate: `10r/s` or `600r/m`.
+    NginxRate,
+    /// A Python `limits` rate string: `100/minute`, `10 per 30 seconds`.
+    RateString,
+    /// A positive number, integer or not (a JavaScript number).
+    Number,
+}
+
+impl ParamType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::Count => "count",
+            ParamType::Duration => "duration",
+            ParamType::Bool => "bool",
+            ParamType::NginxRate => "nginx_rate",
+            ParamType::RateString => "rate_string",
+            ParamType::Number => "number",
+        }
+    }
+}
+
+/// One native parameter of a profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    #[serde(rename = "type")]
+    pub ty: ParamType,
+    /// The default, or how it derives from the policy when the scenario omits it.
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// A parameter value as written in the scenario (TOML), before the profile checks it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    Int(i64),
+    Str(String),
+    Bool(bool),
+    Float(f64),
+    /// Anything else (a float, an array, a table), described for the error message.
+    Other(&'static str),
+}
+
+/// Why a profile's parameters are refused; `param` names the offending one, if any.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ProfileError {
+    pub param: Option<String>,
+    pub reason: String,
+}
+
+impl ProfileError {
+    fn param(name: &str, reason: impl Into<String>) -> ProfileError {
+        ProfileError {
+            param: Some(name.to_string()),
+            reason: reason.into(),
+        }
+    }
+
+    fn general(reason: impl Into<String>) -> ProfileError {
+        ProfileError {
+            param: None,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// What each profile file provides to the registry.
+pub(crate) trait ProfileDef: Limiter + Sized {
+    const NAME: &'static str;
+    const DESCRIPTION: &'static str;
+    const PARAMS: &'static [ParamSpec];
+    /// Builds the profile from the policy's parameters and the native ones the scenario gave.
+    fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError>;
+}
+
+impl ProfileKind {
+    pub const ALL: [ProfileKind; 14] = [
+        ProfileKind::Governor,
+        ProfileKind::NginxLimitReq,
+        ProfileKind::ExpressRateLimit,
+        ProfileKind::NestjsThrottler,
+        ProfileKind::RateLimiterFlexible,
+        ProfileKind::PythonLimitsMovingWindow,
+        ProfileKind::PythonLimitsFixedWindow,
+        ProfileKind::PythonLimitsSlidingWindow,
+        ProfileKind::GoXTimeRate,
+        ProfileKind::EnvoyLocal,
+        ProfileKind::Seed000TokenBucket,
+        ProfileKind::Seed000RedisLog,
+        ProfileKind::Seed003FixedWindow,
+        ProfileKind::Seed003SlidingCounter,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ProfileKind::Governor => Governor::NAME,
+            ProfileKind::NginxLimitReq => NginxLimitReq::NAME,
+            ProfileKind::ExpressRateLimit => ExpressRateLimit::NAME,
+            ProfileKind::NestjsThrottler => NestjsThrottler::NAME,
+            ProfileKind::RateLimiterFlexible => RateLimiterFlexible::NAME,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::NAME,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::NAME,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
+            ProfileKind::GoXTimeRate => GoRate::NAME,
+            ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::NAME,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::NAME,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::NAME,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::NAME,
+        }
+    }
+
+    pub fn description(self) -> &'static str {
+        match self {
+            ProfileKind::Governor => Governor::DESCRIPTION,
+            ProfileKind::NginxLimitReq => NginxLimitReq::DESCRIPTION,
+            ProfileKind::ExpressRateLimit => ExpressRateLimit::DESCRIPTION,
+            ProfileKind::NestjsThrottler => NestjsThrottler::DESCRIPTION,
+            ProfileKind::RateLimiterFlexible => RateLimiterFlexible::DESCRIPTION,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::DESCRIPTION,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::DESCRIPTION,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
+            ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
+            ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::DESCRIPTION,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::DESCRIPTION,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::DESCRIPTION,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::DESCRIPTION,
+        }
+    }
+
+    pub fn params(self) -> &'static [ParamSpec] {
+        match self {
+            ProfileKind::Governor => Governor::PARAMS,
+            ProfileKind::NginxLimitReq => NginxLimitReq::PARAMS,
+            ProfileKind::ExpressRateLimit => ExpressRateLimit::PARAMS,
+            ProfileKind::NestjsThrottler => NestjsThrottler::PARAMS,
+            ProfileKind::RateLimiterFlexible => RateLimiterFlexible::PARAMS,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::PARAMS,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::PARAMS,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
+            ProfileKind::GoXTimeRate => GoRate::PARAMS,
+            ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
+            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::PARAMS,
+            ProfileKind::Seed000RedisLog => Seed000RedisLog::PARAMS,
+            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::PARAMS,
+            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::PARAMS,
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ProfileKind> {
+        ProfileKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Builds the profile from the policy's parameters and the native parameters `given`
+    /// (name → value, as the scenario wrote them). A name the profile does not take is refused
+    /// with the closest one it does take.
+    pub fn configure(
+        self,
+        policy: Params,
+        given: &[(String, ParamValue)],
+    ) -> Result<Profile, ProfileError> {
+        let specs = self.params();
+        for (name, _) in given {
+            if !specs.iter().any(|s| s.name == name) {
+                let names = specs.iter().map(|s| s.name);
+                let message = match crate::suggest::closest(name, names.clone()) {
+                    Some(hint) => {
+                        format!("`{self}` has no parameter `{name}`: did you mean `{hint}`?")
+                    }
+                    None => format!(
+                        "`{self}` has no parameter `{name}` (it takes: {})",
+                        names.collect::<Vec<_>>().join(", ")
+                    ),
+                };
+                return Err(ProfileError::param(name, message));
+            }
+        }
+        let args = Args { specs, given };
+        Ok(match self {
+            ProfileKind::Governor => Profile::Governor(Governor::build(policy, &args)?),
+            ProfileKind::NginxLimitReq => {
+                Profile::NginxLimitReq(NginxLimitReq::build(policy, &args)?)
+            }
+            ProfileKind::ExpressRateLimit => {
+                Profile::ExpressRateLimit(ExpressRateLimit::build(policy, &args)?)
+            }
+            ProfileKind::NestjsThrottler => {
+                Profile::NestjsThrottler(NestjsThrottler::build(policy, &args)?)
+            }
+            ProfileKind::RateLimiterFlexible => {
+                Profile::RateLimiterFlexible(RateLimiterFlexible::build(policy, &args)?)
+            }
+            ProfileKind::PythonLimitsMovingWindow => {
+                Profile::PythonLimitsMovingWindow(PythonLimitsMovingWindow::build(policy, &args)?)
+            }
+            ProfileKind::PythonLimitsFixedWindow => {
+                Profile::PythonLimitsFixedWindow(PythonLimitsFixedWindow::build(policy, &args)?)
+            }
+            ProfileKind::PythonLimitsSlidingWindow => {
+                Profile::PythonLimitsSlidingWindow(PythonLimitsSlidingWindow::build(policy, &args)?)
+            }
+            ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
+            ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
+            ProfileKind::Seed000TokenBucket => {
+                Profile::Seed000TokenBucket(Seed000TokenBucket::build(policy, &args)?)
+            }
+            ProfileKind::Seed000RedisLog => {
+                Profile::Seed000RedisLog(Seed000RedisLog::build(policy, &args)?)
+            }
+            ProfileKind::Seed003FixedWindow => {
+                Profile::Seed003FixedWindow(Seed003FixedWindow::build(policy, &args)?)
+            }
+            ProfileKind::Seed003SlidingCounter => {
+                Profile::Seed003SlidingCounter(Seed003SlidingCounter::build(policy, &args)?)
+            }
+        })
+    }
+}
+
+impl fmt::Display for ProfileKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A configured profile, ready to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Governor(Governor),
+    NginxLimitReq(NginxLimitReq),
+    ExpressRateLimit(ExpressRateLimit),
+    NestjsThrottler(NestjsThrottler),
+    RateLimiterFlexible(RateLimiterFlexible),
+    PythonLimitsMovingWindow(PythonLimitsMovingWindow),
+    PythonLimitsFixedWindow(PythonLimitsFixedWindow),
+    PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
+    GoXTimeRate(GoRate),
+    EnvoyLocal(EnvoyLocal),
+    Seed000TokenBucket(Seed000TokenBucket),
+    Seed000RedisLog(Seed000RedisLog),
+    Seed003FixedWindow(Seed003FixedWindow),
+    Seed003SlidingCounter(Seed003SlidingCounter),
+}
+
+impl Profile {
+    pub fn kind(&self) -> ProfileKind {
+        match self {
+            Profile::Governor(_) => ProfileKind::Governor,
+            Profile::NginxLimitReq(_) => ProfileKind::NginxLimitReq,
+            Profile::ExpressRateLimit(_) => ProfileKind::ExpressRateLimit,
+            Profile::NestjsThrottler(_) => ProfileKind::NestjsThrottler,
+            Profile::RateLimiterFlexible(_) => ProfileKind::RateLimiterFlexible,
+            Profile::PythonLimitsMovingWindow(_) => ProfileKind::PythonLimitsMovingWindow,
+            Profile::PythonLimitsFixedWindow(_) => ProfileKind::PythonLimitsFixedWindow,
+            Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
+            Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
+            Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
+            Profile::Seed000TokenBucket(_) => ProfileKind::Seed000TokenBucket,
+            Profile::Seed000RedisLog(_) => ProfileKind::Seed000RedisLog,
+            Profile::Seed003FixedWindow(_) => ProfileKind::Seed003FixedWindow,
+            Profile::Seed003SlidingCounter(_) => ProfileKind::Seed003SlidingCounter,
+        }
+    }
+
+    /// Calls `visitor` with the concrete limiter (see [`super::AlgorithmKind::visit`]).
+    pub fn visit<V: LimiterVisitor>(self, visitor: V) -> V::Output {
+        match self {
+            Profile::Governor(l) => visitor.visit(l),
+            Profile::NginxLimitReq(l) => visitor.visit(l),
+            Profile::ExpressRateLimit(l) => visitor.visit(l),
+            Profile::NestjsThrottler(l) => visitor.visit(l),
+            Profile::RateLimiterFlexible(l) => visitor.visit(l),
+            Profile::PythonLimitsMovingWindow(l) => visitor.visit(l),
+            Profile::PythonLimitsFixedWindow(l) => visitor.visit(l),
+            Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
+            Profile::GoXTimeRate(l) => visitor.visit(l),
+            Profile::EnvoyLocal(l) => visitor.visit(l),
+            Profile::Seed000TokenBucket(l) => visitor.visit(l),
+            Profile::Seed000RedisLog(l) => visitor.visit(l),
+            Profile::Seed003FixedWindow(l) => visitor.visit(l),
+            Profile::Seed003SlidingCounter(l) => visitor.visit(l),
+        }
+    }
+}
+
+/// The native parameters a scenario gave, read by type with the profile's own error messages.
+pub(crate) struct Args<'a> {
+    specs: &'static [ParamSpec],
+    given: &'a [(String, ParamValue)],
+}
+
+impl Args<'_> {
+    /// Whether the scenario gave `name`.
+    pub fn has(&self, name: &str) -> bool {
+        self.value(name).is_some()
+    }
+
+    fn value(&self, name: &str) -> Option<&ParamValue> {
+        debug_assert!(
+            self.specs.iter().any(|s| s.name == name),
+            "`{name}` is not a declared parameter"
+        );
+        self.given.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>, ProfileError> {
+        match self.value(name) {
+            None => Ok(None),
+            Some(ParamValue::Int(v)) => Ok(Some(*v)),
+            Some(other) => Err(ProfileError::param(
+                name,
+                format!("must be an integer, got {}", describe(other)),
+            )),
+        }
+    }
+
+    /// A positive integer, at most `max`.
+    pub fn count(&self, name: &str, max: u64) -> Result<Option<u64>, ProfileError> {
+        match self.int(name)? {
+            None => Ok(None),
+            Some(v) if v < 1 => Err(ProfileError::param(
+                name,
+                format!("must be at least 1, got {v}"),
+            )),
+            Some(v) if v as u64 > max => Err(ProfileError::param(
+                name,
+                format!("must be at most {max}, got {v}"),
+            )),
+            Some(v) => Ok(Some(v as u64)),
+        }
+    }
+
+    /// A non-negative integer, at most `max`.
+    pub fn count_or_zero(&self, name: &str, max: u64) -> Result<Option<u64>, ProfileError> {
+        match self.int(name)? {
+            None => Ok(None),
+            Some(v) if v < 0 => Err(ProfileError::param(
+                name,
+                format!("must be 0 or more, got {v}"),
+            )),
+            Some(v) if v as u64 > max => Err(ProfileError::param(
+                name,
+                format!("must be at most {max}, got {v}"),
+            )),
+            Some(v) => Ok(Some(v as u64)),
+        }
+    }
+
+    /// A positive finite number, integer or float.
+    pub fn number(&self, name: &str) -> Result<Option<f64>, ProfileError> {
+        let v = match self.value(name) {
+            None => return Ok(None),
+            Some(ParamValue::Int(i)) => *i as f64,
+            Some(ParamValue::Float(f)) => *f,
+            Some(other) => {
+                return Err(ProfileError::param(
+                    name,
+                    format!("must be a number, got {}", describe(other)),
+                ));
+            }
+        };
+        if v.is_finite() && v > 0.0 {
+            Ok(Some(v))
+        } else {
+            Err(ProfileError::param(
+                name,
+                format!("must be a positive number, got {v}"),
+            ))
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, ProfileError> {
+        match self.value(name) {
+            None => Ok(None),
+            Some(ParamValue::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(ProfileError::param(
+                name,
+                format!("must be true or false, got {}", describe(other)),
+            )),
+        }
+    }
+
+    pub fn str(&self, name: &str) -> Result<Option<&str>, ProfileError> {
+        match self.value(name) {
+            None => Ok(None),
+            Some(ParamValue::Str(s)) => Ok(Some(s)),
+            Some(other) => Err(ProfileError::param(
+                name,
+                format!("must be a string, got {}", describe(other)),
+            )),
+        }
+    }
+
+    fn whole(&self, name: &str, positive: bool) -> Result<Option<u64>, ProfileError> {
+        if positive {
+            self.count(name, u32::MAX as u64)
+        } else {
+            self.count_or_zero(name, u32::MAX as u64)
+        }
+    }
+
+    /// A duration string; `positive` refuses zero.
+    pub fn duration(&self, name: &str, positive: bool) -> Result<Option<Nanos>, ProfileError> {
+        let Some(text) = self.str(name)? else {
+            return Ok(None);
+        };
+        let parsed = if positive {
+            time::parse_positive_duration(text)
+        } else {
+            time::parse_duration(text)
+        };
+        parsed
+            .map(Some)
+            .map_err(|e| ProfileError::param(name, e.to_string()))
+    }
+
+    /// A duration in the library's unit of milliseconds: an integer (the library's own number)
+    /// or a duration string that must be a whole number of milliseconds.
+    pub fn millis(&self, name: &str, positive: bool) -> Result<Option<u64>, ProfileError> {
+        if let Some(ParamValue::Int(_)) = self.value(name) {
+            return self.whole(name, positive);
+        }
+        match self.duration(name, positive)? {
+            None => Ok(None),
+            Some(ns) if !ns.is_multiple_of(NANOS_PER_MILLI) => Err(ProfileError::param(
+                name,
+                format!(
+                    "must be a whole number of milliseconds (the library's unit), got {}",
+                    time::format_duration(ns)
+                ),
+            )),
+            Some(ns) => Ok(Some(ns / NANOS_PER_MILLI)),
+        }
+    }
+
+    /// A duration in the library's unit of seconds: an integer (the library's own number) or a
+    /// duration string that must be a whole number of seconds.
+    pub fn seconds(&self, name: &str, positive: bool) -> Result<Option<u64>, ProfileError> {
+        if let Some(ParamValue::Int(_)) = self.value(name) {
+            return self.whole(name, positive);
+        }
+        match self.duration(name, positive)? {
+            None => Ok(None),
+            Some(ns) if !ns.is_multiple_of(NANOS_PER_SEC) => Err(ProfileError::param(
+                name,
+                format!(
+                    "must be a whole number of seconds (the library's unit), got {}",
+                    time::format_duration(ns)
+                ),
+            )),
+            Some(ns) => Ok(Some(ns / NANOS_PER_SEC)),
+        }
+    }
+}
+
+fn describe(v: &ParamValue) -> String {
+    match v {
+        ParamValue::Int(i) => format!("the integer {i}"),
+        ParamValue::Str(s) => format!("the string \"{s}\""),
+        ParamValue::Bool(b) => format!("`{b}`"),
+        ParamValue::Float(f) => format!("the number {f}"),
+        ParamValue::Other(what) => format!("a {what}"),
+    }
+}
+
+/// A policy window as whole milliseconds, for libraries whose unit is the millisecond; refuses
+/// windows the library cannot express.
+fn policy_millis(window: Nanos, what: &str) -> Result<u64, ProfileError> {
+    if !window.is_multiple_of(NANOS_PER_MILLI) {
+        return Err(ProfileError::general(format!(
+            "the policy window {} is not a whole number of milliseconds; set `{what}`",
+            time::format_duration(window)
+        )));
+    }
+    Ok(window / NANOS_PER_MILLI)
+}
+
+/// A policy window as whole seconds, for libraries whose unit is the second.
+fn policy_seconds(window: Nanos, what: &str) -> Result<u64, ProfileError> {
+    if !window.is_multiple_of(NANOS_PER_SEC) {
+        return Err(ProfileError::general(format!(
+            "the policy window {} is not a whole number of seconds; set `{what}`",
+            time::format_duration(window)
+        )));
+    }
+    Ok(window / NANOS_PER_SEC)
+}
+
+/// The library's millisecond clock reading at virtual time `now` (truncation, as
+/// `Date.now()` and `ngx_current_msec` truncate the system time).
+fn ms(now: Nanos) -> u64 {
+    now / NANOS_PER_MILLI
+}
+
+/// The first virtual nanosecond at which a millisecond clock reads `ms`.
+fn at_ms(ms: u64) -> Nanos {
+    ms.saturating_mul(NANOS_PER_MILLI)
+}
+
+/// A rejection's retry-after: from `now` to the first instant the clock reads `ms`, at least 1 ns.
+fn retry_at_ms(now: Nanos, ms: u64) -> Nanos {
+    at_ms(ms).saturating_sub(now).max(1)
+}
+
+/// The first virtual ns at or after `from` where `pred` holds, for a predicate that is false
+/// then true; `Nanos::MAX` if it never holds.
+fn first_ns(from: Nanos, pred: impl Fn(Nanos) -> bool) -> Nanos {
+    if pred(from) {
+        return from;
+    }
+    let mut step: Nanos = 1;
+    let mut lo = from;
+    let hi = loop {
+        let probe = from.saturating_add(step);
+        if pred(probe) {
+            break probe;
+        }
+        if probe == Nanos::MAX {
+            return Nanos::MAX;
+        }
+        lo = probe;
+        step = step.saturating_mul(2);
+    };
+    // pred(lo) is false, pred(hi) true.
+    let (mut lo, mut hi) = (lo, hi);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::NANOS_PER_MIN;
+
+    fn policy() -> Params {
+        Params {
+            limit: 100,
+            window: NANOS_PER_MIN,
+            burst: 10,
+        }
+    }
+
+    #[test]
+    fn every_profile_builds_from_the_policy_alone() {
+        for kind in ProfileKind::ALL {
+            let p = kind.configure(policy(), &[]).unwrap();
+            assert_eq!(p.kind(), kind);
+            assert_eq!(ProfileKind::parse(kind.name()), Some(kind));
+            assert!(!kind.description().is_empty());
+        }
+    }
+
+    #[test]
+    fn unknown_parameter_is_named_with_a_hint() {
+        let e = ProfileKind::NginxLimitReq
+            .configure(policy(), &[("brust".into(), ParamValue::Int(5))])
+            .unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("brust"));
+        assert_eq!(
+            e.reason,
+            "`nginx-limit-req` has no parameter `brust`: did you mean `burst`?"
+        );
+    }
+
+    #[test]
+    fn wrong_type_is_named() {
+        let e = ProfileKind::NginxLimitReq
+            .configure(
+                policy(),
+                &[("nodelay".into(), ParamValue::Str("yes".into()))],
+            )
+            .unwrap_err();
+        assert_eq!(e.param.as_deref(), Some("nodelay"));
+        assert_eq!(e.reason, "must be true or false, got the string \"yes\"");
+    }
+
+    #[test]
+    fn parameter_names_are_unique_per_profile() {
+        for kind in ProfileKind::ALL {
+            let mut names: Vec<_> = kind.params().iter().map(|p| p.name).collect();
+            names.sort();
+            names.dedup();
+            assert_eq!(names.len(), kind.params().len(), "{kind}");
+        }
+    }
+}

@@ -1,0 +1,447 @@
+//! Python `limits` 5.8 with `MemoryStorage` (`limits/strategies.py`, `limits/storage/memory.py`):
+//! the moving window, fixed window and sliding window counter strategies.
+//!
+//! `limits` reads `time.time()`, a float of seconds since the Unix epoch, and does its window
+//! arithmetic in floats; these profiles do the same float operations in the same order (IEEE
+//! doubles, as CPython). Virtual time 0 is mapped to [`EPOCH_NS`] (2026-01-01T00:00:00Z, a
+//! multiple of every usual window, so the sliding counter's epoch-aligned windows start at 0),
+//! and the clock reads `(EPOCH_NS + now) as f64 / 1e9`, which is how CPython turns its
+//! nanosecond clock into `time.time()`. The storage's background expiry thread (every 10 ms of
+//! wall time) is not modelled: it only drops entries, and the decisions below are those of the
+//! storage calls themselves (see docs/profiles.md for the one edge where the thread matters).
+
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns, policy_seconds};
+use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::time::{NANOS_PER_SEC, Nanos};
+use std::collections::VecDeque;
+
+/// The wall-clock time (ns since the Unix epoch) virtual time 0 stands for.
+pub const EPOCH_NS: u64 = 1_767_225_600 * NANOS_PER_SEC;
+
+/// `time.time()` at virtual time `now`.
+pub fn py_time(now: Nanos) -> f64 {
+    (EPOCH_NS + now) as f64 / 1e9
+}
+
+/// A `limits` rate string: `"100/minute"`, `"100 per 2 hours"` (one expression).
+/// Returns (amount, expiry in seconds).
+fn parse_rate(text: &str) -> Result<(u64, u64), String> {
+    let bad = || {
+        format!(
+            "couldn't parse rate limit string '{text}': expected \"N/unit\" or \"N per M units\" \
+             (unit: second, minute, hour, day, month, year)"
+        )
+    };
+    let lower = text.trim().to_ascii_lowercase();
+    let (amount, rest) = if let Some((a, r)) = lower.split_once('/') {
+        (a.trim(), r.trim())
+    } else if let Some((a, r)) = lower.split_once(" per ") {
+        (a.trim(), r.trim())
+    } else {
+        return Err(bad());
+    };
+    let amount: u64 = amount.parse().map_err(|_| bad())?;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let multiples: u64 = match &rest[..digits] {
+        "" => 1,
+        d => d.parse().map_err(|_| bad())?,
+    };
+    let unit = rest[digits..].trim();
+    let seconds = match unit.strip_suffix('s').unwrap_or(unit) {
+        "second" => 1,
+        "minute" => 60,
+        "hour" => 3600,
+        "day" => 86_400,
+        "month" => 86_400 * 30,
+        "year" => 86_400 * 30 * 12,
+        _ => return Err(bad()),
+    };
+    if amount == 0 || multiples == 0 {
+        return Err(format!(
+            "'{text}': the amount and the multiple must be at least 1"
+        ));
+    }
+    Ok((amount, seconds * multiples))
+}
+
+/// The `limit` parameter shared by the three strategies.
+const LIMIT_PARAM: ParamSpec = ParamSpec {
+    name: "limit",
+    ty: ParamType::RateString,
+    default: "\"<policy limit> per <policy window in seconds> seconds\"",
+    doc: "the rate limit string, as limits.parse takes it: \"100/minute\", \"10 per 30 seconds\"",
+};
+
+fn build_rate(policy: Params, args: &Args<'_>) -> Result<(u64, u64), ProfileError> {
+    match args.str("limit")? {
+        Some(text) => parse_rate(text).map_err(|m| ProfileError::param("limit", m)),
+        None => Ok((policy.limit, policy_seconds(policy.window, "limit")?)),
+    }
+}
+
+/// A refusal that may retry at `at`.
+fn reject(now: Nanos, at: Nanos, reset_at: Nanos) -> Decision {
+    Decision {
+        outcome: Outcome::Reject {
+            retry_after: at.saturating_sub(now).max(1),
+        },
+        remaining: 0,
+        reset_at,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// `MovingWindowRateLimiter` over `MemoryStorage.acquire_entry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PythonLimitsMovingWindow {
+    amount: u64,
+    expiry: u64,
+}
+
+/// The admissions' `atime`s, oldest first (the library keeps them newest first); only the
+/// newest `amount` can decide, so older ones are dropped.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MovingWindowState {
+    pub atimes: VecDeque<f64>,
+}
+
+impl ProfileDef for PythonLimitsMovingWindow {
+    const NAME: &'static str = "python-limits-moving-window";
+    const DESCRIPTION: &'static str = "PyPI limits 5.8 MovingWindowRateLimiter (MemoryStorage): a log of admissions, float seconds, closed edge";
+    const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
+
+    fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
+        let (amount, expiry) = build_rate(policy, args)?;
+        Ok(PythonLimitsMovingWindow { amount, expiry })
+    }
+}
+
+impl PythonLimitsMovingWindow {
+    /// `acquire_entry`'s refusal test: the `amount`-th newest entry is at or after `t − expiry`.
+    fn refuses(&self, s: &MovingWindowState, t: f64) -> bool {
+        let n = s.atimes.len();
+        n as u64 >= self.amount && s.atimes[n - self.amount as usize] >= t - self.expiry as f64
+    }
+
+    fn idle_at(&self, s: &MovingWindowState, from: Nanos) -> Nanos {
+        match s.atimes.back() {
+            None => from,
+            Some(&newest) => first_ns(from, |x| newest < py_time(x) - self.expiry as f64),
+        }
+    }
+}
+
+impl Limiter for PythonLimitsMovingWindow {
+    type State = MovingWindowState;
+    const KIND: AlgorithmKind =
+        AlgorithmKind::Profile(super::ProfileKind::PythonLimitsMovingWindow);
+
+    fn new_state(&self, _now: Nanos) -> MovingWindowState {
+        MovingWindowState::default()
+    }
+
+    fn decide(&self, s: &mut MovingWindowState, now: Nanos) -> Decision {
+        let t = py_time(now);
+        if self.refuses(s, t) {
+            let at = first_ns(now, |x| !self.refuses(s, py_time(x)));
+            return reject(now, at, self.idle_at(s, now));
+        }
+        s.atimes.push_back(t);
+        while s.atimes.len() as u64 > self.amount {
+            s.atimes.pop_front();
+        }
+        let floor = t - self.expiry as f64;
+        let live = s.atimes.iter().filter(|&&a| a >= floor).count() as u64;
+        Decision::allow(self.amount - live, self.idle_at(s, now))
+    }
+
+    fn is_idle(&self, s: &MovingWindowState, now: Nanos) -> bool {
+        s.atimes
+            .back()
+            .is_none_or(|&newest| newest < py_time(now) - self.expiry as f64)
+    }
+
+    fn heap_bytes(s: &MovingWindowState) -> usize {
+        s.atimes.capacity() * size_of::<f64>()
+    }
+
+    fn redis_bytes(s: &MovingWindowState) -> usize {
+        // limits' Redis storage keeps the moving window as a list.
+        crate::algorithms::redis::sorted_set(s.atimes.len())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// `FixedWindowRateLimiter` over `MemoryStorage.incr`: a window from the key's first hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PythonLimitsFixedWindow {
+    amount: u64,
+    expiry: u64,
+}
+
+/// The storage's counter and its expiration (`time.time()` of the first hit + expiry).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FixedWindowState {
+    pub count: u64,
+    /// 0.0 when there is none (`expirations.get(key, 0)`).
+    pub expiration: f64,
+}
+
+impl ProfileDef for PythonLimitsFixedWindow {
+    const NAME: &'static str = "python-limits-fixed-window";
+    const DESCRIPTION: &'static str = "PyPI limits 5.8 FixedWindowRateLimiter (MemoryStorage): a counter from each key's first hit, float seconds, rejected hits counted";
+    const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
+
+    fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
+        let (amount, expiry) = build_rate(policy, args)?;
+        Ok(PythonLimitsFixedWindow { amount, expiry })
+    }
+}
+
+impl Limiter for PythonLimitsFixedWindow {
+    type State = FixedWindowState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::PythonLimitsFixedWindow);
+
+    fn new_state(&self, _now: Nanos) -> FixedWindowState {
+        FixedWindowState::default()
+    }
+
+    fn decide(&self, s: &mut FixedWindowState, now: Nanos) -> Decision {
+        let t = py_time(now);
+        if s.expiration <= t {
+            *s = FixedWindowState::default();
+        }
+        s.count += 1;
+        if s.count == 1 {
+            s.expiration = t + self.expiry as f64;
+        }
+        let expiration = s.expiration;
+        let reset_at = first_ns(now, |x| expiration <= py_time(x));
+        if s.count <= self.amount {
+            Decision::allow(self.amount - s.count, reset_at)
+        } else {
+            reject(now, reset_at, reset_at)
+        }
+    }
+
+    fn is_idle(&self, s: &FixedWindowState, now: Nanos) -> bool {
+        s.expiration <= py_time(now)
+    }
+
+    fn redis_bytes(_: &FixedWindowState) -> usize {
+        crate::algorithms::redis::STRING_KEY
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// `SlidingWindowCounterRateLimiter` over `MemoryStorage.acquire_sliding_window_entry`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PythonLimitsSlidingWindow {
+    amount: u64,
+    expiry: u64,
+}
+
+/// The storage's counters of this key's windows: (window index, count, expiration).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SlidingWindowState {
+    pub windows: Vec<(i64, u64, f64)>,
+}
+
+impl SlidingWindowState {
+    /// `MemoryStorage.get`: the count, or 0 once its expiration has passed.
+    fn get(&self, idx: i64, t: f64) -> u64 {
+        self.windows
+            .iter()
+            .find(|w| w.0 == idx)
+            .map_or(0, |w| if w.2 <= t { 0 } else { w.1 })
+    }
+}
+
+impl ProfileDef for PythonLimitsSlidingWindow {
+    const NAME: &'static str = "python-limits-sliding-window-counter";
+    const DESCRIPTION: &'static str = "PyPI limits 5.8 SlidingWindowCounterRateLimiter (MemoryStorage): epoch-aligned windows, previous one weighted by its remaining time, floats";
+    const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
+
+    fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
+        let (amount, expiry) = build_rate(policy, args)?;
+        Ok(PythonLimitsSlidingWindow { amount, expiry })
+    }
+}
+
+impl PythonLimitsSlidingWindow {
+    /// `sliding_window_keys`: (previous, current) window indices.
+    fn keys(&self, t: f64) -> (i64, i64) {
+        let e = self.expiry as f64;
+        (((t - e) / e) as i64, (t / e) as i64)
+    }
+
+    /// `_get_sliding_window_info`'s weighted count before a hit: `pc·pttl/E` and `cc`.
+    fn weighted_parts(&self, s: &SlidingWindowState, t: f64) -> (f64, u64) {
+        let e = self.expiry as f64;
+        let (p, c) = self.keys(t);
+        let pc = s.get(p, t);
+        let pttl = if pc == 0 {
+            0.0
+        } else {
+            (1.0 - (((t - e) / e) % 1.0)) * e
+        };
+        (pc as f64 * pttl / e, s.get(c, t))
+    }
+
+    fn admits(&self, s: &SlidingWindowState, t: f64) -> bool {
+        let (prev, cc) = self.weighted_parts(s, t);
+        let before = (prev + cc as f64).floor() as u64;
+        // The check after the increment (a lost race in the library) on the same float sum.
+        let after = (prev + (cc + 1) as f64).floor() as u64;
+        before < self.amount && after <= self.amount
+    }
+
+    fn idle(&self, s: &SlidingWindowState, t: f64) -> bool {
+        let (p, _) = self.keys(t);
+        s.windows.iter().all(|w| w.2 <= t || w.0 < p)
+    }
+
+    /// The first instant a hit would be admitted: indices change at window edges, and between
+    /// two changes a later time only weighs the previous window less.
+    fn retry_at(&self, s: &SlidingWindowState, now: Nanos) -> Nanos {
+        let mut x = now;
+        for _ in 0..8 {
+            let keys = self.keys(py_time(x));
+            let end = first_ns(x, |y| self.keys(py_time(y)) != keys);
+            let at = first_ns(x, |y| y >= end || self.admits(s, py_time(y)));
+            if at < end {
+                return at;
+            }
+            x = end;
+        }
+        x
+    }
+}
+
+impl Limiter for PythonLimitsSlidingWindow {
+    type State = SlidingWindowState;
+    const KIND: AlgorithmKind =
+        AlgorithmKind::Profile(super::ProfileKind::PythonLimitsSlidingWindow);
+
+    fn new_state(&self, _now: Nanos) -> SlidingWindowState {
+        SlidingWindowState::default()
+    }
+
+    fn decide(&self, s: &mut SlidingWindowState, now: Nanos) -> Decision {
+        let t = py_time(now);
+        let (p, c) = self.keys(t);
+        // Windows before the previous one are never read again.
+        s.windows.retain(|w| w.0 >= p);
+        let idle_at = |s: &SlidingWindowState| first_ns(now, |x| self.idle(s, py_time(x)));
+        if !self.admits(s, t) {
+            return reject(now, self.retry_at(s, now), idle_at(s));
+        }
+        // `incr(current_key, 2·expiry)`: restart an expired counter, set the expiration on 1.
+        match s.windows.iter_mut().find(|w| w.0 == c) {
+            Some(w) if w.2 > t => w.1 += 1,
+            Some(w) => *w = (c, 1, t + (2 * self.expiry) as f64),
+            None => s.windows.push((c, 1, t + (2 * self.expiry) as f64)),
+        }
+        let (prev, cc) = self.weighted_parts(s, t);
+        let used = (prev + cc as f64).floor() as u64;
+        Decision::allow(self.amount.saturating_sub(used), idle_at(s))
+    }
+
+    fn is_idle(&self, s: &SlidingWindowState, now: Nanos) -> bool {
+        self.idle(s, py_time(now))
+    }
+
+    fn heap_bytes(s: &SlidingWindowState) -> usize {
+        s.windows.capacity() * size_of::<(i64, u64, f64)>()
+    }
+
+    fn redis_bytes(s: &SlidingWindowState) -> usize {
+        s.windows.len() * crate::algorithms::redis::STRING_KEY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::NANOS_PER_MILLI as MS;
+
+    #[test]
+    fn rate_strings_parse_as_limits_does() {
+        assert_eq!(parse_rate("100/minute"), Ok((100, 60)));
+        assert_eq!(parse_rate("100 per minute"), Ok((100, 60)));
+        assert_eq!(parse_rate("10 per 30 seconds"), Ok((10, 30)));
+        assert_eq!(parse_rate("5/2hours"), Ok((5, 7200)));
+        assert_eq!(parse_rate("1/month"), Ok((1, 2_592_000)));
+        assert!(parse_rate("100/fortnight").is_err());
+        assert!(parse_rate("0/second").is_err());
+    }
+
+    #[test]
+    fn clock_is_cpythons() {
+        // 2026-01-01T00:00:00Z + 1.5 s.
+        assert_eq!(py_time(1500 * MS), 1_767_225_601.5);
+        // Doubles near 1.77e9 s are 2^-22 s (≈ 238 ns) apart: nearby nanoseconds collapse.
+        assert_eq!(py_time(1), py_time(0));
+    }
+
+    #[test]
+    fn moving_window_edge_is_closed() {
+        let m = PythonLimitsMovingWindow {
+            amount: 2,
+            expiry: 1,
+        };
+        let mut s = m.new_state(0);
+        assert!(m.decide(&mut s, 0).outcome.is_admitted());
+        assert!(m.decide(&mut s, 100 * MS).outcome.is_admitted());
+        // At exactly 1 s the oldest admission (atime t0) satisfies atime >= t − 1: refused.
+        let d = m.decide(&mut s, 1000 * MS);
+        assert!(!d.outcome.is_admitted());
+        let Outcome::Reject { retry_after } = d.outcome else {
+            unreachable!()
+        };
+        // The first representable time after 1 s (ns collapse into ≈ 238 ns steps).
+        assert!(retry_after > 0 && retry_after < 300, "{retry_after}");
+        assert!(
+            m.decide(&mut s, 1000 * MS + retry_after)
+                .outcome
+                .is_admitted()
+        );
+    }
+
+    #[test]
+    fn fixed_window_counts_refusals_and_starts_at_first_hit() {
+        let f = PythonLimitsFixedWindow {
+            amount: 1,
+            expiry: 1,
+        };
+        let mut s = f.new_state(0);
+        assert_eq!(f.decide(&mut s, 300 * MS).remaining, 0);
+        assert!(!f.decide(&mut s, 900 * MS).outcome.is_admitted());
+        assert_eq!(s.count, 2);
+        assert!(!f.decide(&mut s, 1300 * MS - 1000).outcome.is_admitted());
+        assert!(f.decide(&mut s, 1300 * MS).outcome.is_admitted());
+    }
+
+    #[test]
+    fn sliding_counter_weighs_the_previous_window() {
+        // 10 per 10 s. 10 hits in [0, 10 s); at 15 s the previous window weighs 10 × 0.5 = 5.
+        let w = PythonLimitsSlidingWindow {
+            amount: 10,
+            expiry: 10,
+        };
+        let mut s = w.new_state(0);
+        for i in 0..10 {
+            assert!(w.decide(&mut s, i * 100 * MS).outcome.is_admitted());
+        }
+        assert!(!w.decide(&mut s, 9_999 * MS).outcome.is_admitted());
+        let admitted = (0..10)
+            .filter(|_| w.decide(&mut s, 15_000 * MS).outcome.is_admitted())
+            .count();
+        assert_eq!(admitted, 5);
+    }
+}
