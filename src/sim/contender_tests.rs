@@ -342,7 +342,11 @@ fn a_one_rule_contender_matches_the_short_form() {
             window = "1s"
             {burst}
             "#,
-            burst = if algorithm == "token_bucket" { "burst = 8" } else { "" }
+            burst = if algorithm == "token_bucket" {
+                "burst = 8"
+            } else {
+                ""
+            }
         );
         let (reports, _) = run_logged(&text);
         let (short, stack) = (&reports[0], &reports[1]);
