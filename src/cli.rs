@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::output::{Destination, Kind};
 use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
+use crate::scenario::overrides::Override;
 use crate::sim;
 use crate::terminal;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -66,6 +67,10 @@ pub enum Command {
     /// Write the traffic a scenario generates, before any limiter, as a CSV trace.
     #[command(after_help = TRAFFIC_EXAMPLES)]
     Traffic(TrafficArgs),
+    /// Run a scenario over a grid of field values and recommend one against its [goals].
+    Sweep(SweepArgs),
+    /// Combine the output directories of `rlsim sweep --shard K/N` into the whole sweep's.
+    Merge(MergeArgs),
     /// Print a shell completion script to standard output.
     #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
     Completions {
@@ -75,6 +80,45 @@ pub enum Command {
     /// Print the manual page (roff) to standard output.
     #[command(after_help = "Example:\n  rlsim man > rlsim.1 && man ./rlsim.1")]
     Man,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// A swept field and its values (repeatable; several make a grid): `policy.limit=10,50,100`,
+    /// `policy.limit=50..500:50`, `policy.window=10s..2m:10s`, `policy.limit=1..10000:x10`.
+    /// A single value is a fixed override. Default: the scenario's `[sweep] set`.
+    #[arg(long = "set", value_name = "FIELD=LIST_OR_RANGE")]
+    pub set: Vec<String>,
+    /// Write sweep.csv, sweep.json, charts and sweep.md/sweep.html into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Run only shard K of N (points p with p mod N = K-1); merge the shards with `rlsim merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Override the scenario's seed.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// The figure of the line chart and heatmap (default: `[sweep] chart`, else legit_goodput).
+    #[arg(long, value_name = "FIGURE")]
+    pub chart: Option<String>,
+    /// No progress bar and no summary line.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Skip malformed lines of replayed traces instead of failing.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The shard directories (each written by `rlsim sweep --shard K/N --out DIR`).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the whole sweep's files.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -127,6 +171,10 @@ pub struct RunArgs {
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
     pub skip_bad_lines: bool,
+    /// Override a field of the scenario by its dotted path (repeatable): `policy.limit=60`,
+    /// `traffic[1].rate=50`, `traffic.scraper.rate=50`.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -193,6 +241,16 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             Ok(status(report.passed))
         }
         Command::Traffic(args) => traffic(args, stdout, stderr),
+        Command::Sweep(args) => sweep(args, stdout, stderr),
+        Command::Merge(args) => {
+            let whole = crate::sweep::outputs::merge(&args.dirs)?;
+            crate::sweep::outputs::write(&args.out, &whole)?;
+            let rows = whole.rows()?;
+            let mut line = crate::sweep::report::summary(&whole, &rows);
+            line.push('\n');
+            print(stdout, line.as_bytes())?;
+            Ok(Status::Success)
+        }
         Command::Algorithms(args) => {
             let entries = catalogue::entries();
             match args.format {
@@ -265,9 +323,14 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             out.display()
         )));
     }
+    let overrides = args
+        .set
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>>>()?;
     // Read once: the reports name the scenario file by the hash of these very bytes.
     let text = Scenario::read(&args.scenario)?;
-    let mut scenario = Scenario::parse(&text, &args.scenario)?;
+    let mut scenario = Scenario::parse_with(&text, &args.scenario, &overrides)?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
@@ -376,13 +439,53 @@ fn skipped_lines(scenario: &Scenario) -> String {
 }
 
 /// Writes to standard output; a closed pipe (`rlsim run ... | head`) is not an error.
-fn print(stdout: &mut dyn Write, bytes: &[u8]) -> Result<()> {
+pub(crate) fn print(stdout: &mut dyn Write, bytes: &[u8]) -> Result<()> {
     print_to(stdout, "<stdout>", bytes)
 }
 
-fn print_to(out: &mut dyn Write, name: &str, bytes: &[u8]) -> Result<()> {
+pub(crate) fn print_to(out: &mut dyn Write, name: &str, bytes: &[u8]) -> Result<()> {
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(name, e)),
         _ => Ok(()),
     }
+}
+
+fn sweep(args: SweepArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
+    let command = crate::sweep::command::SweepCommand {
+        scenario: args.scenario,
+        set: args.set,
+        shard: args.shard,
+        seed: args.seed,
+        chart: args.chart,
+        skip_bad_lines: args.skip_bad_lines,
+    };
+    let plan = crate::sweep::command::plan(&command)?;
+    let bar = if args.quiet {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::new(plan.share as u64).with_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points {elapsed}")
+                .expect("a valid template"),
+        )
+    };
+    let (file, rows) = crate::sweep::command::run(&plan, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    if let Some(out) = &args.out {
+        crate::sweep::outputs::write(out, &file)?;
+    }
+    if !args.quiet {
+        let mut line = match file.shard {
+            Some(s) => format!(
+                "shard {}/{}: {} of {} points run\n",
+                s.index, s.count, plan.share, file.points
+            ),
+            None => crate::sweep::report::summary(&file, &rows) + "\n",
+        };
+        if args.out.is_none() {
+            line.push_str("(no --out DIR: nothing written)\n");
+        }
+        print(stdout, line.as_bytes())?;
+    }
+    let _ = stderr;
+    Ok(Status::Success)
 }

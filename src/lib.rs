@@ -42,6 +42,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod suggest;
+pub mod sweep;
 pub mod terminal;
 pub mod time;
 pub mod traffic;

@@ -1,6 +1,9 @@
 //! The policy under test: at most `limit` requests per `window`, per key.
 
+pub mod identity;
+
 use crate::time::Nanos;
+use identity::{IdentityFn, Rule, Who};
 use std::fmt;
 
 /// A request attribute a policy can key on.
@@ -41,10 +44,13 @@ impl fmt::Display for KeyField {
     }
 }
 
-/// The fields a policy keys on, in canonical order (ip, user, api_key, endpoint), no repeats.
+/// The fields a policy keys on, in canonical order (ip, user, api_key, endpoint), no repeats;
+/// or an identity function (`key = { identity = "xff", trusted_hops = 1 }`), which takes the
+/// place of the `ip` field.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct KeySpec {
     fields: Vec<KeyField>,
+    identity: Option<IdentityFn>,
 }
 
 impl KeySpec {
@@ -52,15 +58,64 @@ impl KeySpec {
     pub fn new(mut fields: Vec<KeyField>) -> Option<KeySpec> {
         fields.sort();
         fields.dedup();
-        (!fields.is_empty()).then_some(KeySpec { fields })
+        (!fields.is_empty()).then_some(KeySpec {
+            fields,
+            identity: None,
+        })
+    }
+
+    /// Keys on what `identity` makes of each request.
+    pub fn identity(identity: IdentityFn) -> KeySpec {
+        KeySpec {
+            fields: vec![KeyField::Ip],
+            identity: Some(identity),
+        }
+    }
+
+    /// The key in words, fields joined by `sep` (`ip+endpoint`), or the identity function
+    /// (`xff(trusted_hops=1)`).
+    pub fn describe(&self, sep: &str) -> String {
+        match &self.identity {
+            Some(identity) => identity.to_string(),
+            None => {
+                let names: Vec<&str> = self.fields.iter().map(|f| f.name()).collect();
+                names.join(sep)
+            }
+        }
+    }
+
+    /// The identity function, if the key is one.
+    pub fn identity_fn(&self) -> Option<&IdentityFn> {
+        self.identity.as_ref()
     }
 
     pub fn fields(&self) -> &[KeyField] {
         &self.fields
     }
 
+    /// Whether the key reads `field` (`user_else` reads the user besides the address).
     pub fn uses(&self, field: KeyField) -> bool {
         self.fields.contains(&field)
+            || (field == KeyField::User
+                && matches!(
+                    self.identity,
+                    Some(IdentityFn {
+                        rule: Rule::UserElse(_),
+                        ..
+                    })
+                ))
+    }
+
+    /// Writes one field's value: the identity `who` in place of the `ip` field when the key is
+    /// an identity function, else the field's own value.
+    pub fn write_field(field: KeyField, who: Option<Who>, value: &str, out: &mut String) {
+        use std::fmt::Write;
+        match (field, who) {
+            (KeyField::Ip, Some(who)) => {
+                write!(out, "{who}").expect("writing to a String cannot fail")
+            }
+            _ => out.push_str(value),
+        }
     }
 
     /// Writes the key a request maps to into `out`: the value itself for a one-field key, the
@@ -78,7 +133,10 @@ impl KeySpec {
 
 impl serde::Serialize for KeySpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.fields.serialize(s)
+        match &self.identity {
+            None => self.fields.serialize(s),
+            Some(identity) => identity.serialize(s),
+        }
     }
 }
 

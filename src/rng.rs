@@ -22,15 +22,18 @@ pub enum Stream {
     Retry,
     /// A source's setup draws: per-client rates (`rate_dist = "lognormal"`).
     Setup,
+    /// A source's forged addresses that change per request (`xff_rotator`, `cdn_bypass`).
+    Forgery,
 }
 
 impl Stream {
     /// Every stream kind.
-    pub const ALL: [Stream; 4] = [
+    pub const ALL: [Stream; 5] = [
         Stream::Arrivals,
         Stream::Endpoints,
         Stream::Retry,
         Stream::Setup,
+        Stream::Forgery,
     ];
 
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
@@ -42,6 +45,7 @@ impl Stream {
             Stream::Retry => 1,
             Stream::Endpoints => 2,
             Stream::Setup => 3,
+            Stream::Forgery => 4,
         }
     }
 }
@@ -76,7 +80,7 @@ mod tests {
                 );
             }
         }
-        assert_eq!(seen.len(), 4 * 65536);
+        assert_eq!(seen.len(), Stream::ALL.len() * 65536);
     }
 
     #[test]

@@ -63,6 +63,12 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
         .iter()
         .map(|f| Scenario::load(f))
         .collect::<Result<_>>()?;
+    // Sweeps with claims (`[sweep] expect`), planned and parsed before anything runs.
+    let sweeps: Vec<Option<SweepCheck>> = scenarios
+        .iter()
+        .zip(&files)
+        .map(|(s, f)| SweepCheck::plan(s, f))
+        .collect::<Result<_>>()?;
     let baseline = match options.baselines.as_slice() {
         [] => None,
         files => {
@@ -82,9 +88,13 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     };
     let results: Vec<ScenarioResult> = scenarios
         .into_par_iter()
-        .map(|scenario| {
+        .zip(sweeps)
+        .map(|(scenario, sweep)| {
             let reports = simulate(&scenario)?;
-            let expectations = evaluate(&scenario, &reports);
+            let mut expectations = evaluate(&scenario, &reports);
+            if let Some(sweep) = sweep {
+                expectations.extend(sweep.run(expectations.len())?);
+            }
             Ok(ScenarioResult {
                 scenario,
                 reports,
@@ -117,6 +127,63 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
         passed: failed == 0 && regressed == 0 && checked > 0,
         checked,
     })
+}
+
+/// A scenario's `[sweep]` with claims, planned: `rlsim check` runs it and checks them.
+struct SweepCheck {
+    plan: crate::sweep::command::Plan,
+    claims: Vec<crate::sweep::expect::Claim>,
+}
+
+impl SweepCheck {
+    fn plan(scenario: &Scenario, file: &Path) -> Result<Option<SweepCheck>> {
+        let Some(spec) = scenario.sweep.as_ref().filter(|s| !s.expect.is_empty()) else {
+            return Ok(None);
+        };
+        let text = Scenario::read(file)?;
+        let axes = crate::sweep::axes(scenario, &[])?;
+        let plan =
+            crate::sweep::command::plan_of(text, scenario.clone(), axes, Default::default(), None)?;
+        let names = crate::metrics::metric_names(scenario);
+        let figures = names.of(&crate::scenario::Scope::Algorithm);
+        let claims = spec
+            .expect
+            .iter()
+            .map(|(text, at)| {
+                crate::sweep::expect::parse(text, &plan.axes, figures)
+                    .map_err(|m| Error::Usage(format!("{at}: field `sweep.expect`: {m}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Some(SweepCheck { plan, claims }))
+    }
+
+    /// The claims checked, numbered after the scenario's own `first` expectations.
+    fn run(self, first: usize) -> Result<Vec<ExpectationResult>> {
+        let (file, rows) = crate::sweep::command::run(&self.plan, &|| {})?;
+        let rec = file
+            .recommendation
+            .expect("a whole sweep is recommended on");
+        Ok(self
+            .claims
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let r = crate::sweep::expect::evaluate(c, &self.plan.axes, &rows, &rec);
+                ExpectationResult {
+                    expectation: format!("sweep: {}", c.text),
+                    index: first + i,
+                    algorithm: "sweep".into(),
+                    role: None,
+                    source: None,
+                    metric: c.subject.clone(),
+                    op: c.op,
+                    bound: c.bound,
+                    measured: r.measured,
+                    passed: r.passed,
+                }
+            })
+            .collect())
+    }
 }
 
 /// Every algorithm of `scenario`, in parallel. Unlike `rlsim run`, decisions are not timed: a

@@ -67,9 +67,15 @@ impl Recorder {
             .traffic
             .iter()
             .zip(&self.sources)
-            .map(|(spec, counts)| {
+            .enumerate()
+            .map(|(i, (spec, counts))| {
                 total.add(counts);
-                SourceReport::new(spec.name.clone(), spec.role, *counts)
+                let mut report = SourceReport::new(spec.name.clone(), spec.role, *counts);
+                if let Some((max, mean)) = self.keys_per_client.of(i) {
+                    report.keys_per_client_max = Some(max);
+                    report.keys_per_client_mean = Some(mean);
+                }
+                report
             })
             .collect();
         let worst = self.worst.unwrap_or(Worst {

@@ -5,6 +5,7 @@
 
 mod demand;
 mod finish;
+mod keys_per_client;
 pub mod names;
 mod recorder;
 mod rules;
@@ -72,6 +73,13 @@ pub struct SourceReport {
     pub attempts_per_request: f64,
     /// `admitted / (offered − retries)`: original requests eventually served.
     pub request_success_rate: f64,
+    /// Distinct keys a real client of this source produced under the policy's key: the most
+    /// any client produced (a whole number, written as a float so role totals do not sum it)
+    /// and the mean over the clients that sent. Only for scenarios about client identity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_per_client_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_per_client_mean: Option<f64>,
 }
 
 impl SourceReport {
@@ -88,6 +96,8 @@ impl SourceReport {
             admitted_share: ratio(c.admitted(), c.offered),
             attempts_per_request: ratio(c.offered, c.requests()),
             request_success_rate: ratio(c.admitted(), c.requests()),
+            keys_per_client_max: None,
+            keys_per_client_mean: None,
         }
     }
 }

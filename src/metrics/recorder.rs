@@ -108,6 +108,7 @@ pub struct Recorder {
     pub(super) worst: Option<Worst>,
     pub(super) worst_trace: WorstTrace,
     pub(super) delays: Delays,
+    pub(super) keys_per_client: super::keys_per_client::KeysPerClient,
     pub(super) legit_delays: Delays,
     pub(super) buckets: Vec<TimeBucket>,
     pub(super) last_event: Nanos,
@@ -178,6 +179,10 @@ impl Recorder {
             worst_trace: WorstTrace::default(),
             delays: Delays::new(),
             legit_delays: Delays::new(),
+            keys_per_client: super::keys_per_client::KeysPerClient::new(
+                &scenario.policy.key,
+                &scenario.traffic,
+            ),
             buckets: Vec::new(),
             last_event: 0,
             peak_pending_retries: 0,
@@ -202,6 +207,7 @@ impl Recorder {
         self.last_event = self.last_event.max(t);
         self.key_demand.offer(a.key, t);
         self.client_demand.offer(a.client, t);
+        self.keys_per_client.record(a);
         if let Some(estimate) = estimate {
             let truth = self.windows.count_now(a.key, t);
             if truth > 0 {

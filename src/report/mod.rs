@@ -5,7 +5,7 @@
 pub mod charts;
 mod contenders;
 mod decisions;
-mod document;
+pub mod document;
 mod files;
 mod provenance;
 pub mod ranking;

@@ -72,7 +72,6 @@ fn blocks(
 
 fn policy_in_words(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> String {
     let p = &scenario.policy;
-    let keys: Vec<&str> = p.key.fields().iter().map(|f| f.name()).collect();
     let names: Vec<String> = algorithms
         .iter()
         .map(|a| format!("`{}`", a.algorithm))
@@ -83,7 +82,7 @@ fn policy_in_words(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Strin
          (seed {}) through {} algorithms: {}. Traffic:",
         p.limit,
         format_duration(p.window),
-        keys.join(" + "),
+        p.key.describe(" + "),
         p.burst,
         format_duration(scenario.duration),
         scenario.seed,

@@ -58,7 +58,6 @@ pub fn styled_table(
     colour: bool,
 ) -> String {
     let p = &scenario.policy;
-    let keys: Vec<&str> = p.key.fields().iter().map(|f| f.name()).collect();
     let mut out = String::new();
     let title = if colour { HEAD } else { Style::new() };
     let _ = writeln!(
@@ -69,7 +68,7 @@ pub fn styled_table(
         format_duration(scenario.duration),
         p.limit,
         format_duration(p.window),
-        keys.join("+"),
+        p.key.describe("+"),
         p.burst
     );
     let rows: Vec<[String; 12]> = algorithms

@@ -5,7 +5,7 @@
 //! keys like the policy and applies to every request; such a contender has no [`Stack`] and runs
 //! on the engine's single-limiter path, so its outputs are exactly what they always were.
 
-use super::raw::{OneOrMany, S};
+use super::raw::{RawKey, S};
 use super::validate::Ctx;
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::{AlgorithmKind, Params, Profile};
@@ -58,7 +58,7 @@ pub struct RawRule {
     pub burst: Option<S<i64>>,
     /// Parsed exactly like `[policy] key`; default: the policy's key.
     #[serde(default)]
-    pub key: Option<S<OneOrMany>>,
+    pub key: Option<S<RawKey>>,
     /// Route patterns the rule applies to (default: every route).
     #[serde(default)]
     pub routes: Option<S<Vec<S<String>>>>,
@@ -148,14 +148,23 @@ pub struct Facts<'a> {
     pub api_key: &'a str,
     pub endpoint: &'a str,
     pub tier: Option<&'a str>,
+    /// The source's `signed_in` (generated traffic); `None` for a replayed trace.
+    pub source_signed_in: Option<bool>,
 }
 
 impl Facts<'_> {
-    /// Signed in: the request carries a user (an empty user, or `-` as access logs write it,
-    /// is anonymous).
+    /// Signed in: the server knows a user. A generated source's requests are signed in when
+    /// the source says `signed_in = true`; a replayed record when it has a user (an empty user,
+    /// or `-` as access logs write it, is anonymous), as the identity functions read them.
     pub fn signed_in(&self) -> bool {
-        !self.user.is_empty() && self.user != "-"
+        self.source_signed_in.unwrap_or(true) && !self.user.is_empty() && self.user != "-"
     }
+}
+
+/// What a source says of its requests' sign-in: `None` for a replayed trace.
+pub fn source_signed_in(source: &SourceSpec) -> Option<bool> {
+    (!matches!(source.arrivals, Arrivals::Replay { .. }))
+        .then_some(source.population.network.signed_in)
 }
 
 impl Matcher {
@@ -237,6 +246,15 @@ impl Ctx<'_> {
         policy: &Policy,
         sources: &[SourceSpec],
     ) -> Result<Vec<AlgorithmSpec>> {
+        if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
+            // Contenders key each request from its four fields (see `Rule::key`), the policy's
+            // key included: it must be one of fields too.
+            return Err(self.err(
+                first.get_ref().name.span(),
+                "contender[0].name",
+                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function, for now",
+            ));
+        }
         let mut names = HashSet::new();
         let mut out = Vec::with_capacity(raw.len());
         for (i, c) in raw.iter().enumerate() {
@@ -446,6 +464,17 @@ impl Ctx<'_> {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
         };
+        if key.identity_fn().is_some() {
+            // The stack engine re-keys each request from its four identity fields, which do
+            // not carry what the wire showed (proxies, forged headers): refuse rather than key
+            // every request as a direct connection.
+            let span = r.key.as_ref().map_or(r.name.span(), |k| k.span());
+            return Err(self.err(
+                span,
+                &f("key"),
+                "identity functions are not supported in contender rules yet: key by fields (ip, user, api_key, endpoint), or compare identity functions in the short form",
+            ));
+        }
         let warn_from = match &r.warn_at {
             None => None,
             Some(w) => {
@@ -614,6 +643,7 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
                         api_key: "",
                         endpoint,
                         tier,
+                        source_signed_in: Some(pop.network.signed_in),
                     })
                 })
             })

@@ -7,7 +7,9 @@ mod client;
 pub mod contender;
 pub mod expect;
 pub mod goals;
+mod identity;
 pub mod limits;
+pub mod overrides;
 mod population;
 #[cfg(test)]
 mod population_tests;
@@ -20,7 +22,7 @@ pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 
 use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
-use crate::error::Result;
+use crate::error::{Location, Result};
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::Reaction;
@@ -48,6 +50,17 @@ pub struct Scenario {
     pub expectations: Vec<Expectation>,
     /// The priorities the report ranks algorithms against (`[goals]`).
     pub goals: Vec<Goal>,
+    /// The `[sweep]` table: checked for shape here, read by `rlsim sweep` and `rlsim check`.
+    pub sweep: Option<SweepSpec>,
+}
+
+/// The `[sweep]` table as written, each string with where it was written (for errors).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepSpec {
+    pub set: Vec<(String, Location)>,
+    pub prefer: Option<(String, Location)>,
+    pub chart: Option<(String, Location)>,
+    pub expect: Vec<(String, Location)>,
 }
 
 /// One contender to run: an algorithm of the short form with its parameters (the policy's,
@@ -98,6 +111,28 @@ impl Scenario {
     /// 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
     pub fn read(path: &Path) -> Result<String> {
         limits::read(path)
+    }
+
+    /// Reads a scenario file with `--set` overrides applied before validation.
+    pub fn load_with(path: &Path, overrides: &[overrides::Override]) -> Result<Scenario> {
+        if overrides.is_empty() {
+            return Scenario::load(path);
+        }
+        Scenario::parse_with(&Scenario::read(path)?, path, overrides)
+    }
+
+    /// Parses scenario text with `--set` overrides spliced in, validated exactly like the file.
+    /// An error in an overridden value names the `--set`; any other keeps the file's line.
+    pub fn parse_with(
+        text: &str,
+        path: &Path,
+        overrides: &[overrides::Override],
+    ) -> Result<Scenario> {
+        let patched = overrides::apply(text, path, overrides)?;
+        let ctx = validate::Ctx::patched(text, &patched, path);
+        limits::check_strings(&ctx, &patched.text)?;
+        let raw = ctx.deserialize()?;
+        ctx.scenario(raw)
     }
 
     /// Parses and validates scenario text; `path` is used in errors and to resolve relative

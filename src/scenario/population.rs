@@ -67,6 +67,7 @@ impl Ctx<'_> {
             ipv6,
             rates: self.rate_dist(t, f)?,
             tiers,
+            network: self.network(t, kind, f)?,
         })
     }
 

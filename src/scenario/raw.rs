@@ -39,6 +39,26 @@ pub struct RawScenario {
     /// The priorities the report ranks algorithms by: `max_<metric>` / `min_<metric>` = bound.
     #[serde(default)]
     pub goals: Option<BTreeMap<String, S<toml::Value>>>,
+    /// The sweep `rlsim sweep` runs by default, and what `rlsim check` expects of it.
+    #[serde(default)]
+    pub sweep: Option<S<RawSweep>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// Axes, as `--set` takes them: `"policy.limit=20..120:20"`.
+    #[serde(default)]
+    pub set: Vec<S<String>>,
+    /// The goal a recommendation is best on (default: the first of `[goals]`).
+    #[serde(default)]
+    pub prefer: Option<S<String>>,
+    /// The figure of the line chart (default: `legit_goodput`).
+    #[serde(default)]
+    pub chart: Option<S<String>>,
+    /// Claims about the recommendation: `"recommended.policy.limit == 60"`.
+    #[serde(default)]
+    pub expect: Vec<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -49,7 +69,19 @@ pub struct RawPolicy {
     #[serde(default)]
     pub burst: Option<S<i64>>,
     #[serde(default)]
-    pub key: Option<S<OneOrMany>>,
+    pub key: Option<S<RawKey>>,
+}
+
+/// A key: `"ip"`, `["ip", "endpoint"]` or an identity table `{ identity = "xff", ... }`.
+#[derive(Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a key field, a list of key fields or an identity table"
+)]
+pub enum RawKey {
+    One(String),
+    Many(Vec<String>),
+    Table(toml::Table),
 }
 
 #[derive(Debug, Deserialize)]
@@ -153,6 +185,14 @@ pub struct RawTraffic {
     pub same_second: Option<S<String>>,
     /// Addresses or networks whose replayed requests are abusive.
     pub abusive: Option<S<Vec<S<String>>>>,
+    // The path to the origin and forged headers (docs/traffic.md, "Behind proxies").
+    pub via: Option<S<OneOrMany>>,
+    pub cdn_range: Option<S<String>>,
+    pub proxy_range: Option<S<String>>,
+    pub forge_xff: Option<S<Vec<S<String>>>>,
+    pub forge_real_ip: Option<S<String>>,
+    pub forge_cf: Option<S<String>>,
+    pub signed_in: Option<S<bool>>,
 }
 
 /// One `phases = [{ duration, rate, ramp_to }]` entry.
@@ -304,6 +344,13 @@ impl RawTraffic {
             span("loop", &self.loops),
             span("sample", &self.sample),
             span("sort_window", &self.sort_window),
+            span("via", &self.via),
+            span("cdn_range", &self.cdn_range),
+            span("proxy_range", &self.proxy_range),
+            span("forge_xff", &self.forge_xff),
+            span("forge_real_ip", &self.forge_real_ip),
+            span("forge_cf", &self.forge_cf),
+            span("signed_in", &self.signed_in),
             span("max_gap", &self.max_gap),
             span("same_second", &self.same_second),
             span("abusive", &self.abusive),

@@ -48,6 +48,17 @@ impl Ctx<'_> {
         }
         let (start, stop) = self.active_span(t, duration, &f)?;
         let population = self.population(t, kind, &f)?;
+        // Identity functions read addresses: a fixed `ip` must be one.
+        if let (Some(ip), IdGen::Fixed(text)) = (&t.ip, &population.ip)
+            && (policy.key.identity_fn().is_some() || kind.forges())
+            && text.parse::<std::net::IpAddr>().is_err()
+        {
+            return Err(self.err(
+                ip.span(),
+                &f("ip"),
+                format!("`{text}` is not an IP address, which the policy's identity function (or this forger) needs"),
+            ));
+        }
         // Generated IPv4 addresses give each source its own 10.<i>.0.0/16: 256 of them.
         let generates_ipv4 = !population.ipv6 && !matches!(population.ip, IdGen::Fixed(_));
         if kind != TrafficKind::Replay && generates_ipv4 && i >= GENERATED_IPV4_SOURCES {
@@ -68,7 +79,9 @@ impl Ctx<'_> {
             | TrafficKind::Poisson
             | TrafficKind::Nat
             | TrafficKind::Scraper
-            | TrafficKind::CredentialStuffing => {
+            | TrafficKind::CredentialStuffing
+            | TrafficKind::XffRotator
+            | TrafficKind::CdnBypass => {
                 let arrival = self.arrival(t, kind, &f)?;
                 let clients = population.clients as u64;
                 let rate = self.kind_rate(t, kind, arrival, policy, clients, &f)?;

@@ -2,7 +2,7 @@
 //! anything refused.
 
 use super::expect::{self, Expectation};
-use super::raw::{OneOrMany, RawOverride, RawScenario, S};
+use super::raw::{RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::profiles::ParamValue;
@@ -19,19 +19,56 @@ use std::path::Path;
 const MAX_BUCKETS: u64 = 1_000_000;
 
 pub struct Ctx<'a> {
+    /// The text validated: the file with any `--set` overrides spliced in.
     pub(super) text: &'a str,
     pub(super) path: &'a Path,
+    /// The file as written and the splices, to name positions as the user wrote them.
+    original: &'a str,
+    patches: Option<&'a super::overrides::Patched>,
 }
 
 impl<'a> Ctx<'a> {
     pub fn new(text: &'a str, path: &'a Path) -> Self {
-        Ctx { text, path }
+        Ctx {
+            text,
+            path,
+            original: text,
+            patches: None,
+        }
+    }
+
+    /// Validates `patched` (the file `original` with overrides spliced in).
+    pub fn patched(
+        original: &'a str,
+        patched: &'a super::overrides::Patched,
+        path: &'a Path,
+    ) -> Self {
+        Ctx {
+            text: &patched.text,
+            path,
+            original,
+            patches: Some(patched),
+        }
     }
 
     fn location(&self, span: Option<Range<usize>>) -> Location {
-        let (line, column) = match span {
-            Some(span) => {
-                let before = &self.text[..span.start.min(self.text.len())];
+        let mut start = span.as_ref().map(|s| s.start);
+        if let (Some(patched), Some(pos)) = (self.patches, start) {
+            match patched.origin(pos) {
+                Ok(pos) => start = Some(pos),
+                // Inside an override: the override is the place to fix.
+                Err(label) => {
+                    return Location {
+                        path: label.into(),
+                        line: None,
+                        column: None,
+                    };
+                }
+            }
+        }
+        let (line, column) = match start {
+            Some(start) => {
+                let before = &self.original[..start.min(self.original.len())];
                 let line = before.matches('\n').count() + 1;
                 let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
                 (Some(line), Some(column))
@@ -205,6 +242,18 @@ impl<'a> Ctx<'a> {
             reactions,
             expectations: Vec::new(),
             goals: Vec::new(),
+            sweep: raw.sweep.as_ref().map(|t| {
+                let t = t.get_ref();
+                let at = |s: &super::raw::S<String>| {
+                    (s.get_ref().clone(), self.location(Some(s.span())))
+                };
+                super::SweepSpec {
+                    set: t.set.iter().map(at).collect(),
+                    prefer: t.prefer.as_ref().map(at),
+                    chart: t.chart.as_ref().map(at),
+                    expect: t.expect.iter().map(at).collect(),
+                }
+            }),
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
@@ -276,22 +325,6 @@ impl<'a> Ctx<'a> {
             burst,
             key,
         })
-    }
-
-    /// A key as `[policy] key` writes it; a contender's rules read theirs the same way.
-    pub(super) fn key_spec(&self, k: &S<OneOrMany>, field: &str) -> Result<KeySpec> {
-        let mut fields = Vec::new();
-        for name in &k.get_ref().0 {
-            fields.push(KeyField::parse(name).ok_or_else(|| {
-                self.err(
-                    k.span(),
-                    field,
-                    format!("unknown key field `{name}` (expected ip, user, api_key or endpoint)"),
-                )
-            })?);
-        }
-        KeySpec::new(fields)
-            .ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
     }
 
     fn algorithm_kind(&self, s: &S<String>, field: &str) -> Result<AlgorithmKind> {

@@ -14,7 +14,7 @@ use crate::algorithms::{
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, RuleTally, Throughput};
 use crate::policy::{KeyField, KeySpec};
-use crate::scenario::contender::{Commit, Facts, Stack};
+use crate::scenario::contender::{Commit, Facts, Stack, source_signed_in};
 use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
 use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
@@ -129,6 +129,8 @@ struct StackGate<'a> {
     known: FxHashMap<(KeyId, u16), Known>,
     /// Per source: user → tier, for sources with tiers.
     tiers: Vec<FxHashMap<String, String>>,
+    /// Per source: its `signed_in` (`None` for a replayed trace).
+    signed_in: Vec<Option<bool>>,
     decisions: Vec<(usize, KeyId, Decision)>,
     bypassed: u64,
     unlimited: u64,
@@ -151,6 +153,7 @@ impl StackGate<'_> {
             tier: self.tiers[a.source as usize]
                 .get(&**user)
                 .map(String::as_str),
+            source_signed_in: self.signed_in[a.source as usize],
         };
         let mut applies = 0u64;
         for (i, rule) in self.stack.rules.iter().enumerate() {
@@ -344,7 +347,8 @@ pub fn run_stack<S: DecisionSink>(
             let mut map = FxHashMap::default();
             if !s.population.tiers.is_empty() {
                 for j in 0..s.population.clients {
-                    let user = Identity::of_client(s, index, j).user;
+                    let unspecified = std::net::IpAddr::from([0, 0, 0, 0]);
+                    let user = Identity::of_client(s, index, j, unspecified).user;
                     if let Some(t) = s.population.tier(j) {
                         map.entry(user).or_insert_with(|| t.to_string());
                     }
@@ -375,6 +379,7 @@ pub fn run_stack<S: DecisionSink>(
         ids,
         known: FxHashMap::default(),
         tiers,
+        signed_in: scenario.traffic.iter().map(source_signed_in).collect(),
         decisions: Vec::with_capacity(stack.rules.len()),
         bypassed: 0,
         unlimited: 0,

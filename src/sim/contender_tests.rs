@@ -139,12 +139,14 @@ fn matchers_tiers_and_bypass_pick_the_rules() {
         [[traffic]]
         name = "login"
         kind = "constant"
+        signed_in = true
         rate = "1/s"
         user = "alice"
         endpoint = "/auth/login"
         [[traffic]]
         name = "exchange"
         kind = "constant"
+        signed_in = true
         rate = "1/s"
         user = "bob"
         endpoint = "/auth/exchange"
@@ -158,6 +160,7 @@ fn matchers_tiers_and_bypass_pick_the_rules() {
         [[traffic]]
         name = "tiered"
         kind = "constant"
+        signed_in = true
         rate = "1/s"
         users = 2
         tiers = [{ name = "free" }, { name = "pro" }]

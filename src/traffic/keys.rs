@@ -1,10 +1,12 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
+use super::via::Wire;
 use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
+use crate::policy::identity::{Seen, Who};
 use crate::policy::{KeyField, KeySpec};
 use indexmap::IndexSet;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Every key seen in a run, in order of first appearance.
 ///
@@ -40,9 +42,30 @@ impl KeySpace {
 
     /// The id of the key that `value_of` describes under `spec`, adding it if new.
     /// Allocates only for a key not seen before.
+    ///
+    /// Under an identity function, the record is taken as a direct connection from its `ip`
+    /// (no proxy headers), signed in when it has a user; an `ip` that is not an address is
+    /// keyed on as written.
     pub fn intern<'a>(&mut self, spec: &KeySpec, value_of: impl Fn(KeyField) -> &'a str) -> KeyId {
+        let who = spec.identity_fn().and_then(|f| {
+            let ip: IpAddr = value_of(KeyField::Ip).parse().ok()?;
+            let user = Some(value_of(KeyField::User)).filter(|u| !u.is_empty());
+            Some(f.apply(&Seen::direct(ip, user)))
+        });
+        self.intern_who(spec, who, value_of)
+    }
+
+    /// Like [`KeySpace::intern`], with the identity already worked out.
+    fn intern_who<'a>(
+        &mut self,
+        spec: &KeySpec,
+        who: Option<Who>,
+        value_of: impl Fn(KeyField) -> &'a str,
+    ) -> KeyId {
         let mut buf = std::mem::take(&mut self.scratch);
-        spec.render_with(&mut buf, |field, out| out.push_str(value_of(field)));
+        spec.render_with(&mut buf, |field, out| {
+            KeySpec::write_field(field, who, value_of(field), out)
+        });
         let id = match self.names.get_index_of(buf.as_str()) {
             Some(i) => i,
             None => {
@@ -87,7 +110,19 @@ impl KeySpace {
 
     /// The id of a synthetic client's key.
     pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
-        self.intern(spec, |f| identity.get(f))
+        let Some(f) = spec.identity_fn() else {
+            return self.intern_who(spec, None, |f| identity.get(f));
+        };
+        let user = identity.signed_in_user();
+        let who = match &identity.wire {
+            Some(wire) => Some(f.apply(&wire.seen(user))),
+            None => identity
+                .ip
+                .parse()
+                .ok()
+                .map(|ip| f.apply(&Seen::direct(ip, user))),
+        };
+        self.intern_who(spec, who, |f| identity.get(f))
     }
 
     /// The key's text, as the policy keyed on it.
@@ -111,6 +146,11 @@ pub struct Identity {
     pub user: String,
     pub api_key: String,
     pub endpoint: String,
+    /// The server knows the user (`signed_in = true`).
+    pub signed_in: bool,
+    /// What the origin sees of the client's requests; `None` for a plain direct connection
+    /// (nothing forged) or when `ip` is not an address.
+    pub wire: Option<Wire>,
 }
 
 impl Identity {
@@ -123,11 +163,22 @@ impl Identity {
         }
     }
 
-    /// The identity of client `client` of source number `source`.
+    /// The user, if the server knows it.
+    pub fn signed_in_user(&self) -> Option<&str> {
+        self.signed_in.then_some(self.user.as_str())
+    }
+
+    /// The identity of client `client` of source number `source`; a forged address that
+    /// changes per request starts at `first_forged`.
     ///
     /// Generated users are `<source name>-<n>`, API keys `key-<user>`, and IPv4 addresses come
     /// from `10.<source>.0.0/16`, so sources never share a generated identity by accident.
-    pub fn of_client(spec: &SourceSpec, source: usize, client: u32) -> Identity {
+    pub fn of_client(
+        spec: &SourceSpec,
+        source: usize,
+        client: u32,
+        first_forged: IpAddr,
+    ) -> Identity {
         let pop = &spec.population;
         let pick = |gen_: &IdGen, make: &dyn Fn(u32) -> String| match gen_ {
             IdGen::Fixed(v) => v.clone(),
@@ -143,11 +194,21 @@ impl Identity {
                 generated_ip(source, n).to_string()
             }
         });
+        // A plain connection needs no wire: the address says it all.
+        let wire = if pop.network.is_plain() {
+            None
+        } else {
+            ip.parse()
+                .ok()
+                .map(|addr| Wire::new(addr, client, &pop.network, first_forged))
+        };
         Identity {
             ip,
             user,
             api_key,
             endpoint: pop.endpoint.clone(),
+            signed_in: pop.network.signed_in,
+            wire,
         }
     }
 }

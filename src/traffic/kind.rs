@@ -26,6 +26,11 @@ pub enum TrafficKind {
     CredentialStuffing,
     /// Records read from a trace file (`path`).
     Replay,
+    /// An abusive client forging a fresh first `X-Forwarded-For` entry on every request.
+    XffRotator,
+    /// An abusive client that skips the CDN (always direct) and forges a fresh
+    /// `CF-Connecting-IP` on every request.
+    CdnBypass,
 }
 
 /// Identity and population fields, used by every synthetic kind.
@@ -44,6 +49,13 @@ const IDENTITY: &[&str] = &[
     "rate_dist",
     "rate_sigma",
     "zipf_exponent",
+    "via",
+    "cdn_range",
+    "proxy_range",
+    "forge_xff",
+    "forge_real_ip",
+    "forge_cf",
+    "signed_in",
 ];
 
 /// The replay options.
@@ -62,7 +74,7 @@ const REPLAY: &[&str] = &[
 
 impl TrafficKind {
     /// Every kind, in the order error messages list them.
-    pub const ALL: [TrafficKind; 8] = [
+    pub const ALL: [TrafficKind; 10] = [
         TrafficKind::Constant,
         TrafficKind::Poisson,
         TrafficKind::Nat,
@@ -71,6 +83,8 @@ impl TrafficKind {
         TrafficKind::Scraper,
         TrafficKind::CredentialStuffing,
         TrafficKind::Replay,
+        TrafficKind::XffRotator,
+        TrafficKind::CdnBypass,
     ];
 
     /// The name `kind = "..."` selects it by.
@@ -84,13 +98,18 @@ impl TrafficKind {
             TrafficKind::Scraper => "scraper",
             TrafficKind::CredentialStuffing => "credential_stuffing",
             TrafficKind::Replay => "replay",
+            TrafficKind::XffRotator => "xff_rotator",
+            TrafficKind::CdnBypass => "cdn_bypass",
         }
     }
 
     /// The role of its requests without `role = "..."`.
     pub fn default_role(self) -> Role {
         match self {
-            TrafficKind::Scraper | TrafficKind::CredentialStuffing => Role::Abusive,
+            TrafficKind::Scraper
+            | TrafficKind::CredentialStuffing
+            | TrafficKind::XffRotator
+            | TrafficKind::CdnBypass => Role::Abusive,
             TrafficKind::Constant
             | TrafficKind::Poisson
             | TrafficKind::Nat
@@ -104,7 +123,10 @@ impl TrafficKind {
     /// arrival process; `None` for the kinds that time their requests by their own fields.
     pub fn default_arrival(self) -> Option<ArrivalKind> {
         match self {
-            TrafficKind::Constant | TrafficKind::Scraper => Some(ArrivalKind::Constant),
+            TrafficKind::Constant
+            | TrafficKind::Scraper
+            | TrafficKind::XffRotator
+            | TrafficKind::CdnBypass => Some(ArrivalKind::Constant),
             TrafficKind::Poisson | TrafficKind::Nat | TrafficKind::CredentialStuffing => {
                 Some(ArrivalKind::Poisson)
             }
@@ -119,7 +141,9 @@ impl TrafficKind {
             TrafficKind::Constant
             | TrafficKind::Poisson
             | TrafficKind::Nat
-            | TrafficKind::CredentialStuffing => &["rate"],
+            | TrafficKind::CredentialStuffing
+            | TrafficKind::XffRotator
+            | TrafficKind::CdnBypass => &["rate"],
             TrafficKind::Scraper => &["over"],
             TrafficKind::Bursts => &["count", "every", "spread"],
             TrafficKind::Boundary => &["count", "at", "lead", "spread", "repeat"],
@@ -132,6 +156,16 @@ impl TrafficKind {
     pub fn accepts(self, field: &str) -> bool {
         let process = self.default_arrival().is_some() && ArrivalKind::is_process_field(field);
         let identity = self != TrafficKind::Replay && IDENTITY.contains(&field);
+        // A forger re-keys each request itself, so it has no endpoint mix; a CDN bypass is
+        // direct by definition.
+        let refused = match self {
+            TrafficKind::XffRotator => field == "endpoints",
+            TrafficKind::CdnBypass => field == "endpoints" || field == "via",
+            _ => false,
+        };
+        if refused {
+            return false;
+        }
         self.own_fields().contains(&field) || process || identity
     }
 
@@ -145,8 +179,15 @@ impl TrafficKind {
             | TrafficKind::Bursts
             | TrafficKind::Boundary
             | TrafficKind::Scraper
-            | TrafficKind::Replay => &[],
+            | TrafficKind::Replay
+            | TrafficKind::XffRotator
+            | TrafficKind::CdnBypass => &[],
         }
+    }
+
+    /// Whether it forges an address per request.
+    pub fn forges(self) -> bool {
+        matches!(self, TrafficKind::XffRotator | TrafficKind::CdnBypass)
     }
 
     /// The endpoint of its requests without `endpoint` or `endpoints`.

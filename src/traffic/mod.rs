@@ -15,6 +15,7 @@ mod poisson;
 pub mod population;
 mod reaction;
 mod replay;
+pub mod via;
 
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
@@ -111,6 +112,8 @@ pub struct Population {
     pub rates: RateDist,
     /// Tiers with their weights (`free`, `pro`, ...): client `j` gets [`Population::tier`].
     pub tiers: Vec<(String, u32)>,
+    /// The path to the origin, forged headers and sign-in (`via`, `forge_*`, `signed_in`).
+    pub network: via::Network,
 }
 
 impl Population {
@@ -258,14 +261,23 @@ fn build_source(
     }
     let pop = &spec.population;
     let mut identities = Vec::with_capacity(pop.clients as usize);
+    let forging = pop.network.rotation != via::Rotation::None;
+    // Only forgers draw from their stream, at setup one first address per client.
+    let mut forgery = rng::rng(seed, Stream::Forgery, index);
+    let unspecified = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
     let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
-            let identity = Identity::of_client(spec, index, j);
+            let first = if forging {
+                via::forged_address(&mut forgery)
+            } else {
+                unspecified
+            };
+            let identity = Identity::of_client(spec, index, j, first);
             let client = Client {
                 key: keys.intern_identity(key_spec, &identity),
                 id: keys.intern_client(&identity.user),
             };
-            if pop.endpoints.len() > 1 {
+            if pop.endpoints.len() > 1 || forging {
                 identities.push(identity);
             }
             client
@@ -278,6 +290,11 @@ fn build_source(
         .rates
         .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
     let picker = population::Picker::new(&weights);
+    let ids: Vec<ClientId> = if forging {
+        client_keys.iter().map(|c| c.id).collect()
+    } else {
+        Vec::new()
+    };
     let inner: Box<dyn Source> = match &spec.arrivals {
         Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
             Box::new(periodic::Constant::new(spec, source, *rate, client_keys))
@@ -336,6 +353,16 @@ fn build_source(
         )),
         Arrivals::Replay { .. } => unreachable!("handled above"),
     };
+    if forging {
+        // Validation refuses `endpoints` on the forging kinds.
+        return Ok(Box::new(via::Forger::new(
+            inner,
+            key_spec.clone(),
+            &ids,
+            identities,
+            forgery,
+        )));
+    }
     if pop.endpoints.len() < 2 {
         return Ok(inner);
     }

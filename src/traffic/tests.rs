@@ -22,6 +22,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             ipv6: false,
             rates: RateDist::Same,
             tiers: Vec::new(),
+            network: Default::default(),
         },
     }
 }

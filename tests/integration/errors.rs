@@ -346,6 +346,107 @@ fn absurd_volume_is_refused_up_front() {
     );
 }
 
+/// A policy whose key is `key` (on line 6), with the usual one source.
+fn with_key(key: &str) -> String {
+    format!("{HEAD}[policy]\nlimit = 10\nwindow = \"1s\"\nkey = {key}\n{TRAFFIC}")
+}
+
+#[test]
+fn unknown_identity_suggests_the_intended_name() {
+    assert_fails(
+        &with_key("{ identity = \"cdn_headr\" }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.identity`",
+            "did you mean `cdn_header`",
+        ],
+    );
+}
+
+#[test]
+fn malformed_cidr_in_a_trusted_list() {
+    assert_fails(
+        &with_key("{ identity = \"xff\", trusted = [\"10.0.0.0/8\", \"173.245.48.0/33\"] }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted[1]`",
+            "malformed CIDR `173.245.48.0/33`",
+        ],
+    );
+    // And in a source's range.
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}via = \"cdn\"\ncdn_range = \"cdn.example\"\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:11:", "`traffic[0].cdn_range`", "malformed CIDR"],
+    );
+}
+
+#[test]
+fn trusted_hops_on_an_identity_without_xff() {
+    assert_fails(
+        &with_key("{ identity = \"cdn_header\", trusted_hops = 1 }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted_hops`",
+            "not used by identity `cdn_header`",
+            "only `xff` counts X-Forwarded-For hops",
+        ],
+    );
+    // Inside a fallback, the field path says so.
+    assert_fails(
+        &with_key(
+            "{ identity = \"user_else\", fallback = { identity = \"peer\", trusted_hops = 2 } }",
+        ),
+        &[],
+        &["bad.toml:6:", "`policy.key.fallback.trusted_hops`"],
+    );
+}
+
+#[test]
+fn xff_needs_hops_or_cidrs_and_sources_need_addresses() {
+    assert_fails(
+        &with_key("{ identity = \"xff\" }"),
+        &[],
+        &[
+            "bad.toml:6:",
+            "`policy.key.trusted_hops`",
+            "needs `trusted_hops`",
+        ],
+    );
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}via = [\"cdn\", \"proxi\"]\n");
+    assert_fails(
+        &toml,
+        &[],
+        &["bad.toml:10:", "`traffic[0].via`", "did you mean `proxy`"],
+    );
+    let toml = format!("{HEAD}{POLICY}{TRAFFIC}forge_xff = [\"1.2.3.4\", \"evil\"]\n");
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].forge_xff[1]`",
+            "not an IP address",
+        ],
+    );
+    let toml = format!(
+        "{HEAD}{POLICY}[[traffic]]\nname = \"a\"\nkind = \"cdn_bypass\"\nrate = \"1/s\"\nvia = \"cdn\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].via`",
+            "not used by traffic kind `cdn_bypass`",
+        ],
+    );
+}
+
 /// A contender with one rule (`extra` goes into the rule, `more` after it).
 fn contender(extra: &str, more: &str) -> String {
     format!(
@@ -460,6 +561,19 @@ fn contender_bad_warn_at_and_commit() {
             "bad.toml:12:",
             "`contender[0].commit`",
             "all_or_nothing or in_order",
+        ],
+    );
+}
+
+#[test]
+fn contender_rule_with_an_identity_function_is_refused() {
+    assert_fails(
+        &contender("key = { identity = \"peer\" }\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].key`",
+            "identity functions are not supported in contender rules yet",
         ],
     );
 }

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["sim"],
     &["report"],
+    &["sweep"],
     &["check"],
     &["terminal"],
     &["cli"],

@@ -12,10 +12,13 @@
 mod accuracy;
 mod bars;
 mod delay;
+pub mod frontier;
+pub mod heatmap;
 mod hurt;
 mod memory;
 mod rate;
 mod retries;
+pub mod sweep_line;
 pub mod worst;
 
 use crate::algorithms::AlgorithmKind;
@@ -71,7 +74,7 @@ pub fn colour(algorithm: &str) -> RGBColor {
 /// colours none of the run's algorithms holds, so two contenders of a run differ (up to ten).
 pub fn colour_among(names: &[&str], name: &str) -> RGBColor {
     let slot = |n: &str| AlgorithmKind::every().position(|k| k.name() == n);
-    if slot(name).is_some() {
+    if slot(name).is_some() || !names.contains(&name) {
         return colour(name);
     }
     let taken: Vec<usize> = names

@@ -1,0 +1,58 @@
+//! How many distinct keys each real client produced, per source: one for an honest client,
+//! one per request for a forger whose forged header the policy's key believes.
+//!
+//! Kept only for scenarios about client identity (an identity-function key, or a source behind
+//! a CDN or proxy or forging headers), so other scenarios' outputs are unchanged.
+
+use crate::algorithms::KeyId;
+use crate::policy::KeySpec;
+use crate::traffic::{Arrival, ClientId, SourceSpec};
+use rustc_hash::FxHashSet;
+
+/// The distinct `(client, key)` pairs of each source.
+#[derive(Debug, Default)]
+pub struct KeysPerClient {
+    /// `None` when the scenario is not about identity.
+    pairs: Option<Vec<FxHashSet<(ClientId, KeyId)>>>,
+}
+
+impl KeysPerClient {
+    pub fn new(key: &KeySpec, sources: &[SourceSpec]) -> Self {
+        let about_identity = key.identity_fn().is_some()
+            || sources
+                .iter()
+                .any(|s| !s.population.network.is_plain() || s.population.network.signed_in);
+        KeysPerClient {
+            pairs: about_identity.then(|| vec![FxHashSet::default(); sources.len()]),
+        }
+    }
+
+    /// Counts a request (a new pair grows the set; a known one costs a lookup).
+    pub fn record(&mut self, a: &Arrival) {
+        if let Some(pairs) = &mut self.pairs {
+            pairs[a.source as usize].insert((a.client, a.key));
+        }
+    }
+
+    /// `(max, mean)` distinct keys per client of source `source`, `None` when not kept.
+    /// Both are 0 for a source that sent nothing.
+    pub fn of(&self, source: usize) -> Option<(f64, f64)> {
+        let pairs = &self.pairs.as_ref()?[source];
+        let mut per_client: Vec<ClientId> = pairs.iter().map(|p| p.0).collect();
+        per_client.sort_unstable();
+        let (mut max, mut clients, mut run) = (0u64, 0u64, 0u64);
+        for (i, c) in per_client.iter().enumerate() {
+            run = if i > 0 && per_client[i - 1] == *c {
+                run + 1
+            } else {
+                1
+            };
+            if run == 1 {
+                clients += 1;
+            }
+            max = max.max(run);
+        }
+        let mean = super::ratio(pairs.len() as u64, clients);
+        Some((max as f64, mean))
+    }
+}
