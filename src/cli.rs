@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the commands they run.
 
+use crate::algorithms::AlgorithmKind;
 use crate::algorithms::catalogue;
 use crate::check::{self, CheckOptions, Tolerance, output};
 use crate::error::{Error, Result};
@@ -71,6 +72,8 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Combine the output directories of `rlsim sweep --shard K/N` into the whole sweep's.
     Merge(MergeArgs),
+    /// Measure decisions/s per algorithm at 1, 10^3 and 10^6 keys, and end-to-end requests/s.
+    Bench(BenchArgs),
     /// Print a shell completion script to standard output.
     #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
     Completions {
@@ -119,6 +122,17 @@ pub struct MergeArgs {
     /// Where to write the whole sweep's files.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Decisions (and simulated requests) per measurement.
+    #[arg(long, value_name = "N", default_value_t = 2_000_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+    pub requests: u64,
+    /// Only these algorithms (repeatable; default: all six).
+    #[arg(long, value_name = "NAME")]
+    pub algorithm: Vec<AlgorithmKind>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -249,6 +263,15 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             let mut line = crate::sweep::report::summary(&whole, &rows);
             line.push('\n');
             print(stdout, line.as_bytes())?;
+            Ok(Status::Success)
+        }
+        Command::Bench(args) => {
+            let kinds = if args.algorithm.is_empty() {
+                AlgorithmKind::ALL.to_vec()
+            } else {
+                args.algorithm
+            };
+            print(stdout, crate::bench::run(args.requests, &kinds)?.as_bytes())?;
             Ok(Status::Success)
         }
         Command::Algorithms(args) => {

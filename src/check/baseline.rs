@@ -12,43 +12,10 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Metrics where lower is better. Some are not measured yet; listing them now means they are
-/// compared as soon as the report carries them.
-const LOWER_IS_BETTER: [&str; 10] = [
-    "policy_violations",
-    "policy_violation_rate",
-    "burst_factor",
-    "max_window_admitted",
-    "peak_state_bytes",
-    "abusive_leakage",
-    "needless_rejections",
-    "wrongly_decided_share",
-    "false_positive_keys",
-    "false_negative_keys",
-];
-const HIGHER_IS_BETTER: [&str; 1] = ["legit_goodput"];
-/// Every delay figure (`delay_p99_ns`, `delay_max_ns`, ...) is better lower.
-const LOWER_PREFIX: &str = "delay_";
 /// A change this small is float noise, even against a baseline of zero.
 const EPSILON: f64 = 1e-12;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Better {
-    Lower,
-    Higher,
-}
-
-/// Which direction is better for `metric`, if it is one baselines compare.
-pub fn better(metric: &str) -> Option<Better> {
-    if LOWER_IS_BETTER.contains(&metric) || metric.starts_with(LOWER_PREFIX) {
-        Some(Better::Lower)
-    } else if HIGHER_IS_BETTER.contains(&metric) {
-        Some(Better::Higher)
-    } else {
-        None
-    }
-}
+pub use crate::metrics::{Better, better};
 
 /// Relative tolerances: a default and per-metric overrides.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -79,7 +46,7 @@ impl Tolerance {
                 .split_once('=')
                 .ok_or_else(|| Error::Usage(format!("{what}: expected METRIC=REL")))?;
             if better(metric).is_none() {
-                let known = LOWER_IS_BETTER.iter().chain(&HIGHER_IS_BETTER).copied();
+                let known = crate::metrics::directed();
                 let msg = suggest::unknown("compared metric", metric, known);
                 return Err(Error::Usage(format!("{what}: {msg}")));
             }

@@ -1,14 +1,9 @@
-//! Metric names: an [`AlgorithmReport`] flattened into `name → number`.
-//!
-//! Names come from the report's serialised form rather than a hand-kept list, so a figure added to
-//! the report is usable in expectations and baselines without touching this module:
-//! - top-level numbers by their field name (`burst_factor`, `policy_violations`);
-//! - `roles.*` leaves by their leaf name, which already carries the role (`legit_goodput`);
-//! - leaves of any other group as `<group>_<leaf>` (`delay.p99_ns` → `delay_p99_ns`);
-//! - each entry of `sources` apart, for `source=NAME`; `role=ROLE` sums the count figures of the
-//!   role's sources and recomputes each `<count>_share` from the sums.
+//! Metric values: an [`AlgorithmReport`] flattened into `name → number` by the one flattener,
+//! [`metrics::flatten_value`] (names are defined there), plus scopes:
+//! each entry of `sources` apart, for `source=NAME`; `role=ROLE` sums the count figures of the
+//! role's sources and recomputes each `<count>_share` from the sums.
 
-use crate::metrics::AlgorithmReport;
+use crate::metrics::{self, AlgorithmReport};
 use crate::scenario::Scope;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,29 +33,15 @@ impl Flat {
         Flat::of_json(&serde_json::to_value(report).expect("plain data serialises"))
     }
 
-    /// Flattens one algorithm's object as `summary.json` holds it.
+    /// Flattens one algorithm's object as `summary.json` holds it, with [`metrics::flatten_value`]
+    /// for the report's figures; strings are not metrics.
     pub fn of_json(value: &Value) -> Flat {
         let mut flat = Flat::default();
-        let Some(object) = value.as_object() else {
-            return flat;
-        };
-        for (key, v) in object {
-            match v {
-                Value::Object(group) => {
-                    for (leaf, v) in group {
-                        let name = if key == "roles" {
-                            leaf.clone()
-                        } else {
-                            format!("{key}_{leaf}")
-                        };
-                        insert_number(&mut flat.report, name, v);
-                    }
-                }
-                Value::Array(entries) if key == "sources" => {
-                    flat.sources = entries.iter().map(flat_source).collect();
-                }
-                v => insert_number(&mut flat.report, key.clone(), v),
-            }
+        if let Some(Value::Array(entries)) = value.get("sources") {
+            flat.sources = entries.iter().map(flat_source).collect();
+        }
+        for (name, v) in metrics::flatten_value(value.clone()) {
+            insert_number(&mut flat.report, name, &v);
         }
         flat
     }

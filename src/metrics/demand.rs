@@ -2,13 +2,13 @@
 //! offered traffic ever exceeded the policy (more than L requests in some rolling window W).
 //! This is the ground truth for false positives, false negatives and NAT collateral damage.
 
+use super::timelog::TimeLog;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct Offered {
     /// Offered request times in `(now−W, now]`.
-    recent: VecDeque<Nanos>,
+    recent: TimeLog,
     exceeded: bool,
 }
 
@@ -17,6 +17,8 @@ pub struct Demand {
     limit: u64,
     window: Nanos,
     ids: Vec<Offered>,
+    /// Ids whose window moved to the heap: the only ones a sweep has anything to free.
+    spilled: Vec<u32>,
 }
 
 impl Demand {
@@ -25,7 +27,13 @@ impl Demand {
             limit,
             window,
             ids: Vec::new(),
+            spilled: Vec::new(),
         }
+    }
+
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        super::dense::prefetch(&self.ids, id);
     }
 
     /// Records a request of `id` at `t` (times never decrease).
@@ -42,14 +50,16 @@ impl Demand {
         while o
             .recent
             .front()
-            .is_some_and(|&a| a.saturating_add(self.window) <= t)
+            .is_some_and(|a| a.saturating_add(self.window) <= t)
         {
             o.recent.pop_front();
         }
-        o.recent.push_back(t);
+        if o.recent.push_back(t) {
+            self.spilled.push(id);
+        }
         if o.recent.len() as u64 > self.limit {
             o.exceeded = true;
-            o.recent = VecDeque::new();
+            o.recent.clear();
         }
     }
 
@@ -58,16 +68,21 @@ impl Demand {
         self.ids.get(id as usize).is_some_and(|o| o.exceeded)
     }
 
-    /// Frees the windows that are empty by `now`.
+    /// Frees the heap windows that are empty by `now`. Inline windows hold nothing to free, and
+    /// expired times are dropped by the next [`Demand::offer`] anyway, so the sweep visits only
+    /// the spilled ones: its cost follows the busy keys, not every key ever seen.
     pub fn sweep(&mut self, now: Nanos) {
-        for o in &mut self.ids {
+        let (ids, window) = (&mut self.ids, self.window);
+        self.spilled.retain(|&id| {
+            let o = &mut ids[id as usize];
             if o.recent
                 .back()
-                .is_some_and(|&t| t.saturating_add(self.window) <= now)
+                .is_some_and(|t| t.saturating_add(window) <= now)
             {
-                o.recent = VecDeque::new();
+                o.recent.clear();
             }
-        }
+            o.recent.is_spilled()
+        });
     }
 }
 

@@ -18,13 +18,17 @@ pub struct KeysPerClient {
 
 impl KeysPerClient {
     pub fn new(key: &KeySpec, sources: &[SourceSpec]) -> Self {
-        let about_identity = key.identity_fn().is_some()
+        KeysPerClient {
+            pairs: Self::kept(key, sources).then(|| vec![FxHashSet::default(); sources.len()]),
+        }
+    }
+
+    /// Whether the scenario is about client identity, so the figures are kept and reported.
+    pub fn kept(key: &KeySpec, sources: &[SourceSpec]) -> bool {
+        key.identity_fn().is_some()
             || sources
                 .iter()
-                .any(|s| !s.population.network.is_plain() || s.population.network.signed_in);
-        KeysPerClient {
-            pairs: about_identity.then(|| vec![FxHashSet::default(); sources.len()]),
-        }
+                .any(|s| !s.population.network.is_plain() || s.population.network.signed_in)
     }
 
     /// Counts a request (a new pair grows the set; a known one costs a lookup).

@@ -3,18 +3,30 @@
 //! Everything here is a deterministic function of the scenario and seed. Wall-clock figures
 //! (decision throughput) live apart, in [`Throughput`], and in their own output file.
 
+mod accuracy;
+mod burst;
+mod counts;
+mod delays;
 mod demand;
-mod finish;
+mod dense;
+mod headers;
+mod keys;
 mod keys_per_client;
 pub mod names;
 mod recorder;
+mod retries;
 mod rules;
+mod timeline;
+mod timelog;
 mod windows;
 
-pub use finish::ratio;
-pub use names::{MetricNames, Scope, metric_names};
+pub use keys::jain;
+pub use names::{
+    Better, MetricNames, Scope, better, directed, flatten, flatten_value, metric_names, shape,
+};
 pub use recorder::Recorder;
 pub use rules::{RuleReport, RuleTally};
+pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;
 use crate::traffic::Role;
@@ -104,7 +116,7 @@ impl SourceReport {
 
 /// Totals per role: how much wanted traffic got through, how long it waited, and how much of
 /// the attack leaked.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RoleReport {
     pub legit_offered: u64,
     pub legit_admitted: u64,
@@ -175,7 +187,7 @@ pub struct TimeBucket {
 }
 
 /// Everything measured for one algorithm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AlgorithmReport {
     pub algorithm: String,
     /// The parameters the algorithm ran with (the policy's unless overridden).
@@ -297,25 +309,11 @@ pub struct Throughput {
     pub simulated_requests_per_sec: f64,
 }
 
-/// The figures of a report as flat `(name, value)` pairs, in report order: top-level figures by
-/// name, `roles` figures by their own name (`legit_goodput`), `delay` figures as `delay_<name>`.
-/// Per-source entries and the time series are left out. This is how `summary.csv` names its
-/// columns and how expectations name metrics.
-pub fn flatten(report: &AlgorithmReport) -> Vec<(String, serde_json::Value)> {
-    let serde_json::Value::Object(fields) = serde_json::to_value(report).expect("plain data")
-    else {
-        unreachable!("a struct serialises to an object")
-    };
-    let mut out = Vec::with_capacity(fields.len() + 16);
-    for (name, value) in fields {
-        match (name.as_str(), value) {
-            ("sources" | "rules", _) => {}
-            ("roles", serde_json::Value::Object(inner)) => out.extend(inner),
-            ("delay", serde_json::Value::Object(inner)) => {
-                out.extend(inner.into_iter().map(|(k, v)| (format!("delay_{k}"), v)))
-            }
-            (_, value) => out.push((name, value)),
-        }
+/// `num / den`, or 0 when nothing was counted.
+pub fn ratio(num: u64, den: u64) -> f64 {
+    if den == 0 {
+        0.0
+    } else {
+        num as f64 / den as f64
     }
-    out
 }

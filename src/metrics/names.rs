@@ -1,15 +1,103 @@
-//! Metric names: which figures of a report an expectation or a goal may name, by scope.
+//! Metric names and directions: the one flattening of a report into `name → value` (used by
+//! `summary.csv`, expectations and baselines), which way each figure is better, and the names any
+//! report of a scenario has.
 //!
 //! This is the one seam between scenario validation and the report's shape: validation asks
-//! [`metric_names`] and never builds or flattens a report itself. The names follow the rules of
-//! `check::metric::Flat` (top-level numbers by name, `roles.*` by leaf, other groups as
-//! `<group>_<leaf>`, per-source numbers by name, role totals: the counts and their `_share`s);
-//! a test in `check::metric` holds the two to the same names.
+//! [`metric_names`] and never builds or flattens a report itself. `check::metric::Flat` reads
+//! values by the same names (a test there holds the two together).
+//!
+//! Names come from the report's serialised form rather than a hand-kept list:
+//! - top-level figures by their field name (`burst_factor`, `policy_violations`);
+//! - `roles.*` leaves by their leaf name, which already carries the role (`legit_goodput`);
+//! - leaves of any other group as `<group>_<leaf>` (`delay.p99_ns` → `delay_p99_ns`);
+//! - arrays (the per-source entries) are left out; the time series is not serialised.
 
-use super::{AlgorithmReport, Recorder};
+use super::{AlgorithmReport, Counts, SourceReport};
 use crate::scenario::Scenario;
-use crate::traffic::{KeySpace, Role};
+use crate::traffic::Role;
+use serde::Serialize;
 use serde_json::Value;
+
+/// Which way a metric is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// Metrics where lower is better. Some are not measured yet; listing them now means they are
+/// compared as soon as the report carries them.
+const LOWER_IS_BETTER: [&str; 10] = [
+    "policy_violations",
+    "policy_violation_rate",
+    "burst_factor",
+    "max_window_admitted",
+    "peak_state_bytes",
+    "abusive_leakage",
+    "needless_rejections",
+    "wrongly_decided_share",
+    "false_positive_keys",
+    "false_negative_keys",
+];
+const HIGHER_IS_BETTER: [&str; 1] = ["legit_goodput"];
+/// Every delay figure (`delay_p99_ns`, `delay_max_ns`, ...) is better lower.
+const LOWER_PREFIX: &str = "delay_";
+
+/// Which direction is better for `metric`, if it has one; counts such as `offered` say nothing
+/// good or bad on their own.
+pub fn better(metric: &str) -> Option<Better> {
+    if LOWER_IS_BETTER.contains(&metric) || metric.starts_with(LOWER_PREFIX) {
+        Some(Better::Lower)
+    } else if HIGHER_IS_BETTER.contains(&metric) {
+        Some(Better::Higher)
+    } else {
+        None
+    }
+}
+
+/// The metrics named in the direction tables (delay figures aside, which go by prefix).
+pub fn directed() -> impl Iterator<Item = &'static str> + Clone {
+    LOWER_IS_BETTER.into_iter().chain(HIGHER_IS_BETTER)
+}
+
+/// The figures of a report as flat `(name, value)` pairs, in report order (see the module docs).
+/// This is how `summary.csv` names its columns and how expectations name metrics.
+pub fn flatten(report: &AlgorithmReport) -> Vec<(String, Value)> {
+    flatten_value(serde_json::to_value(report).expect("plain data"))
+}
+
+/// [`flatten`] for a report already serialised (one algorithm's object in `summary.json`).
+/// Anything but an object flattens to nothing.
+pub fn flatten_value(value: Value) -> Vec<(String, Value)> {
+    let Value::Object(fields) = value else {
+        return Vec::new();
+    };
+    let mut out = Vec::with_capacity(fields.len() + 16);
+    for (name, value) in fields {
+        match value {
+            Value::Array(_) => {}
+            Value::Object(inner) if name == "roles" => out.extend(inner),
+            Value::Object(inner) => {
+                out.extend(inner.into_iter().map(|(k, v)| (format!("{name}_{k}"), v)))
+            }
+            value => out.push((name, value)),
+        }
+    }
+    out
+}
+
+/// A report with every field and no traffic, for sources named `sources`: the shape of any
+/// report of a scenario, to learn the metric names it offers without running it.
+pub fn shape<'a>(sources: impl IntoIterator<Item = (&'a str, Role)>) -> AlgorithmReport {
+    AlgorithmReport {
+        sources: sources
+            .into_iter()
+            .map(|(name, role)| SourceReport::new(name.to_string(), role, Counts::default()))
+            .collect(),
+        ..AlgorithmReport::default()
+    }
+}
 
 /// Where a metric is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,24 +166,16 @@ impl MetricNames {
     }
 }
 
-/// The metric names any report of `scenario` offers.
-///
-/// Built today from the report of a run that saw no traffic, which has every field a real one
-/// has; that needs a [`Recorder`], hence the `Scenario` (a known upward import, see
-/// docs/architecture.md, to go when the recorder no longer needs one).
+/// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
+/// empty report, built without running or recording anything).
 pub fn metric_names(scenario: &Scenario) -> MetricNames {
-    let spec = scenario
-        .algorithms
-        .first()
-        .expect("a validated scenario has an algorithm");
-    let mut report = Recorder::new(scenario).finish(
-        scenario,
-        &spec.name,
-        spec.params,
-        &KeySpace::new(),
-        Default::default(),
-        Default::default(),
-    );
+    let mut report = shape(scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)));
+    if super::keys_per_client::KeysPerClient::kept(&scenario.policy.key, &scenario.traffic) {
+        for source in &mut report.sources {
+            source.keys_per_client_max = Some(0.0);
+            source.keys_per_client_mean = Some(0.0);
+        }
+    }
     if scenario.algorithms.iter().any(|a| a.stack.is_some()) {
         // Contenders add their own figures to every row of the scenario.
         report.bypassed = Some(0);
@@ -103,4 +183,37 @@ pub fn metric_names(scenario: &Scenario) -> MetricNames {
         report.warned = Some(0);
     }
     MetricNames::of_report(&report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions() {
+        assert_eq!(better("burst_factor"), Some(Better::Lower));
+        assert_eq!(better("delay_p99_ns"), Some(Better::Lower));
+        assert_eq!(better("legit_goodput"), Some(Better::Higher));
+        assert_eq!(better("offered"), None);
+    }
+
+    #[test]
+    fn the_shape_has_every_flattened_name_of_a_report() {
+        let names: Vec<String> = flatten(&shape([("a", Role::Legit)]))
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        for expected in [
+            "offered",
+            "delay_p99_ns",
+            "legit_goodput",
+            "mean_rate_error",
+        ] {
+            assert!(
+                names.iter().any(|n| n == expected),
+                "{expected} in {names:?}"
+            );
+        }
+        assert!(!names.iter().any(|n| n == "sources"));
+    }
 }

@@ -10,29 +10,27 @@
 //! until `t + W` has passed, unless the window ending at `t` is already full (the usual case),
 //! which settles it at once.
 
+use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 #[derive(Debug, Default)]
 struct History {
     /// Admission times after `now − 2W`, oldest first.
-    admitted: VecDeque<Nanos>,
+    admitted: TimeLog,
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
     /// forward, so it only advances: counting the current window is amortised O(1).
     window_start: usize,
     /// Rejections whose later windows are not complete yet.
-    pending: VecDeque<Nanos>,
+    pending: TimeLog,
 }
 
 impl History {
     /// Admissions in `(now−W, now]`; `now` is at least the latest admission.
     #[inline]
     fn count_now(&mut self, now: Nanos, window: Nanos) -> u64 {
-        while self
-            .admitted
-            .get(self.window_start)
-            .is_some_and(|&a| a.saturating_add(window) <= now)
+        while self.window_start < self.admitted.len()
+            && self.admitted.get(self.window_start).saturating_add(window) <= now
         {
             self.window_start += 1;
         }
@@ -45,7 +43,7 @@ impl History {
         while self
             .admitted
             .front()
-            .is_some_and(|&a| a.saturating_add(window.saturating_mul(2)) <= now)
+            .is_some_and(|a| a.saturating_add(window.saturating_mul(2)) <= now)
         {
             self.admitted.pop_front();
             self.window_start = self.window_start.saturating_sub(1);
@@ -57,6 +55,10 @@ pub struct KeyWindows {
     limit: u64,
     window: Nanos,
     keys: Vec<History>,
+    /// Keys with a history on the heap: the only ones a periodic sweep must visit. Judging a
+    /// rejection can wait for the key's next event or the end of the run (it needs only the
+    /// key's admissions, which nothing drops before judging), so inline keys are left alone.
+    spilled: Vec<KeyId>,
     needless: u64,
 }
 
@@ -66,6 +68,7 @@ impl KeyWindows {
             limit,
             window,
             keys: Vec::new(),
+            spilled: Vec::new(),
             needless: 0,
         }
     }
@@ -81,6 +84,11 @@ impl KeyWindows {
             self.keys.resize_with(k + 1, History::default);
         }
         &mut self.keys[k]
+    }
+
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        super::dense::prefetch(&self.keys, key);
     }
 
     /// Admissions of `key` in `(now−W, now]` so far (`now` never decreases).
@@ -100,8 +108,12 @@ impl KeyWindows {
         let window = self.window;
         let h = self.history(key);
         h.trim(t, window);
-        h.admitted.push_back(t);
-        h.count_now(t, window)
+        let spilled = h.admitted.push_back(t);
+        let count = h.count_now(t, window);
+        if spilled {
+            self.spilled.push(key);
+        }
+        count
     }
 
     /// Admissions of `key` kept in its history: those after `now − 2W` for the latest `now` the
@@ -110,7 +122,7 @@ impl KeyWindows {
         self.keys
             .get(key as usize)
             .into_iter()
-            .flat_map(|h| h.admitted.iter().copied())
+            .flat_map(|h| h.admitted.iter())
     }
 
     /// Records a rejection at `t`.
@@ -120,8 +132,8 @@ impl KeyWindows {
         let (limit, window) = (self.limit, self.window);
         let h = self.history(key);
         // A full window ending at t settles it: admitting one more would exceed the limit.
-        if h.count_now(t, window) < limit {
-            h.pending.push_back(t);
+        if h.count_now(t, window) < limit && h.pending.push_back(t) {
+            self.spilled.push(key);
         }
     }
 
@@ -131,7 +143,7 @@ impl KeyWindows {
         let Some(h) = self.keys.get_mut(key as usize) else {
             return;
         };
-        while let Some(&t) = h.pending.front() {
+        while let Some(t) = h.pending.front() {
             if t.saturating_add(window) > now {
                 break;
             }
@@ -142,28 +154,38 @@ impl KeyWindows {
         }
     }
 
-    /// Settles what `now` allows for every key and frees histories that no longer matter.
-    pub fn sweep(&mut self, now: Nanos) {
-        for key in 0..self.keys.len() {
-            self.settle(key as KeyId, now);
-            let window = self.window;
-            let h = &mut self.keys[key];
-            h.trim(now, window);
-            if h.admitted.is_empty() && h.pending.is_empty() {
-                *h = History::default();
-            }
+    /// Settles what `now` allows for `key` and frees its history if nothing in it matters.
+    /// Returns whether the key still holds a heap buffer.
+    fn sweep_key(&mut self, key: KeyId, now: Nanos) -> bool {
+        self.settle(key, now);
+        let window = self.window;
+        let h = &mut self.keys[key as usize];
+        h.trim(now, window);
+        if h.admitted.is_empty() && h.pending.is_empty() {
+            *h = History::default();
         }
+        h.admitted.is_spilled() || h.pending.is_spilled()
     }
 
-    /// Needless rejections, once the run is over (every pending rejection is judged).
+    /// Settles and frees what `now` allows for the keys with heap histories.
+    pub fn sweep(&mut self, now: Nanos) {
+        let mut spilled = std::mem::take(&mut self.spilled);
+        spilled.retain(|&key| self.sweep_key(key, now));
+        self.spilled = spilled;
+    }
+
+    /// Needless rejections, once the run is over (every pending rejection of every key is
+    /// judged).
     pub fn finish(&mut self) -> u64 {
-        self.sweep(Nanos::MAX);
+        for key in 0..self.keys.len() {
+            self.sweep_key(key as KeyId, Nanos::MAX);
+        }
         self.needless
     }
 }
 
 /// Entries of `sorted` in `(t−W, t]`.
-fn count_in(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos) -> u64 {
+fn count_in(sorted: &TimeLog, t: Nanos, window: Nanos) -> u64 {
     let lo = sorted.partition_point(|&a| a.saturating_add(window) <= t);
     let hi = sorted.partition_point(|&a| a <= t);
     (hi - lo) as u64
@@ -171,7 +193,7 @@ fn count_in(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos) -> u64 {
 
 /// Whether one more admission at `t` keeps every window `(s−W, s]` with `s ∈ [t, t+W)` at or
 /// under `limit`, given the admissions in `sorted`.
-fn is_needless(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos, limit: u64) -> bool {
+fn is_needless(sorted: &TimeLog, t: Nanos, window: Nanos, limit: u64) -> bool {
     if count_in(sorted, t, window) >= limit {
         return false;
     }
@@ -181,11 +203,11 @@ fn is_needless(sorted: &VecDeque<Nanos>, t: Nanos, window: Nanos, limit: u64) ->
     let mut left = sorted.partition_point(|&a| a.saturating_add(window) <= t);
     let end = sorted.partition_point(|&a| a < t.saturating_add(window));
     for i in start..end {
-        let s = sorted[i];
-        if i + 1 < end && sorted[i + 1] == s {
+        let s = sorted.get(i);
+        if i + 1 < end && sorted.get(i + 1) == s {
             continue; // count every admission at the same instant
         }
-        while sorted[left].saturating_add(window) <= s {
+        while sorted.get(left).saturating_add(window) <= s {
             left += 1;
         }
         if (i + 1 - left) as u64 >= limit {

@@ -88,7 +88,7 @@ pub fn styled_table(
                 g,
                 l,
                 human_bytes(a.peak_state_bytes),
-                human_rate(t.decisions_per_sec),
+                decision_rate(t),
             ]
         })
         .collect();
@@ -120,7 +120,27 @@ pub fn styled_table(
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         out.push_str(&line(&cells, Some(report)));
     }
+    if throughput.iter().any(|t| t.decisions_timed < WELL_MEASURED) {
+        out.push_str(
+            "* decisions/s timed on fewer than 10^6 decisions: indicative only \
+             (`rlsim bench` measures decisions on purpose)\n",
+        );
+    }
     out
+}
+
+/// Decisions timed below this mark their figure as indicative.
+const WELL_MEASURED: u64 = 1_000_000;
+
+/// The decisions/s cell: marked `*` when timed on too few decisions to mean much (a short
+/// scenario, or a slow algorithm that ran out of its timing budget).
+fn decision_rate(t: &Throughput) -> String {
+    let rate = human_rate(t.decisions_per_sec);
+    if t.decisions_timed < WELL_MEASURED {
+        format!("{rate}*")
+    } else {
+        rate
+    }
 }
 
 /// The figures both the terminal table and the report's key table show, formatted alike:
@@ -174,6 +194,20 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_rate(12_345_678.0), "12.3 M");
         assert_eq!(human_rate(999.0), "999");
+    }
+
+    #[test]
+    fn decision_rates_timed_on_few_decisions_are_marked() {
+        let t = |decisions_timed| Throughput {
+            algorithm: "gcra".into(),
+            decisions_timed,
+            decision_elapsed_ns: 1,
+            decisions_per_sec: 2_000_000.0,
+            simulation_elapsed_ns: 1,
+            simulated_requests_per_sec: 1.0,
+        };
+        assert_eq!(decision_rate(&t(999_999)), "2.0 M*");
+        assert_eq!(decision_rate(&t(1_000_000)), "2.0 M");
     }
 
     #[test]

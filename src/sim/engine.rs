@@ -119,16 +119,25 @@ pub fn simulate<'a, G: Gate>(
             pending[i] = Some(a);
         }
     }
+    // The limiter expires idle keys at its own window's pace; the metrics sweep at the
+    // policy's, whatever window the algorithm overrides.
     let mut next_evict = evict_every;
+    let sweep_every = run.observers.recorder.sweep_every();
+    let mut next_sweep = sweep_every;
     let mut last = 0;
     while let Some(now) = run.queue.peek_time() {
         last = now;
         if now >= next_evict {
             run.limiter.evict_idle(now);
-            run.observers.recorder.evict_idle(now);
             next_evict = (now / evict_every)
                 .saturating_add(1)
                 .saturating_mul(evict_every);
+        }
+        if now >= next_sweep {
+            run.observers.recorder.evict_idle(now);
+            next_sweep = (now / sweep_every)
+                .saturating_add(1)
+                .saturating_mul(sweep_every);
         }
         let event = run.queue.pop().expect("peeked");
         match event.kind {
@@ -145,8 +154,14 @@ pub fn simulate<'a, G: Gate>(
                 let arrival = pending[i]
                     .take()
                     .expect("a queued source has a pending arrival");
+                // The source's next request does not depend on this decision: take it first so
+                // its metric state loads while this one is decided.
+                let next = sources[i].next_arrival(run.keys)?;
+                if let Some(next) = &next {
+                    run.observers.recorder.prefetch(next);
+                }
                 run.request(arrival, 0)?;
-                if let Some(next) = sources[i].next_arrival(run.keys)? {
+                if let Some(next) = next {
                     run.queue
                         .push_arrival(next.time, source)
                         .map_err(internal)?;

@@ -62,8 +62,12 @@ pub struct ScheduledInThePast {
     pub now: Nanos,
 }
 
+/// The heap plus the earliest event held apart (`front`): a source whose next arrival is also the
+/// next event (one busy source, the usual case) never goes through the heap.
 #[derive(Debug, Default)]
 pub struct EventQueue {
+    /// When set, earlier than every event in `heap` (orders are distinct: no ties).
+    front: Option<Event>,
     heap: BinaryHeap<Reverse<Event>>,
     now: Nanos,
     seq: u64,
@@ -72,6 +76,7 @@ pub struct EventQueue {
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
+            front: None,
             heap: BinaryHeap::with_capacity(n),
             now: 0,
             seq: 0,
@@ -103,23 +108,42 @@ impl EventQueue {
                 now: self.now,
             });
         }
-        self.heap.push(Reverse(Event {
+        let event = Event {
             time,
             kind,
             rank,
             tiebreak,
-        }));
+        };
+        match self.front {
+            Some(front) if event < front => {
+                self.heap.push(Reverse(front));
+                self.front = Some(event);
+            }
+            Some(_) => self.heap.push(Reverse(event)),
+            None if self.heap.peek().is_none_or(|Reverse(top)| event < *top) => {
+                self.front = Some(event)
+            }
+            None => self.heap.push(Reverse(event)),
+        }
         Ok(())
     }
 
     /// The time of the next event, if any.
+    #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse(e)| e.time)
+        match &self.front {
+            Some(e) => Some(e.time),
+            None => self.heap.peek().map(|Reverse(e)| e.time),
+        }
     }
 
     /// Takes the next event and advances the current time to it.
+    #[inline]
     pub fn pop(&mut self) -> Option<Event> {
-        let Reverse(event) = self.heap.pop()?;
+        let event = match self.front.take() {
+            Some(e) => e,
+            None => self.heap.pop()?.0,
+        };
         self.now = event.time;
         Some(event)
     }
@@ -148,6 +172,34 @@ mod tests {
                 EventKind::Release { key: 8, source: 1 },
                 EventKind::Arrival { source: 0 },
                 EventKind::Arrival { source: 2 },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_front_event_and_the_heap_pop_in_one_order() {
+        let mut q = EventQueue::default();
+        let mut popped = Vec::new();
+        // Interleave pushes and pops so events move between the front slot and the heap.
+        for (i, t) in [30u64, 10, 20, 10, 40, 5].into_iter().enumerate() {
+            q.push_arrival(t.max(q.now), i as u16).unwrap();
+            if i % 2 == 1 {
+                popped.push(q.pop().unwrap().order());
+            }
+        }
+        while let Some(e) = q.pop() {
+            popped.push(e.order());
+        }
+        // Pushed (30,0) (10,1) | pop (10,1) | (20,2) (10,3) | pop (10,3) | (40,4) (10,5) | pop.
+        assert_eq!(
+            popped,
+            [
+                (10, 1, 1),
+                (10, 1, 3),
+                (10, 1, 5),
+                (20, 1, 2),
+                (30, 1, 0),
+                (40, 1, 4)
             ]
         );
     }

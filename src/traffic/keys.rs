@@ -17,6 +17,9 @@ pub struct KeySpace {
     names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     clients: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
     scratch: String,
+    /// The client named like each key, once asked for ([`KeySpace::intern_client_for_key`]):
+    /// a replayed line then costs one hash lookup, not two. `ClientId::MAX` when not yet known.
+    client_of_key: Vec<ClientId>,
     /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
 }
@@ -90,12 +93,22 @@ impl KeySpace {
 
     /// The client named like `key` (for traffic that carries no user identity).
     pub fn intern_client_for_key(&mut self, key: KeyId) -> ClientId {
+        if let Some(&id) = self.client_of_key.get(key as usize)
+            && id != ClientId::MAX
+        {
+            return id;
+        }
         let name = &self.names[key as usize];
         let id = match self.clients.get_index_of(name) {
             Some(i) => i,
             None => self.clients.insert_full(name.clone()).0,
         };
-        ClientId::try_from(id).expect("more than 4 billion distinct clients")
+        let id = ClientId::try_from(id).expect("more than 4 billion distinct clients");
+        if self.client_of_key.len() <= key as usize {
+            self.client_of_key.resize(key as usize + 1, ClientId::MAX);
+        }
+        self.client_of_key[key as usize] = id;
+        id
     }
 
     /// The name of client `id`.

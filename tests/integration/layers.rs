@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["report"],
     &["sweep"],
-    &["check"],
+    &["check", "bench"],
     &["terminal"],
     &["cli"],
 ];

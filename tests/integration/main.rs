@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod bench;
 mod bounds;
 mod check;
 mod cli;

@@ -1,0 +1,94 @@
+//! End-to-end `rlsim run` speed beside governor's bare keyed GCRA, in one process, so the ratio
+//! is measured on the same machine at the same moment (figures in docs/performance.md).
+//!
+//! `cargo run --release --example vs_governor -- SCENARIO.toml KEYS [REQUESTS]`: simulates the
+//! scenario's first algorithm once (traffic, decisions, every metric; no output files), then
+//! runs governor's `hashmap_with_clock(Quota::with_period(600 ms).allow_burst(100))` on its fake
+//! clock: one `check_key` per request on xorshift-chosen keys modulo KEYS, the clock advanced
+//! 100 µs per request, REQUESTS requests (default: as many as the scenario offered).
+
+use governor::clock::FakeRelativeClock;
+use governor::{Quota, RateLimiter};
+use rlsim::report::DecisionPart;
+use rlsim::{Scenario, sim};
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// This thread's CPU time in seconds (Linux `schedstat`), so a machine busy with other work
+/// slows neither side's figure; `None` elsewhere.
+fn cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e9)
+}
+
+/// Wall and CPU seconds of `f`.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, Option<f64>) {
+    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    let out = f();
+    let cpu = cpu.and_then(|c| Some(cpu_seconds()? - c));
+    (out, wall.elapsed().as_secs_f64(), cpu)
+}
+
+/// governor's decisions per second of wall time and of CPU time.
+fn governor_rate(keys: u64, requests: u64) -> (f64, Option<f64>) {
+    let clock = FakeRelativeClock::default();
+    let quota = Quota::with_period(Duration::from_millis(600))
+        .expect("non-zero period")
+        .allow_burst(NonZeroU32::new(100).expect("non-zero"));
+    let limiter = RateLimiter::hashmap_with_clock(quota, clock.clone());
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let ((), wall, cpu) = timed(|| {
+        for _ in 0..requests {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            black_box(limiter.check_key(&(x % keys)).is_ok());
+            clock.advance(Duration::from_micros(100));
+        }
+    });
+    (requests as f64 / wall, cpu.map(|c| requests as f64 / c))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, path, keys, rest @ ..] = args.as_slice() else {
+        eprintln!("usage: vs_governor SCENARIO.toml KEYS [REQUESTS]");
+        std::process::exit(2);
+    };
+    let keys: u64 = keys.parse().expect("KEYS is a number");
+    let scenario = Scenario::load(Path::new(path)).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(2)
+    });
+    let spec = &scenario.algorithms[0];
+    let (report, wall, cpu) = timed(|| {
+        sim::run_one::<DecisionPart>(&scenario, spec, None, false, None)
+            .expect("the scenario runs")
+            .0
+    });
+    let requests = rest
+        .first()
+        .map_or(report.offered, |r| r.parse().expect("REQUESTS is a number"));
+    let (governor_wall, governor_cpu) = governor_rate(keys, requests);
+    let rlsim_wall = report.offered as f64 / wall;
+    println!(
+        "{}: {} requests; wall: rlsim end to end {:.2} M/s, governor ({keys} keys, {requests} requests) {:.2} M/s, ratio {:.2}",
+        spec.kind.name(),
+        report.offered,
+        rlsim_wall / 1e6,
+        governor_wall / 1e6,
+        rlsim_wall / governor_wall
+    );
+    if let (Some(cpu), Some(governor_cpu)) = (cpu, governor_cpu) {
+        let rlsim_cpu = report.offered as f64 / cpu;
+        println!(
+            "  per CPU second: rlsim {:.2} M/s ({cpu:.2} s), governor {:.2} M/s, ratio {:.2}",
+            rlsim_cpu / 1e6,
+            governor_cpu / 1e6,
+            rlsim_cpu / governor_cpu
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! Accuracy tally: each decision against the exact limiter's (a shadow sliding-window log fed
+//! the same arrivals), and the error of algorithms that estimate the rolling count.
+//!
+//! The shadow is [`crate::algorithms::SlidingWindowLog`]'s arithmetic over a dense, mostly
+//! inline log per key (a unit test holds it to the real limiter): no hashing and no allocation
+//! per key, which is what a million keys need.
+
+use super::dense::{prefetch, slot};
+use super::timelog::TimeLog;
+use crate::algorithms::{KeyId, Params};
+use crate::time::Nanos;
+
+/// The exact limiter: at most `limit` admissions per key in any window `(t−W, t]`.
+struct ExactLog {
+    limit: u64,
+    window: Nanos,
+    /// Per key, its admissions still in the window, oldest first.
+    logs: Vec<TimeLog>,
+    /// Keys whose log moved to the heap: the only ones a sweep has anything to free.
+    spilled: Vec<KeyId>,
+}
+
+impl ExactLog {
+    /// Whether the sliding window log admits a request of `key` at `now` (and records it).
+    #[inline]
+    fn admits(&mut self, key: KeyId, now: Nanos) -> bool {
+        let window = self.window;
+        let log = slot(&mut self.logs, key);
+        while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
+            log.pop_front();
+        }
+        let admit = (log.len() as u64) < self.limit;
+        if admit && log.push_back(now) {
+            self.spilled.push(key);
+        }
+        admit
+    }
+
+    /// Frees the heap logs that are empty by `now` (inline logs hold nothing to free, and
+    /// [`ExactLog::admits`] drops expired times itself).
+    fn sweep(&mut self, now: Nanos) {
+        let (logs, window) = (&mut self.logs, self.window);
+        self.spilled.retain(|&key| {
+            let log = &mut logs[key as usize];
+            if log.back().is_some_and(|t| t.saturating_add(window) <= now) {
+                log.clear();
+            }
+            log.is_spilled()
+        });
+    }
+}
+
+pub(super) struct Accuracy {
+    exact: ExactLog,
+    wrongly_allowed: u64,
+    wrongly_rejected: u64,
+    /// Sum of |estimate − true| / true, floating point: it only feeds a reported mean.
+    estimate_error_sum: f64,
+    estimates: u64,
+}
+
+pub(super) struct AccuracyPart {
+    pub wrongly_allowed: u64,
+    pub wrongly_rejected: u64,
+    pub mean_rate_error: Option<f64>,
+}
+
+impl Accuracy {
+    pub fn new(policy: Params) -> Self {
+        Accuracy {
+            exact: ExactLog {
+                limit: policy.limit,
+                window: policy.window,
+                logs: Vec::new(),
+                spilled: Vec::new(),
+            },
+            wrongly_allowed: 0,
+            wrongly_rejected: 0,
+            estimate_error_sum: 0.0,
+            estimates: 0,
+        }
+    }
+
+    /// One decision. `estimate` is the algorithm's estimate of the key's rolling count before
+    /// it; `truth` gives the true count (asked only when there is an estimate).
+    #[inline]
+    pub fn on_decision(
+        &mut self,
+        key: KeyId,
+        t: Nanos,
+        admitted: bool,
+        estimate: Option<f64>,
+        truth: impl FnOnce() -> u64,
+    ) {
+        if let Some(estimate) = estimate {
+            let truth = truth();
+            if truth > 0 {
+                self.estimate_error_sum += (estimate - truth as f64).abs() / truth as f64;
+                self.estimates += 1;
+            }
+        }
+        if self.exact.admits(key, t) != admitted {
+            if admitted {
+                self.wrongly_allowed += 1;
+            } else {
+                self.wrongly_rejected += 1;
+            }
+        }
+    }
+
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        prefetch(&self.exact.logs, key);
+    }
+
+    pub fn sweep(&mut self, now: Nanos) {
+        self.exact.sweep(now);
+    }
+
+    pub fn finish(&self) -> AccuracyPart {
+        AccuracyPart {
+            wrongly_allowed: self.wrongly_allowed,
+            wrongly_rejected: self.wrongly_rejected,
+            mean_rate_error: (self.estimates > 0)
+                .then(|| self.estimate_error_sum / self.estimates as f64),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{KeyedLimiter, SlidingWindowLog};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The shadow decides exactly as the sliding window log, sweeps included.
+        #[test]
+        fn the_shadow_is_the_sliding_window_log(
+            limit in 1u64..5,
+            window in 1u64..50,
+            gaps in proptest::collection::vec((0u64..20, 0u32..3), 1..200),
+        ) {
+            let params = Params { limit, window, burst: limit };
+            let mut real = KeyedLimiter::new(SlidingWindowLog::new(params).unwrap());
+            let mut shadow = ExactLog { limit, window, logs: Vec::new(), spilled: Vec::new() };
+            let mut t = 0;
+            for (gap, key) in gaps {
+                t += gap;
+                if gap % 7 == 0 {
+                    shadow.sweep(t);
+                }
+                let admitted = real.decide(key, t).outcome.is_admitted();
+                prop_assert_eq!(shadow.admits(key, t), admitted);
+            }
+        }
+    }
+}

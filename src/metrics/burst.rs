@@ -1,0 +1,131 @@
+//! Windows tally: the algorithm's admitted history judged against the policy's rolling window:
+//! policy violations, the worst burst (and its admissions, for the worst-moment chart) and
+//! needless rejections. The per-key history lives in [`KeyWindows`].
+
+use super::windows::KeyWindows;
+use crate::algorithms::KeyId;
+use crate::time::Nanos;
+use std::collections::VecDeque;
+
+/// The rolling window holding the most admissions of one key.
+#[derive(Debug, Clone, Copy)]
+struct Worst {
+    admitted: u64,
+    key: KeyId,
+    /// The admission that completed this window: the window is (end − W, end].
+    end: Nanos,
+}
+
+/// Admission times of the worst window's key around it, in `(end − 2W, end + W]`: what the
+/// worst-moment chart plots as a rolling count. Kept as the run goes because the history that
+/// [`KeyWindows`] holds is trimmed to `2W`; recording the worst key's admissions costs O(1), and
+/// the history is copied only when the worst window moves to another key or after a gap.
+#[derive(Debug, Default)]
+struct WorstTrace {
+    key: KeyId,
+    /// Admissions are recorded up to this time.
+    until: Nanos,
+    times: VecDeque<Nanos>,
+}
+
+pub(super) struct Bursts {
+    limit: u64,
+    windows: KeyWindows,
+    violations: u64,
+    worst: Option<Worst>,
+    trace: WorstTrace,
+}
+
+pub(super) struct BurstsPart {
+    pub max_window_admitted: u64,
+    /// `None` when nothing was admitted.
+    pub worst_window_key: Option<KeyId>,
+    pub worst_window_end_ns: Nanos,
+    pub policy_violations: u64,
+    pub needless_rejections: u64,
+    pub worst_window_admissions: Vec<Nanos>,
+}
+
+impl Bursts {
+    pub fn new(limit: u64, window: Nanos) -> Self {
+        Bursts {
+            limit,
+            windows: KeyWindows::new(limit, window),
+            violations: 0,
+            worst: None,
+            trace: WorstTrace::default(),
+        }
+    }
+
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        self.windows.prefetch(key);
+    }
+
+    /// Admissions of `key` in `(now−W, now]` so far: the true rolling count.
+    #[inline]
+    pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {
+        self.windows.count_now(key, now)
+    }
+
+    #[inline]
+    pub fn on_reject(&mut self, key: KeyId, t: Nanos) {
+        self.windows.reject(key, t);
+    }
+
+    /// A request of `key` reaches the backend at `time`; times passed here never decrease.
+    #[inline]
+    pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
+        let in_window = self.windows.admit(key, time);
+        if in_window > self.limit {
+            self.violations += 1;
+        }
+        let trace = &mut self.trace;
+        let traced = self.worst.is_some() && trace.key == key && time <= trace.until;
+        if traced {
+            trace.times.push_back(time);
+        }
+        if self.worst.is_none_or(|w| in_window > w.admitted) {
+            self.worst = Some(Worst {
+                admitted: in_window,
+                key,
+                end: time,
+            });
+            let window = self.windows.window();
+            if !traced {
+                // A new key, or admissions of this one went unrecorded: start from the history,
+                // which holds (time − 2W, time], this admission included.
+                trace.times.clear();
+                trace.times.extend(self.windows.recent(key));
+                trace.key = key;
+            }
+            trace.until = time.saturating_add(window);
+            // Keep the trace to (end − 2W, end + W]: drop what the new end leaves behind.
+            let from = time.saturating_sub(window.saturating_mul(2));
+            while trace.times.front().is_some_and(|&t| t <= from && from > 0) {
+                trace.times.pop_front();
+            }
+        }
+    }
+
+    pub fn sweep(&mut self, now: Nanos) {
+        self.windows.sweep(now);
+    }
+
+    pub fn finish(mut self) -> BurstsPart {
+        let needless = self.windows.finish();
+        let worst = self.worst.unwrap_or(Worst {
+            admitted: 0,
+            key: 0,
+            end: 0,
+        });
+        BurstsPart {
+            max_window_admitted: worst.admitted,
+            worst_window_key: (worst.admitted > 0).then_some(worst.key),
+            worst_window_end_ns: worst.end,
+            policy_violations: self.violations,
+            needless_rejections: needless,
+            worst_window_admissions: self.trace.times.into(),
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Headers tally: whether what the limiter advertised (`remaining`, `Retry-After`) held true for
+//! the key's next requests.
+
+use super::dense::{prefetch, slot};
+use crate::algorithms::{Decision, KeyId, Outcome};
+use crate::time::Nanos;
+
+/// What the key's last decision advertised.
+#[derive(Debug, Clone, Copy, Default)]
+struct Advertised {
+    /// `remaining` advertised with the key's last decision.
+    remaining: Option<u64>,
+    /// When the key's last rejection said a retry would succeed.
+    retry_at: Option<Nanos>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Headers {
+    keys: Vec<Advertised>,
+    remaining_lies: u64,
+    retries_at_retry_after: u64,
+    retries_at_retry_after_admitted: u64,
+}
+
+pub(super) struct HeadersPart {
+    pub remaining_lies: u64,
+    pub retries_at_retry_after: u64,
+    pub retries_at_retry_after_admitted: u64,
+}
+
+impl Headers {
+    #[inline]
+    pub fn prefetch(&self, key: KeyId) {
+        prefetch(&self.keys, key);
+    }
+
+    #[inline]
+    pub fn on_decision(&mut self, key: KeyId, t: Nanos, decision: &Decision) {
+        let admitted = decision.outcome.is_admitted();
+        let k = slot(&mut self.keys, key);
+        // Honesty: the previous decision said `remaining > 0` and this one rejects.
+        if k.remaining.is_some_and(|r| r > 0) && !admitted {
+            self.remaining_lies += 1;
+        }
+        k.remaining = Some(decision.remaining);
+        if k.retry_at == Some(t) {
+            // Only the first request at the advertised time is the retry it was promised to.
+            k.retry_at = None;
+            self.retries_at_retry_after += 1;
+            self.retries_at_retry_after_admitted += admitted as u64;
+        }
+        if let Outcome::Reject { retry_after } = decision.outcome {
+            k.retry_at = Some(t.saturating_add(retry_after));
+        }
+    }
+
+    pub fn finish(&self) -> HeadersPart {
+        HeadersPart {
+            remaining_lies: self.remaining_lies,
+            retries_at_retry_after: self.retries_at_retry_after,
+            retries_at_retry_after_admitted: self.retries_at_retry_after_admitted,
+        }
+    }
+}
