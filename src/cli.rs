@@ -399,12 +399,16 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let log = decisions.map(DecisionLog::new);
     let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| {
         let part = match &log {
-            Some(log) => Some(log.part(spec.kind.name())?),
+            Some(log) => Some(log.part(&spec.name)?),
             None => None,
         };
         let observer = observe.then(|| {
-            let name = spec.kind.name();
-            Observer::new(&scenario, name, spec.params.window, metrics_out.is_some())
+            Observer::new(
+                &scenario,
+                &spec.name,
+                spec.params.window,
+                metrics_out.is_some(),
+            )
         });
         Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
     };

@@ -77,6 +77,16 @@ impl<L: Limiter> KeyedLimiter<L> {
         decision
     }
 
+    /// The decision `decide` would make, without changing any state (a copy of the key's state
+    /// decides). For rules that are all checked before any is committed.
+    pub fn peek(&self, key: KeyId, now: Nanos) -> Decision {
+        let mut state = match self.states.get(&key) {
+            Some(s) => s.clone(),
+            None => self.limiter.new_state(now),
+        };
+        self.limiter.decide(&mut state, now)
+    }
+
     /// The algorithm's estimate of the key's rolling-window count at `now` (before a request),
     /// for algorithms that approximate it. A key without state estimates 0.
     #[inline]

@@ -34,7 +34,7 @@ pub fn evaluate(scenario: &Scenario, reports: &[AlgorithmReport]) -> Vec<Expecta
     let mut results = Vec::new();
     for (index, e) in scenario.expectations.iter().enumerate() {
         for (algorithm, values) in &flat {
-            if e.algorithm.is_some_and(|k| k.name() != *algorithm) {
+            if e.algorithm.as_deref().is_some_and(|k| k != *algorithm) {
                 continue;
             }
             let measured = values.get(&e.scope, &e.metric).flatten();

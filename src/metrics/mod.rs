@@ -15,6 +15,7 @@ mod keys_per_client;
 pub mod names;
 mod recorder;
 mod retries;
+mod rules;
 mod timeline;
 mod timelog;
 mod windows;
@@ -24,6 +25,7 @@ pub use names::{
     Better, MetricNames, Scope, better, directed, flatten, flatten_value, metric_names, shape,
 };
 pub use recorder::Recorder;
+pub use rules::{RuleReport, RuleTally};
 pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;
@@ -280,6 +282,17 @@ pub struct AlgorithmReport {
     pub alerts: Option<std::collections::BTreeMap<String, Option<f64>>>,
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
+    /// Contenders of `[[contender]]` only (absent in the short form): requests let through by
+    /// the bypass lists, requests no rule applied to (skipped routes), admitted requests that
+    /// carried a warning, and each rule's figures against its own limit, window and key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bypassed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unlimited: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warned: Option<u64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleReport>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]

@@ -232,6 +232,10 @@ impl Recorder {
             sources,
             timeseries,
             worst_window_admissions: bursts.worst_window_admissions,
+            bypassed: None,
+            unlimited: None,
+            warned: None,
+            rules: Vec::new(),
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::algorithms::{Decision, KeyId, Outcome};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::{GroupBy, Scenario, alerts::FIGURES};
-use crate::sim::DecisionSink;
+use crate::sim::{DecisionSink, Detail};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, KeySpace, Role};
 use rustc_hash::FxHashMap;
@@ -113,7 +113,13 @@ impl Observer {
 }
 
 impl DecisionSink for Observer {
-    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+    fn record(
+        &mut self,
+        arrival: &Arrival,
+        decision: &Decision,
+        _detail: &Detail<'_>,
+        keys: &KeySpace,
+    ) -> Result<()> {
         let t = arrival.time;
         self.last_time = self.last_time.max(t);
         let refused = matches!(decision.outcome, Outcome::Reject { .. });

@@ -8,20 +8,27 @@
 use crate::algorithms::{Decision, Outcome};
 use crate::error::{Error, Result};
 use crate::output::{Destination, TempFile};
-use crate::sim::DecisionSink;
+use crate::sim::{DecisionSink, Detail};
 use crate::traffic::{Arrival, KeySpace};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
-pub const HEADER: [&str; 6] = [
+/// The first six columns are the log's original ones, in their order; the last four are what
+/// the response would carry (docs/outputs.md maps them to `RateLimit`, `X-RateLimit-*` and
+/// `Retry-After`).
+pub const HEADER: [&str; 10] = [
     "time_ns",
     "algorithm",
     "key",
     "outcome",
     "delay_ns",
     "retry_after_ns",
+    "rule",
+    "remaining",
+    "reset_ns",
+    "warning",
 ];
 
 /// Where the merged log goes.
@@ -31,13 +38,15 @@ pub struct DecisionLog {
 
 /// One algorithm's rows, in a temporary file deleted unless merged.
 pub struct DecisionPart {
-    algorithm: &'static str,
+    algorithm: String,
     writer: csv::Writer<BufWriter<TempFile>>,
     /// The user's path, for messages.
     path: PathBuf,
     time: itoa::Buffer,
     delay: itoa::Buffer,
     retry: itoa::Buffer,
+    remaining: itoa::Buffer,
+    reset: itoa::Buffer,
 }
 
 impl DecisionLog {
@@ -46,10 +55,10 @@ impl DecisionLog {
     }
 
     /// A part file for one algorithm.
-    pub fn part(&self, algorithm: &'static str) -> Result<DecisionPart> {
+    pub fn part(&self, algorithm: &str) -> Result<DecisionPart> {
         let file = self.destination.scratch_file()?;
         Ok(DecisionPart {
-            algorithm,
+            algorithm: algorithm.to_string(),
             writer: csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(BufWriter::with_capacity(1 << 16, file)),
@@ -57,6 +66,8 @@ impl DecisionLog {
             time: itoa::Buffer::new(),
             delay: itoa::Buffer::new(),
             retry: itoa::Buffer::new(),
+            remaining: itoa::Buffer::new(),
+            reset: itoa::Buffer::new(),
         })
     }
 
@@ -118,7 +129,13 @@ impl DecisionLog {
 }
 
 impl DecisionSink for DecisionPart {
-    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+    fn record(
+        &mut self,
+        arrival: &Arrival,
+        decision: &Decision,
+        detail: &Detail<'_>,
+        keys: &KeySpace,
+    ) -> Result<()> {
         let (delay, retry) = match decision.outcome {
             Outcome::Allow => (0, None),
             Outcome::Delay(d) => (d, None),
@@ -136,6 +153,19 @@ impl DecisionSink for DecisionPart {
                 decision.outcome.label().as_bytes(),
                 self.delay.format(delay).as_bytes(),
                 retry,
+                detail.rule.as_bytes(),
+                // No rule applied (bypass, skipped route): no rate-limit headers at all.
+                if detail.unlimited {
+                    b""
+                } else {
+                    self.remaining.format(decision.remaining).as_bytes()
+                },
+                if detail.unlimited {
+                    b""
+                } else {
+                    self.reset.format(decision.reset_at).as_bytes()
+                },
+                if detail.warned { b"1" } else { b"0" },
             ])
             .map_err(|e| Error::io(&self.path, e.into()))
     }

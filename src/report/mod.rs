@@ -3,6 +3,7 @@
 //! that looks complete.
 
 pub mod charts;
+mod contenders;
 mod decisions;
 pub mod document;
 mod files;

@@ -57,6 +57,7 @@ fn blocks(
         "Every figure is defined in rlsim's `docs/metrics.md`; `summary.json` holds them all."
             .into(),
     ));
+    b.extend(super::contenders::blocks(scenario, algorithms));
     b.push(Block::Heading(2, "Charts".into()));
     let mut links = Vec::with_capacity(charts.len());
     for chart in charts {

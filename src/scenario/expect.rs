@@ -17,7 +17,8 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Expectation {
     /// `None` for `*`: one check per algorithm of the scenario.
-    pub algorithm: Option<AlgorithmKind>,
+    /// The contender's name (an algorithm's, in the short form).
+    pub algorithm: Option<String>,
     pub scope: Scope,
     pub metric: String,
     pub op: Op,
@@ -206,11 +207,18 @@ pub fn resolve(
     let algorithm = match syntax.algorithm {
         "*" => None,
         name => {
-            let kind: AlgorithmKind = name.parse()?;
-            if !scenario.algorithms.iter().any(|a| a.kind == kind) {
+            if !scenario.algorithms.iter().any(|a| a.name == name) {
+                // An algorithm's name gets the parser's hints; anything else is a contender.
+                let kind: AlgorithmKind = name.parse().map_err(|_| {
+                    suggest::unknown(
+                        "contender",
+                        name,
+                        scenario.algorithms.iter().map(|a| a.name.as_str()),
+                    )
+                })?;
                 return Err(format!("`{kind}` is not among this scenario's algorithms"));
             }
-            Some(kind)
+            Some(name.to_string())
         }
     };
     let scope = match syntax.qualifier {

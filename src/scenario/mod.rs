@@ -5,6 +5,7 @@
 
 pub mod alerts;
 mod client;
+pub mod contender;
 pub mod expect;
 pub mod goals;
 mod identity;
@@ -66,16 +67,35 @@ pub struct SweepSpec {
     pub expect: Vec<(String, Location)>,
 }
 
-/// One algorithm to run, with its parameters (the policy's, unless overridden).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One contender to run: an algorithm of the short form with its parameters (the policy's,
+/// unless overridden), or a `[[contender]]` with its stack of rules. Reports name it `name`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct AlgorithmSpec {
+    /// The algorithm's name in the short form; the contender's name otherwise.
+    pub name: String,
+    pub description: String,
+    /// The (first rule's) algorithm and parameters.
     pub kind: AlgorithmKind,
     pub params: Params,
+    /// `None`: one limiter under the policy's key for every request (the short form).
+    pub stack: Option<Box<contender::Stack>>,
     /// For a profile, the limiter configured from its native parameters (`[profile.NAME]`).
     pub profile: Option<Profile>,
 }
 
 impl AlgorithmSpec {
+    /// A short-form entry: `kind` under the policy, named after it.
+    pub fn short(kind: AlgorithmKind, params: Params) -> Self {
+        AlgorithmSpec {
+            name: kind.name().to_string(),
+            description: String::new(),
+            kind,
+            params,
+            stack: None,
+            profile: None,
+        }
+    }
+
     /// Calls `visitor` with the concrete limiter this spec runs.
     pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
         match self.profile {

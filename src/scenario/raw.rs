@@ -23,6 +23,9 @@ pub struct RawScenario {
     /// Per-algorithm overrides of the policy's parameters: `[algorithm.token_bucket]`.
     #[serde(default)]
     pub algorithm: BTreeMap<String, S<RawOverride>>,
+    /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
+    #[serde(default)]
+    pub contender: Vec<S<super::contender::RawContender>>,
     /// A profile's native parameters: `[profile.nginx-limit-req]` (checked by the profile).
     #[serde(default)]
     pub profile: BTreeMap<String, S<BTreeMap<String, S<toml::Value>>>>,

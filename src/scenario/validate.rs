@@ -207,6 +207,25 @@ impl<'a> Ctx<'a> {
             .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
             .collect::<Result<Vec<_>>>()?;
         let reactions = origin.iter().map(|&i| reactions[i]).collect();
+        let mut algorithms = algorithms;
+        for (i, c) in self
+            .contenders(&raw.contender, &policy, &traffic)?
+            .into_iter()
+            .enumerate()
+        {
+            if algorithms.iter().any(|a| a.name == c.name) {
+                let span = raw.contender[i].get_ref().name.span();
+                return Err(self.err(
+                    span,
+                    &format!("contender[{i}].name"),
+                    format!(
+                        "`{}` is already the name of an algorithm in `algorithms`",
+                        c.name
+                    ),
+                ));
+            }
+            algorithms.push(c);
+        }
         let mut scenario = Scenario {
             name,
             description: raw
@@ -318,6 +337,8 @@ impl<'a> Ctx<'a> {
 
     fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<AlgorithmSpec>> {
         let kinds: Vec<AlgorithmKind> = match &raw.algorithms {
+            // With contenders, the short form runs only the algorithms it lists.
+            None if !raw.contender.is_empty() => Vec::new(),
             None => AlgorithmKind::ALL.to_vec(),
             Some(list) => {
                 let mut kinds = Vec::new();
@@ -350,11 +371,7 @@ impl<'a> Ctx<'a> {
         };
         let mut specs: Vec<AlgorithmSpec> = kinds
             .iter()
-            .map(|&kind| AlgorithmSpec {
-                kind,
-                params: base,
-                profile: None,
-            })
+            .map(|&kind| AlgorithmSpec::short(kind, base))
             .collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");

@@ -15,7 +15,13 @@ use crate::traffic::{Arrival, KeySpace, Source};
 
 /// Receives every decision as it is made (the `--decisions` log).
 pub trait DecisionSink {
-    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()>;
+    fn record(
+        &mut self,
+        arrival: &Arrival,
+        decision: &Decision,
+        detail: &Detail<'_>,
+        keys: &KeySpace,
+    ) -> Result<()>;
 
     /// Whether the sink reads each key's identity fields ([`KeySpace::fields`]): the run then
     /// keeps them (memory per key, no work per decision).
@@ -26,12 +32,18 @@ pub trait DecisionSink {
 
 /// Two sinks fed the same decisions (the decision log and the observer).
 impl<A: DecisionSink, B: DecisionSink> DecisionSink for (Option<A>, Option<B>) {
-    fn record(&mut self, arrival: &Arrival, decision: &Decision, keys: &KeySpace) -> Result<()> {
+    fn record(
+        &mut self,
+        arrival: &Arrival,
+        decision: &Decision,
+        detail: &Detail<'_>,
+        keys: &KeySpace,
+    ) -> Result<()> {
         if let Some(a) = &mut self.0 {
-            a.record(arrival, decision, keys)?;
+            a.record(arrival, decision, detail, keys)?;
         }
         if let Some(b) = &mut self.1 {
-            b.record(arrival, decision, keys)?;
+            b.record(arrival, decision, detail, keys)?;
         }
         Ok(())
     }
@@ -39,6 +51,43 @@ impl<A: DecisionSink, B: DecisionSink> DecisionSink for (Option<A>, Option<B>) {
     fn wants_identities(&self) -> bool {
         self.0.as_ref().is_some_and(|a| a.wants_identities())
             || self.1.as_ref().is_some_and(|b| b.wants_identities())
+    }
+}
+
+/// What a contender adds to a decision beyond the limiter's [`Decision`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Detail<'a> {
+    /// The rule that refused (or, when admitted, the one closest to its limit, whose
+    /// `remaining` and reset the response carries); `""` when no rule applied.
+    pub rule: &'a str,
+    /// Some applying rule had used its `warn_at` share once this request was counted.
+    pub warned: bool,
+    /// No rule applied (bypass, skipped route): the response carries no rate-limit headers.
+    pub unlimited: bool,
+}
+
+/// What decides on each request: one keyed limiter (the short form) or a contender's rules.
+pub trait Gate {
+    /// The limiter's estimate of the key's rolling count (see [`KeyedLimiter::estimate`]).
+    fn estimate(&self, arrival: &Arrival) -> Option<f64>;
+    /// Decides on one request, updating state.
+    fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>);
+    /// Drops the state of idle keys.
+    fn evict_idle(&mut self, now: Nanos);
+}
+
+impl<L: Limiter> Gate for KeyedLimiter<L> {
+    #[inline]
+    fn estimate(&self, arrival: &Arrival) -> Option<f64> {
+        KeyedLimiter::estimate(self, arrival.key, arrival.time)
+    }
+    #[inline]
+    fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>) {
+        let decision = KeyedLimiter::decide(self, arrival.key, arrival.time);
+        (decision, Detail::default())
+    }
+    fn evict_idle(&mut self, now: Nanos) {
+        KeyedLimiter::evict_idle(self, now)
     }
 }
 
@@ -76,8 +125,8 @@ pub struct Observers<'a> {
 /// Runs every source through `limiter` to the end, reporting to the observers. Rejected
 /// requests are retried as `clients` react. Idle keys are evicted every `evict_every` of
 /// virtual time.
-pub fn simulate<'a, L: Limiter>(
-    limiter: &'a mut KeyedLimiter<L>,
+pub fn simulate<'a, G: Gate>(
+    limiter: &'a mut G,
     mut sources: Vec<Box<dyn Source>>,
     keys: &'a mut KeySpace,
     clients: &'a mut Clients,
@@ -164,8 +213,8 @@ fn internal(e: ScheduledInThePast) -> Error {
 }
 
 /// The state of one simulation while it runs.
-struct Run<'a, L: Limiter> {
-    limiter: &'a mut KeyedLimiter<L>,
+struct Run<'a, G: Gate> {
+    limiter: &'a mut G,
     keys: &'a mut KeySpace,
     clients: &'a mut Clients,
     queue: EventQueue,
@@ -176,18 +225,18 @@ struct Run<'a, L: Limiter> {
     reported: (u64, Nanos),
 }
 
-impl<L: Limiter> Run<'_, L> {
+impl<G: Gate> Run<'_, G> {
     /// Decides on one request (a first try or a retry) and schedules what follows from it.
     #[inline]
     fn request(&mut self, arrival: Arrival, previous_sleep: Nanos) -> Result<()> {
         let now = arrival.time;
         let obs = &mut self.observers;
         obs.capture.push(arrival.key, now);
-        let estimate = self.limiter.estimate(arrival.key, now);
-        let decision = self.limiter.decide(arrival.key, now);
+        let estimate = self.limiter.estimate(&arrival);
+        let (decision, detail) = self.limiter.decide(&arrival);
         obs.recorder.on_decision(&arrival, &decision, estimate);
         if let Some(sink) = obs.sink.as_deref_mut() {
-            sink.record(&arrival, &decision, self.keys)?;
+            sink.record(&arrival, &decision, &detail, self.keys)?;
         }
         match decision.outcome {
             Outcome::Allow => {}

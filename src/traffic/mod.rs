@@ -197,6 +197,9 @@ pub struct Arrival {
     pub source: u16,
     /// 0 for a first try; n for a client's n-th retry of the same request.
     pub attempt: u32,
+    /// The request's whole identity (every key field) as a key id, for contenders whose rules
+    /// key differently from the policy; equal to `key` where nothing needs it.
+    pub identity: KeyId,
 }
 
 impl Arrival {
@@ -208,6 +211,7 @@ impl Arrival {
             client,
             source,
             attempt: 0,
+            identity: key,
         }
     }
 }

@@ -298,7 +298,11 @@ fn boundary_scenario_writes_every_output() {
             "key",
             "outcome",
             "delay_ns",
-            "retry_after_ns"
+            "retry_after_ns",
+            "rule",
+            "remaining",
+            "reset_ns",
+            "warning"
         ]
     );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
@@ -318,6 +322,11 @@ fn boundary_scenario_writes_every_output() {
     assert_eq!(
         (&rejected_at_60[3], &rejected_at_60[4], &rejected_at_60[5]),
         ("reject", "0", "59900000000")
+    );
+    // The short form has one rule, the policy: no rule name, nothing left, no warning.
+    assert_eq!(
+        (&rejected_at_60[6], &rejected_at_60[7], &rejected_at_60[9]),
+        ("", "0", "0")
     );
     for r in &rows {
         match &r[3] {

@@ -446,3 +446,134 @@ fn xff_needs_hops_or_cidrs_and_sources_need_addresses() {
         ],
     );
 }
+
+/// A contender with one rule (`extra` goes into the rule, `more` after it).
+fn contender(extra: &str, more: &str) -> String {
+    format!(
+        "{HEAD}{POLICY}{TRAFFIC}[[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"r\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1s\"\n{extra}{more}"
+    )
+}
+
+#[test]
+fn contender_unknown_rule_field() {
+    assert_fails(
+        &contender("limt = 3\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].limt`",
+            "unknown field",
+        ],
+    );
+}
+
+#[test]
+fn contender_rule_matching_nothing() {
+    assert_fails(
+        &contender("routes = [\"/login\"]\n", ""),
+        &[],
+        &[
+            "bad.toml:13:",
+            "`contender[0].rule[0].name`",
+            "rule `r` matches no request",
+        ],
+    );
+}
+
+#[test]
+fn contender_overlapping_tier_list() {
+    let rule = "per_tier = [{ tiers = [\"free\", \"pro\"], limit = 1 }, { tiers = [\"pro\"], limit = 9 }]\n";
+    assert_fails(
+        &contender(rule, ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].per_tier[1].tiers[0]`",
+            "tier `pro` is already in an earlier per_tier entry",
+        ],
+    );
+    assert_fails(
+        &contender("tiers = [\"free\", \"free\"]\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].tiers[1]`",
+            "listed twice",
+        ],
+    );
+}
+
+#[test]
+fn contender_malformed_cidr() {
+    let toml = format!(
+        "{HEAD}{POLICY}{TRAFFIC}[[contender]]\nname = \"c\"\nbypass = {{ cidrs = [\"10.0.0.0/33\"] }}\n[[contender.rule]]\nname = \"r\"\nalgorithm = \"gcra\"\nlimit = 5\nwindow = \"1s\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:12:",
+            "`contender[0].bypass.cidrs[0]`",
+            "`10.0.0.0/33` is not a CIDR block",
+        ],
+    );
+}
+
+#[test]
+fn contender_duplicate_names() {
+    let again = "[[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"r\"\nalgorithm = \"gcra\"\nlimit = 5\nwindow = \"1s\"\n";
+    assert_fails(
+        &contender("", again),
+        &[],
+        &[
+            "bad.toml:18:",
+            "`contender[1].name`",
+            "another contender is already named `c`",
+        ],
+    );
+    // A contender may not take the name of a short-form algorithm either.
+    let toml = format!(
+        "{HEAD}algorithms = [\"gcra\"]\n{POLICY}{TRAFFIC}[[contender]]\nname = \"gcra\"\n[[contender.rule]]\nname = \"r\"\nalgorithm = \"gcra\"\nlimit = 5\nwindow = \"1s\"\n"
+    );
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:12:",
+            "`contender[0].name`",
+            "already the name of an algorithm",
+        ],
+    );
+}
+
+#[test]
+fn contender_bad_warn_at_and_commit() {
+    assert_fails(
+        &contender("warn_at = 1.5\n", ""),
+        &[],
+        &["bad.toml:17:", "`contender[0].rule[0].warn_at`", "(0, 1]"],
+    );
+    let toml = contender("", "").replace("name = \"c\"\n", "name = \"c\"\ncommit = \"nginx\"\n");
+    assert_fails(
+        &toml,
+        &[],
+        &[
+            "bad.toml:12:",
+            "`contender[0].commit`",
+            "all_or_nothing or in_order",
+        ],
+    );
+}
+
+#[test]
+fn contender_rule_with_an_identity_function_is_refused() {
+    assert_fails(
+        &contender("key = { identity = \"peer\" }\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].key`",
+            "identity functions are not supported in contender rules yet",
+        ],
+    );
+}

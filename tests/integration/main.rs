@@ -5,6 +5,7 @@ mod bounds;
 mod check;
 mod cli;
 mod closed_loop;
+mod contenders;
 mod determinism;
 mod differential;
 mod errors;

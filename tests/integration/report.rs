@@ -346,6 +346,7 @@ impl rlsim::sim::DecisionSink for Admissions {
         &mut self,
         arrival: &rlsim::traffic::Arrival,
         decision: &rlsim::Decision,
+        _: &rlsim::sim::Detail<'_>,
         keys: &rlsim::traffic::KeySpace,
     ) -> rlsim::Result<()> {
         let at = match decision.outcome {

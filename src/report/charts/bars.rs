@@ -2,7 +2,7 @@
 //! per algorithm in its colour, each bar labelled with its value (a zero bar is invisible,
 //! its label is not).
 
-use super::{FONT, LegendEntry, Mark, axes, colour, headroom, plot_err, render};
+use super::{FONT, LegendEntry, Mark, axes, colour_among, headroom, plot_err, render};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -54,10 +54,11 @@ pub fn draw(bars: Bars) -> Result<String> {
         (false, _) => v,
     };
     let n = bars.series.len().max(1) as f64;
+    let names: Vec<&str> = bars.series.iter().map(|(name, _)| *name).collect();
     let legend: Vec<LegendEntry> = bars
         .series
         .iter()
-        .map(|(name, _)| LegendEntry::algorithm(name, Mark::Box))
+        .map(|(name, _)| LegendEntry::algorithm(&names, name, Mark::Box))
         .collect();
     let rotate = bars.series.len() > 4;
     render(file, bars.title, &legend, |area| {
@@ -91,7 +92,7 @@ pub fn draw(bars: Bars) -> Result<String> {
             value_style.pos(Pos::new(HPos::Center, VPos::Bottom))
         };
         for (j, (name, values)) in bars.series.iter().enumerate() {
-            let fill = colour(name).filled();
+            let fill = colour_among(&names, name).filled();
             for (i, &v) in values.iter().enumerate() {
                 // Groups are one unit wide; their bars fill the middle 80%.
                 let x0 = i as f64 + 0.1 + 0.8 * j as f64 / n;

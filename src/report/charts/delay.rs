@@ -1,6 +1,9 @@
 //! Chart 6: delay percentiles of the algorithms that delay requests (shapers).
 
-use super::{FONT, LegendEntry, Mark, axes, colour, headroom, plot_err, render, tick, time_unit};
+use super::{
+    FONT, LegendEntry, Mark, axes, colour_among, headroom, plot_err, render, row_names, tick,
+    time_unit,
+};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, DelayStats};
 use crate::scenario::Scenario;
@@ -23,12 +26,13 @@ pub const PERCENTILES: [(&str, Percentile); 5] = [
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Delay percentiles: {}", scenario.name);
+    let names = row_names(algorithms);
     let delaying: Vec<&AlgorithmReport> = algorithms.iter().filter(|a| a.delay.count > 0).collect();
     let max = delaying.iter().map(|a| a.delay.max_ns).max().unwrap_or(0);
     let (unit, unit_name) = time_unit(max);
     let legend: Vec<LegendEntry> = delaying
         .iter()
-        .map(|a| LegendEntry::algorithm(&a.algorithm, Mark::Line))
+        .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line))
         .collect();
     let last = (PERCENTILES.len() - 1) as f64;
     let svg = render(FILE, &title, &legend, |area| {
@@ -63,7 +67,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 .map_err(plot_err(FILE))?;
         }
         for a in &delaying {
-            let c = colour(&a.algorithm);
+            let c = colour_among(&names, &a.algorithm);
             let points: Vec<(f64, f64)> = PERCENTILES
                 .iter()
                 .enumerate()

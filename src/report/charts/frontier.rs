@@ -33,7 +33,7 @@ pub fn chart(scenario: &str, series: &[Series]) -> Result<super::Chart> {
     let optimal: Vec<(f64, f64)> = all.iter().copied().filter(|p| pareto(*p, &all)).collect();
     let mut legend: Vec<LegendEntry> = series
         .iter()
-        .map(|s| LegendEntry::algorithm(s.name, Mark::Line))
+        .map(|s| LegendEntry::algorithm(&[], s.name, Mark::Line))
         .collect();
     legend.push(LegendEntry {
         label: "Pareto-optimal (ringed)".into(),

@@ -72,6 +72,36 @@ pub fn colour(algorithm: &str) -> RGBColor {
     PALETTE[index % PALETTE.len()]
 }
 
+/// The colour of row `name` among a run's rows `names`: an algorithm (or profile) keeps its
+/// [`colour`] whatever runs beside it; a contender takes, in the run's order, the palette
+/// colours none of the run's algorithms holds, so two contenders of a run differ (up to ten).
+pub fn colour_among(names: &[&str], name: &str) -> RGBColor {
+    let slot = |n: &str| AlgorithmKind::every().position(|k| k.name() == n);
+    if slot(name).is_some() || !names.contains(&name) {
+        return colour(name);
+    }
+    let taken: Vec<usize> = names
+        .iter()
+        .filter_map(|n| slot(n))
+        .map(|i| i % PALETTE.len())
+        .collect();
+    let free: Vec<usize> = (0..PALETTE.len()).filter(|i| !taken.contains(i)).collect();
+    let nth = names
+        .iter()
+        .filter(|n| slot(n).is_none())
+        .position(|n| *n == name)
+        .unwrap_or(0);
+    match free.len() {
+        0 => PALETTE[(taken.len() + nth) % PALETTE.len()],
+        f => PALETTE[free[nth % f]],
+    }
+}
+
+/// The names of a run's rows, for [`colour_among`].
+pub fn row_names(algorithms: &[AlgorithmReport]) -> Vec<&str> {
+    algorithms.iter().map(|a| a.algorithm.as_str()).collect()
+}
+
 /// `#rrggbb`, as the SVG backend writes colours.
 pub fn hex(c: RGBColor) -> String {
     format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
@@ -147,10 +177,10 @@ pub struct LegendEntry {
 }
 
 impl LegendEntry {
-    pub fn algorithm(name: &str, mark: Mark) -> Self {
+    pub fn algorithm(names: &[&str], name: &str, mark: Mark) -> Self {
         LegendEntry {
             label: name.to_string(),
-            colour: colour(name),
+            colour: colour_among(names, name),
             mark,
         }
     }
@@ -351,6 +381,18 @@ mod tests {
         assert!(out.contains(&(2_222.0, -3.0)));
         assert!(out.windows(2).all(|w| w[0].0 < w[1].0), "x stays in order");
         assert_eq!(downsample(&points[..50], 100), points[..50].to_vec());
+    }
+
+    #[test]
+    fn contenders_take_the_colours_no_algorithm_of_the_run_holds() {
+        let names = ["fixed_window", "gcra", "by_ip", "by_user"];
+        let got: Vec<String> = names.iter().map(|n| hex(colour_among(&names, n))).collect();
+        // The algorithms keep their own colours (slots 0 and 5); the contenders take the first
+        // free slots, 1 and 2, so they differ from each other and from the algorithms.
+        assert_eq!(
+            got,
+            [PALETTE[0], PALETTE[5], PALETTE[1], PALETTE[2]].map(hex)
+        );
     }
 
     #[test]

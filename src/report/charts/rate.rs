@@ -2,8 +2,8 @@
 //! per-key limit as a reference line.
 
 use super::{
-    FONT, LegendEntry, Mark, OFFERED, REFERENCE, Timeline, axes, colour, headroom, plot_err,
-    render, tick,
+    FONT, LegendEntry, Mark, OFFERED, REFERENCE, Timeline, axes, colour_among, headroom, plot_err,
+    render, row_names, tick,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -14,6 +14,7 @@ use plotters::prelude::*;
 pub const FILE: &str = "admitted_rate.svg";
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let names = row_names(algorithms);
     let title = format!("Admitted rate over time: {}", scenario.name);
     let timeline = Timeline::new(scenario, algorithms);
     // First tries are the same under every algorithm (retries depend on its rejections): they
@@ -52,7 +53,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     legend.extend(
         algorithms
             .iter()
-            .map(|a| LegendEntry::algorithm(&a.algorithm, Mark::Line)),
+            .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line)),
     );
     legend.push(LegendEntry {
         label: "policy limit per key".into(),
@@ -79,7 +80,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             .map_err(plot_err(FILE))?;
         for (name, points) in admitted {
             chart
-                .draw_series(LineSeries::new(points, colour(name).stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    points,
+                    colour_among(&names, name).stroke_width(2),
+                ))
                 .map_err(plot_err(FILE))?;
         }
         chart

@@ -3,8 +3,8 @@
 //! shows), against the 5% mark of the share alert.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour, downsample, plot_err, render,
-    tick, time_unit,
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour_among, downsample, plot_err,
+    render, tick, time_unit,
 };
 use crate::error::Result;
 use crate::observe::Observation;
@@ -33,9 +33,10 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
         .fold(scenario.duration as f64, f64::max);
     let (unit, unit_name) = time_unit(span as u64);
     let x_max = (span / unit).max(f64::MIN_POSITIVE);
+    let names: Vec<&str> = series.iter().map(|(name, _)| *name).collect();
     let legend: Vec<LegendEntry> = series
         .iter()
-        .map(|(name, _)| LegendEntry::algorithm(name, Mark::Line))
+        .map(|(name, _)| LegendEntry::algorithm(&names, name, Mark::Line))
         .collect();
     let svg = render(FILE, &title, &legend, |area| {
         let mut chart = axes(FILE, area, &title, 70, 0.0..x_max, 0.0..105.0)?;
@@ -61,7 +62,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
             chart
                 .draw_series(LineSeries::new(
                     downsample(&points, PLOT_PIXELS),
-                    colour(name).stroke_width(2),
+                    colour_among(&names, name).stroke_width(2),
                 ))
                 .map_err(plot_err(FILE))?;
         }

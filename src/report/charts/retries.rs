@@ -2,7 +2,9 @@
 //! second over time, first tries in the upper panel and retries in the lower one, one line per
 //! algorithm in each. Retries depend on the algorithm's rejections, so each has its own.
 
-use super::{FONT, LegendEntry, Mark, Timeline, colour, headroom, plot_err, render, tick};
+use super::{
+    FONT, LegendEntry, Mark, Timeline, colour_among, headroom, plot_err, render, row_names, tick,
+};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
@@ -17,6 +19,7 @@ pub fn applies(scenario: &Scenario) -> bool {
 }
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let names = row_names(algorithms);
     let title = format!(
         "Attempts over time, first tries and retries: {}",
         scenario.name
@@ -46,7 +49,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     let x_max = timeline.x_max;
     let legend: Vec<LegendEntry> = algorithms
         .iter()
-        .map(|a| LegendEntry::algorithm(&a.algorithm, Mark::Line))
+        .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line))
         .collect();
     let y_desc = format!(
         "attempts/s (per {} bucket)",
@@ -83,7 +86,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 chart
                     .draw_series(LineSeries::new(
                         points.iter().copied(),
-                        colour(name).stroke_width(2),
+                        colour_among(&names, name).stroke_width(2),
                     ))
                     .map_err(plot_err(FILE))?;
             }

@@ -29,7 +29,7 @@ pub fn chart(
     let y_lo = all.map(|p| p.1).fold(0.0f64, f64::min);
     let legend: Vec<LegendEntry> = series
         .iter()
-        .map(|(n, _)| LegendEntry::algorithm(n, Mark::Line))
+        .map(|(n, _)| LegendEntry::algorithm(&[], n, Mark::Line))
         .collect();
     let svg = render(FILE, &title, &legend, |area| {
         let mut chart = axes(FILE, area, &title, 80, x_lo..x_hi, y_lo..y_hi)?;

@@ -3,8 +3,8 @@
 //! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour, downsample, headroom, plot_err,
-    render, tick, time_unit,
+    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour_among, downsample, headroom,
+    plot_err, render, row_names, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -52,6 +52,7 @@ pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i1
 }
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let names = row_names(algorithms);
     let title = format!("The worst moment: {}", scenario.name);
     let (limit, window) = (scenario.policy.limit, scenario.policy.window);
     let (unit, unit_name) = time_unit(2 * window);
@@ -75,7 +76,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .iter()
         .map(|a| LegendEntry {
             label: format!("{} (peak {})", a.algorithm, a.max_window_admitted),
-            colour: colour(&a.algorithm),
+            colour: colour_among(&names, &a.algorithm),
             mark: Mark::Line,
         })
         .collect();
@@ -100,7 +101,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             .map_err(plot_err(FILE))?;
         for (name, points) in series {
             chart
-                .draw_series(LineSeries::new(points, colour(name).stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    points,
+                    colour_among(&names, name).stroke_width(2),
+                ))
                 .map_err(plot_err(FILE))?;
         }
         chart

@@ -1,0 +1,175 @@
+//! Accuracy of one rule of a contender against its own intent: at most `limit` requests per
+//! key (the rule's key) in any rolling window of the rule's `window`, over the requests the
+//! rule applies to. The contender's admissions of those requests are the history measured, so
+//! a rule is charged for what the whole contender let through (another rule's refusal can
+//! keep a rule within its limit; a bypass never reaches it). Delayed requests count at their
+//! decision time here (the contender-level figures count them at release).
+
+use super::windows::KeyWindows;
+use crate::algorithms::KeyId;
+use crate::policy::KeySpec;
+use crate::time::Nanos;
+use serde::Serialize;
+
+/// One rule's figures (`rules[]` in `summary.json`; docs/metrics.md "Per-rule figures").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleReport {
+    pub name: String,
+    pub algorithm: String,
+    pub limit: u64,
+    pub window_ns: Nanos,
+    pub burst: u64,
+    pub key: KeySpec,
+    /// Requests the rule applied to (not bypassed, route not skipped, matchers held).
+    pub applied: u64,
+    /// Of those, admitted by the contender.
+    pub admitted: u64,
+    /// Requests this rule refused (it was the contender's refusing rule).
+    pub refused: u64,
+    /// Admitted requests that had used the rule's `warn_at` share once counted.
+    pub warned: u64,
+    /// Admissions at which the rule key's count in `(t−W, t]` exceeds the rule's limit.
+    pub violations: u64,
+    /// The most admissions of one rule key in any rolling window, and that over the limit.
+    pub max_window_admitted: u64,
+    pub burst_factor: f64,
+    /// Refusals by this rule that, admitted alone, would have kept every window of the rule
+    /// within its limit (its own key and window; see `windows.rs`).
+    pub needless_rejections: u64,
+    /// Distinct rule keys the rule saw.
+    pub keys_seen: u64,
+    /// Rule keys this rule refused at least once; of those, the ones warned before their first
+    /// refusal; and the time from first warning to first refusal over those (min, mean).
+    pub keys_refused: u64,
+    pub keys_warned_before_refusal: u64,
+    pub warning_lead_min_ns: Option<Nanos>,
+    pub warning_lead_mean_ns: Option<Nanos>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyMarks {
+    seen: bool,
+    first_warning: Option<Nanos>,
+    refused: bool,
+}
+
+/// The running tally of one rule.
+pub struct RuleTally {
+    limit: u64,
+    windows: KeyWindows,
+    keys: Vec<KeyMarks>,
+    applied: u64,
+    admitted: u64,
+    refused: u64,
+    warned: u64,
+    violations: u64,
+    max_window: u64,
+    keys_refused: u64,
+    leads: Vec<Nanos>,
+}
+
+impl RuleTally {
+    pub fn new(limit: u64, window: Nanos) -> Self {
+        RuleTally {
+            limit,
+            windows: KeyWindows::new(limit, window),
+            keys: Vec::new(),
+            applied: 0,
+            admitted: 0,
+            refused: 0,
+            warned: 0,
+            violations: 0,
+            max_window: 0,
+            keys_refused: 0,
+            leads: Vec::new(),
+        }
+    }
+
+    fn marks(&mut self, key: KeyId) -> &mut KeyMarks {
+        let i = key as usize;
+        if i >= self.keys.len() {
+            self.keys.resize_with(i + 1, KeyMarks::default);
+        }
+        let m = &mut self.keys[i];
+        m.seen = true;
+        m
+    }
+
+    /// The contender admitted a request this rule applied to; `warned` if it passed the rule's
+    /// warning share.
+    pub fn admit(&mut self, key: KeyId, t: Nanos, warned: bool) {
+        self.applied += 1;
+        self.admitted += 1;
+        let n = self.windows.admit(key, t);
+        self.violations += (n > self.limit) as u64;
+        self.max_window = self.max_window.max(n);
+        if warned {
+            self.warned += 1;
+            let m = self.marks(key);
+            m.first_warning.get_or_insert(t);
+        } else {
+            self.marks(key);
+        }
+    }
+
+    /// The contender refused a request this rule applied to; `by_this_rule` if this rule was
+    /// the refusing one.
+    pub fn reject(&mut self, key: KeyId, t: Nanos, by_this_rule: bool) {
+        self.applied += 1;
+        if by_this_rule {
+            self.windows.reject(key, t);
+        }
+        let m = self.marks(key);
+        if by_this_rule {
+            let first = !m.refused;
+            m.refused = true;
+            let warning = m.first_warning;
+            self.refused += 1;
+            if first {
+                self.keys_refused += 1;
+                if let Some(w) = warning {
+                    self.leads.push(t - w);
+                }
+            }
+        }
+    }
+
+    pub fn sweep(&mut self, now: Nanos) {
+        self.windows.sweep(now);
+    }
+
+    pub fn finish(
+        mut self,
+        name: String,
+        algorithm: &str,
+        params: crate::algorithms::Params,
+        key: KeySpec,
+    ) -> RuleReport {
+        let needless = self.windows.finish();
+        let n = self.leads.len() as u64;
+        RuleReport {
+            name,
+            algorithm: algorithm.to_string(),
+            limit: params.limit,
+            window_ns: params.window,
+            burst: params.burst,
+            key,
+            applied: self.applied,
+            admitted: self.admitted,
+            refused: self.refused,
+            warned: self.warned,
+            violations: self.violations,
+            max_window_admitted: self.max_window,
+            burst_factor: self.max_window as f64 / self.limit as f64,
+            needless_rejections: needless,
+            keys_seen: self.keys.iter().filter(|m| m.seen).count() as u64,
+            keys_refused: self.keys_refused,
+            keys_warned_before_refusal: n,
+            warning_lead_min_ns: self.leads.iter().copied().min(),
+            // Integer mean, rounded down.
+            warning_lead_mean_ns: (n > 0).then(|| {
+                (self.leads.iter().map(|&l| l as u128).sum::<u128>() / n as u128) as Nanos
+            }),
+        }
+    }
+}
