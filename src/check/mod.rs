@@ -142,7 +142,7 @@ impl SweepCheck {
         let axes = crate::sweep::axes(scenario, &[])?;
         let plan =
             crate::sweep::command::plan_of(text, scenario.clone(), axes, Default::default(), None)?;
-        let names = crate::metrics::metric_names(scenario);
+        let names = crate::scenario::metric_names(scenario);
         let figures = names.of(&crate::scenario::Scope::Algorithm);
         let claims = spec
             .expect

@@ -24,7 +24,7 @@ impl KeysPerClient {
     }
 
     /// Whether the scenario is about client identity, so the figures are kept and reported.
-    pub fn kept(key: &KeySpec, sources: &[SourceSpec]) -> bool {
+    pub(super) fn kept(key: &KeySpec, sources: &[SourceSpec]) -> bool {
         key.identity_fn().is_some()
             || sources
                 .iter()

@@ -9,6 +9,7 @@ mod counts;
 mod delays;
 mod demand;
 mod dense;
+mod flat;
 mod headers;
 mod keys;
 mod keys_per_client;
@@ -20,10 +21,9 @@ mod timeline;
 mod timelog;
 mod windows;
 
+pub use flat::{Flat, FlatSource, Values};
 pub use keys::jain;
-pub use names::{
-    Better, MetricNames, Scope, better, directed, flatten, flatten_value, metric_names, shape,
-};
+pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 pub use recorder::Recorder;
 pub use rules::{RuleReport, RuleTally};
 pub use timeline::{TAIL_FACTOR, final_bucket};
@@ -320,4 +320,13 @@ pub fn ratio(num: u64, den: u64) -> f64 {
     } else {
         num as f64 / den as f64
     }
+}
+
+/// Whether a run keeps the keys-per-client figures: its key is an identity function, or a
+/// source sits behind a proxy, forges headers or signs in.
+pub fn keys_per_client_kept(
+    key: &crate::policy::KeySpec,
+    sources: &[crate::traffic::SourceSpec],
+) -> bool {
+    keys_per_client::KeysPerClient::kept(key, sources)
 }

@@ -3,7 +3,7 @@
 //! report of a scenario has.
 //!
 //! This is the one seam between scenario validation and the report's shape: validation asks
-//! [`metric_names`] and never builds or flattens a report itself. `check::metric::Flat` reads
+//! `scenario::metric_names` and never builds or flattens a report itself. [`Flat`] reads
 //! values by the same names (a test there holds the two together).
 //!
 //! Names come from the report's serialised form rather than a hand-kept list:
@@ -13,7 +13,6 @@
 //! - arrays (the per-source entries) are left out; the time series is not serialised.
 
 use super::{AlgorithmReport, Counts, SourceReport};
-use crate::scenario::Scenario;
 use crate::traffic::Role;
 use serde::Serialize;
 use serde_json::Value;
@@ -164,31 +163,6 @@ impl MetricNames {
             source,
         }
     }
-}
-
-/// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
-/// empty report, built without running or recording anything).
-pub fn metric_names(scenario: &Scenario) -> MetricNames {
-    let mut report = shape(scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)));
-    if super::keys_per_client::KeysPerClient::kept(&scenario.policy.key, &scenario.traffic) {
-        for source in &mut report.sources {
-            source.keys_per_client_max = Some(0.0);
-            source.keys_per_client_mean = Some(0.0);
-        }
-    }
-    if scenario.algorithms.iter().any(|a| a.stack.is_some()) {
-        // Contenders add their own figures to every row of the scenario.
-        report.bypassed = Some(0);
-        report.unlimited = Some(0);
-        report.warned = Some(0);
-    }
-    let mut names = MetricNames::of_report(&report);
-    // Alert figures exist only in runs that evaluate the scenario's rules.
-    names
-        .algorithm
-        .extend(scenario.alerts.iter().flat_map(|a| a.metric_names()));
-    names.algorithm.sort();
-    names
 }
 
 #[cfg(test)]

@@ -21,9 +21,9 @@ use super::retries::Retries;
 use super::timeline::Timeline;
 use super::{AlgorithmReport, RoleReport, ratio};
 use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
-use crate::scenario::Scenario;
+use crate::policy::Policy;
 use crate::time::Nanos;
-use crate::traffic::{Arrival, KeySpace, Role};
+use crate::traffic::{Arrival, KeySpace, Role, SourceSpec};
 
 pub struct Recorder {
     limit: u64,
@@ -41,14 +41,14 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(scenario: &Scenario) -> Self {
-        let policy = &scenario.policy;
+    /// A recorder measuring against `policy`, for `sources` over `duration` in `bucket` steps.
+    pub fn new(policy: &Policy, sources: &[SourceSpec], duration: Nanos, bucket: Nanos) -> Self {
         let (limit, window) = (policy.limit, policy.window);
         Recorder {
             limit,
             window,
-            roles: scenario.traffic.iter().map(|s| s.role).collect(),
-            sources: SourceCounts::new(scenario.traffic.len()),
+            roles: sources.iter().map(|s| s.role).collect(),
+            sources: SourceCounts::new(sources.len()),
             accuracy: Accuracy::new(Params {
                 limit,
                 window,
@@ -59,8 +59,8 @@ impl Recorder {
             headers: Headers::default(),
             retries: Retries::default(),
             delays: Delays::new(),
-            timeline: Timeline::new(scenario.duration, scenario.bucket),
-            keys_per_client: KeysPerClient::new(&policy.key, &scenario.traffic),
+            timeline: Timeline::new(duration, bucket),
+            keys_per_client: KeysPerClient::new(&policy.key, sources),
         }
     }
 
@@ -143,7 +143,7 @@ impl Recorder {
     /// The figures of the finished run.
     pub fn finish(
         self,
-        scenario: &Scenario,
+        traffic: &[SourceSpec],
         algorithm: &str,
         params: Params,
         keys: &KeySpace,
@@ -152,7 +152,7 @@ impl Recorder {
     ) -> AlgorithmReport {
         let (mut sources, total) = self
             .sources
-            .finish(scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)));
+            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
         for (i, report) in sources.iter_mut().enumerate() {
             if let Some((max, mean)) = self.keys_per_client.of(i) {
                 report.keys_per_client_max = Some(max);

@@ -5,8 +5,8 @@
 //! rejections, fewer state bytes per key, and finally the scenario's order of algorithms. With
 //! no `[goals]`, that tie-break order alone ranks them.
 
-use crate::check::metric::Flat;
 use crate::metrics::AlgorithmReport;
+use crate::metrics::Flat;
 use crate::report::human_bytes;
 use crate::scenario::goals::trim_number;
 use crate::scenario::{Goal, Scope};

@@ -10,6 +10,7 @@ pub mod expect;
 pub mod goals;
 mod identity;
 pub mod limits;
+mod metric_names;
 pub mod overrides;
 mod population;
 #[cfg(test)]
@@ -22,6 +23,7 @@ mod validate;
 pub use alerts::{AlertSpec, GroupBy, Measure};
 pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
+pub use metric_names::metric_names;
 
 use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
 use crate::error::{Location, Result};

@@ -2,13 +2,13 @@
 //! anything refused.
 
 use super::expect::{self, Expectation};
+use super::metric_names;
 use super::raw::{RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
-use crate::metrics::metric_names;
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, Nanos, UnitError};
 use std::collections::HashSet;

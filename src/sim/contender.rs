@@ -385,7 +385,12 @@ pub fn run_stack<S: DecisionSink>(
         unlimited: 0,
         warned: 0,
     };
-    let mut recorder = Recorder::new(scenario);
+    let mut recorder = Recorder::new(
+        &scenario.policy,
+        &scenario.traffic,
+        scenario.duration,
+        scenario.bucket,
+    );
     let mut capture = Capture::new(0);
     let unobserved = Progress::new();
     let observers = Observers {
@@ -413,7 +418,7 @@ pub fn run_stack<S: DecisionSink>(
             sum.redis_bytes += m.redis_bytes;
         }
     }
-    let mut report = recorder.finish(scenario, &spec.name, spec.params, &keys, peak, end);
+    let mut report = recorder.finish(&scenario.traffic, &spec.name, spec.params, &keys, peak, end);
     report.bypassed = Some(gate.bypassed);
     report.unlimited = Some(gate.unlimited);
     report.warned = Some(gate.warned);

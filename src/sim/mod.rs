@@ -110,7 +110,12 @@ pub fn run_one<S: DecisionSink>(
                 scenario.seed,
                 &mut keys,
             )?;
-            let mut recorder = Recorder::new(scenario);
+            let mut recorder = Recorder::new(
+                &scenario.policy,
+                &scenario.traffic,
+                scenario.duration,
+                scenario.bucket,
+            );
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
             let mut keyed = KeyedLimiter::new(limiter);
             let unobserved = Progress::new();
@@ -133,7 +138,8 @@ pub fn run_one<S: DecisionSink>(
             let simulation_elapsed = started.elapsed();
             let name = self.spec.name.as_str();
             let (peak, end) = (keyed.peak_memory(), keyed.memory());
-            let mut report = recorder.finish(scenario, name, self.spec.params, &keys, peak, end);
+            let mut report =
+                recorder.finish(&scenario.traffic, name, self.spec.params, &keys, peak, end);
             if crate::scenario::contender::uses_contenders(scenario) {
                 // Beside contenders, a short-form row has their figures too (all zero), so
                 // every row of summary.csv has the same columns.

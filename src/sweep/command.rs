@@ -58,7 +58,7 @@ pub fn plan_of(
 ) -> Result<Plan> {
     let points = super::point_count(&axes)?;
     let spec = scenario.sweep.clone().unwrap_or_default();
-    let names = crate::metrics::metric_names(&scenario);
+    let names = crate::scenario::metric_names(&scenario);
     let figures = names.of(&crate::scenario::Scope::Algorithm);
     let prefer = match &spec.prefer {
         None => 0,
