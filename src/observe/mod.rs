@@ -117,7 +117,7 @@ impl DecisionSink for Observer {
         &mut self,
         arrival: &Arrival,
         decision: &Decision,
-        _detail: &Detail<'_>,
+        detail: &Detail<'_>,
         keys: &KeySpace,
     ) -> Result<()> {
         let t = arrival.time;
@@ -126,8 +126,20 @@ impl DecisionSink for Observer {
         self.first_request[arrival.source as usize].get_or_insert(t);
         let fields = keys.fields(arrival.key);
         let field = |i: usize| fields.map_or("", |f| &*f[i]);
-        self.exporter
-            .record(t, arrival.key, field(3), !field(1).is_empty(), decision);
+        // The short form's one rule is the policy; a contender names the rule that decided.
+        let rule = match (detail.rule, detail.unlimited) {
+            ("", true) => "none",
+            ("", false) => RULE,
+            (rule, _) => rule,
+        };
+        self.exporter.record(
+            t,
+            arrival.key,
+            rule,
+            field(3),
+            !field(1).is_empty(),
+            decision,
+        );
         for e in &mut self.evaluators {
             let label = match e.spec.by {
                 GroupBy::Ip => field(0),

@@ -26,6 +26,8 @@ pub const DELAY_BUCKETS: [Nanos; 6] = [
 /// The labels of one request counter series besides `contender` and `rule`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct Series {
+    /// The contender's rule that decided (refused, or carried the headers of an admission).
+    rule: Box<str>,
     outcome: &'static str,
     endpoint: Box<str>,
     signed_in: bool,
@@ -72,6 +74,7 @@ impl Exporter {
         &mut self,
         time: Nanos,
         key: KeyId,
+        rule: &str,
         endpoint: &str,
         signed_in: bool,
         decision: &Decision,
@@ -79,12 +82,16 @@ impl Exporter {
         self.scrape_before(time.div_ceil(SCRAPE));
         let outcome = decision.outcome.label();
         let found = self.series.iter().find_map(|(s, &i)| {
-            (s.outcome == outcome && s.signed_in == signed_in && &*s.endpoint == endpoint)
+            (s.outcome == outcome
+                && s.signed_in == signed_in
+                && &*s.endpoint == endpoint
+                && &*s.rule == rule)
                 .then_some(i)
         });
         let i = found.unwrap_or_else(|| {
             let i = self.series.len();
             let series = Series {
+                rule: rule.into(),
                 outcome,
                 endpoint: endpoint.into(),
                 signed_in,
@@ -170,7 +177,7 @@ pub fn text(exporters: &[&Exporter]) -> Vec<u8> {
             let labels = format!(
                 "contender=\"{}\",rule=\"{}\",outcome=\"{}\",endpoint=\"{}\",signed_in=\"{}\"",
                 escape(&e.contender),
-                escape(e.rule),
+                escape(&s.rule),
                 s.outcome,
                 escape(&s.endpoint),
                 s.signed_in
@@ -278,15 +285,55 @@ mod tests {
         }
     }
 
+    /// A contender's requests are counted per deciding rule: a refusal by `login` and an
+    /// admission carried by `short` are two series of one contender.
+    #[test]
+    fn requests_are_labelled_by_the_deciding_rule() {
+        let mut e = Exporter::new("nestjs".into(), "policy", 60 * S);
+        e.record(S, 0, "short", "/", true, &decision(Outcome::Allow));
+        e.record(
+            2 * S,
+            0,
+            "login",
+            "/login",
+            false,
+            &decision(Outcome::Reject { retry_after: S }),
+        );
+        e.record(
+            3 * S,
+            0,
+            "login",
+            "/login",
+            false,
+            &decision(Outcome::Reject { retry_after: S }),
+        );
+        e.finish(15 * S);
+        let text = String::from_utf8(text(&[&e])).unwrap();
+        assert!(text.contains(
+            "rlsim_requests_total{contender=\"nestjs\",rule=\"short\",outcome=\"allow\",endpoint=\"/\",signed_in=\"true\"} 1 15\n"
+        ));
+        assert!(text.contains(
+            "rlsim_requests_total{contender=\"nestjs\",rule=\"login\",outcome=\"reject\",endpoint=\"/login\",signed_in=\"false\"} 2 15\n"
+        ));
+    }
+
     /// Hand-computed: three decisions, two scrapes after time 0.
     #[test]
     fn samples_and_timestamps_are_exact() {
         let mut e = Exporter::new("gcra".into(), "policy", 60 * S);
-        e.record(0, 0, "/", true, &decision(Outcome::Allow));
-        e.record(15 * S, 1, "/", true, &decision(Outcome::Delay(S / 2)));
+        e.record(0, 0, "policy", "/", true, &decision(Outcome::Allow));
+        e.record(
+            15 * S,
+            1,
+            "policy",
+            "/",
+            true,
+            &decision(Outcome::Delay(S / 2)),
+        );
         e.record(
             16 * S,
             0,
+            "policy",
             "/login",
             false,
             &decision(Outcome::Reject { retry_after: S }),
@@ -337,7 +384,7 @@ rlsim_delay_seconds_bucket{contender=\"gcra\",rule=\"policy\",le=\"0.001\"} 1 30
     #[test]
     fn live_keys_forget_idle_keys() {
         let mut e = Exporter::new("c".into(), "policy", 30 * S);
-        e.record(S, 7, "/", true, &decision(Outcome::Allow));
+        e.record(S, 7, "policy", "/", true, &decision(Outcome::Allow));
         e.finish(60 * S);
         let live: Vec<u64> = e.scrapes.iter().map(|s| s.live_keys).collect();
         // Scrapes at 0, 15, 30, 45, 60 s: alive in (t − 30 s, t] for t = 15 and 30 s.
