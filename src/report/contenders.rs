@@ -53,12 +53,12 @@ pub fn blocks(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<Block>
             .rules
             .iter()
             .map(|r| {
-                let key: Vec<&str> = r.key.fields().iter().map(|f| f.name()).collect();
+                let key = r.key.describe("+");
                 vec![
                     format!("`{}`", r.name),
                     r.algorithm.clone(),
                     format!("{} / {}", r.limit, format_duration(r.window_ns)),
-                    key.join("+"),
+                    key,
                     r.applied.to_string(),
                     r.admitted.to_string(),
                     r.refused.to_string(),

@@ -464,17 +464,6 @@ impl Ctx<'_> {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
         };
-        if key.identity_fn().is_some() {
-            // The stack engine re-keys each request from its four identity fields, which do
-            // not carry what the wire showed (proxies, forged headers): refuse rather than key
-            // every request as a direct connection.
-            let span = r.key.as_ref().map_or(r.name.span(), |k| k.span());
-            return Err(self.err(
-                span,
-                &f("key"),
-                "identity functions are not supported in contender rules yet: key by fields (ip, user, api_key, endpoint), or compare identity functions in the short form",
-            ));
-        }
         let warn_from = match &r.warn_at {
             None => None,
             Some(w) => {

@@ -17,8 +17,11 @@ use crate::policy::{KeyField, KeySpec};
 use crate::scenario::contender::{Commit, Facts, Stack, source_signed_in};
 use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
+use crate::policy::identity::Seen;
+use crate::traffic::via::Wire;
 use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
 use rustc_hash::FxHashMap;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -106,17 +109,21 @@ impl Source for Identified {
     }
 }
 
-/// What the stack knows of one (identity, source): bypassed, and which rules apply (bit i).
+/// What the stack knows of one (identity, source): bypassed, which rules apply (bit i), and
+/// whether the identity's forged address changes per request (then a rule keyed by an
+/// identity function re-keys every request).
 #[derive(Clone, Copy)]
 struct Known {
     bypass: bool,
     applies: u64,
+    rotating: bool,
 }
 
 struct RuleRun {
     limiter: Box<dyn RuleLimiter>,
     keys: KeySpace,
-    /// Rule key of each identity (`KeyId::MAX`: not yet seen).
+    /// Rule key of each identity (`KeyId::MAX`: not yet seen); for a rotating identity under
+    /// an identity function, the key of its first request only.
     of_identity: Vec<KeyId>,
     tally: RuleTally,
 }
@@ -131,10 +138,44 @@ struct StackGate<'a> {
     tiers: Vec<FxHashMap<String, String>>,
     /// Per source: its `signed_in` (`None` for a replayed trace).
     signed_in: Vec<Option<bool>>,
+    /// The gate's own copy of each rotating identity's path, its forged address set to the
+    /// current request's before re-keying.
+    wires: FxHashMap<KeyId, Wire>,
+    /// This request's key under each applying rule.
+    keys_now: Vec<KeyId>,
     decisions: Vec<(usize, KeyId, Decision)>,
     bypassed: u64,
     unlimited: u64,
     warned: u64,
+}
+
+/// The key `spec` gives a request with identity `fields` seen through `wire` (`None`: a direct
+/// connection from its `ip`), as the short form keys it (`KeySpace::intern_identity` for a
+/// generated client, `KeySpace::intern` for a replayed record). Allocates only for a new key.
+fn intern_rule_key(
+    keys: &mut KeySpace,
+    spec: &KeySpec,
+    fields: &[Box<str>; 4],
+    wire: Option<&Wire>,
+    signed_in: Option<bool>,
+) -> KeyId {
+    let value_of = |f: KeyField| &*fields[field_index(f)];
+    let Some(f) = spec.identity_fn() else {
+        return keys.intern_who(spec, None, value_of);
+    };
+    let user = value_of(KeyField::User);
+    let user = match signed_in {
+        Some(s) => s.then_some(user),
+        None => Some(user).filter(|u| !u.is_empty()),
+    };
+    let who = match wire {
+        Some(w) => Some(f.apply(&w.seen(user))),
+        None => value_of(KeyField::Ip)
+            .parse::<IpAddr>()
+            .ok()
+            .map(|ip| f.apply(&Seen::direct(ip, user))),
+    };
+    keys.intern_who(spec, who, value_of)
 }
 
 impl StackGate<'_> {
@@ -144,7 +185,9 @@ impl StackGate<'_> {
         }
         let ids = self.ids.lock().expect("not poisoned");
         let fields = ids.space.fields(a.identity).expect("a recording keyspace");
+        let wire = ids.space.wire(a.identity);
         let user = &fields[field_index(KeyField::User)];
+        let signed_in = self.signed_in[a.source as usize];
         let facts = Facts {
             ip: &fields[field_index(KeyField::Ip)],
             user,
@@ -153,8 +196,12 @@ impl StackGate<'_> {
             tier: self.tiers[a.source as usize]
                 .get(&**user)
                 .map(String::as_str),
-            source_signed_in: self.signed_in[a.source as usize],
+            source_signed_in: signed_in,
         };
+        let rotating = wire.is_some_and(Wire::rotates);
+        if let (true, Some(w)) = (rotating, wire) {
+            self.wires.entry(a.identity).or_insert_with(|| w.clone());
+        }
         let mut applies = 0u64;
         for (i, rule) in self.stack.rules.iter().enumerate() {
             if rule.matcher.applies(&facts) {
@@ -166,16 +213,54 @@ impl StackGate<'_> {
                 run.of_identity.resize(slot + 1, KeyId::MAX);
             }
             if run.of_identity[slot] == KeyId::MAX {
-                run.of_identity[slot] = run.keys.intern(&rule.key, |f| &fields[field_index(f)]);
+                run.of_identity[slot] =
+                    intern_rule_key(&mut run.keys, &rule.key, fields, wire, signed_in);
             }
         }
         let known = Known {
             bypass: self.stack.bypass.lets_through(&facts),
             applies,
+            rotating,
         };
         drop(ids);
         self.known.insert((a.identity, a.source), known);
         known
+    }
+
+    /// This request's key under each rule that applies to it, into `keys_now`; counted per
+    /// real client for the rules that report it.
+    fn key_request(&mut self, a: &Arrival, known: Known) {
+        let rekey = known.rotating
+            && self
+                .stack
+                .rules
+                .iter()
+                .any(|r| r.key.identity_fn().is_some());
+        let ids = rekey.then(|| self.ids.lock().expect("not poisoned"));
+        let wire = match (&ids, self.wires.get_mut(&a.identity)) {
+            (Some(_), Some(w)) => {
+                w.rotate(IpAddr::V4(Ipv4Addr::from(a.forged)));
+                Some(&*w)
+            }
+            _ => None,
+        };
+        for i in 0..self.rules.len() {
+            if known.applies & (1 << i) == 0 {
+                continue;
+            }
+            let rule = &self.stack.rules[i];
+            let run = &mut self.rules[i];
+            let key = match (&ids, wire) {
+                (Some(ids), Some(w)) if rule.key.identity_fn().is_some() => {
+                    let fields = ids.space.fields(a.identity).expect("a recording keyspace");
+                    let signed_in = self.signed_in[a.source as usize];
+                    intern_rule_key(&mut run.keys, &rule.key, fields, Some(w), signed_in)
+                }
+                _ => run.of_identity[a.identity as usize],
+            };
+            self.keys_now[i] = key;
+            run.tally.client_key(a.source, a.client, key);
+        }
     }
 }
 
@@ -202,13 +287,14 @@ impl Gate for StackGate<'_> {
             self.unlimited += 1;
             return unlimited;
         }
+        self.key_request(a, known);
         let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
         match self.stack.commit {
             Commit::AllOrNothing => {
                 for i in applying.clone() {
-                    let key = self.rules[i].of_identity[a.identity as usize];
+                    let key = self.keys_now[i];
                     if !self.rules[i].limiter.peek(key, now).outcome.is_admitted() {
                         // The refusing rule records its refusal as its algorithm does (a
                         // profile may count the hit or start a block); the others nothing.
@@ -219,7 +305,7 @@ impl Gate for StackGate<'_> {
                 }
                 if refused.is_none() {
                     for i in applying.clone() {
-                        let key = self.rules[i].of_identity[a.identity as usize];
+                        let key = self.keys_now[i];
                         let d = self.rules[i].limiter.decide(key, now);
                         self.decisions.push((i, key, d));
                     }
@@ -227,7 +313,7 @@ impl Gate for StackGate<'_> {
             }
             Commit::InOrder => {
                 for i in applying.clone() {
-                    let key = self.rules[i].of_identity[a.identity as usize];
+                    let key = self.keys_now[i];
                     let d = self.rules[i].limiter.decide(key, now);
                     if !d.outcome.is_admitted() {
                         refused = Some((i, d));
@@ -239,7 +325,7 @@ impl Gate for StackGate<'_> {
         }
         if let Some((r, d)) = refused {
             for i in applying {
-                let key = self.rules[i].of_identity[a.identity as usize];
+                let key = self.keys_now[i];
                 self.rules[i].tally.reject(key, now, i == r);
             }
             let detail = Detail {
@@ -311,7 +397,7 @@ pub fn run_stack<S: DecisionSink>(
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     let started = Instant::now();
     let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
-    let mut space = KeySpace::recording();
+    let mut space = KeySpace::recording_paths();
     let inner = traffic::build_sources(&scenario.traffic, &all, scenario.seed, &mut space)?;
     let mut keys = KeySpace::new();
     let mut ids = Identities {
@@ -370,7 +456,14 @@ pub fn run_stack<S: DecisionSink>(
             },
             keys: KeySpace::new(),
             of_identity: Vec::new(),
-            tally: RuleTally::new(r.params.limit, r.params.window),
+            tally: {
+                let tally = RuleTally::new(r.params.limit, r.params.window);
+                if r.key.identity_fn().is_some() {
+                    tally.with_clients(scenario.traffic.len())
+                } else {
+                    tally
+                }
+            },
         })
         .collect();
     let mut gate = StackGate {
@@ -380,6 +473,8 @@ pub fn run_stack<S: DecisionSink>(
         known: FxHashMap::default(),
         tiers,
         signed_in: scenario.traffic.iter().map(source_signed_in).collect(),
+        wires: FxHashMap::default(),
+        keys_now: vec![KeyId::MAX; stack.rules.len()],
         decisions: Vec::with_capacity(stack.rules.len()),
         bypassed: 0,
         unlimited: 0,
@@ -422,6 +517,7 @@ pub fn run_stack<S: DecisionSink>(
     report.bypassed = Some(gate.bypassed);
     report.unlimited = Some(gate.unlimited);
     report.warned = Some(gate.warned);
+    let source_names: Vec<String> = scenario.traffic.iter().map(|s| s.name.clone()).collect();
     report.rules = gate
         .rules
         .into_iter()
@@ -432,6 +528,7 @@ pub fn run_stack<S: DecisionSink>(
                 rule.kind.name(),
                 rule.params,
                 rule.key.clone(),
+                &source_names,
             )
         })
         .collect();

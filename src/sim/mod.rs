@@ -6,6 +6,8 @@
 mod clients;
 mod contender;
 #[cfg(test)]
+mod contender_identity_tests;
+#[cfg(test)]
 mod contender_tests;
 mod engine;
 mod progress;

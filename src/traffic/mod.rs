@@ -200,6 +200,9 @@ pub struct Arrival {
     /// The request's whole identity (every key field) as a key id, for contenders whose rules
     /// key differently from the policy; equal to `key` where nothing needs it.
     pub identity: KeyId,
+    /// The forged address a rotating forger (`xff_rotator`, `cdn_bypass`) sent with this
+    /// request, as an IPv4 number (what the stack of a contender re-keys on); 0 otherwise.
+    pub forged: u32,
 }
 
 impl Arrival {
@@ -212,6 +215,7 @@ impl Arrival {
             source,
             attempt: 0,
             identity: key,
+            forged: 0,
         }
     }
 }

@@ -566,14 +566,19 @@ fn contender_bad_warn_at_and_commit() {
 }
 
 #[test]
-fn contender_rule_with_an_identity_function_is_refused() {
+fn contender_rule_with_a_bad_identity_function_is_refused() {
     assert_fails(
-        &contender("key = { identity = \"peer\" }\n", ""),
+        &contender("key = { identity = \"xff\" }\n", ""),
         &[],
         &[
             "bad.toml:17:",
-            "`contender[0].rule[0].key`",
-            "identity functions are not supported in contender rules yet",
+            "`contender[0].rule[0].key.trusted_hops`",
+            "needs `trusted_hops`",
         ],
+    );
+    assert_fails(
+        &contender("key = { identity = \"cdn_header\", trusted = [\"10.0.0.0/33\"] }\n", ""),
+        &[],
+        &["bad.toml:17:", "`contender[0].rule[0].key.trusted[0]`"],
     );
 }
