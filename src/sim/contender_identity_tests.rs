@@ -172,3 +172,32 @@ fn rules_keyed_by_fields_report_no_keys_per_client() {
     assert_eq!(reports[0].rules[0].keys_per_client, None);
     assert_eq!(served(&reports[0], "rotator"), (1200, 120));
 }
+
+/// One client at 40/min on each of two routes, via the CDN. Keyed by its address alone it is
+/// one key at 80/min against 60 (120 of 160 admitted in two minutes); with `fields =
+/// ["endpoint"]` (NestJS's budget per handler) one key per route, each under the limit.
+#[test]
+fn an_identity_with_the_endpoint_keys_per_route() {
+    let sources = "[[traffic]]\nname = \"a\"\nkind = \"constant\"\nip = \"198.51.100.1\"\nendpoint = \"/a\"\n\
+                   rate = \"40/min\"\nvia = \"cdn\"\n\
+                   [[traffic]]\nname = \"b\"\nkind = \"constant\"\nip = \"198.51.100.1\"\nendpoint = \"/b\"\n\
+                   rate = \"40/min\"\nvia = \"cdn\"\n";
+    let keys = [
+        ("client", "{ identity = \"cdn_header\" }"),
+        (
+            "per_route",
+            "{ identity = \"cdn_header\", fields = [\"endpoint\"] }",
+        ),
+    ];
+    let reports = run_text(&scenario(&keys, sources));
+    let client = contender(&reports, "client");
+    assert_eq!((client.offered, client.admitted), (160, 120));
+    assert_eq!(client.rules[0].keys_seen, 1);
+    let per_route = contender(&reports, "per_route");
+    assert_eq!((per_route.offered, per_route.admitted), (160, 160));
+    assert_eq!(per_route.rules[0].keys_seen, 2);
+    assert_eq!(
+        per_route.rules[0].key.describe("+"),
+        "cdn_header(cf-connecting-ip, trusted=15 networks)+endpoint"
+    );
+}
