@@ -194,6 +194,12 @@ impl Ctx<'_> {
                 let sub = format!("{field}.fallback");
                 let fallback = match table.get("fallback") {
                     None => IdentityFn::new(Rule::Ip),
+                    Some(toml::Value::Table(t)) if t.contains_key("fields") => {
+                        return Err(err(
+                            "fallback.fields",
+                            "give `fields` on the outer key, not on its fallback".into(),
+                        ));
+                    }
                     Some(toml::Value::Table(t)) => self.identity_fn(t, span.clone(), &sub)?,
                     Some(_) => {
                         return Err(err(
