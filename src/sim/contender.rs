@@ -14,7 +14,7 @@ use crate::algorithms::{
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, RuleTally, Throughput};
 use crate::policy::{KeyField, KeySpec};
-use crate::scenario::contender::{Commit, Facts, Stack, source_signed_in};
+use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
 use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
 use crate::policy::identity::Seen;
@@ -30,7 +30,8 @@ trait RuleLimiter: Send {
     fn decide(&mut self, key: KeyId, now: Nanos) -> Decision;
     fn peek(&self, key: KeyId, now: Nanos) -> Decision;
     fn evict_idle(&mut self, now: Nanos);
-    fn memory(&self) -> (MemoryUsage, MemoryUsage);
+    /// Memory held now (O(1)).
+    fn current(&self) -> MemoryUsage;
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -43,8 +44,8 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
     }
-    fn memory(&self) -> (MemoryUsage, MemoryUsage) {
-        (self.peak_memory(), KeyedLimiter::memory(self))
+    fn current(&self) -> MemoryUsage {
+        KeyedLimiter::memory(self)
     }
 }
 
@@ -147,6 +148,14 @@ struct StackGate<'a> {
     bypassed: u64,
     unlimited: u64,
     warned: u64,
+    /// The most memory the rules held together, noted after every request they decided (each
+    /// field on its own, as a single limiter notes its peak).
+    peak: MemoryUsage,
+    /// Whether the rules' tallies (metrics, not decisions) are kept: not while timing.
+    tallies: bool,
+    /// The first arrivals decided, to time the stack afterwards (up to `capture_limit`).
+    capture: Vec<Arrival>,
+    capture_limit: usize,
 }
 
 /// The key `spec` gives a request with identity `fields` seen through `wire` (`None`: a direct
@@ -259,7 +268,9 @@ impl StackGate<'_> {
                 _ => run.of_identity[a.identity as usize],
             };
             self.keys_now[i] = key;
-            run.tally.client_key(a.source, a.client, key);
+            if self.tallies {
+                run.tally.client_key(a.source, a.client, key);
+            }
         }
     }
 }
@@ -270,6 +281,9 @@ impl Gate for StackGate<'_> {
     }
 
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
+        if self.capture.len() < self.capture_limit {
+            self.capture.push(*a);
+        }
         let now = a.time;
         let known = self.known(a);
         let unlimited = (
@@ -288,6 +302,35 @@ impl Gate for StackGate<'_> {
             return unlimited;
         }
         self.key_request(a, known);
+        self.decide_rules(a, known)
+    }
+
+    fn evict_idle(&mut self, now: Nanos) {
+        for r in &mut self.rules {
+            r.limiter.evict_idle(now);
+            r.tally.sweep(now);
+        }
+    }
+}
+
+impl StackGate<'_> {
+    fn note_memory(&mut self) {
+        let mut sum = MemoryUsage::default();
+        for r in &self.rules {
+            let m = r.limiter.current();
+            sum.live_keys += m.live_keys;
+            sum.state_bytes += m.state_bytes;
+            sum.redis_bytes += m.redis_bytes;
+        }
+        let p = &mut self.peak;
+        p.live_keys = p.live_keys.max(sum.live_keys);
+        p.state_bytes = p.state_bytes.max(sum.state_bytes);
+        p.redis_bytes = p.redis_bytes.max(sum.redis_bytes);
+    }
+
+    /// The stack's decision on a request some rule applies to (its keys in `keys_now`).
+    fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
+        let now = a.time;
         let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
@@ -323,10 +366,13 @@ impl Gate for StackGate<'_> {
                 }
             }
         }
+        self.note_memory();
         if let Some((r, d)) = refused {
             for i in applying {
                 let key = self.keys_now[i];
-                self.rules[i].tally.reject(key, now, i == r);
+                if self.tallies {
+                    self.rules[i].tally.reject(key, now, i == r);
+                }
             }
             let detail = Detail {
                 rule: &self.stack.rules[r].name,
@@ -353,7 +399,9 @@ impl Gate for StackGate<'_> {
             let used = rule.params.limit - d.remaining.min(rule.params.limit);
             let warns = rule.warn_from.is_some_and(|w| used >= w);
             warned |= warns;
-            self.rules[i].tally.admit(key, now, warns);
+            if self.tallies {
+                self.rules[i].tally.admit(key, now, warns);
+            }
             if d.remaining < binding.2.remaining {
                 binding = (i, key, d);
             }
@@ -378,13 +426,91 @@ impl Gate for StackGate<'_> {
             detail,
         )
     }
+}
 
-    fn evict_idle(&mut self, now: Nanos) {
-        for r in &mut self.rules {
-            r.limiter.evict_idle(now);
-            r.tally.sweep(now);
+impl<'a> StackGate<'a> {
+    fn new(
+        stack: &'a Stack,
+        scenario: &Scenario,
+        ids: Arc<Mutex<Identities>>,
+        tiers: Vec<FxHashMap<String, String>>,
+        signed_in: Vec<Option<bool>>,
+        capture_limit: usize,
+    ) -> Self {
+        let rules = stack
+            .rules
+            .iter()
+            .map(|r| RuleRun {
+                limiter: match r.profile {
+                    Some(profile) => profile.visit(Build),
+                    None => r
+                        .kind
+                        .visit(r.params, Build)
+                        .expect("rule parameters were validated"),
+                },
+                keys: KeySpace::new(),
+                of_identity: Vec::new(),
+                tally: {
+                    let tally = RuleTally::new(r.params.limit, r.params.window);
+                    if r.key.identity_fn().is_some() {
+                        tally.with_clients(scenario.traffic.len())
+                    } else {
+                        tally
+                    }
+                },
+            })
+            .collect();
+        StackGate {
+            stack,
+            rules,
+            ids,
+            known: FxHashMap::default(),
+            tiers,
+            signed_in,
+            wires: FxHashMap::default(),
+            keys_now: vec![KeyId::MAX; stack.rules.len()],
+            decisions: Vec::with_capacity(stack.rules.len()),
+            bypassed: 0,
+            unlimited: 0,
+            warned: 0,
+            peak: MemoryUsage::default(),
+            tallies: true,
+            capture: Vec::with_capacity(capture_limit.min(1 << 14)),
+            capture_limit,
         }
     }
+}
+
+/// Arrivals kept per contender to time its stack afterwards (32 bytes each: 16 MiB at most).
+const CAPTURE_LIMIT: usize = 1 << 19;
+
+/// `(decisions, wall ns)` of `gate` deciding `arrivals` again, looped (shifted later in time
+/// each pass by their span plus the longest window; at least once) until enough were timed, as the short
+/// form times one limiter (`time_decisions`): the whole stack's decision (matching, keying,
+/// every applying rule) per request, without the metrics.
+fn time_stack(gate: &mut StackGate, arrivals: &[Arrival], window: Nanos) -> (u64, u64) {
+    let mut decisions = 0u64;
+    let started = Instant::now();
+    if let (Some(first), Some(last)) = (arrivals.first(), arrivals.last()) {
+        let span = (last.time - first.time).saturating_add(window);
+        let mut offset = 0u64;
+        // At least one pass, so every captured arrival is timed whatever the machine's load.
+        loop {
+            for a in arrivals {
+                let shifted = Arrival {
+                    time: (a.time - first.time).saturating_add(offset),
+                    ..*a
+                };
+                std::hint::black_box(gate.decide(&shifted).0);
+            }
+            decisions += arrivals.len() as u64;
+            offset = offset.saturating_add(span);
+            if decisions >= super::TIMING_DECISIONS || started.elapsed() >= super::TIMING_BUDGET {
+                break;
+            }
+        }
+    }
+    (decisions, started.elapsed().as_nanos() as u64)
 }
 
 /// Simulates one contender with a stack of rules (see the module docs).
@@ -393,6 +519,7 @@ pub fn run_stack<S: DecisionSink>(
     spec: &AlgorithmSpec,
     stack: &Stack,
     mut sink: Option<S>,
+    measure_decisions: bool,
     progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     let started = Instant::now();
@@ -443,43 +570,9 @@ pub fn run_stack<S: DecisionSink>(
             map
         })
         .collect();
-    let rules = stack
-        .rules
-        .iter()
-        .map(|r| RuleRun {
-            limiter: match r.profile {
-                Some(profile) => profile.visit(Build),
-                None => r
-                    .kind
-                    .visit(r.params, Build)
-                    .expect("rule parameters were validated"),
-            },
-            keys: KeySpace::new(),
-            of_identity: Vec::new(),
-            tally: {
-                let tally = RuleTally::new(r.params.limit, r.params.window);
-                if r.key.identity_fn().is_some() {
-                    tally.with_clients(scenario.traffic.len())
-                } else {
-                    tally
-                }
-            },
-        })
-        .collect();
-    let mut gate = StackGate {
-        stack,
-        rules,
-        ids,
-        known: FxHashMap::default(),
-        tiers,
-        signed_in: scenario.traffic.iter().map(source_signed_in).collect(),
-        wires: FxHashMap::default(),
-        keys_now: vec![KeyId::MAX; stack.rules.len()],
-        decisions: Vec::with_capacity(stack.rules.len()),
-        bypassed: 0,
-        unlimited: 0,
-        warned: 0,
-    };
+    let signed_in: Vec<Option<bool>> = scenario.traffic.iter().map(source_signed_in).collect();
+    let capture_limit = if measure_decisions { CAPTURE_LIMIT } else { 0 };
+    let mut gate = StackGate::new(stack, scenario, Arc::clone(&ids), tiers, signed_in, capture_limit);
     let mut recorder = Recorder::new(
         &scenario.policy,
         &scenario.traffic,
@@ -504,15 +597,26 @@ pub fn run_stack<S: DecisionSink>(
         observers,
     )?;
     let elapsed = started.elapsed();
-    let (mut peak, mut end) = (MemoryUsage::default(), MemoryUsage::default());
+    let mut end = MemoryUsage::default();
     for r in &gate.rules {
-        let (p, e) = r.limiter.memory();
-        for (sum, m) in [(&mut peak, p), (&mut end, e)] {
-            sum.live_keys += m.live_keys;
-            sum.state_bytes += m.state_bytes;
-            sum.redis_bytes += m.redis_bytes;
-        }
+        let e = r.limiter.current();
+        end.live_keys += e.live_keys;
+        end.state_bytes += e.state_bytes;
+        end.redis_bytes += e.redis_bytes;
     }
+    let peak = gate.peak;
+    // A fresh stack (fresh limiters, no tallies) decides the captured arrivals again, timed.
+    let arrivals = std::mem::take(&mut gate.capture);
+    let mut fresh = StackGate::new(
+        stack,
+        scenario,
+        Arc::clone(&ids),
+        gate.tiers.clone(),
+        gate.signed_in.clone(),
+        0,
+    );
+    fresh.tallies = false;
+    let timed = time_stack(&mut fresh, &arrivals, longest_window(stack));
     let mut report = recorder.finish(&scenario.traffic, &spec.name, spec.params, &keys, peak, end);
     report.bypassed = Some(gate.bypassed);
     report.unlimited = Some(gate.unlimited);
@@ -534,9 +638,9 @@ pub fn run_stack<S: DecisionSink>(
         .collect();
     let throughput = Throughput {
         algorithm: spec.name.clone(),
-        decisions_timed: 0,
-        decision_elapsed_ns: 0,
-        decisions_per_sec: 0.0,
+        decisions_timed: timed.0,
+        decision_elapsed_ns: timed.1,
+        decisions_per_sec: timed.0 as f64 / (timed.1 as f64 / 1e9).max(1e-9),
         simulation_elapsed_ns: elapsed.as_nanos() as u64,
         simulated_requests_per_sec: report.offered as f64 / elapsed.as_secs_f64().max(1e-9),
     };
