@@ -144,6 +144,8 @@ struct StackGate<'a> {
     wires: FxHashMap<KeyId, Wire>,
     /// This request's key under each applying rule.
     keys_now: Vec<KeyId>,
+    /// Per method code: the rules that take requests of that method (bit i).
+    by_method: [u64; 8],
     decisions: Vec<(usize, KeyId, Decision)>,
     bypassed: u64,
     unlimited: u64,
@@ -297,6 +299,10 @@ impl Gate for StackGate<'_> {
             self.bypassed += 1;
             return unlimited;
         }
+        let known = Known {
+            applies: known.applies & self.by_method[usize::from(a.method & 7)],
+            ..known
+        };
         if known.applies == 0 {
             self.unlimited += 1;
             return unlimited;
@@ -469,6 +475,14 @@ impl<'a> StackGate<'a> {
             signed_in,
             wires: FxHashMap::default(),
             keys_now: vec![KeyId::MAX; stack.rules.len()],
+            by_method: std::array::from_fn(|code| {
+                stack
+                    .rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.matcher.takes_method(code as u8))
+                    .fold(0, |m, (i, _)| m | 1 << i)
+            }),
             decisions: Vec::with_capacity(stack.rules.len()),
             bypassed: 0,
             unlimited: 0,

@@ -582,3 +582,51 @@ fn contender_rule_with_a_bad_identity_function_is_refused() {
         &["bad.toml:17:", "`contender[0].rule[0].key.trusted[0]`"],
     );
 }
+
+#[test]
+fn contender_bad_methods() {
+    assert_fails(
+        &contender("methods = [\"FETCH\"]\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].methods[0]`",
+            "unknown method `FETCH`",
+        ],
+    );
+    assert_fails(
+        &contender("methods = []\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].methods`",
+            "at least one method",
+        ],
+    );
+    // The traffic sends only GET.
+    assert_fails(
+        &contender("methods = [\"POST\"]\n", ""),
+        &[],
+        &["bad.toml:13:", "`contender[0].rule[0].name`", "matches no request"],
+    );
+}
+
+#[test]
+fn traffic_bad_methods() {
+    let with = |line: &str| format!("{HEAD}{POLICY}{TRAFFIC}{line}");
+    assert_fails(
+        &with("method = \"GOT\"\n"),
+        &[],
+        &["bad.toml:10:", "`traffic[0].method`", "did you mean `GET`?"],
+    );
+    assert_fails(
+        &with("methods = [{ method = \"PUTT\", weight = 2 }]\n"),
+        &[],
+        &["bad.toml:10:", "`traffic[0].methods[0].method`", "did you mean `PUT`?"],
+    );
+    assert_fails(
+        &with("method = \"GET\"\nmethods = [{ method = \"POST\" }]\n"),
+        &[],
+        &["bad.toml:11:", "`traffic[0].methods`", "not both"],
+    );
+}
