@@ -259,12 +259,12 @@ impl Ctx<'_> {
         sources: &[SourceSpec],
     ) -> Result<Vec<AlgorithmSpec>> {
         if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
-            // Contenders key each request from its four fields (see `Rule::key`), the policy's
-            // key included: it must be one of fields too.
+            // The policy's key is the intent every contender is measured against; the metrics key
+            // each request once, from its fields (rules may key by identity functions).
             return Err(self.err(
                 first.get_ref().name.span(),
                 "contender[0].name",
-                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function, for now",
+                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function: give the identity function to the rules' `key`",
             ));
         }
         let mut names = HashSet::new();
