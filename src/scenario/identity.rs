@@ -66,7 +66,9 @@ impl Ctx<'_> {
         };
         let err = |m: String| self.err(span.clone(), &format!("{field}.fields"), m);
         let toml::Value::Array(list) = v else {
-            return Err(err("must be a list of key fields (user, api_key, endpoint)".into()));
+            return Err(err(
+                "must be a list of key fields (user, api_key, endpoint)".into(),
+            ));
         };
         let mut out = Vec::new();
         for item in list {
@@ -74,7 +76,8 @@ impl Ctx<'_> {
             match KeyField::parse(name) {
                 Some(KeyField::Ip) => {
                     return Err(err(
-                        "`ip` is what the identity function gives: list user, api_key or endpoint".into(),
+                        "`ip` is what the identity function gives: list user, api_key or endpoint"
+                            .into(),
                     ));
                 }
                 Some(f) => out.push(f),

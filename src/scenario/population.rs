@@ -170,11 +170,16 @@ impl Ctx<'_> {
     /// `method` or `methods`, each name checked.
     fn methods(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Vec<(Method, u32)>> {
         if let Some(m) = &t.method {
-            let method = Method::parse(m.get_ref()).map_err(|e| self.err(m.span(), &f("method"), e))?;
+            let method =
+                Method::parse(m.get_ref()).map_err(|e| self.err(m.span(), &f("method"), e))?;
             return Ok(vec![(method, 1)]);
         }
         let list = self.weighted(t.methods.as_ref(), &f("methods"))?;
-        let raw = t.methods.as_ref().map(|l| l.get_ref().as_slice()).unwrap_or_default();
+        let raw = t
+            .methods
+            .as_ref()
+            .map(|l| l.get_ref().as_slice())
+            .unwrap_or_default();
         list.into_iter()
             .zip(raw)
             .enumerate()

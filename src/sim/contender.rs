@@ -13,11 +13,11 @@ use crate::algorithms::{
 };
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, RuleTally, Throughput};
+use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
 use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
 use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
-use crate::policy::identity::Seen;
 use crate::traffic::via::Wire;
 use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
 use rustc_hash::FxHashMap;
@@ -481,7 +481,7 @@ impl<'a> StackGate<'a> {
                     .iter()
                     .enumerate()
                     .filter(|(_, r)| r.matcher.takes_method(code as u8))
-                    .fold(0, |m, (i, _)| m | 1 << i)
+                    .fold(0, |m, (i, _)| m | (1 << i))
             }),
             decisions: Vec::with_capacity(stack.rules.len()),
             bypassed: 0,
@@ -586,7 +586,14 @@ pub fn run_stack<S: DecisionSink>(
         .collect();
     let signed_in: Vec<Option<bool>> = scenario.traffic.iter().map(source_signed_in).collect();
     let capture_limit = if measure_decisions { CAPTURE_LIMIT } else { 0 };
-    let mut gate = StackGate::new(stack, scenario, Arc::clone(&ids), tiers, signed_in, capture_limit);
+    let mut gate = StackGate::new(
+        stack,
+        scenario,
+        Arc::clone(&ids),
+        tiers,
+        signed_in,
+        capture_limit,
+    );
     let mut recorder = Recorder::new(
         &scenario.policy,
         &scenario.traffic,

@@ -108,8 +108,14 @@ fn a_rule_matches_http_methods() {
     let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
     let r = &report.algorithms[0];
     let source = |n: &str| r.sources.iter().find(|s| s.name == n).unwrap();
-    assert_eq!((source("reads").offered, source("reads").admitted), (10, 10));
-    assert_eq!((source("writes").offered, source("writes").admitted), (10, 2));
+    assert_eq!(
+        (source("reads").offered, source("reads").admitted),
+        (10, 10)
+    );
+    assert_eq!(
+        (source("writes").offered, source("writes").admitted),
+        (10, 2)
+    );
     // The mix: some of its 100 requests are POSTs, drawn per request; the rule applies to
     // exactly those, and the rest meet no rule.
     let mixed = source("mixed");

@@ -72,7 +72,10 @@ fn a_forged_xff_rotator_meets_each_identity_function() {
     let keys = [
         ("blind", "{ identity = \"first_xff\" }"),
         ("hops", "{ identity = \"xff\", trusted_hops = 1 }"),
-        ("cidrs", "{ identity = \"xff\", trusted = [\"173.245.48.0/20\"] }"),
+        (
+            "cidrs",
+            "{ identity = \"xff\", trusted = [\"173.245.48.0/20\"] }",
+        ),
         ("seed_guard", "{ identity = \"headers\" }"),
         ("cdn", "{ identity = \"cdn_header\" }"),
         ("peer", "{ identity = \"peer\" }"),
@@ -153,10 +156,7 @@ fn ipv6_clients_of_one_prefix_share_a_rule_key() {
     ];
     let reports = run_text(&scenario(&keys, sources));
     let whole = contender(&reports, "whole");
-    assert_eq!(
-        (whole.rules[0].keys_seen, served(whole, "v6").1),
-        (8, 480)
-    );
+    assert_eq!((whole.rules[0].keys_seen, served(whole, "v6").1), (8, 480));
     let prefix = contender(&reports, "prefix");
     assert_eq!(
         (prefix.rules[0].keys_seen, served(prefix, "v6").1),

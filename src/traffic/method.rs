@@ -64,7 +64,7 @@ impl Method {
 
     /// A set of methods as a bit mask (bit `code`).
     pub fn mask(methods: &[Method]) -> u8 {
-        methods.iter().fold(0, |m, x| m | 1 << x.code())
+        methods.iter().fold(0, |m, x| m | (1 << x.code()))
     }
 }
 
