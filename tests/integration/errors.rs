@@ -636,7 +636,7 @@ fn traffic_bad_methods() {
         &[
             "bad.toml:10:",
             "`traffic[0].methods[0].method`",
-            "did you mean `PUT`?",
+            "unknown method `PUTT`",
         ],
     );
     assert_fails(
