@@ -24,16 +24,19 @@ pub enum Stream {
     Setup,
     /// A source's forged addresses that change per request (`xff_rotator`, `cdn_bypass`).
     Forgery,
+    /// A source's HTTP methods, drawn per request (`methods = [...]`).
+    Methods,
 }
 
 impl Stream {
     /// Every stream kind.
-    pub const ALL: [Stream; 5] = [
+    pub const ALL: [Stream; 6] = [
         Stream::Arrivals,
         Stream::Endpoints,
         Stream::Retry,
         Stream::Setup,
         Stream::Forgery,
+        Stream::Methods,
     ];
 
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
@@ -46,6 +49,7 @@ impl Stream {
             Stream::Endpoints => 2,
             Stream::Setup => 3,
             Stream::Forgery => 4,
+            Stream::Methods => 5,
         }
     }
 }

@@ -25,7 +25,7 @@ pub use flat::{Flat, FlatSource, Values};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 pub use recorder::Recorder;
-pub use rules::{RuleReport, RuleTally};
+pub use rules::{RuleReport, RuleTally, SourceKeys};
 pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;

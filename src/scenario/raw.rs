@@ -196,6 +196,9 @@ pub struct RawTraffic {
     pub forge_real_ip: Option<S<String>>,
     pub forge_cf: Option<S<String>>,
     pub signed_in: Option<S<bool>>,
+    /// `method = "POST"`, or a weighted mix `methods = [{ method, weight }]`.
+    pub method: Option<S<String>>,
+    pub methods: Option<S<Vec<RawWeighted>>>,
 }
 
 /// One `phases = [{ duration, rate, ramp_to }]` entry.
@@ -212,7 +215,7 @@ pub struct RawPhase {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawWeighted {
-    #[serde(alias = "path")]
+    #[serde(alias = "path", alias = "method")]
     pub name: S<String>,
     #[serde(default)]
     pub weight: Option<S<i64>>,
@@ -337,6 +340,8 @@ impl RawTraffic {
             span("ipv6", &self.ipv6),
             span("botnet", &self.botnet),
             span("endpoints", &self.endpoints),
+            span("method", &self.method),
+            span("methods", &self.methods),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),

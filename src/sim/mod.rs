@@ -6,6 +6,10 @@
 mod clients;
 mod contender;
 #[cfg(test)]
+mod contender_cost_tests;
+#[cfg(test)]
+mod contender_identity_tests;
+#[cfg(test)]
 mod contender_tests;
 mod engine;
 mod progress;
@@ -84,7 +88,7 @@ pub fn run_one<S: DecisionSink>(
     progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     if let Some(stack) = &spec.stack {
-        return contender::run_stack(scenario, spec, stack, sink, progress);
+        return contender::run_stack(scenario, spec, stack, sink, measure_decisions, progress);
     }
     struct Visit<'a, S> {
         scenario: &'a Scenario,
