@@ -422,6 +422,9 @@ pub fn run_stack<S: DecisionSink>(
     report.bypassed = Some(gate.bypassed);
     report.unlimited = Some(gate.unlimited);
     report.warned = Some(gate.warned);
+    if crate::scenario::deployment::uses_deployments(scenario) {
+        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+    }
     report.rules = gate
         .rules
         .into_iter()
