@@ -545,3 +545,7 @@ impl<L: Limiter> Gate for Deployed<'_, L> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "deployment_tests.rs"]
+mod tests;

@@ -8,8 +8,6 @@ mod contender;
 #[cfg(test)]
 mod contender_tests;
 pub mod deployment;
-#[cfg(test)]
-mod deployment_tests;
 mod engine;
 mod progress;
 mod queue;
