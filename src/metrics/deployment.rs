@@ -19,6 +19,10 @@ pub struct DeploymentReport {
     /// or the store's name.
     pub ops: String,
     pub balancer: String,
+    /// The typical round trip to the store (the constant, a uniform's mean, a log-normal's
+    /// median; 0 for `local`), and the sync period of `cached` (0 otherwise).
+    pub rtt_ns: Nanos,
+    pub sync_every_ns: Nanos,
     /// Commands sent to the store (a script, a read, a write, an `EXPIRE`, a sync's push or
     /// pull of one key), and per second of the scenario's duration.
     pub store_ops: u64,
@@ -100,8 +104,15 @@ impl DeploymentTally {
         self.latency_max = self.latency_max.max(ns);
     }
 
-    /// The figures; `names` are the store's, operations' and balancer's names.
-    pub fn finish(&self, replicas: u32, names: [&str; 3], duration: Nanos) -> DeploymentReport {
+    /// The figures; `names` are the store's, operations' and balancer's names, `periods` the
+    /// typical round trip and the sync period.
+    pub fn finish(
+        &self,
+        replicas: u32,
+        names: [&str; 3],
+        periods: [Nanos; 2],
+        duration: Nanos,
+    ) -> DeploymentReport {
         let h = &self.latency;
         let q = |q: f64| {
             if h.is_empty() {
@@ -115,6 +126,8 @@ impl DeploymentTally {
             store: names[0].to_string(),
             ops: names[1].to_string(),
             balancer: names[2].to_string(),
+            rtt_ns: periods[0],
+            sync_every_ns: periods[1],
             store_ops: self.store_ops,
             store_ops_per_sec: self.store_ops as f64 / (duration as f64 / 1e9),
             latency_mean_ns: if h.is_empty() {

@@ -203,6 +203,22 @@ impl Deployment {
         }
     }
 
+    /// The typical round trip (the constant, a uniform's mean, a log-normal's median; 0 for a
+    /// local store) and the sync period (0 unless cached), as the report gives them.
+    pub fn periods(&self) -> [Nanos; 2] {
+        let rtt = match (self.store, self.rtt) {
+            (Store::Local { .. }, _) => 0,
+            (_, Rtt::Constant(x)) => x,
+            (_, Rtt::Uniform { min, max }) => min + (max - min) / 2,
+            (_, Rtt::LogNormal { median, .. }) => median,
+        };
+        let sync = match self.store {
+            Store::Cached { sync_every } => sync_every,
+            _ => 0,
+        };
+        [rtt, sync]
+    }
+
     /// The outage covering `t`, if any.
     pub fn outage_at(&self, t: Nanos) -> Option<&Outage> {
         self.outages.iter().find(|o| o.from <= t && t < o.to)

@@ -68,7 +68,10 @@ fn racy_store_admits_concurrent_requests_of_one_key() {
     assert_eq!(gate.tally.lost_updates, 2);
     // A read and a write per request; each waits for both replies.
     assert_eq!(gate.tally.store_ops, 8);
-    assert_eq!(gate.tally.finish(2, ["", "", ""], S).latency_max_ns, 2 * MS);
+    assert_eq!(
+        gate.tally.finish(2, ["", "", ""], [0, 0], S).latency_max_ns,
+        2 * MS
+    );
 
     // Limit 2: the three racing requests each wrote "count 1"; the 4th reads 1 and is the
     // store's second: 4 admitted where one node admits 2.
@@ -88,7 +91,7 @@ fn atomic_store_counts_every_request() {
         admitted(&mut gate, &[0, 100 * US, 200 * US, 2 * MS]),
         [true, false, false, false]
     );
-    let report = gate.tally.finish(2, ["", "", ""], S);
+    let report = gate.tally.finish(2, ["", "", ""], [0, 0], S);
     assert_eq!((report.store_ops, report.latency_p50_ns), (4, MS));
     assert_eq!(report.lost_updates, 0);
 }
@@ -202,7 +205,7 @@ fn outages_fail_open_or_closed() {
         // Before: the first 5 of 10; during: all or none; after: the count is 5 already.
         assert!(got[..5].iter().all(|&a| a) && !got[5..10].iter().any(|&a| a));
         assert!(!got[20..].iter().any(|&a| a));
-        let report = gate.tally.finish(2, ["", "", ""], S);
+        let report = gate.tally.finish(2, ["", "", ""], [0, 0], S);
         assert_eq!(
             (
                 report.outage_requests,
@@ -250,7 +253,7 @@ fn incr_then_expire_leaves_a_key_without_expiry() {
         [true, true, false, false, false]
     );
     gate.evict_idle(10 * S);
-    let report = gate.tally.finish(1, ["", "", ""], S);
+    let report = gate.tally.finish(1, ["", "", ""], [0, 0], S);
     assert_eq!(report.keys_without_expiry, 1);
     assert_eq!(report.rejected_on_keys_without_expiry, 3);
     // The key is never evicted: the leak.
@@ -270,7 +273,7 @@ fn incr_then_expire_leaves_a_key_without_expiry() {
     // t + 3 ms: the key expires at 1.003 s. At 1.5 s the counter starts again (expiring at
     // 2.503 s), so 2 s is its second; 5 s starts a third window.
     assert_eq!(admitted(&mut gate, &times), [true, true, true, true, true]);
-    let report = gate.tally.finish(1, ["", "", ""], S);
+    let report = gate.tally.finish(1, ["", "", ""], [0, 0], S);
     assert_eq!((report.keys_without_expiry, report.store_ops), (0, 8));
     // A first request waits for INCR and EXPIRE: two round trips.
     assert_eq!(report.latency_max_ns, 4 * MS);

@@ -146,7 +146,11 @@ pub fn run_one<S: DecisionSink>(
                     recorder.finish(&scenario.traffic, name, params, &keys, gate.peak, gate.end);
                 fill_absent(scenario, &mut report);
                 let names = [dep.store.name(), dep.store.ops_name(), dep.balancer.name()];
-                report.deployment = Some(gate.tally.finish(dep.replicas, names, scenario.duration));
+                report.deployment =
+                    Some(
+                        gate.tally
+                            .finish(dep.replicas, names, dep.periods(), scenario.duration),
+                    );
                 let throughput = Throughput {
                     algorithm: name.to_string(),
                     decisions_timed: 0,
