@@ -19,13 +19,12 @@ fn describe(d: &DeploymentReport) -> String {
     if d.store == "none" {
         return "one node".into();
     }
-    let mut s = format!(
-        "{} {} on {} replicas ({})",
-        d.store, d.ops, d.replicas, d.balancer
-    );
-    if d.store == "local" {
-        s = format!("{} on {} replicas ({})", d.ops, d.replicas, d.balancer);
-    }
+    let kind = match d.store.as_str() {
+        "shared" => format!("shared {}", d.ops),
+        "local" if d.ops == "divided" => "local, limit divided".into(),
+        other => other.to_string(),
+    };
+    let mut s = format!("{kind} on {} replicas ({})", d.replicas, d.balancer);
     if d.rtt_ns > 0 {
         s.push_str(&format!(", rtt {}", format_duration(d.rtt_ns)));
     }
