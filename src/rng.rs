@@ -26,6 +26,9 @@ pub enum Stream {
     Forgery,
     /// A source's HTTP methods, drawn per request (`methods = [...]`).
     Methods,
+    /// A deployment's draws (not per source): index 0 the round-trip times, 1 the random
+    /// balancer, 2 the replica deaths of `incr_then_expire` (see `sim::deployment`).
+    Deployment,
 }
 
 impl Stream {
@@ -37,6 +40,7 @@ impl Stream {
         Stream::Setup,
         Stream::Forgery,
         Stream::Methods,
+        Stream::Deployment,
     ];
 
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
@@ -50,6 +54,7 @@ impl Stream {
             Stream::Setup => 3,
             Stream::Forgery => 4,
             Stream::Methods => 5,
+            Stream::Deployment => 6,
         }
     }
 }

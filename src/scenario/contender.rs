@@ -32,6 +32,9 @@ pub struct RawContender {
     pub bypass: Option<S<RawBypass>>,
     #[serde(default)]
     pub rule: Vec<S<RawRule>>,
+    /// Replicas and a store (see `deployment.rs`); the contender must have one plain rule.
+    #[serde(default)]
+    pub deployment: Option<S<super::deployment::RawDeployment>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -336,6 +339,7 @@ impl Ctx<'_> {
                 kind: first.kind,
                 params: first.params,
                 profile: first.profile,
+                deployment: None,
                 stack: Some(Box::new(Stack {
                     commit,
                     rules,

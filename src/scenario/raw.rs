@@ -26,6 +26,9 @@ pub struct RawScenario {
     /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
     #[serde(default)]
     pub contender: Vec<S<super::contender::RawContender>>,
+    /// Replicas and a store for every algorithm of the short form (see `deployment.rs`).
+    #[serde(default)]
+    pub deployment: Option<S<super::deployment::RawDeployment>>,
     /// A profile's native parameters: `[profile.nginx-limit-req]` (checked by the profile).
     #[serde(default)]
     pub profile: BTreeMap<String, S<BTreeMap<String, S<toml::Value>>>>,

@@ -642,6 +642,9 @@ pub fn run_stack<S: DecisionSink>(
     report.bypassed = Some(gate.bypassed);
     report.unlimited = Some(gate.unlimited);
     report.warned = Some(gate.warned);
+    if crate::scenario::deployment::uses_deployments(scenario) {
+        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+    }
     let source_names: Vec<String> = scenario.traffic.iter().map(|s| s.name.clone()).collect();
     report.rules = gate
         .rules

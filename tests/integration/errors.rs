@@ -7,7 +7,7 @@ const POLICY: &str = "[policy]\nlimit = 10\nwindow = \"1s\"\n";
 const TRAFFIC: &str = "[[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1/s\"\n";
 
 /// Runs `rlsim run` on `toml` (with `files` beside it) and checks the failure.
-fn assert_fails(toml: &str, files: &[(&str, &str)], expected: &[&str]) {
+pub(crate) fn assert_fails(toml: &str, files: &[(&str, &str)], expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         write(dir.path(), name, text);
