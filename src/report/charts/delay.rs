@@ -69,6 +69,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 -0.5..last + 0.5,
                 0.0..headroom(max as f64 / unit),
                 &tick,
+                0,
             )?;
             // Label the percentiles at their own x, under the axis (plotters' x ticks are off).
             let style = (super::FONT, 12)

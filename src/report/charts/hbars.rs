@@ -4,7 +4,7 @@
 //! has its own axis (or one fixed axis for shares), in the unit its values read best in, so
 //! a figure in bytes and one in KiB never share odd ticks.
 
-use super::{FONT, LegendEntry, Mark, Marks, colour_among, plot_err, render, tick};
+use super::{FONT, Marks, colour_among, fit, plot_err, render, tick};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -33,15 +33,12 @@ pub struct HBars<'a> {
 pub fn draw(bars: HBars) -> Result<String> {
     let file = bars.file;
     let names: Vec<&str> = bars.series.iter().map(|(name, _)| *name).collect();
-    let legend: Vec<LegendEntry> = names
-        .iter()
-        .map(|name| LegendEntry::algorithm(&names, name, Mark::Box))
-        .collect();
     let rows = names.len().max(1);
     // The names' column: about 7 px a character at 13 px, within reason.
     let longest = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
     let name_width = (longest as u32 * 7 + 12).clamp(60, 240);
-    render(file, bars.title, &legend, |area, marks: &mut Marks| {
+    // No legend column: the rows are named at the left, each name in its series' group.
+    render(file, bars.title, &[], |area, marks: &mut Marks| {
         let (w, _) = area.dim_in_pixel();
         area.draw(&Text::new(
             bars.title.to_string(),
@@ -52,7 +49,7 @@ pub fn draw(bars: HBars) -> Result<String> {
                 .pos(Pos::new(HPos::Center, VPos::Top)),
         ))
         .map_err(plot_err(file))?;
-        let body = area.margin(40, 4, 0, 6);
+        let body = area.margin(40, 4, 0, 16);
         let (label_column, plots) = body.split_horizontally(name_width);
         let panels = plots.split_evenly((1, bars.groups.len().max(1)));
         let name_style = (FONT, 13)
@@ -63,14 +60,19 @@ pub fn draw(bars: HBars) -> Result<String> {
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Center));
+        let inside_style = (FONT, 12)
+            .into_font()
+            .color(&WHITE)
+            .pos(Pos::new(HPos::Right, VPos::Center));
         for (g, (group, panel)) in bars.groups.iter().zip(&panels).enumerate() {
             let values = bars.series.iter().filter_map(|(_, v)| v[g]);
             let largest = values.fold(0.0f64, f64::max) / group.divisor;
             let x_max = group
                 .max
                 .unwrap_or(if largest > 0.0 { largest * 1.25 } else { 1.0 });
+            let (caption, size) = fit(group.name, panel.dim_in_pixel().0 - 12, 15, 10);
             let mut chart = ChartBuilder::on(panel)
-                .caption(group.name, (FONT, 15))
+                .caption(caption, (FONT, size))
                 .margin(6)
                 .x_label_area_size(40)
                 .y_label_area_size(4)
@@ -91,9 +93,11 @@ pub fn draw(bars: HBars) -> Result<String> {
             for (r, (name, values)) in bars.series.iter().enumerate() {
                 // Row 0 at the top; bars fill the middle 70% of their row.
                 let mid = rows as f64 - r as f64 - 0.5;
+                let colour = colour_among(&names, name);
                 if g == 0 {
                     let (_, py) = chart.backend_coord(&(0.0, mid));
                     let (lx, ly) = label_column.get_base_pixel();
+                    marks.begin(&label_column, name)?;
                     label_column
                         .draw(&Text::new(
                             name.to_string(),
@@ -101,8 +105,8 @@ pub fn draw(bars: HBars) -> Result<String> {
                             name_style.clone(),
                         ))
                         .map_err(plot_err(file))?;
+                    marks.end(&label_column)?;
                 }
-                let colour = colour_among(&names, name);
                 marks.begin(panel, name)?;
                 let (end, text) = match values[g] {
                     Some(v) => {
@@ -118,8 +122,20 @@ pub fn draw(bars: HBars) -> Result<String> {
                     None => (0.0, "n/a".to_string()),
                 };
                 let (px, py) = chart.backend_coord(&(end, mid));
+                // A long bar holds its label inside its end, in white; a short one beside it.
+                let inside = end > 0.62 * x_max;
+                let (x, style) = if inside {
+                    let light = 0.299 * colour.0 as f64
+                        + 0.587 * colour.1 as f64
+                        + 0.114 * colour.2 as f64
+                        > 150.0;
+                    let ink = if light { &BLACK } else { &WHITE };
+                    (px - 4 - ox, inside_style.clone().color(ink))
+                } else {
+                    (px + 4 - ox, value_style.clone())
+                };
                 panel
-                    .draw(&Text::new(text, (px + 4 - ox, py - oy), value_style.clone()))
+                    .draw(&Text::new(text, (x, py - oy), style))
                     .map_err(plot_err(file))?;
                 marks.end(panel)?;
             }

@@ -18,9 +18,9 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     let title = format!("Who was hurt: {}", scenario.name);
     // Shares on one fixed 0-100% axis, so scenarios compare; a group with no member (no
     // abusive traffic, no legit traffic) reads `n/a`, not a perfect 0%.
-    let share = |name| Group {
+    let share = |name, axis: &str| Group {
         name,
-        axis: "share of the requests concerned (%)".into(),
+        axis: axis.into(),
         divisor: 0.01,
         max: Some(100.0),
     };
@@ -28,9 +28,9 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         file: FILE,
         title: &title,
         groups: vec![
-            share("legit goodput (admitted)"),
-            share("abusive leakage (admitted)"),
-            share("shared-key collateral (rejected)"),
+            share("legit goodput", "% of legit admitted"),
+            share("abusive leakage", "% of abusive admitted"),
+            share("shared-key collateral", "% of legit rejected"),
         ],
         series: algorithms
             .iter()

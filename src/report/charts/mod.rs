@@ -11,6 +11,7 @@
 
 mod accuracy;
 mod bars;
+mod busiest;
 mod delay;
 pub mod frontier;
 pub mod heatmap;
@@ -28,7 +29,7 @@ mod top_keys;
 pub mod worst;
 
 pub use marks::Marks;
-pub use panels::{caption_size, panel, panels};
+pub use panels::{caption_size, fit, notes, panel, panel_top, panels};
 
 use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
@@ -139,6 +140,7 @@ pub struct Chart {
 pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
     let mut charts = vec![
         rate::chart(scenario, algorithms)?,
+        busiest::chart(scenario, algorithms)?,
         worst::chart(scenario, algorithms)?,
         accuracy::chart(scenario, algorithms)?,
         hurt::chart(scenario, algorithms)?,
@@ -325,9 +327,14 @@ pub fn render(
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err(file))?;
-        let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-        draw(&plot, &mut marks)?;
-        draw_legend(file, &side, legend, &mut marks)?;
+        if legend.is_empty() {
+            // No legend (the chart names its series itself): the plot takes the whole width.
+            draw(&root, &mut marks)?;
+        } else {
+            let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+            draw(&plot, &mut marks)?;
+            draw_legend(file, &side, legend, &mut marks)?;
+        }
         root.present().map_err(plot_err(file))?;
     }
     Ok(with_title(&marks.apply(&svg), title))
@@ -341,11 +348,12 @@ fn draw_legend(
 ) -> Result<()> {
     // Rows from below the caption: 22 px while 20 entries fit, tighter beyond.
     let step = if entries.len() <= 20 { 22 } else { 18 };
-    let style = (FONT, 15)
-        .into_font()
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
     for (i, e) in entries.iter().enumerate() {
+        let (label, size) = fit(&e.label, LEGEND_WIDTH - 40, 15, 10);
+        let style = (FONT, size)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
         let y = 60 + step * i as i32;
         if let Some(series) = &e.series {
             marks.begin(area, series)?;
@@ -367,7 +375,7 @@ fn draw_legend(
                 .draw(&Circle::new((16, y), 5, e.colour.filled()))
                 .map_err(plot_err(file))?,
         }
-        area.draw(&Text::new(e.label.clone(), (36, y), style.clone()))
+        area.draw(&Text::new(label, (36, y), style))
             .map_err(plot_err(file))?;
         if e.series.is_some() {
             marks.end(area)?;

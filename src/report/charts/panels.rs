@@ -61,7 +61,31 @@ pub fn panels<'a>(
     Ok(inner.split_evenly((rows, cols)).into_iter().take(n).collect())
 }
 
-/// The axes of one panel, `caption` above it, with few small tick labels (the panel is small).
+/// Text that fits `width` pixels: the font size shrinks from `size` down to `min`, then the
+/// text is cut with an ellipsis. A character is taken as 0.55 em wide (sans-serif's average
+/// for this kind of text: lower case, digits, underscores).
+pub fn fit(text: &str, width: u32, size: u32, min: u32) -> (String, u32) {
+    let chars = text.chars().count().max(1) as f64;
+    let size_fit = (width as f64 / (0.55 * chars)).floor() as u32;
+    if size_fit >= size {
+        return (text.to_string(), size);
+    }
+    if size_fit >= min {
+        return (text.to_string(), size_fit);
+    }
+    let keep = ((width as f64 / (0.55 * min as f64)) as usize).saturating_sub(1);
+    let cut: String = text.chars().take(keep).collect();
+    (format!("{cut}…"), min)
+}
+
+/// The top of a panel's y axis: room above the data for the panel's notes.
+pub fn panel_top(max: f64) -> f64 {
+    if max > 0.0 { max * 1.35 } else { 1.0 }
+}
+
+/// The axes of one panel, `caption` above it, with few small tick labels (the panel is small);
+/// `x_labels` 0 leaves the x ticks to the caller (categories).
+#[allow(clippy::too_many_arguments)]
 pub fn panel<'a, 'b>(
     file: &str,
     area: &'a DrawingArea<SVGBackend<'b>, Shift>,
@@ -70,9 +94,11 @@ pub fn panel<'a, 'b>(
     x: std::ops::Range<f64>,
     y: std::ops::Range<f64>,
     y_tick: &dyn Fn(&f64) -> String,
+    x_labels: usize,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let (caption, size) = fit(caption, area.dim_in_pixel().0.saturating_sub(8), caption_size, 9);
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, caption_size))
+        .caption(caption, (FONT, size))
         .margin(5)
         .x_label_area_size(18)
         .y_label_area_size(44)
@@ -80,7 +106,7 @@ pub fn panel<'a, 'b>(
         .map_err(plot_err(file))?;
     chart
         .configure_mesh()
-        .x_labels(5)
+        .x_labels(x_labels)
         .y_labels(4)
         .max_light_lines(1)
         .x_label_formatter(&tick)
@@ -94,4 +120,27 @@ pub fn panel<'a, 'b>(
 /// A panel caption's font size: smaller when many panels share the width.
 pub fn caption_size(n: usize) -> u32 {
     if columns(n) >= 4 { 12 } else { 14 }
+}
+
+/// Small lines of text at the top left of a panel's plot, over the headroom [`panel_top`] keeps.
+pub fn notes(
+    file: &str,
+    area: &DrawingArea<SVGBackend, Shift>,
+    chart: &ChartContext<SVGBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    lines: &[String],
+) -> Result<()> {
+    let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+    let (px, py) = chart.backend_coord(&(x0, chart.y_range().end));
+    let (right, _) = chart.backend_coord(&(x1, 0.0));
+    let (ox, oy) = area.get_base_pixel();
+    for (i, line) in lines.iter().enumerate() {
+        let (text, size) = fit(line, (right - px - 8).max(20) as u32, 11, 8);
+        let style = (FONT, size)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Top));
+        area.draw(&Text::new(text, (px + 4 - ox, py + 3 + 13 * i as i32 - oy), style))
+            .map_err(plot_err(file))?;
+    }
+    Ok(())
 }

@@ -3,8 +3,8 @@
 //! limit is drawn where it bounds something: on the busiest-key chart ([`super::busiest`]).
 
 use super::{
-    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, headroom,
-    hover_points, panel, panels, plot_err, render, row_names, tick, ties,
+    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, 
+    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -68,26 +68,27 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         let size = caption_size(admitted.len());
         for (i, (panel_area, (name, points))) in areas.iter().zip(&admitted).enumerate() {
             let a = &algorithms[i];
-            let mut caption = match tied[i] {
-                Some(other) => format!("{name} (= {other})"),
-                None => name.to_string(),
-            };
+            let mut lines: Vec<String> = tied[i].iter().map(|o| format!("= {o}")).collect();
             let late = timeline.after_end(a, |b| b.admitted);
             if late > 0 {
-                caption += &format!(" (+{late} after the end)");
+                lines.push(format!("+{late} released after the end"));
             }
             let mut chart = panel(
                 FILE,
                 panel_area,
-                &caption,
+                name,
                 size,
                 0.0..x_max,
-                0.0..headroom(y_max),
+                0.0..panel_top(y_max),
                 &tick,
+                5,
             )?;
+            notes(FILE, panel_area, &chart, &lines)?;
             marks.begin(panel_area, offered_name)?;
             chart
-                .draw_series(LineSeries::new(offered.clone(), OFFERED.stroke_width(3)))
+                // A wide band under the row's line: where all the load is admitted, the
+                // line runs inside it instead of hiding it.
+                .draw_series(LineSeries::new(offered.clone(), OFFERED.stroke_width(6)))
                 .map_err(plot_err(FILE))?;
             marks.end(panel_area)?;
             let c = colour_among(&names, name);

@@ -91,6 +91,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 0.0..timeline.x_max,
                 0.0..headroom(y_max),
                 &tick,
+                5,
             )?;
             for (k, ((_, label), points)) in retrying.iter().zip(sources).enumerate() {
                 let c = source_colour(k);

@@ -5,14 +5,14 @@
 //! and draws the policy limit, the quantity's bound. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, Marks, PLOT_PIXELS, REFERENCE, caption_size, colour_among, downsample,
-    headroom, hover_points, panel, panels, plot_err, render, row_names, tick, ties, time_unit,
+    LegendEntry, Mark, Marks, PLOT_PIXELS, REFERENCE, caption_size, colour_among, downsample,
+    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::{Nanos, format_duration};
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::prelude::*;
 
 pub const FILE: &str = "worst_moment.svg";
@@ -95,7 +95,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .zip(&tied)
         .map(|(a, tie)| {
             let mut e = LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie);
-            e.label += &format!(" (peak {})", a.max_window_admitted);
+            e.label = format!("{} (peak {})", e.label, a.max_window_admitted);
             e
         })
         .collect();
@@ -111,24 +111,17 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             series.len(),
         )?;
         let size = caption_size(series.len());
-        let note = (FONT, 11)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Left, VPos::Top));
         for (i, (panel_area, (name, points))) in areas.iter().zip(&series).enumerate() {
             let a = &algorithms[i];
-            let caption = match tied[i] {
-                Some(other) => format!("{name} (= {other})"),
-                None => name.to_string(),
-            };
             let mut chart = panel(
                 FILE,
                 panel_area,
-                &caption,
+                name,
                 size,
                 -half..half,
-                0.0..headroom(peak),
+                0.0..panel_top(peak),
                 &tick,
+                5,
             )?;
             marks.begin(panel_area, &limit_name)?;
             chart
@@ -144,18 +137,15 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
                 .map_err(plot_err(FILE))?;
             // Which key and when: rows peak on different keys at different times.
-            let (px, py) = chart.backend_coord(&(-half, headroom(peak)));
-            let (ox, oy) = panel_area.get_base_pixel();
-            let (px, py) = (px - ox, py - oy);
             let at = format_duration(a.worst_window_end_ns);
             let key = if a.worst_window_key.is_empty() {
                 "no admission".to_string()
             } else {
                 format!("key {} at {at}", a.worst_window_key)
             };
-            panel_area
-                .draw(&Text::new(key.clone(), (px + 4, py + 3), note.clone()))
-                .map_err(plot_err(FILE))?;
+            let mut lines = vec![key.clone()];
+            lines.extend(tied[i].iter().map(|o| format!("= {o}")));
+            notes(FILE, panel_area, &chart, &lines)?;
             for &(x, y) in &hover_points(points) {
                 let title = format!(
                     "{name}, {key}, {} {unit_name} from its worst window's end: {y:.0} admitted \
