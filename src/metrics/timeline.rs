@@ -67,7 +67,14 @@ impl Timeline {
 
     /// A request of `source` arrives at `t`; `delayed`/`rejected` say what the limiter did.
     #[inline]
-    pub fn on_arrival(&mut self, t: Nanos, source: u32, retry: bool, delayed: bool, rejected: bool) {
+    pub fn on_arrival(
+        &mut self,
+        t: Nanos,
+        source: u32,
+        retry: bool,
+        delayed: bool,
+        rejected: bool,
+    ) {
         let b = self.at(t);
         b.offered += 1;
         b.retries += retry as u64;

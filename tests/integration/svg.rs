@@ -21,10 +21,7 @@ pub struct Polyline {
 #[derive(Debug, Clone)]
 pub struct Rect {
     pub fill: String,
-    pub x: f64,
-    pub y: f64,
     pub width: f64,
-    pub height: f64,
 }
 
 /// A `<g class="series" data-series="NAME">` group: the interactive hooks of one series.
@@ -73,9 +70,9 @@ fn num(a: &BTreeMap<String, String>, key: &str) -> f64 {
 }
 
 /// Records a drawn element, in the chart and in the series group it sits in, if any.
-fn element(out: &mut Svg, group: Option<usize>, name: &[u8], a: &BTreeMap<String, String>) {
+fn element(out: &mut Svg, group: Option<usize>, name: &str, a: &BTreeMap<String, String>) {
     match name {
-        b"polyline" => {
+        "polyline" => {
             let line = Polyline {
                 stroke: a["stroke"].clone(),
                 points: a["points"]
@@ -91,20 +88,17 @@ fn element(out: &mut Svg, group: Option<usize>, name: &[u8], a: &BTreeMap<String
             }
             out.polylines.push(line);
         }
-        b"rect" => {
+        "rect" => {
             let rect = Rect {
                 fill: a["fill"].clone(),
-                x: num(a, "x"),
-                y: num(a, "y"),
                 width: num(a, "width"),
-                height: num(a, "height"),
             };
             if let Some(g) = group {
                 out.groups[g].rects.push(rect.clone());
             }
             out.rects.push(rect);
         }
-        b"circle" => {
+        "circle" => {
             if let Some(g) = group {
                 out.groups[g].circles.push((num(a, "cx"), num(a, "cy")));
             }
@@ -267,16 +261,6 @@ impl Svg {
 
     pub fn x_per_pixel(&self) -> f64 {
         (self.x_value(1.0) - self.x_value(0.0)).abs()
-    }
-
-    /// The lowest and highest y tick values: the drawn axis range, near enough.
-    pub fn y_tick_range(&self) -> (f64, f64) {
-        let t = self.y_ticks();
-        let values = t.iter().map(|t| t.1);
-        (
-            values.clone().fold(f64::INFINITY, f64::min),
-            values.fold(f64::NEG_INFINITY, f64::max),
-        )
     }
 }
 

@@ -5,8 +5,8 @@
 //! line riding it.
 
 use super::{
-    LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, hover_points,
-    notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, hover_points, notes,
+    panel, panel_top, panels, plot_err, render, row_names, tick, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -24,8 +24,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
         .map(|a| {
-            let points =
-                timeline.series(|i| a.busiest_key.get(i).copied().unwrap_or(0) as f64);
+            let points = timeline.series(|i| a.busiest_key.get(i).copied().unwrap_or(0) as f64);
             (a.algorithm.as_str(), points)
         })
         .collect();

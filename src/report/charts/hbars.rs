@@ -125,10 +125,9 @@ pub fn draw(bars: HBars) -> Result<String> {
                 // A long bar holds its label inside its end, in white; a short one beside it.
                 let inside = end > 0.62 * x_max;
                 let (x, style) = if inside {
-                    let light = 0.299 * colour.0 as f64
-                        + 0.587 * colour.1 as f64
-                        + 0.114 * colour.2 as f64
-                        > 150.0;
+                    let light =
+                        0.299 * colour.0 as f64 + 0.587 * colour.1 as f64 + 0.114 * colour.2 as f64
+                            > 150.0;
                     let ink = if light { &BLACK } else { &WHITE };
                     (px - 4 - ox, inside_style.clone().color(ink))
                 } else {

@@ -98,3 +98,35 @@ impl Marks {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::super::{LegendEntry, Mark, PALETTE, render};
+
+    #[test]
+    fn markers_become_series_groups_with_titled_points() {
+        let legend = [LegendEntry::algorithm(&["a<b"], "a<b", Mark::Line)];
+        let svg = render("t.svg", "T", &legend, |area, marks| {
+            marks.begin(area, "a<b")?;
+            marks.point((10, 20), PALETTE[0], false, "a<b, 1s: 3 req/s");
+            marks.bar((1, 2), (5, 9), PALETTE[1], "a<b, total: 4");
+            marks.end(area)
+        })
+        .unwrap();
+        assert!(!svg.contains("rlsim-mark-"), "{svg}");
+        // One group in the plot, one around the legend entry.
+        assert_eq!(
+            svg.matches("<g class=\"series\" data-series=\"a&lt;b\">")
+                .count(),
+            2
+        );
+        assert_eq!(svg.matches("</g>").count(), 2);
+        assert!(svg.contains(
+            "<circle cx=\"10\" cy=\"20\" r=\"5\" fill=\"#D55E00\" fill-opacity=\"0\">\
+             <title>a&lt;b, 1s: 3 req/s</title></circle>"
+        ));
+        assert!(svg.contains(
+            "<rect x=\"1\" y=\"2\" width=\"4\" height=\"7\" fill=\"#0072B2\">\
+             <title>a&lt;b, total: 4</title></rect>"
+        ));
+    }
+}

@@ -58,7 +58,11 @@ pub fn panels<'a>(
     let inner = area.margin(40, 26, 26, 6);
     let cols = columns(n);
     let rows = n.div_ceil(cols).max(1);
-    Ok(inner.split_evenly((rows, cols)).into_iter().take(n).collect())
+    Ok(inner
+        .split_evenly((rows, cols))
+        .into_iter()
+        .take(n)
+        .collect())
 }
 
 /// Text that fits `width` pixels: the font size shrinks from `size` down to `min`, then the
@@ -96,7 +100,12 @@ pub fn panel<'a, 'b>(
     y_tick: &dyn Fn(&f64) -> String,
     x_labels: usize,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
-    let (caption, size) = fit(caption, area.dim_in_pixel().0.saturating_sub(8), caption_size, 9);
+    let (caption, size) = fit(
+        caption,
+        area.dim_in_pixel().0.saturating_sub(8),
+        caption_size,
+        9,
+    );
     let mut chart = ChartBuilder::on(area)
         .caption(caption, (FONT, size))
         .margin(5)
@@ -139,8 +148,27 @@ pub fn notes(
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Top));
-        area.draw(&Text::new(text, (px + 4 - ox, py + 3 + 13 * i as i32 - oy), style))
-            .map_err(plot_err(file))?;
+        area.draw(&Text::new(
+            text,
+            (px + 4 - ox, py + 3 + 13 * i as i32 - oy),
+            style,
+        ))
+        .map_err(plot_err(file))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn text_shrinks_then_is_cut() {
+        assert_eq!(fit("gcra", 200, 14, 9), ("gcra".to_string(), 14));
+        // 20 characters in 110 px: 110 / (0.55 × 20) = 10 px.
+        assert_eq!(fit("abcdefghijabcdefghij", 110, 14, 9).1, 10);
+        let (cut, size) = fit(&"x".repeat(60), 100, 14, 9);
+        assert_eq!(size, 9);
+        assert!(cut.ends_with('…') && cut.chars().count() < 60, "{cut}");
+    }
 }

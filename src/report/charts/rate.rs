@@ -3,8 +3,8 @@
 //! limit is drawn where it bounds something: on the busiest-key chart ([`super::busiest`]).
 
 use super::{
-    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, 
-    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, hover_points,
+    notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;

@@ -77,7 +77,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .enumerate()
         .map(|(k, (_, label))| LegendEntry::other(label, source_colour(k), Mark::Line))
         .collect();
-    let y_desc = format!("retries/s (per {} bucket)", format_duration(scenario.bucket));
+    let y_desc = format!(
+        "retries/s (per {} bucket)",
+        format_duration(scenario.bucket)
+    );
     let x_desc = format!("time ({})", timeline.unit_name);
     let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
         let areas = panels(FILE, area, &title, &x_desc, &y_desc, algorithms.len())?;

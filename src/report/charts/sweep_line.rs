@@ -1,6 +1,8 @@
 //! Sweep chart: one figure against one swept value, one line per contender.
 
-use super::{FONT, figure as figure_of, LegendEntry, Mark, axes, colour, headroom, plot_err, render, tick};
+use super::{
+    FONT, LegendEntry, Mark, axes, colour, figure as figure_of, headroom, plot_err, render, tick,
+};
 use crate::error::Result;
 use plotters::prelude::*;
 
@@ -50,7 +52,11 @@ pub fn chart(
                 .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
                 .map_err(plot_err(FILE))?;
             for &(x, y) in points.iter() {
-                let title = format!("{name}, {field} = {}: {figure} = {}", tick(&x), figure_of(y));
+                let title = format!(
+                    "{name}, {field} = {}: {figure} = {}",
+                    tick(&x),
+                    figure_of(y)
+                );
                 marks.point(chart.backend_coord(&(x, y)), c, true, &title);
             }
             marks.end(area)?;
