@@ -56,14 +56,6 @@ pub fn draw(bars: HBars) -> Result<String> {
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Right, VPos::Center));
-        let value_style = (FONT, 12)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Left, VPos::Center));
-        let inside_style = (FONT, 12)
-            .into_font()
-            .color(&WHITE)
-            .pos(Pos::new(HPos::Right, VPos::Center));
         for (g, (group, panel)) in bars.groups.iter().zip(&panels).enumerate() {
             let values = bars.series.iter().filter_map(|(_, v)| v[g]);
             let largest = values.fold(0.0f64, f64::max) / group.divisor;
@@ -89,7 +81,6 @@ pub fn draw(bars: HBars) -> Result<String> {
                 .axis_desc_style((FONT, 13))
                 .draw()
                 .map_err(plot_err(file))?;
-            let (ox, oy) = panel.get_base_pixel();
             for (r, (name, values)) in bars.series.iter().enumerate() {
                 // Row 0 at the top; bars fill the middle 70% of their row.
                 let mid = rows as f64 - r as f64 - 0.5;
@@ -122,20 +113,17 @@ pub fn draw(bars: HBars) -> Result<String> {
                     None => (0.0, "n/a".to_string()),
                 };
                 let (px, py) = chart.backend_coord(&(end, mid));
-                // A long bar holds its label inside its end, in white; a short one beside it.
-                let inside = end > 0.62 * x_max;
-                let (x, style) = if inside {
+                // A long bar holds its label inside its end, in ink that reads on its colour;
+                // a short one beside it.
+                if end > 0.62 * x_max {
                     let light =
                         0.299 * colour.0 as f64 + 0.587 * colour.1 as f64 + 0.114 * colour.2 as f64
                             > 150.0;
-                    let ink = if light { &BLACK } else { &WHITE };
-                    (px - 4 - ox, inside_style.clone().color(ink))
+                    let ink = if light { BLACK } else { WHITE };
+                    marks.label((px - 4, py), "end", ink, &text);
                 } else {
-                    (px + 4 - ox, value_style.clone())
-                };
-                panel
-                    .draw(&Text::new(text, (x, py - oy), style))
-                    .map_err(plot_err(file))?;
+                    marks.label((px + 4, py), "start", BLACK, &text);
+                }
                 marks.end(panel)?;
             }
         }

@@ -68,6 +68,17 @@ impl Marks {
         );
     }
 
+    /// A label at backend pixel `(x, y)` (vertically centred; `anchor` is `start` or `end`),
+    /// written after the group's bars so a label inside a bar stays above it.
+    pub fn label(&mut self, (x, y): (i32, i32), anchor: &str, colour: RGBColor, text: &str) {
+        self.open += &format!(
+            "\n<text x=\"{x}\" y=\"{y}\" dy=\"0.35em\" text-anchor=\"{anchor}\" \
+             font-family=\"{FONT}\" font-size=\"12\" fill=\"{}\">{}</text>",
+            hex(colour),
+            escape(text)
+        );
+    }
+
     /// The SVG with every marker replaced by its tags. A marker is a `<text>` element whose
     /// content, on its own line as the SVG backend writes it, is `rlsim-mark-N`.
     pub(super) fn apply(&self, svg: &str) -> String {
