@@ -29,7 +29,10 @@ pub const PERCENTILES: [(&str, Percentile); 5] = [
 ];
 
 /// The roles drawn: a panel each, when some row delayed requests of that role.
-const ROLES: [(&str, fn(&AlgorithmReport) -> &DelayStats); 2] = [
+/// Reads one role's delays of a row.
+type RoleDelays = fn(&AlgorithmReport) -> &DelayStats;
+
+const ROLES: [(&str, RoleDelays); 2] = [
     ("legit clients", |a| &a.legit_delay),
     ("abusive clients", |a| &a.abusive_delay),
 ];
