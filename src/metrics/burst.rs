@@ -74,8 +74,9 @@ impl Bursts {
     }
 
     /// A request of `key` reaches the backend at `time`; times passed here never decrease.
+    /// Returns the key's admissions in its rolling window, this one included.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
+    pub fn on_admit(&mut self, key: KeyId, time: Nanos) -> u64 {
         let in_window = self.windows.admit(key, time);
         if in_window > self.limit {
             self.violations += 1;
@@ -106,6 +107,7 @@ impl Bursts {
                 trace.times.pop_front();
             }
         }
+        in_window
     }
 
     pub fn sweep(&mut self, now: Nanos) {

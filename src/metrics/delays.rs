@@ -53,6 +53,7 @@ impl Distribution {
 pub(super) struct Delays {
     all: Distribution,
     legit: Distribution,
+    abusive: Distribution,
 }
 
 impl Delays {
@@ -60,6 +61,7 @@ impl Delays {
         Delays {
             all: Distribution::new(),
             legit: Distribution::new(),
+            abusive: Distribution::new(),
         }
     }
 
@@ -68,11 +70,13 @@ impl Delays {
         self.all.record(d);
         if legit {
             self.legit.record(d);
+        } else {
+            self.abusive.record(d);
         }
     }
 
-    /// Every delay, and the legit ones.
-    pub fn finish(&self) -> (DelayStats, DelayStats) {
-        (self.all.stats(), self.legit.stats())
+    /// Every delay, the legit ones and the abusive ones.
+    pub fn finish(&self) -> (DelayStats, DelayStats, DelayStats) {
+        (self.all.stats(), self.legit.stats(), self.abusive.stats())
     }
 }

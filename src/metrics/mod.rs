@@ -302,6 +302,19 @@ pub struct AlgorithmReport {
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]
     pub worst_window_admissions: Vec<Nanos>,
+    /// Per `timeseries` bucket, the most admissions of one key in its rolling window at an
+    /// admission in the bucket (0 when nothing was admitted): the busiest-key chart's data.
+    #[serde(skip)]
+    pub busiest_key: Vec<u64>,
+    /// Per source (in `sources` order), per bucket: retries; empty for sources that never
+    /// retried. The retry chart's data.
+    #[serde(skip)]
+    pub retries_by_source: Vec<Vec<u64>>,
+    /// The delays of legit and of abusive requests: the delay chart's data.
+    #[serde(skip)]
+    pub legit_delay: DelayStats,
+    #[serde(skip)]
+    pub abusive_delay: DelayStats,
 }
 
 /// Wall-clock speed of one algorithm. Not deterministic: kept out of every deterministic output.

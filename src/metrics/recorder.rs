@@ -90,7 +90,8 @@ impl Recorder {
         self.sources.on_decision(a.source, retry, &outcome);
         self.retries.on_request(t, retry);
         let delayed = matches!(outcome, Outcome::Delay(_));
-        self.timeline.on_arrival(t, retry, delayed, rejected);
+        self.timeline
+            .on_arrival(t, u32::from(a.source), retry, delayed, rejected);
         self.keys_per_client.record(a);
         match outcome {
             Outcome::Allow => self.on_admit(a.key, t),
@@ -124,8 +125,8 @@ impl Recorder {
     /// Times passed here never decrease.
     #[inline]
     pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
-        self.timeline.on_admit(time);
-        self.bursts.on_admit(key, time);
+        let in_window = self.bursts.on_admit(key, time);
+        self.timeline.on_admit(time, in_window);
     }
 
     /// How often [`Recorder::evict_idle`] should run: once per policy window of virtual time.
@@ -164,8 +165,8 @@ impl Recorder {
         let k = self.keys.finish();
         let headers = self.headers.finish();
         let retries = self.retries.finish();
-        let (delay, legit_delay) = self.delays.finish();
-        let (timeseries, last_event) = self.timeline.finish();
+        let (delay, legit_delay, abusive_delay) = self.delays.finish();
+        let timeline = self.timeline.finish();
         let admitted = total.admitted();
         let per_key = |bytes: usize| {
             if peak.live_keys == 0 {
@@ -226,11 +227,15 @@ impl Recorder {
             state_bytes_per_key: per_key(peak.state_bytes),
             peak_redis_bytes: peak.redis_bytes as u64,
             redis_bytes_per_key: per_key(peak.redis_bytes),
-            last_event_ns: last_event,
+            last_event_ns: timeline.last_event,
             roles: RoleReport::new(&sources, &legit_delay),
             delay,
             sources,
-            timeseries,
+            timeseries: timeline.buckets,
+            busiest_key: timeline.busiest_key,
+            retries_by_source: timeline.retries_by_source,
+            legit_delay: legit_delay.clone(),
+            abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,
             bypassed: None,
             unlimited: None,

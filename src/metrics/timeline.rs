@@ -15,7 +15,21 @@ pub(super) struct Timeline {
     /// Index of the final bucket, which also counts everything after it.
     last: usize,
     buckets: Vec<TimeBucket>,
+    /// Per bucket, the most admissions of one key in its rolling window at an admission in
+    /// the bucket: the per-key quantity the policy's limit bounds, over time.
+    busiest_key: Vec<u64>,
+    /// Per source, per bucket: retries (sources that never retry keep an empty list).
+    retries_by_source: Vec<Vec<u64>>,
     last_event: Nanos,
+}
+
+/// What the timeline tally adds to the report: the buckets, the busiest key per bucket,
+/// retries per source and bucket, and the time of the last arrival or release.
+pub(super) struct TimelinePart {
+    pub buckets: Vec<TimeBucket>,
+    pub busiest_key: Vec<u64>,
+    pub retries_by_source: Vec<Vec<u64>>,
+    pub last_event: Nanos,
 }
 
 /// The index of the final bucket of a run of `duration` with buckets of `bucket`: the one that
@@ -30,38 +44,65 @@ impl Timeline {
             bucket,
             last: final_bucket(duration, bucket),
             buckets: Vec::new(),
+            busiest_key: Vec::new(),
+            retries_by_source: Vec::new(),
             last_event: 0,
         }
     }
 
     #[inline]
+    fn index(&self, time: Nanos) -> usize {
+        ((time / self.bucket) as usize).min(self.last)
+    }
+
+    #[inline]
     fn at(&mut self, time: Nanos) -> &mut TimeBucket {
         self.last_event = self.last_event.max(time);
-        let i = ((time / self.bucket) as usize).min(self.last);
+        let i = self.index(time);
         if i >= self.buckets.len() {
             self.buckets.resize_with(i + 1, TimeBucket::default);
         }
         &mut self.buckets[i]
     }
 
-    /// A request arrives at `t`; `delayed`/`rejected` say what the limiter did with it.
+    /// A request of `source` arrives at `t`; `delayed`/`rejected` say what the limiter did.
     #[inline]
-    pub fn on_arrival(&mut self, t: Nanos, retry: bool, delayed: bool, rejected: bool) {
+    pub fn on_arrival(
+        &mut self,
+        t: Nanos,
+        source: u32,
+        retry: bool,
+        delayed: bool,
+        rejected: bool,
+    ) {
         let b = self.at(t);
         b.offered += 1;
         b.retries += retry as u64;
         b.delayed += delayed as u64;
         b.rejected += rejected as u64;
+        if retry {
+            let i = self.index(t);
+            let per_bucket = super::dense::slot(&mut self.retries_by_source, source);
+            *super::dense::slot(per_bucket, i as u32) += 1;
+        }
     }
 
-    /// A request reaches the backend at `t`.
+    /// A request reaches the backend at `t`, its key then holding `in_window` admissions in
+    /// its rolling window.
     #[inline]
-    pub fn on_admit(&mut self, t: Nanos) {
+    pub fn on_admit(&mut self, t: Nanos, in_window: u64) {
         self.at(t).admitted += 1;
+        let i = self.index(t) as u32;
+        let busiest = super::dense::slot(&mut self.busiest_key, i);
+        *busiest = (*busiest).max(in_window);
     }
 
-    /// The buckets, and the time of the last arrival or release.
-    pub fn finish(self) -> (Vec<TimeBucket>, Nanos) {
-        (self.buckets, self.last_event)
+    pub fn finish(self) -> TimelinePart {
+        TimelinePart {
+            buckets: self.buckets,
+            busiest_key: self.busiest_key,
+            retries_by_source: self.retries_by_source,
+            last_event: self.last_event,
+        }
     }
 }

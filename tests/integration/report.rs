@@ -1,14 +1,15 @@
 //! Charts: every SVG is read back as XML and checked against the run's figures.
 
-use crate::svg::{self, Svg, peak};
+use crate::svg::{self, Svg};
 use crate::util::{repo, rlsim};
 use rlsim::report::charts::{self, OFFERED, REFERENCE, colour, hex};
 use serde_json::Value;
 use std::path::Path;
 
 /// boundary.toml's charts; the last two are dashboard charts, drawn because it has an alert rule.
-pub const CHARTS: [&str; 8] = [
+pub const CHARTS: [&str; 9] = [
     "admitted_rate.svg",
+    "busiest_key.svg",
     "worst_moment.svg",
     "accuracy.svg",
     "who_was_hurt.svg",
@@ -62,8 +63,15 @@ fn one_boundary_run_draws_every_chart_with_titles_axes_and_legends() {
         for a in &algorithms {
             // The delay chart shows the algorithms that delayed requests, and only those.
             let expected = file != "delays.svg" || a["delay"]["count"].as_u64().unwrap() > 0;
-            let legend = svg.texts.iter().any(|t| t.content.starts_with(name(a)));
-            assert_eq!(legend, expected, "{file}: legend entry for {}", name(a));
+            let named = svg.texts.iter().any(|t| t.content.starts_with(name(a)));
+            assert_eq!(named, expected, "{file}: legend entry for {}", name(a));
+            // The interactive hooks: the row's group, with a hover title per point or bar.
+            assert_eq!(
+                !svg.titles_of(name(a)).is_empty(),
+                expected,
+                "{file}: hover titles of {}",
+                name(a)
+            );
         }
         // Text uses a generic family: no font file needed to draw or view it.
         let text = std::fs::read_to_string(dir.path().join("charts").join(file)).unwrap();
@@ -72,31 +80,52 @@ fn one_boundary_run_draws_every_chart_with_titles_axes_and_legends() {
             !text.contains("<image") && !text.contains("@font-face"),
             "{file}"
         );
+        assert!(
+            !text.contains("rlsim-mark-"),
+            "{file}: every marker replaced"
+        );
     }
     let units = [
         (
             "admitted_rate.svg",
-            ["time (min)", "requests/s (per 1s bucket)"],
+            vec!["time (min)", "admitted requests/s (per 1s bucket)"],
+        ),
+        (
+            "busiest_key.svg",
+            vec![
+                "most admitted by one key in 1m (per 1s bucket)",
+                "policy limit (100 per 1m)",
+            ],
         ),
         (
             "worst_moment.svg",
-            [
-                "time from the end of the algorithm's worst window (min)",
+            vec![
+                "time from the end of the row's worst window (min)",
                 "admitted in the rolling window (requests)",
             ],
         ),
-        ("accuracy.svg", ["policy violations", "requests"]),
+        (
+            "accuracy.svg",
+            vec!["policy violations", "needless rejections", "requests"],
+        ),
         (
             "who_was_hurt.svg",
-            [
-                "NAT collateral (rejected)",
-                "share of the requests concerned (%)",
+            vec![
+                "shared-key collateral",
+                "% of legit admitted",
+                "% of abusive admitted",
+                "% of legit rejected",
             ],
         ),
-        ("memory.svg", ["per key (at peak)", "bytes (log scale)"]),
+        ("memory.svg", vec!["per key (at peak)", "bytes (B)"]),
         (
             "delays.svg",
-            ["percentile of delayed requests", "delay (s)"],
+            vec![
+                "percentile of the role's delayed requests",
+                "delay (s)",
+                "legit clients",
+                "p99.9",
+            ],
         ),
     ];
     for (file, labels) in units {
@@ -107,90 +136,175 @@ fn one_boundary_run_draws_every_chart_with_titles_axes_and_legends() {
     }
 }
 
+/// The numbers in hover titles that follow `": "`, e.g. `gcra, 1 min: 340 req/s` -> 340.
+fn title_values(titles: &[&str]) -> Vec<f64> {
+    titles
+        .iter()
+        .map(|t| {
+            let tail = t.rsplit(": ").next().unwrap();
+            tail.split_whitespace().next().unwrap().parse().unwrap()
+        })
+        .collect()
+}
+
+/// Every hover point of a group sits on a vertex of its line: the line is drawn where the
+/// titles say.
+fn points_on_line(svg: &Svg, series: &str) {
+    for g in svg.groups_of(series) {
+        let Some(line) = g.polylines.first() else {
+            continue;
+        };
+        for &(x, y) in &g.circles {
+            assert!(
+                line.points
+                    .iter()
+                    .any(|p| (p.0 - x).abs() <= 1.0 && (p.1 - y).abs() <= 1.0),
+                "{series}: hover point ({x}, {y}) off the line"
+            );
+        }
+    }
+}
+
 #[test]
 fn line_charts_draw_the_run_data_in_each_algorithms_colour() {
     let dir = tempfile::tempdir().unwrap();
     run_boundary(dir.path());
     let algorithms = summary(dir.path());
 
-    // Chart 1: one line per algorithm, plus the offered load and the per-key limit.
+    // Chart 1: a panel per algorithm: its line, over the offered load, up to the run's end.
     let rate = chart(dir.path(), "admitted_rate.svg");
     let timeseries = std::fs::read_to_string(dir.path().join("timeseries.csv")).unwrap();
-    let header = timeseries.lines().next().unwrap();
-    let admitted = header.split(',').position(|c| c == "admitted").unwrap();
+    let header: Vec<&str> = timeseries.lines().next().unwrap().split(',').collect();
+    let col = |c: &str| header.iter().position(|h| *h == c).unwrap();
+    let (admitted, start) = (col("admitted"), col("bucket_start_ns"));
     for a in &algorithms {
-        let lines = rate.lines_in(&hex(colour(name(a))));
-        // The data line and the legend mark.
-        assert_eq!(lines.len(), 2, "{}: {lines:?}", name(a));
+        let groups = rate.groups_of(name(a));
+        // The panel's line and the legend mark, in the row's colour.
+        assert_eq!(groups.len(), 2, "{}", name(a));
+        assert_eq!(groups[0].polylines[0].stroke, hex(colour(name(a))));
         let most = timeseries
             .lines()
             .filter(|l| l.starts_with(&format!("{},", name(a))))
+            .filter(|l| l.split(',').nth(start).unwrap().parse::<u64>().unwrap() < 180_000_000_000)
             .map(|l| l.split(',').nth(admitted).unwrap().parse::<f64>().unwrap())
             .fold(0.0, f64::max);
-        let (_, y) = peak(&rate, lines[0]);
         // Buckets are 1 s wide: the peak bucket's count is its rate per second.
-        near(y, most, rate.y_per_pixel(), name(a));
+        let titles = rate.titles_of(name(a));
+        let drawn = title_values(&titles).into_iter().fold(0.0, f64::max);
+        assert_eq!(drawn, most, "{}", name(a));
+        assert!(
+            titles
+                .iter()
+                .all(|t| t.starts_with(&format!("{}, ", name(a))))
+        );
+        assert!(titles.iter().all(|t| t.ends_with(" req/s")));
+        points_on_line(&rate, name(a));
     }
-    assert!(!rate.lines_in(&hex(OFFERED)).is_empty());
-    let limit = &rate.lines_in(&hex(REFERENCE))[0];
-    near(
-        rate.y_value(limit.points[0].1),
-        100.0 / 60.0,
-        rate.y_per_pixel(),
-        "the per-key limit line",
-    );
-    let (lo, hi) = rate.y_tick_range();
-    assert_eq!(lo, 0.0);
-    assert!(hi >= 100.0, "the axis holds the 100/s peak: {hi}");
-    assert_eq!(rate.x_value(limit.points[1].0).round(), 3.0, "3 minutes");
+    // The offered load is drawn in every panel, and the x axis ends at the run's 3 minutes.
+    assert_eq!(rate.lines_in(&hex(OFFERED)).len(), algorithms.len() + 1);
+    let last_tick = rate
+        .texts
+        .iter()
+        .filter(|t| t.anchor == "middle")
+        .filter_map(|t| t.content.parse::<f64>().ok())
+        .fold(0.0, f64::max);
+    assert_eq!(last_tick, 3.0, "the time axis ends at 3 min");
+    // Tied rows are called out: gcra's timeline is token_bucket's or an earlier one's.
+    assert!(rate.texts.iter().any(|t| t.content.starts_with("gcra (= ")));
 
-    // Chart 2: the worst moment. Each line peaks at its max_window_admitted, at the worst
-    // window's end (x = 0); fixed_window's 2x is 200 against the limit line at 100.
+    // The busiest key: the limit line in every panel; fixed_window's key peaks at 200.
+    let busiest = chart(dir.path(), "busiest_key.svg");
+    assert_eq!(
+        busiest.lines_in(&hex(REFERENCE)).len(),
+        algorithms.len() + 1,
+        "a limit line per panel, and the legend's"
+    );
+    for a in &algorithms {
+        let titles = busiest.titles_of(name(a));
+        assert!(titles[0].contains("busiest key held"), "{}", titles[0]);
+        // Titles read `..., t: busiest key held N of 100 in its window`.
+        let peak = titles
+            .iter()
+            .map(|t| {
+                let held = t.split("held ").nth(1).unwrap();
+                held.split(' ').next().unwrap().parse::<f64>().unwrap()
+            })
+            .fold(0.0, f64::max);
+        assert_eq!(
+            peak,
+            a["max_window_admitted"].as_f64().unwrap(),
+            "{}",
+            name(a)
+        );
+        points_on_line(&busiest, name(a));
+    }
+
+    // Chart 2: the worst moment, a panel per row naming the key and the time; each line
+    // peaks at its max_window_admitted; fixed_window's 2x is 200 against the limit at 100.
     let worst = chart(dir.path(), "worst_moment.svg");
     for a in &algorithms {
-        let line = worst.lines_in(&hex(colour(name(a))))[0];
-        let (x, y) = peak(&worst, line);
-        let expected = a["max_window_admitted"].as_f64().unwrap();
-        near(y, expected, worst.y_per_pixel(), name(a));
-        if name(a) == "fixed_window" {
-            assert_eq!(expected, 200.0);
-            near(x, 0.0, worst.x_per_pixel(), "the worst window's end");
-        }
+        let titles = worst.titles_of(name(a));
+        let peak = titles
+            .iter()
+            .map(|t| {
+                let n = t.rsplit(": ").next().unwrap();
+                n.split(' ').next().unwrap().parse::<f64>().unwrap()
+            })
+            .fold(0.0, f64::max);
+        assert_eq!(
+            peak,
+            a["max_window_admitted"].as_f64().unwrap(),
+            "{}",
+            name(a)
+        );
+        let key = a["worst_window_key"].as_str().unwrap();
+        assert!(
+            worst
+                .texts
+                .iter()
+                .any(|t| t.content.starts_with(&format!("key {key} at "))),
+            "{}: the key is named",
+            name(a)
+        );
+        points_on_line(&worst, name(a));
     }
-    let limit = &worst.lines_in(&hex(REFERENCE))[0];
-    near(
-        worst.y_value(limit.points[0].1),
-        100.0,
-        worst.y_per_pixel(),
-        "limit",
-    );
     assert!(worst.has_text("fixed_window (peak 200)"));
+    assert_eq!(worst.lines_in(&hex(REFERENCE)).len(), algorithms.len() + 1);
 
-    // Chart 6: one line and five markers for the only shaper.
+    // Chart 6: dots, not lines, for the only shaper: five percentiles for legit clients.
     let delays = chart(dir.path(), "delays.svg");
-    let leaky = hex(colour("leaky_bucket"));
-    assert_eq!(delays.circles.iter().filter(|c| **c == leaky).count(), 5);
-    let a = algorithms
+    let leaky = algorithms
         .iter()
         .find(|a| name(a) == "leaky_bucket")
         .unwrap();
-    let (_, top) = svg::top(delays.lines_in(&leaky)[0]);
-    let y = delays.y_value(top);
-    let max_s = a["delay"]["max_ns"].as_f64().unwrap() / 1e9;
-    near(y, max_s, delays.y_per_pixel(), "the maximum delay");
-}
-
-/// The value labels of a bar chart, per algorithm colour, in group order.
-fn bar_labels(svg: &Svg, dir: &Path, file: &str) -> Vec<String> {
-    let text = std::fs::read_to_string(dir.join("charts").join(file)).unwrap();
-    assert!(text.contains("<rect"));
-    svg.texts
+    let groups = delays.groups_of("leaky_bucket");
+    assert!(
+        groups.iter().all(|g| g.polylines.is_empty()),
+        "no joining lines"
+    );
+    let titles = delays.titles_of("leaky_bucket");
+    let legit: Vec<&&str> = titles
         .iter()
-        .filter(|t| {
-            t.anchor != "end" && t.content.chars().next().is_some_and(|c| c.is_ascii_digit())
-        })
-        .map(|t| t.content.clone())
-        .collect()
+        .filter(|t| t.contains(", legit clients, "))
+        .collect();
+    assert_eq!(legit.len(), 5, "{titles:?}");
+    let max = rlsim::time::format_duration(leaky["roles"]["legit_delay_max_ns"].as_u64().unwrap());
+    assert!(
+        legit[4].starts_with(&format!("leaky_bucket, legit clients, max: {max} (")),
+        "{}",
+        legit[4]
+    );
+    let abusive = titles
+        .iter()
+        .filter(|t| t.contains(", abusive clients, "))
+        .count();
+    let legit_count = leaky["roles"]["legit_delayed"].as_u64().unwrap();
+    let all_count = leaky["delay"]["count"].as_u64().unwrap();
+    assert_eq!(
+        abusive > 0,
+        all_count > legit_count,
+        "an abusive panel iff attackers waited"
+    );
 }
 
 #[test]
@@ -198,72 +312,119 @@ fn bar_charts_show_each_figure_per_algorithm() {
     let dir = tempfile::tempdir().unwrap();
     run_boundary(dir.path());
     let algorithms = summary(dir.path());
-    let n = algorithms.len();
 
+    // Each row's bars carry `name, figure: value`; bar lengths are proportional to values.
     let accuracy = chart(dir.path(), "accuracy.svg");
-    for a in &algorithms {
-        let fill = hex(colour(name(a)));
-        // Two bars (violations, needless) and the legend box.
-        let bars = accuracy.rects.iter().filter(|r| r.fill == fill).count();
-        assert_eq!(bars, 3, "{}", name(a));
+    for (figure, field) in [
+        ("policy violations", "policy_violations"),
+        ("needless rejections", "needless_rejections"),
+    ] {
+        let mut bars = Vec::new();
+        for a in &algorithms {
+            let titles = accuracy.titles_of(name(a));
+            let expected = format!("{}, {figure}: {}", name(a), a[field]);
+            assert!(
+                titles.contains(&expected.as_str()),
+                "{expected} in {titles:?}"
+            );
+            let group = accuracy
+                .groups_of(name(a))
+                .into_iter()
+                .find(|g| g.titles.contains(&expected))
+                .unwrap();
+            assert_eq!(group.rects[0].fill, hex(colour(name(a))));
+            bars.push((a[field].as_f64().unwrap(), group.rects[0].width));
+        }
+        let (most, widest) = bars
+            .iter()
+            .copied()
+            .fold((0.0f64, 0.0f64), |m, b| (m.0.max(b.0), m.1.max(b.1)));
+        for (v, w) in bars {
+            if most > 0.0 {
+                near(w, widest * v / most, 1.0, figure);
+            }
+        }
     }
-    let labels = bar_labels(&accuracy, dir.path(), "accuracy.svg");
-    let expected: Vec<String> = ["policy_violations", "needless_rejections"]
-        .iter()
-        .flat_map(|m| algorithms.iter().map(move |a| a[*m].to_string()))
-        .collect();
-    let mut sorted = labels.clone();
-    sorted.sort();
-    let mut expected_sorted = expected.clone();
-    expected_sorted.sort();
-    assert_eq!(sorted, expected_sorted);
-    // fixed_window's violations bar is the tallest: it reaches 100 on the axis.
-    let fw = hex(colour("fixed_window"));
-    let bar = accuracy
-        .rects
-        .iter()
-        .filter(|r| r.fill == fw)
-        .max_by(|a, b| a.height.total_cmp(&b.height))
-        .unwrap();
-    near(
-        accuracy.y_value(bar.y),
-        100.0,
-        accuracy.y_per_pixel(),
-        "violations bar",
+    // fixed_window's violations: 100.
+    assert!(
+        accuracy
+            .titles_of("fixed_window")
+            .contains(&"fixed_window, policy violations: 100")
     );
 
     let hurt = chart(dir.path(), "who_was_hurt.svg");
-    let labels = bar_labels(&hurt, dir.path(), "who_was_hurt.svg");
-    assert_eq!(labels.len(), 3 * n);
     for a in &algorithms {
         let goodput = format!(
-            "{:.1}%",
+            "{}, legit goodput: {:.1}%",
+            name(a),
             100.0 * a["roles"]["legit_goodput"].as_f64().unwrap()
         );
         let leak = format!(
-            "{:.1}%",
+            "{}, abusive leakage: {:.1}%",
+            name(a),
             100.0 * a["roles"]["abusive_leakage"].as_f64().unwrap()
         );
+        let titles = hurt.titles_of(name(a));
         assert!(
-            labels.contains(&goodput) && labels.contains(&leak),
-            "{}",
-            name(a)
+            titles.contains(&goodput.as_str()),
+            "{goodput} in {titles:?}"
+        );
+        assert!(titles.contains(&leak.as_str()), "{leak} in {titles:?}");
+    }
+    // One fixed 0-100% axis in every panel.
+    for tick in ["0", "50", "100"] {
+        assert_eq!(
+            hurt.texts.iter().filter(|t| t.content == tick).count(),
+            3,
+            "tick {tick}"
         );
     }
-    assert!(labels.contains(&"100.0%".to_string()) && labels.contains(&"50.0%".to_string()));
+    assert!(
+        !hurt.has_text("n/a"),
+        "boundary has legit and abusive traffic"
+    );
 
     let memory = chart(dir.path(), "memory.svg");
-    let labels = bar_labels(&memory, dir.path(), "memory.svg");
     for a in &algorithms {
         let total = rlsim::report::human_bytes(a["peak_state_bytes"].as_u64().unwrap());
+        let expected = format!("{}, total (peak): {total}", name(a));
         assert!(
-            labels.contains(&total),
-            "{}: {total} in {labels:?}",
-            name(a)
+            memory.titles_of(name(a)).contains(&expected.as_str()),
+            "{expected}"
         );
     }
-    // Log ticks are powers of ten.
-    assert!(memory.has_text("100 B") && memory.has_text("1 kB"));
+    // Binary units everywhere: no decimal kB/MB ticks.
+    assert!(
+        !memory
+            .texts
+            .iter()
+            .any(|t| t.content.ends_with(" kB") || t.content.ends_with(" MB"))
+    );
+}
+
+#[test]
+fn who_was_hurt_reads_n_a_where_a_role_has_no_requests() {
+    // retry_storm has no abusive traffic: leakage is not 0%, it is not applicable.
+    let scenario = rlsim::Scenario::load(&repo().join("scenarios/retry_storm.toml")).unwrap();
+    let reports = crate::util::run_scenario(&scenario);
+    let charts = charts::all(&scenario, &reports).unwrap();
+    let hurt = charts
+        .iter()
+        .find(|c| c.file == "who_was_hurt.svg")
+        .unwrap();
+    let svg = svg::parse(&hurt.svg);
+    assert_eq!(
+        svg.texts.iter().filter(|t| t.content == "n/a").count(),
+        reports.len()
+    );
+    for a in &reports {
+        let titles = svg.titles_of(&a.algorithm);
+        assert!(
+            titles.iter().all(|t| !t.contains("abusive leakage")),
+            "{titles:?}"
+        );
+        assert_eq!(titles.len(), 2, "goodput and collateral bars only");
+    }
 }
 
 #[test]
@@ -292,26 +453,35 @@ fn a_long_run_is_downsampled_and_keeps_its_peak() {
     let scenario = rlsim::Scenario::parse(toml, Path::new("long.toml")).unwrap();
     let reports = crate::util::run_scenario(&scenario);
     let charts = charts::all(&scenario, &reports).unwrap();
-    assert_eq!(charts.len(), 5, "no shaper, no delay chart");
+    assert_eq!(charts.len(), 6, "no shaper, no delay chart");
     let rate = svg::parse(&charts[0].svg);
     for a in &reports {
-        let line = rate.lines_in(&hex(colour(&a.algorithm)))[0];
+        let group = rate.groups_of(&a.algorithm)[0];
+        let line = &group.polylines[0];
         assert!(
             line.points.len() <= 2 * charts::PLOT_PIXELS,
             "{} points",
             line.points.len()
+        );
+        assert!(
+            group.titles.len() <= 130,
+            "{} hover points",
+            group.titles.len()
         );
         let most = a.timeseries.iter().map(|b| b.admitted).max().unwrap() as f64 * 10.0;
         assert!(
             most >= 5000.0,
             "the 500-request burst is in one 100 ms bucket"
         );
-        near(peak(&rate, line).1, most, rate.y_per_pixel(), &a.algorithm);
+        let titles: Vec<&str> = group.titles.iter().map(String::as_str).collect();
+        let drawn = title_values(&titles).into_iter().fold(0.0, f64::max);
+        assert_eq!(drawn, most, "{}", a.algorithm);
+        points_on_line(&rate, &a.algorithm);
     }
 }
 
 #[test]
-fn closed_loop_scenarios_get_the_retry_chart() {
+fn closed_loop_scenarios_get_the_retry_chart_by_source() {
     let path = repo().join("scenarios/retry_storm.toml");
     let scenario = rlsim::Scenario::load(&path).unwrap();
     let reports = crate::util::run_scenario(&scenario);
@@ -321,18 +491,81 @@ fn closed_loop_scenarios_get_the_retry_chart() {
         .find(|c| c.file == "retries.svg")
         .expect("a retry chart");
     let svg = svg::parse(&chart.svg);
-    assert!(svg.has_text("first tries: attempts/s (per 100ms bucket)"));
-    assert!(svg.has_text("retries: attempts/s (per 100ms bucket)"));
+    assert!(svg.has_text("retries/s (per 100ms bucket)"));
     assert!(svg.has_text("time (s)"));
+    let naive = "naive-spike (retries at once)";
+    let polite = "polite-spike (backs off)";
+    for series in [naive, polite] {
+        // A line in each algorithm's panel, and the legend's.
+        assert_eq!(svg.groups_of(series).len(), reports.len() + 1, "{series}");
+    }
+    let sources: Vec<&str> = scenario.traffic.iter().map(|s| s.name.as_str()).collect();
+    let at = |n: &str| sources.iter().position(|s| *s == n).unwrap();
     for a in &reports {
-        // A line in each panel, and the legend mark.
-        let lines = svg.lines_in(&hex(colour(&a.algorithm)));
-        assert_eq!(lines.len(), 3, "{}", a.algorithm);
-        let retries: u64 = a.timeseries.iter().map(|b| b.retries).sum();
-        assert!(retries > 0, "{} saw retries", a.algorithm);
-        // The retry panel's line rises off its baseline: some retries are drawn.
-        let baseline = lines[1].points.iter().map(|p| p.1).fold(0.0, f64::max);
-        assert!(svg::top(lines[1]).1 < baseline, "{}", a.algorithm);
+        // The per-source tally adds up to the run's retries, bucket by bucket.
+        let total: u64 = a.retries_by_source.iter().flatten().sum();
+        assert_eq!(total, a.retries, "{}", a.algorithm);
+        for (i, b) in a.timeseries.iter().enumerate() {
+            let by_source: u64 = a
+                .retries_by_source
+                .iter()
+                .map(|s| s.get(i).copied().unwrap_or(0))
+                .sum();
+            assert_eq!(by_source, b.retries, "{} bucket {i}", a.algorithm);
+        }
+        assert_eq!(
+            a.retries_by_source[at("naive-spike")].iter().sum::<u64>(),
+            a.sources[at("naive-spike")].retries
+        );
+        // Hover titles name the row and the source; naive clients retry harder at their peak.
+        let peak = |series: &str| {
+            let titles: Vec<&str> = svg
+                .titles_of(series)
+                .into_iter()
+                .filter(|t| t.starts_with(&format!("{}, ", a.algorithm)))
+                .collect();
+            assert!(!titles.is_empty());
+            title_values(&titles).into_iter().fold(0.0, f64::max)
+        };
+        assert!(peak(naive) > peak(polite), "{}", a.algorithm);
+    }
+}
+
+#[test]
+fn the_busiest_key_and_per_role_delays_match_every_admission() {
+    let window_count = |times: &[u64], t: u64, w: u64| {
+        times.iter().filter(|&&b| b + w > t && b <= t).count() as u64
+    };
+    for file in ["boundary.toml", "retry_storm.toml"] {
+        let scenario = rlsim::Scenario::load(&repo().join("scenarios").join(file)).unwrap();
+        let (w, bucket) = (scenario.policy.window, scenario.bucket);
+        let last = rlsim::metrics::final_bucket(scenario.duration, bucket);
+        let (run, sinks) =
+            rlsim::sim::run(&scenario, |_, _| Ok(Some(Admissions::default())), None).unwrap();
+        for (a, sink) in run.algorithms.iter().zip(sinks) {
+            let mut by_key: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
+            for (key, t) in sink.unwrap().0 {
+                by_key.entry(key).or_default().push(t);
+            }
+            let mut expected = vec![0u64; a.busiest_key.len()];
+            for times in by_key.values_mut() {
+                times.sort_unstable();
+                for &t in times.iter() {
+                    let i = ((t / bucket) as usize).min(last);
+                    expected[i] = expected[i].max(window_count(times, t, w));
+                }
+            }
+            assert_eq!(a.busiest_key, expected, "{file}: {}", a.algorithm);
+            assert_eq!(
+                a.busiest_key.iter().copied().max().unwrap_or(0),
+                a.max_window_admitted
+            );
+            // The per-role delays add up and agree with the summary's legit figures.
+            assert_eq!(a.legit_delay.count + a.abusive_delay.count, a.delay.count);
+            assert_eq!(a.legit_delay.count, a.roles.legit_delayed);
+            assert_eq!(a.legit_delay.max_ns, a.roles.legit_delay_max_ns);
+            assert_eq!(a.legit_delay.p99_ns, a.roles.legit_delay_p99_ns);
+        }
     }
 }
 

@@ -21,8 +21,20 @@ pub struct Polyline {
 #[derive(Debug, Clone)]
 pub struct Rect {
     pub fill: String,
-    pub y: f64,
-    pub height: f64,
+    pub width: f64,
+}
+
+/// A `<g class="series" data-series="NAME">` group: the interactive hooks of one series.
+#[derive(Debug, Clone, Default)]
+pub struct Group {
+    pub series: String,
+    /// The `<title>` of each point or bar in it, in order.
+    pub titles: Vec<String>,
+    pub polylines: Vec<Polyline>,
+    pub rects: Vec<Rect>,
+    /// Circles (points, legend dots) as `(cx, cy)`.
+    pub circles: Vec<(f64, f64)>,
+    pub texts: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -34,6 +46,7 @@ pub struct Svg {
     pub rects: Vec<Rect>,
     /// Fill colours of the circles (markers).
     pub circles: Vec<String>,
+    pub groups: Vec<Group>,
 }
 
 fn attrs(e: &BytesStart) -> BTreeMap<String, String> {
@@ -56,12 +69,54 @@ fn num(a: &BTreeMap<String, String>, key: &str) -> f64 {
         .unwrap()
 }
 
+/// Records a drawn element, in the chart and in the series group it sits in, if any.
+fn element(out: &mut Svg, group: Option<usize>, name: &str, a: &BTreeMap<String, String>) {
+    match name {
+        "polyline" => {
+            let line = Polyline {
+                stroke: a["stroke"].clone(),
+                points: a["points"]
+                    .split_whitespace()
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect(),
+            };
+            if let Some(g) = group {
+                out.groups[g].polylines.push(line.clone());
+            }
+            out.polylines.push(line);
+        }
+        "rect" => {
+            let rect = Rect {
+                fill: a["fill"].clone(),
+                width: num(a, "width"),
+            };
+            if let Some(g) = group {
+                out.groups[g].rects.push(rect.clone());
+            }
+            out.rects.push(rect);
+        }
+        "circle" => {
+            if let Some(g) = group {
+                out.groups[g].circles.push((num(a, "cx"), num(a, "cy")));
+            }
+            out.circles.push(a["fill"].clone());
+        }
+        _ => {}
+    }
+}
+
 /// Parses a chart as XML; panics if it is not well-formed.
 pub fn parse(svg: &str) -> Svg {
     let mut out = Svg::default();
     let mut reader = quick_xml::Reader::from_str(svg);
     // The element whose text is being read, and its attributes.
     let mut open: Vec<(String, BTreeMap<String, String>, String)> = Vec::new();
+    // The series group each open `<g>` is (None for other groups).
+    let mut groups: Vec<Option<usize>> = Vec::new();
+    let current = |groups: &[Option<usize>]| groups.iter().rev().find_map(|g| *g);
     loop {
         match reader.read_event().expect("well-formed XML") {
             Event::Start(e) => {
@@ -70,29 +125,23 @@ pub fn parse(svg: &str) -> Svg {
                 if name == "svg" {
                     out.width = num(&a, "width");
                 }
+                if name == "g" {
+                    let series = a.get("data-series").cloned();
+                    groups.push(series.map(|series| {
+                        assert_eq!(a.get("class").map(String::as_str), Some("series"));
+                        out.groups.push(Group {
+                            series,
+                            ..Group::default()
+                        });
+                        out.groups.len() - 1
+                    }));
+                }
+                element(&mut out, current(&groups), e.name().as_ref(), &a);
                 open.push((name, a, String::new()));
             }
             Event::Empty(e) => {
                 let a = attrs(&e);
-                match e.name().as_ref() {
-                    "polyline" => out.polylines.push(Polyline {
-                        stroke: a["stroke"].clone(),
-                        points: a["points"]
-                            .split_whitespace()
-                            .map(|p| {
-                                let (x, y) = p.split_once(',').unwrap();
-                                (x.parse().unwrap(), y.parse().unwrap())
-                            })
-                            .collect(),
-                    }),
-                    "rect" => out.rects.push(Rect {
-                        fill: a["fill"].clone(),
-                        y: num(&a, "y"),
-                        height: num(&a, "height"),
-                    }),
-                    "circle" => out.circles.push(a["fill"].clone()),
-                    _ => {}
-                }
+                element(&mut out, current(&groups), e.name().as_ref(), &a);
             }
             Event::Text(t) => {
                 if let Some(top) = open.last_mut() {
@@ -109,14 +158,27 @@ pub fn parse(svg: &str) -> Svg {
             Event::End(_) => {
                 let (name, a, text) = open.pop().expect("balanced");
                 let content = text.trim().to_string();
+                let parent = open.last().map(|p| p.0.as_str());
                 match name.as_str() {
-                    "title" => out.title = content,
-                    "text" => out.texts.push(Text {
-                        x: num(&a, "x"),
-                        y: num(&a, "y"),
-                        anchor: a["text-anchor"].clone(),
-                        content,
-                    }),
+                    "title" if parent == Some("svg") => out.title = content,
+                    "title" => {
+                        let g = current(&groups).expect("a titled element is in a series group");
+                        out.groups[g].titles.push(content);
+                    }
+                    "text" => {
+                        if let Some(g) = current(&groups) {
+                            out.groups[g].texts.push(content.clone());
+                        }
+                        out.texts.push(Text {
+                            x: num(&a, "x"),
+                            y: num(&a, "y"),
+                            anchor: a["text-anchor"].clone(),
+                            content,
+                        });
+                    }
+                    "g" => {
+                        groups.pop();
+                    }
                     _ => {}
                 }
             }
@@ -129,6 +191,19 @@ pub fn parse(svg: &str) -> Svg {
 }
 
 impl Svg {
+    /// The series groups of `series`, in drawing order (a panel's, then the legend's).
+    pub fn groups_of(&self, series: &str) -> Vec<&Group> {
+        self.groups.iter().filter(|g| g.series == series).collect()
+    }
+
+    /// Every hover title of `series`.
+    pub fn titles_of(&self, series: &str) -> Vec<&str> {
+        self.groups_of(series)
+            .into_iter()
+            .flat_map(|g| g.titles.iter().map(String::as_str))
+            .collect()
+    }
+
     pub fn has_text(&self, content: &str) -> bool {
         self.texts.iter().any(|t| t.content == content)
     }
@@ -186,16 +261,6 @@ impl Svg {
 
     pub fn x_per_pixel(&self) -> f64 {
         (self.x_value(1.0) - self.x_value(0.0)).abs()
-    }
-
-    /// The lowest and highest y tick values: the drawn axis range, near enough.
-    pub fn y_tick_range(&self) -> (f64, f64) {
-        let t = self.y_ticks();
-        let values = t.iter().map(|t| t.1);
-        (
-            values.clone().fold(f64::INFINITY, f64::min),
-            values.fold(f64::NEG_INFINITY, f64::max),
-        )
     }
 }
 

@@ -1,7 +1,7 @@
 //! Chart 3: accuracy against the policy. Policy violations (admitted beyond the limit) and
 //! needless rejections (refused with room to spare) per algorithm, as grouped bars.
 
-use super::bars::{self, Bars};
+use super::hbars::{self, Group, HBars};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
@@ -10,21 +10,27 @@ pub const FILE: &str = "accuracy.svg";
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Accuracy against the policy: {}", scenario.name);
-    let svg = bars::draw(Bars {
+    let counts = |name| Group {
+        name,
+        axis: "requests".into(),
+        divisor: 1.0,
+        max: None,
+    };
+    let svg = hbars::draw(HBars {
         file: FILE,
         title: &title,
-        groups: &["policy violations", "needless rejections"],
-        y_desc: "requests",
+        groups: vec![counts("policy violations"), counts("needless rejections")],
         series: algorithms
             .iter()
             .map(|a| {
-                let values = vec![a.policy_violations as f64, a.needless_rejections as f64];
+                let values = vec![
+                    Some(a.policy_violations as f64),
+                    Some(a.needless_rejections as f64),
+                ];
                 (a.algorithm.as_str(), values)
             })
             .collect(),
         label: &|v| format!("{v:.0}"),
-        log: false,
-        tick: &|v| format!("{v:.0}"),
     })?;
     Ok(super::Chart {
         file: FILE,

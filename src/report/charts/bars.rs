@@ -61,7 +61,7 @@ pub fn draw(bars: Bars) -> Result<String> {
         .map(|(name, _)| LegendEntry::algorithm(&names, name, Mark::Box))
         .collect();
     let rotate = bars.series.len() > 4;
-    render(file, bars.title, &legend, |area| {
+    render(file, bars.title, &legend, |area, marks| {
         let mut chart = axes(
             file,
             area,
@@ -92,14 +92,23 @@ pub fn draw(bars: Bars) -> Result<String> {
             value_style.pos(Pos::new(HPos::Center, VPos::Bottom))
         };
         for (j, (name, values)) in bars.series.iter().enumerate() {
-            let fill = colour_among(&names, name).filled();
+            let colour = colour_among(&names, name);
+            marks.begin(area, name)?;
             for (i, &v) in values.iter().enumerate() {
                 // Groups are one unit wide; their bars fill the middle 80%.
                 let x0 = i as f64 + 0.1 + 0.8 * j as f64 / n;
                 let x1 = x0 + 0.8 / n;
-                chart
-                    .draw_series([Rectangle::new([(x0, y_lo), (x1, plot_y(v))], fill)])
-                    .map_err(plot_err(file))?;
+                let title = format!(
+                    "{name}, {}: {}",
+                    bars.groups.get(i).copied().unwrap_or(""),
+                    (bars.label)(v)
+                );
+                marks.bar(
+                    chart.backend_coord(&(x0, y_lo)),
+                    chart.backend_coord(&(x1, plot_y(v))),
+                    colour,
+                    &title,
+                );
                 let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, plot_y(v)));
                 area.draw(&Text::new(
                     (bars.label)(v),
@@ -108,6 +117,7 @@ pub fn draw(bars: Bars) -> Result<String> {
                 ))
                 .map_err(plot_err(file))?;
             }
+            marks.end(area)?;
         }
         let group_style = (FONT, 16)
             .into_font()

@@ -1,12 +1,16 @@
-//! Chart 6: delay percentiles of the algorithms that delay requests (shapers).
+//! Chart 6: delay percentiles of the algorithms that delay requests (shapers), split by role:
+//! a panel for legit clients and one for abusive clients (when any was delayed), since an
+//! attacker held back for a minute is a success and a user held back for a minute is not.
+//! Percentiles are categories, so each row's are dots side by side, never joined by lines.
 
 use super::{
-    FONT, LegendEntry, Mark, axes, colour_among, headroom, plot_err, render, row_names, tick,
-    time_unit,
+    LegendEntry, Mark, Marks, caption_size, colour_among, headroom, panel, panels, plot_err,
+    render, row_names, tick, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, DelayStats};
 use crate::scenario::Scenario;
+use crate::time::format_duration;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -24,68 +28,102 @@ pub const PERCENTILES: [(&str, Percentile); 5] = [
     ("max", |d| d.max_ns),
 ];
 
+/// The roles drawn: a panel each, when some row delayed requests of that role.
+/// Reads one role's delays of a row.
+type RoleDelays = fn(&AlgorithmReport) -> &DelayStats;
+
+const ROLES: [(&str, RoleDelays); 2] = [
+    ("legit clients", |a| &a.legit_delay),
+    ("abusive clients", |a| &a.abusive_delay),
+];
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
-    let title = format!("Delay percentiles: {}", scenario.name);
+    let title = format!("Delay percentiles by role: {}", scenario.name);
     let names = row_names(algorithms);
     let delaying: Vec<&AlgorithmReport> = algorithms.iter().filter(|a| a.delay.count > 0).collect();
+    let roles: Vec<_> = ROLES
+        .iter()
+        .filter(|(_, of)| delaying.iter().any(|a| of(a).count > 0))
+        .collect();
     let max = delaying.iter().map(|a| a.delay.max_ns).max().unwrap_or(0);
     let (unit, unit_name) = time_unit(max);
     let legend: Vec<LegendEntry> = delaying
         .iter()
-        .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line))
+        .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Dot))
         .collect();
     let last = (PERCENTILES.len() - 1) as f64;
-    let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = axes(
+    let y_desc = format!("delay ({unit_name})");
+    let n = delaying.len().max(1) as f64;
+    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
+        let areas = panels(
             FILE,
             area,
             &title,
-            70,
-            -0.25..last + 0.25,
-            0.0..headroom(max as f64 / unit),
+            "percentile of the role's delayed requests",
+            &y_desc,
+            roles.len(),
         )?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc("percentile of delayed requests")
-            .y_desc(format!("delay ({unit_name})"))
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .draw()
-            .map_err(plot_err(FILE))?;
-        // Percentiles are categories: label them at their own x rather than at plotters' ticks.
-        let style = (FONT, 14)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top));
-        for (i, (name, _)) in PERCENTILES.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i as f64, 0.0));
-            area.draw(&Text::new(name.to_string(), (px, py + 8), style.clone()))
-                .map_err(plot_err(FILE))?;
-        }
-        for a in &delaying {
-            let c = colour_among(&names, &a.algorithm);
-            let points: Vec<(f64, f64)> = PERCENTILES
-                .iter()
-                .enumerate()
-                .map(|(i, (_, f))| (i as f64, f(&a.delay) as f64 / unit))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
-                .map_err(plot_err(FILE))?;
-            chart
-                .draw_series(points.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-                .map_err(plot_err(FILE))?;
+        for (panel_area, (role, of)) in areas.iter().zip(&roles) {
+            let chart = panel(
+                FILE,
+                panel_area,
+                role,
+                caption_size(roles.len()),
+                -0.5..last + 0.5,
+                0.0..headroom(max as f64 / unit),
+                &tick,
+                0,
+            )?;
+            // Label the percentiles at their own x, under the axis (plotters' x ticks are off).
+            let style = (super::FONT, 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            for (i, (name, _)) in PERCENTILES.iter().enumerate() {
+                let (px, py) = chart.backend_coord(&(i as f64, 0.0));
+                let (ox, oy) = panel_area.get_base_pixel();
+                panel_area
+                    .draw(&Text::new(
+                        name.to_string(),
+                        (px - ox, py - oy + 4),
+                        style.clone(),
+                    ))
+                    .map_err(plot_err(FILE))?;
+            }
+            for (j, a) in delaying.iter().enumerate() {
+                let stats = of(a);
+                if stats.count == 0 {
+                    continue;
+                }
+                let c = colour_among(&names, &a.algorithm);
+                marks.begin(panel_area, &a.algorithm)?;
+                // Rows side by side within a percentile, in the middle 60% of its slot.
+                let dx = if n > 1.0 {
+                    -0.3 + 0.6 * j as f64 / (n - 1.0)
+                } else {
+                    0.0
+                };
+                for (i, (p, f)) in PERCENTILES.iter().enumerate() {
+                    let ns = f(stats);
+                    let point = (i as f64 + dx, ns as f64 / unit);
+                    let title = format!(
+                        "{}, {role}, {p}: {} ({} delayed)",
+                        a.algorithm,
+                        format_duration(ns),
+                        stats.count
+                    );
+                    marks.point(chart.backend_coord(&point), c, true, &title);
+                }
+                marks.end(panel_area)?;
+            }
         }
         Ok(())
     })?;
     Ok(super::Chart {
         file: FILE,
         caption: "How long the requests an algorithm delayed waited before reaching the backend, \
-                  by percentile (from a histogram with 3 significant figures; max is exact)."
+                  by percentile, for legit and for abusive clients apart (from a histogram with 3 \
+                  significant figures; max is exact)."
             .into(),
         title,
         svg,

@@ -35,12 +35,12 @@ pub fn chart(scenario: &str, series: &[Series]) -> Result<super::Chart> {
         .iter()
         .map(|s| LegendEntry::algorithm(&[], s.name, Mark::Line))
         .collect();
-    legend.push(LegendEntry {
-        label: "Pareto-optimal (ringed)".into(),
-        colour: REFERENCE,
-        mark: Mark::Box,
-    });
-    let svg = render(FILE, &title, &legend, |area| {
+    legend.push(LegendEntry::other(
+        "Pareto-optimal (ringed)",
+        REFERENCE,
+        Mark::Box,
+    ));
+    let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = axes(
             FILE,
             area,
@@ -63,13 +63,22 @@ pub fn chart(scenario: &str, series: &[Series]) -> Result<super::Chart> {
             let mut points = s.points.clone();
             points.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
             let c = colour(s.name);
+            marks.begin(area, s.name)?;
             chart
                 .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
                 .map_err(plot_err(FILE))?;
-            chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 4, c.filled())))
-                .map_err(plot_err(FILE))?;
+            for &(x, y) in &points {
+                let title = format!(
+                    "{}: leakage {:.1}%, goodput {:.1}%",
+                    s.name,
+                    100.0 * x,
+                    100.0 * y
+                );
+                marks.point(chart.backend_coord(&(x, y)), c, true, &title);
+            }
+            marks.end(area)?;
         }
+        marks.begin(area, "Pareto-optimal (ringed)")?;
         chart
             .draw_series(
                 optimal
@@ -77,6 +86,7 @@ pub fn chart(scenario: &str, series: &[Series]) -> Result<super::Chart> {
                     .map(|p| Circle::new(*p, 8, REFERENCE.stroke_width(2))),
             )
             .map_err(plot_err(FILE))?;
+        marks.end(area)?;
         Ok(())
     })?;
     Ok(super::Chart {

@@ -39,15 +39,17 @@ pub fn chart(h: &Heatmap) -> Result<super::Chart> {
             label: format!("lowest: {}", label(lo)),
             colour: shade(0.0),
             mark: Mark::Box,
+            series: None,
         },
         LegendEntry {
             label: format!("highest: {}", label(hi)),
             colour: shade(1.0),
             mark: Mark::Box,
+            series: None,
         },
     ];
     let (nx, ny) = (h.x_labels.len().max(1), h.y_labels.len().max(1));
-    let svg = render(FILE, &title, &legend, |area| {
+    let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = ChartBuilder::on(area)
             .caption(&title, (FONT, 22))
             .margin(12)
@@ -94,22 +96,40 @@ pub fn chart(h: &Heatmap) -> Result<super::Chart> {
             .map_err(plot_err(FILE))?;
         let text = (FONT, 12).into_font();
         let centre = Pos::new(HPos::Center, VPos::Center);
+        marks.begin(area, h.contender)?;
         for (y, row) in h.cells.iter().enumerate() {
             for (x, cell) in row.iter().enumerate() {
                 let Some(v) = cell else { continue };
                 let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
                 let (x0, y0) = (x as f64, y as f64);
-                chart
-                    .draw_series([Rectangle::new(
-                        [(x0, y0), (x0 + 1.0, y0 + 1.0)],
-                        shade(t).filled(),
-                    )])
-                    .map_err(plot_err(FILE))?;
+                let title = format!(
+                    "{}, {} = {}, {} = {}: {}",
+                    h.contender,
+                    h.x_field,
+                    h.x_labels.get(x).map_or("", String::as_str),
+                    h.y_field,
+                    h.y_labels.get(y).map_or("", String::as_str),
+                    label(*v)
+                );
+                marks.bar(
+                    chart.backend_coord(&(x0, y0)),
+                    chart.backend_coord(&(x0 + 1.0, y0 + 1.0)),
+                    shade(t),
+                    &title,
+                );
+            }
+        }
+        // The cells' labels after the group, which ends with the cells themselves.
+        marks.end(area)?;
+        for (y, row) in h.cells.iter().enumerate() {
+            for (x, cell) in row.iter().enumerate() {
+                let Some(v) = cell else { continue };
+                let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
                 let colour = if t > 0.5 { WHITE } else { BLACK };
                 chart
                     .draw_series([Text::new(
                         label(*v),
-                        (x0 + 0.5, y0 + 0.5),
+                        (x as f64 + 0.5, y as f64 + 0.5),
                         text.clone().color(&colour).pos(centre),
                     )])
                     .map_err(plot_err(FILE))?;

@@ -1,7 +1,7 @@
-//! Chart 4: who was hurt. Legit goodput, abusive leakage and NAT collateral damage per
-//! algorithm, all as a share of the requests concerned so they share one axis.
+//! Chart 4: who was hurt. Legit goodput, abusive leakage and shared-key collateral damage per
+//! algorithm, all as a share of the requests concerned so they share one fixed 0-100% axis.
 
-use super::bars::{self, Bars};
+use super::hbars::{self, Group, HBars};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, ratio};
 use crate::scenario::Scenario;
@@ -16,35 +16,42 @@ pub fn collateral_share(a: &AlgorithmReport) -> f64 {
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Who was hurt: {}", scenario.name);
-    let svg = bars::draw(Bars {
+    // Shares on one fixed 0-100% axis, so scenarios compare; a group with no member (no
+    // abusive traffic, no legit traffic) reads `n/a`, not a perfect 0%.
+    let share = |name, axis: &str| Group {
+        name,
+        axis: axis.into(),
+        divisor: 0.01,
+        max: Some(100.0),
+    };
+    let svg = hbars::draw(HBars {
         file: FILE,
         title: &title,
-        groups: &[
-            "legit goodput (admitted)",
-            "abusive leakage (admitted)",
-            "NAT collateral (rejected)",
+        groups: vec![
+            share("legit goodput", "% of legit admitted"),
+            share("abusive leakage", "% of abusive admitted"),
+            share("shared-key collateral", "% of legit rejected"),
         ],
-        y_desc: "share of the requests concerned (%)",
         series: algorithms
             .iter()
             .map(|a| {
+                let legit = a.roles.legit_offered > 0;
                 let values = vec![
-                    100.0 * a.roles.legit_goodput,
-                    100.0 * a.roles.abusive_leakage,
-                    100.0 * collateral_share(a),
+                    legit.then_some(a.roles.legit_goodput),
+                    (a.roles.abusive_offered > 0).then_some(a.roles.abusive_leakage),
+                    legit.then(|| collateral_share(a)),
                 ];
                 (a.algorithm.as_str(), values)
             })
             .collect(),
-        label: &|v| format!("{v:.1}%"),
-        log: false,
-        tick: &|v| format!("{v:.0}%"),
+        label: &|v| format!("{:.1}%", 100.0 * v),
     })?;
     Ok(super::Chart {
         file: FILE,
         caption: "Share of legit requests admitted (higher is better), of abusive requests \
                   admitted (lower is better), and of legit requests rejected only because they \
-                  shared a key with another client (lower is better)."
+                  shared a key with another client (lower is better); n/a where the scenario has \
+                  no such requests."
             .into(),
         title,
         svg,

@@ -1,7 +1,7 @@
-//! Chart 5: memory. Peak limiter state per key and in total per algorithm, on a log axis when
-//! the values are orders of magnitude apart.
+//! Chart 5: memory. Peak limiter state per key and in total per algorithm, each figure on its
+//! own linear axis in B, KiB or MiB (the binary units of the labels).
 
-use super::bars::{self, Bars};
+use super::hbars::{self, Group, HBars};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
@@ -13,43 +13,42 @@ fn bytes(v: f64) -> String {
     crate::report::human_bytes(v.round() as u64)
 }
 
-/// A power of ten of bytes, for log-axis ticks: `10 B`, `100 B`, `1 kB`, `10 kB`.
-fn decimal_bytes(v: f64) -> String {
-    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
-    let mut v = v.round();
-    let mut unit = 0;
-    while v >= 1000.0 && unit < UNITS.len() - 1 {
-        v /= 1000.0;
-        unit += 1;
+/// The unit an axis of bytes up to `max` reads best in: B, KiB or MiB (binary, as the labels).
+fn unit(max: f64) -> (f64, &'static str) {
+    match max {
+        m if m >= 1024.0 * 1024.0 => (1024.0 * 1024.0, "MiB"),
+        m if m >= 1024.0 => (1024.0, "KiB"),
+        _ => (1.0, "B"),
     }
-    format!("{v} {}", UNITS[unit])
 }
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Memory: {}", scenario.name);
-    let series: Vec<(&str, Vec<f64>)> = algorithms
+    let series: Vec<(&str, Vec<Option<f64>>)> = algorithms
         .iter()
         .map(|a| {
-            let values = vec![a.state_bytes_per_key, a.peak_state_bytes as f64];
+            let values = vec![Some(a.state_bytes_per_key), Some(a.peak_state_bytes as f64)];
             (a.algorithm.as_str(), values)
         })
         .collect();
-    let log = bars::wants_log(series.iter().flat_map(|(_, v)| v.iter().copied()));
-    let y_desc = if log { "bytes (log scale)" } else { "bytes" };
-    let svg = bars::draw(Bars {
+    // Each figure on its own linear axis, in the binary unit its largest value reads in.
+    let group = |name, g: usize| {
+        let max = series.iter().filter_map(|(_, v)| v[g]).fold(0.0, f64::max);
+        let (divisor, unit) = unit(max);
+        Group {
+            name,
+            axis: format!("bytes ({unit})"),
+            divisor,
+            max: None,
+        }
+    };
+    let groups = vec![group("per key (at peak)", 0), group("total (peak)", 1)];
+    let svg = hbars::draw(HBars {
         file: FILE,
         title: &title,
-        groups: &["per key (at peak)", "total (peak)"],
-        y_desc,
+        groups,
         series,
         label: &bytes,
-        log,
-        // On the log axis a tick is an exponent.
-        tick: if log {
-            &|e| decimal_bytes(10f64.powf(e))
-        } else {
-            &bytes
-        },
     })?;
     Ok(super::Chart {
         file: FILE,

@@ -11,11 +11,15 @@
 
 mod accuracy;
 mod bars;
+mod busiest;
 mod delay;
 pub mod frontier;
+mod hbars;
 pub mod heatmap;
 mod hurt;
+mod marks;
 mod memory;
+mod panels;
 mod rate;
 mod refused_share;
 mod replicas;
@@ -24,6 +28,9 @@ mod retry_intervals;
 pub mod sweep_line;
 mod top_keys;
 pub mod worst;
+
+pub use marks::Marks;
+pub use panels::{caption_size, fit, notes, panel, panel_top, panels};
 
 use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
@@ -44,9 +51,10 @@ pub const PLOT_PIXELS: usize = 600;
 /// A generic family, so no font file is needed to draw or to view.
 pub const FONT: &str = "sans-serif";
 
-/// One colour per algorithm, in [`AlgorithmKind::ALL`] order (Okabe-Ito first, then four more
-/// that stay apart from them): ten, so eight or more algorithms remain distinguishable.
-pub const PALETTE: [RGBColor; 10] = [
+/// One colour per algorithm, in [`AlgorithmKind::every`] order (Okabe-Ito first, then colours
+/// that stay apart from them): twenty, so a run of many profiles or contenders (libraries.toml
+/// has fifteen rows) never shows two rows in one colour.
+pub const PALETTE: [RGBColor; 20] = [
     RGBColor(0xD5, 0x5E, 0x00), // vermillion
     RGBColor(0x00, 0x72, 0xB2), // blue
     RGBColor(0x00, 0x9E, 0x73), // bluish green
@@ -57,6 +65,16 @@ pub const PALETTE: [RGBColor; 10] = [
     RGBColor(0x7F, 0x3C, 0x8D), // purple
     RGBColor(0x17, 0xBE, 0xCF), // cyan
     RGBColor(0xBC, 0xBD, 0x22), // olive
+    RGBColor(0x33, 0x22, 0x88), // indigo
+    RGBColor(0x11, 0x77, 0x33), // dark green
+    RGBColor(0x88, 0x22, 0x55), // wine
+    RGBColor(0xDD, 0xCC, 0x77), // sand
+    RGBColor(0xCC, 0x66, 0x77), // rose
+    RGBColor(0x6B, 0x8E, 0x23), // olive drab
+    RGBColor(0xFB, 0x9A, 0x99), // pink
+    RGBColor(0xA6, 0x76, 0x1D), // ochre
+    RGBColor(0xE7, 0x29, 0x8A), // magenta
+    RGBColor(0x1F, 0x4E, 0x79), // navy
 ];
 /// Series that belong to no algorithm: the offered load, and reference lines.
 pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
@@ -64,7 +82,7 @@ pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
 /// The colour of an algorithm: fixed by its place in `rlsim algorithms` (the exact algorithms,
 /// then the profiles; [`AlgorithmKind::every`]), whichever algorithms a scenario runs, so a
-/// reader learns it once. With more than ten, colours repeat (modulo the palette).
+/// reader learns it once. With more than twenty, colours repeat (modulo the palette).
 pub fn colour(algorithm: &str) -> RGBColor {
     let index = AlgorithmKind::every()
         .position(|k| k.name() == algorithm)
@@ -75,7 +93,7 @@ pub fn colour(algorithm: &str) -> RGBColor {
 
 /// The colour of row `name` among a run's rows `names`: an algorithm (or profile) keeps its
 /// [`colour`] whatever runs beside it; a contender takes, in the run's order, the palette
-/// colours none of the run's algorithms holds, so two contenders of a run differ (up to ten).
+/// colours none of the run's algorithms holds, so two contenders of a run differ (up to twenty).
 pub fn colour_among(names: &[&str], name: &str) -> RGBColor {
     let slot = |n: &str| AlgorithmKind::every().position(|k| k.name() == n);
     if slot(name).is_some() || !names.contains(&name) {
@@ -123,6 +141,7 @@ pub struct Chart {
 pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
     let mut charts = vec![
         rate::chart(scenario, algorithms)?,
+        busiest::chart(scenario, algorithms)?,
         worst::chart(scenario, algorithms)?,
         accuracy::chart(scenario, algorithms)?,
         hurt::chart(scenario, algorithms)?,
@@ -170,12 +189,16 @@ pub fn plot_err<E: std::error::Error + Send + Sync>(
 pub enum Mark {
     Line,
     Box,
+    /// A dot: series drawn as unjoined markers.
+    Dot,
 }
 
 pub struct LegendEntry {
     pub label: String,
     pub colour: RGBColor,
     pub mark: Mark,
+    /// The series the entry names: its mark and label join that series' group (see [`Marks`]).
+    pub series: Option<String>,
 }
 
 impl LegendEntry {
@@ -184,12 +207,43 @@ impl LegendEntry {
             label: name.to_string(),
             colour: colour_among(names, name),
             mark,
+            series: Some(name.to_string()),
+        }
+    }
+
+    /// A row's entry labelled with the earlier row it ties with, if any: `token_bucket (= gcra)`.
+    pub fn tied(names: &[&str], name: &str, mark: Mark, tie: Option<&str>) -> Self {
+        let mut entry = Self::algorithm(names, name, mark);
+        if let Some(other) = tie {
+            entry.label = format!("{name} (= {other})");
+        }
+        entry
+    }
+
+    /// An entry of its own series (the offered load, a reference line).
+    pub fn other(label: &str, colour: RGBColor, mark: Mark) -> Self {
+        LegendEntry {
+            label: label.to_string(),
+            colour,
+            mark,
+            series: Some(label.to_string()),
         }
     }
 }
 
+/// For each row, the first earlier row whose data are equal to its own: rows drawn on top of
+/// each other, which a chart must call out (`token_bucket (= gcra)`) rather than hide.
+pub fn ties<'a, T: PartialEq>(rows: &[(&'a str, T)]) -> Vec<Option<&'a str>> {
+    rows.iter()
+        .enumerate()
+        .map(|(i, (_, data))| rows[..i].iter().find(|(_, d)| d == data).map(|(n, _)| *n))
+        .collect()
+}
+
 /// The time axis of the charts drawn from `timeseries.csv`: every algorithm over the same
-/// buckets, in a readable time unit, as rates per second.
+/// buckets, from 0 to the scenario's duration, in a readable time unit, as rates per second.
+/// Releases of delayed requests after the end are left out of the axis and counted apart
+/// ([`Timeline::after_end`]), so one shaper's tail never stretches every chart.
 pub struct Timeline {
     buckets: usize,
     bucket: Nanos,
@@ -201,8 +255,8 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    pub fn new(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Self {
-        let buckets = crate::report::bucket_count(scenario, algorithms);
+    pub fn new(scenario: &Scenario) -> Self {
+        let buckets = scenario.duration.div_ceil(scenario.bucket).max(1) as usize;
         let span = buckets as u64 * scenario.bucket;
         let (unit, unit_name) = time_unit(span);
         Timeline {
@@ -214,18 +268,32 @@ impl Timeline {
         }
     }
 
-    /// One count of each bucket as a rate per second, drawn at the bucket's start, downsampled
-    /// to the plot's width with its peaks kept.
-    pub fn rates(&self, a: &AlgorithmReport, count: fn(&TimeBucket) -> u64) -> Vec<(f64, f64)> {
-        let per_sec = NANOS_PER_SEC as f64 / self.bucket as f64;
+    /// Per bucket, a value of the run (a count per second, or any other figure) drawn at the
+    /// bucket's start, downsampled to the plot's width with its peaks kept.
+    pub fn series(&self, value: impl Fn(usize) -> f64) -> Vec<(f64, f64)> {
         let points: Vec<(f64, f64)> = (0..self.buckets)
-            .map(|i| {
-                let b = a.timeseries.get(i).copied().unwrap_or_default();
-                let x = (i as u64 * self.bucket) as f64 / self.unit;
-                (x, count(&b) as f64 * per_sec)
-            })
+            .map(|i| ((i as u64 * self.bucket) as f64 / self.unit, value(i)))
             .collect();
         downsample(&points, PLOT_PIXELS)
+    }
+
+    /// One count of each bucket as a rate per second.
+    pub fn rates(&self, a: &AlgorithmReport, count: fn(&TimeBucket) -> u64) -> Vec<(f64, f64)> {
+        let per_sec = NANOS_PER_SEC as f64 / self.bucket as f64;
+        self.series(|i| {
+            let b = a.timeseries.get(i).copied().unwrap_or_default();
+            count(&b) as f64 * per_sec
+        })
+    }
+
+    /// The count in the buckets after the axis' end: releases after the scenario's end.
+    pub fn after_end(&self, a: &AlgorithmReport, count: fn(&TimeBucket) -> u64) -> u64 {
+        a.timeseries.iter().skip(self.buckets).map(count).sum()
+    }
+
+    /// The time at `x` (in axis units), for a hover title: `12m`, `1.5s`.
+    pub fn at(&self, x: f64) -> String {
+        crate::time::format_duration((x * self.unit).round() as Nanos)
     }
 }
 
@@ -248,37 +316,50 @@ pub fn axes<'a, 'b>(
 }
 
 /// Draws a chart: a white canvas split into the plot area and a legend column. `draw` fills
-/// the plot area. Returns the SVG text, with a `<title>` for screen readers and tests.
+/// the plot area and groups its series with [`Marks`]. Returns the SVG text, with a `<title>`
+/// for screen readers and tests.
 pub fn render(
     file: &str,
     title: &str,
     legend: &[LegendEntry],
-    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>, &mut Marks) -> Result<()>,
 ) -> Result<String> {
     let mut svg = String::new();
+    let mut marks = Marks::default();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err(file))?;
-        let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
-        draw(&plot)?;
-        draw_legend(file, &side, legend)?;
+        if legend.is_empty() {
+            // No legend (the chart names its series itself): the plot takes the whole width.
+            draw(&root, &mut marks)?;
+        } else {
+            let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
+            draw(&plot, &mut marks)?;
+            draw_legend(file, &side, legend, &mut marks)?;
+        }
         root.present().map_err(plot_err(file))?;
     }
-    Ok(with_title(&svg, title))
+    Ok(with_title(&marks.apply(&svg), title))
 }
 
 fn draw_legend(
     file: &str,
     area: &DrawingArea<SVGBackend, Shift>,
     entries: &[LegendEntry],
+    marks: &mut Marks,
 ) -> Result<()> {
-    // Rows of 22 px from below the caption; the column holds 20 entries at this size.
-    let style = (FONT, 15)
-        .into_font()
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    // Rows from below the caption: 22 px while 20 entries fit, tighter beyond.
+    let step = if entries.len() <= 20 { 22 } else { 18 };
     for (i, e) in entries.iter().enumerate() {
-        let y = 60 + 22 * i as i32;
+        let (label, size) = fit(&e.label, LEGEND_WIDTH - 40, 15, 10);
+        let style = (FONT, size)
+            .into_font()
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Left, VPos::Center));
+        let y = 60 + step * i as i32;
+        if let Some(series) = &e.series {
+            marks.begin(area, series)?;
+        }
         match e.mark {
             Mark::Line => area
                 .draw(&PathElement::new(
@@ -292,9 +373,15 @@ fn draw_legend(
                     e.colour.filled(),
                 ))
                 .map_err(plot_err(file))?,
+            Mark::Dot => area
+                .draw(&Circle::new((16, y), 5, e.colour.filled()))
+                .map_err(plot_err(file))?,
         }
-        area.draw(&Text::new(e.label.clone(), (36, y), style.clone()))
+        area.draw(&Text::new(label, (36, y), style))
             .map_err(plot_err(file))?;
+        if e.series.is_some() {
+            marks.end(area)?;
+        }
     }
     Ok(())
 }
@@ -363,6 +450,25 @@ pub fn tick(v: &f64) -> String {
     if s == "-0" { "0".into() } else { s.into() }
 }
 
+/// A value for a hover title: three significant figures or the whole number (`340`, `12.5`,
+/// `0.167`).
+pub fn figure(v: f64) -> String {
+    match v.abs() {
+        a if a >= 100.0 => format!("{v:.0}"),
+        a if a >= 10.0 => tick(&((v * 10.0).round() / 10.0)),
+        _ => {
+            let s = format!("{v:.3}");
+            let s = s.trim_end_matches('0').trim_end_matches('.');
+            if s == "-0" { "0".into() } else { s.into() }
+        }
+    }
+}
+
+/// Hover targets for a long line: at most about 120 of its points, peaks kept.
+pub fn hover_points(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    downsample(points, 60)
+}
+
 /// An upper bound for a y axis holding `max`: 10% headroom, and never an empty range.
 pub fn headroom(max: f64) -> f64 {
     if max > 0.0 { max * 1.1 } else { 1.0 }
@@ -399,12 +505,12 @@ mod tests {
 
     #[test]
     fn every_algorithm_has_its_own_colour() {
-        let colours: std::collections::HashSet<String> = AlgorithmKind::ALL
-            .iter()
+        // Exact algorithms and profiles alike: libraries.toml runs fifteen of them at once.
+        let colours: std::collections::HashSet<String> = AlgorithmKind::every()
             .map(|k| hex(colour(k.name())))
             .collect();
-        assert_eq!(colours.len(), AlgorithmKind::ALL.len());
-        assert!(PALETTE.len() >= 8);
+        assert_eq!(colours.len(), AlgorithmKind::every().count());
+        assert!(colours.len() >= 15);
     }
 
     #[test]

@@ -1,22 +1,32 @@
-//! Chart 1: admitted rate over time per algorithm, against the offered load, with the policy's
-//! per-key limit as a reference line.
+//! Chart 1: admitted rate over time, one panel per algorithm (small multiples), each against
+//! the offered load, on one shared scale. The policy limits each key, not the total, so its
+//! limit is drawn where it bounds something: on the busiest-key chart ([`super::busiest`]).
 
 use super::{
-    FONT, LegendEntry, Mark, OFFERED, REFERENCE, Timeline, axes, colour_among, headroom, plot_err,
-    render, row_names, tick,
+    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, hover_points,
+    notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
-use crate::time::{NANOS_PER_SEC, format_duration};
+use crate::time::format_duration;
 use plotters::prelude::*;
 
 pub const FILE: &str = "admitted_rate.svg";
 
+/// The offered load's legend label and series name.
+pub fn offered_label(scenario: &Scenario) -> &'static str {
+    if super::retries::applies(scenario) {
+        "offered load (first tries)"
+    } else {
+        "offered load"
+    }
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
     let title = format!("Admitted rate over time: {}", scenario.name);
-    let timeline = Timeline::new(scenario, algorithms);
+    let timeline = Timeline::new(scenario);
     // First tries are the same under every algorithm (retries depend on its rejections): they
     // are the load. Without retrying clients they are all that is offered.
     let offered = algorithms
@@ -27,79 +37,79 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .iter()
         .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.admitted)))
         .collect();
-    let limit_rate =
-        scenario.policy.limit as f64 * NANOS_PER_SEC as f64 / scenario.policy.window as f64;
+    let tied = ties(
+        &algorithms
+            .iter()
+            .map(|a| (a.algorithm.as_str(), &a.timeseries))
+            .collect::<Vec<_>>(),
+    );
     let y_max = admitted
         .iter()
         .flat_map(|(_, s)| s)
         .chain(&offered)
         .map(|p| p.1)
-        .fold(limit_rate, f64::max);
+        .fold(0.0, f64::max);
     let x_max = timeline.x_max;
-    let limit_label = format!(
-        "policy limit per key ({} per {})",
-        scenario.policy.limit,
-        format_duration(scenario.policy.window)
-    );
-    let mut legend = vec![LegendEntry {
-        label: if super::retries::applies(scenario) {
-            "offered load (first tries)".into()
-        } else {
-            "offered load".into()
-        },
-        colour: OFFERED,
-        mark: Mark::Line,
-    }];
+    let offered_name = offered_label(scenario);
+    let mut legend = vec![LegendEntry::other(offered_name, OFFERED, Mark::Line)];
     legend.extend(
         algorithms
             .iter()
-            .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line)),
+            .zip(&tied)
+            .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie)),
     );
-    legend.push(LegendEntry {
-        label: "policy limit per key".into(),
-        colour: REFERENCE,
-        mark: Mark::Line,
-    });
-    let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = axes(FILE, area, &title, 70, 0.0..x_max, 0.0..headroom(y_max))?;
-        chart
-            .configure_mesh()
-            .x_desc(format!("time ({})", timeline.unit_name))
-            .y_desc(format!(
-                "requests/s (per {} bucket)",
-                format_duration(scenario.bucket)
-            ))
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .draw()
-            .map_err(plot_err(FILE))?;
-        chart
-            .draw_series(LineSeries::new(offered, OFFERED.stroke_width(4)))
-            .map_err(plot_err(FILE))?;
-        for (name, points) in admitted {
+    let y_desc = format!(
+        "admitted requests/s (per {} bucket)",
+        format_duration(scenario.bucket)
+    );
+    let x_desc = format!("time ({})", timeline.unit_name);
+    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
+        let areas = panels(FILE, area, &title, &x_desc, &y_desc, admitted.len())?;
+        let size = caption_size(admitted.len());
+        for (i, (panel_area, (name, points))) in areas.iter().zip(&admitted).enumerate() {
+            let a = &algorithms[i];
+            let mut lines: Vec<String> = tied[i].iter().map(|o| format!("= {o}")).collect();
+            let late = timeline.after_end(a, |b| b.admitted);
+            if late > 0 {
+                lines.push(format!("+{late} released after the end"));
+            }
+            let mut chart = panel(
+                FILE,
+                panel_area,
+                name,
+                size,
+                0.0..x_max,
+                0.0..panel_top(y_max),
+                &tick,
+                5,
+            )?;
+            notes(FILE, panel_area, &chart, &lines)?;
+            marks.begin(panel_area, offered_name)?;
             chart
-                .draw_series(LineSeries::new(
-                    points,
-                    colour_among(&names, name).stroke_width(2),
-                ))
+                // A wide band under the row's line: where all the load is admitted, the
+                // line runs inside it instead of hiding it.
+                .draw_series(LineSeries::new(offered.clone(), OFFERED.stroke_width(6)))
                 .map_err(plot_err(FILE))?;
+            marks.end(panel_area)?;
+            let c = colour_among(&names, name);
+            marks.begin(panel_area, name)?;
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                .map_err(plot_err(FILE))?;
+            for &(x, y) in &hover_points(points) {
+                let title = format!("{name}, {}: {} req/s", timeline.at(x), figure(y));
+                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+            }
+            marks.end(panel_area)?;
         }
-        chart
-            .draw_series(LineSeries::new(
-                [(0.0, limit_rate), (x_max, limit_rate)],
-                REFERENCE.stroke_width(1),
-            ))
-            .map_err(plot_err(FILE))?;
         Ok(())
     })?;
     Ok(super::Chart {
         file: FILE,
         caption: format!(
-            "Requests reaching the backend per second under each algorithm, over the offered load \
-             (grey). The thin black line is the {limit_label} = {limit_rate:.3}/s: the policy \
-             limits each key, so the total may exceed it."
+            "Requests reaching the backend per second under each algorithm, one panel each, over \
+             the offered load (grey), from 0 to the scenario's end ({}).",
+            format_duration(scenario.duration)
         ),
         title,
         svg,

@@ -38,7 +38,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
         .iter()
         .map(|(name, _)| LegendEntry::algorithm(&names, name, Mark::Line))
         .collect();
-    let svg = render(FILE, &title, &legend, |area| {
+    let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = axes(FILE, area, &title, 70, 0.0..x_max, 0.0..105.0)?;
         chart
             .configure_mesh()
@@ -59,12 +59,19 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
         for (name, points) in &series {
             let points: Vec<(f64, f64)> =
                 points.iter().map(|&(t, s)| (t / unit, 100.0 * s)).collect();
+            let c = colour_among(&names, name);
+            marks.begin(area, name)?;
             chart
                 .draw_series(LineSeries::new(
                     downsample(&points, PLOT_PIXELS),
-                    colour_among(&names, name).stroke_width(2),
+                    c.stroke_width(2),
                 ))
                 .map_err(plot_err(FILE))?;
+            for &(x, y) in &super::hover_points(&points) {
+                let title = format!("{name}, {} {unit_name}: {y:.1}% refused", tick(&x));
+                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+            }
+            marks.end(area)?;
         }
         Ok(())
     })?;

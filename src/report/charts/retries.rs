@@ -1,14 +1,17 @@
-//! Chart 7, for closed-loop scenarios (clients that retry rejected requests): attempts per
-//! second over time, first tries in the upper panel and retries in the lower one, one line per
-//! algorithm in each. Retries depend on the algorithm's rejections, so each has its own.
+//! Chart 7, for closed-loop scenarios (clients that retry rejected requests): retries per
+//! second over time, one panel per algorithm and one line per source that retries, so the
+//! comparison such a scenario exists for (clients retrying at once against clients backing
+//! off) reads at a glance. Retries depend on the algorithm's rejections, so each has its own.
 
 use super::{
-    FONT, LegendEntry, Mark, Timeline, colour_among, headroom, plot_err, render, row_names, tick,
+    LegendEntry, Mark, Marks, PALETTE, Timeline, caption_size, figure, headroom, hover_points,
+    panel, panels, plot_err, render, tick,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
-use crate::time::format_duration;
+use crate::time::{NANOS_PER_SEC, format_duration};
+use crate::traffic::Retry;
 use plotters::prelude::*;
 
 pub const FILE: &str = "retries.svg";
@@ -18,85 +21,106 @@ pub fn applies(scenario: &Scenario) -> bool {
     scenario.reactions.iter().any(|r| r.max_retries > 0)
 }
 
+/// How a source's clients retry, in a few words.
+fn how(retry: &Retry) -> &'static str {
+    match retry {
+        Retry::GiveUp => "gives up",
+        Retry::Immediately => "retries at once",
+        Retry::AfterRetryAfter => "retries at Retry-After",
+        Retry::Backoff { .. } => "backs off",
+    }
+}
+
+/// A source's colour: the second half of the palette, in the scenario's order, so sources are
+/// not mistaken for the algorithms the other charts colour with the first half.
+fn source_colour(i: usize) -> RGBColor {
+    PALETTE[(10 + i) % PALETTE.len()]
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
-    let names = row_names(algorithms);
-    let title = format!(
-        "Attempts over time, first tries and retries: {}",
-        scenario.name
-    );
-    let timeline = Timeline::new(scenario, algorithms);
-    let first: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+    let title = format!("Retries over time, by source: {}", scenario.name);
+    let timeline = Timeline::new(scenario);
+    let per_sec = NANOS_PER_SEC as f64 / scenario.bucket as f64;
+    // The sources whose clients retry, with their index in the scenario.
+    let retrying: Vec<(usize, String)> = scenario
+        .reactions
         .iter()
-        .map(|a| {
-            (
-                a.algorithm.as_str(),
-                timeline.rates(a, |b| b.offered - b.retries),
-            )
+        .enumerate()
+        .filter(|(_, r)| r.max_retries > 0)
+        .map(|(i, r)| {
+            let name = scenario.traffic.get(i).map_or("?", |s| s.name.as_str());
+            (i, format!("{name} ({})", how(&r.retry)))
         })
         .collect();
-    let retries: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+    let lines: Vec<Vec<Vec<(f64, f64)>>> = algorithms
         .iter()
-        .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.retries)))
+        .map(|a| {
+            retrying
+                .iter()
+                .map(|(s, _)| {
+                    let counts = a.retries_by_source.get(*s);
+                    timeline.series(|i| {
+                        counts.and_then(|c| c.get(i)).copied().unwrap_or(0) as f64 * per_sec
+                    })
+                })
+                .collect()
+        })
         .collect();
-    let max = |s: &[(&str, Vec<(f64, f64)>)]| {
-        s.iter()
-            .flat_map(|(_, p)| p)
-            .map(|p| p.1)
-            .fold(0.0, f64::max)
-    };
-    // One y scale for both panels, so retries compare with first tries at a glance.
-    let y_max = headroom(max(&first).max(max(&retries)));
-    let x_max = timeline.x_max;
-    let legend: Vec<LegendEntry> = algorithms
+    let y_max = lines
         .iter()
-        .map(|a| LegendEntry::algorithm(&names, &a.algorithm, Mark::Line))
+        .flatten()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0, f64::max);
+    let legend: Vec<LegendEntry> = retrying
+        .iter()
+        .enumerate()
+        .map(|(k, (_, label))| LegendEntry::other(label, source_colour(k), Mark::Line))
         .collect();
     let y_desc = format!(
-        "attempts/s (per {} bucket)",
+        "retries/s (per {} bucket)",
         format_duration(scenario.bucket)
     );
-    let svg = render(FILE, &title, &legend, |area| {
-        let (upper, lower) = area.split_vertically(area.dim_in_pixel().1 / 2 + 10);
-        for (panel, caption, data, top) in [
-            (&upper, "first tries", &first, true),
-            (&lower, "retries", &retries, false),
-        ] {
-            let mut builder = ChartBuilder::on(panel);
-            builder
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(70);
-            if top {
-                builder.caption(&title, (FONT, 22));
-            }
-            let mut chart = builder
-                .build_cartesian_2d(0.0..x_max, 0.0..y_max)
-                .map_err(plot_err(FILE))?;
-            chart
-                .configure_mesh()
-                .x_desc(format!("time ({})", timeline.unit_name))
-                .y_desc(format!("{caption}: {y_desc}"))
-                .x_label_formatter(&tick)
-                .y_label_formatter(&tick)
-                .label_style((FONT, 13))
-                .axis_desc_style((FONT, 14))
-                .draw()
-                .map_err(plot_err(FILE))?;
-            for (name, points) in data {
+    let x_desc = format!("time ({})", timeline.unit_name);
+    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
+        let areas = panels(FILE, area, &title, &x_desc, &y_desc, algorithms.len())?;
+        let size = caption_size(algorithms.len());
+        for ((panel_area, a), sources) in areas.iter().zip(algorithms).zip(&lines) {
+            let mut chart = panel(
+                FILE,
+                panel_area,
+                &a.algorithm,
+                size,
+                0.0..timeline.x_max,
+                0.0..headroom(y_max),
+                &tick,
+                5,
+            )?;
+            for (k, ((_, label), points)) in retrying.iter().zip(sources).enumerate() {
+                let c = source_colour(k);
+                marks.begin(panel_area, label)?;
                 chart
-                    .draw_series(LineSeries::new(
-                        points.iter().copied(),
-                        colour_among(&names, name).stroke_width(2),
-                    ))
+                    .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
                     .map_err(plot_err(FILE))?;
+                for &(x, y) in &hover_points(points) {
+                    let title = format!(
+                        "{}, {label}, {}: {} retries/s",
+                        a.algorithm,
+                        timeline.at(x),
+                        figure(y)
+                    );
+                    marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+                }
+                marks.end(panel_area)?;
             }
         }
         Ok(())
     })?;
     Ok(super::Chart {
         file: FILE,
-        caption: "Attempts per second under each algorithm: first tries (upper panel) and retries \
-                  of rejected requests by clients that retry (lower panel), on one scale."
+        caption: "Retries per second of rejected requests, one panel per algorithm and one line \
+                  per source whose clients retry, on one scale: how each way of retrying loads \
+                  the limiter."
             .into(),
         title,
         svg,

@@ -1,6 +1,8 @@
 //! Sweep chart: one figure against one swept value, one line per contender.
 
-use super::{FONT, LegendEntry, Mark, axes, colour, headroom, plot_err, render, tick};
+use super::{
+    FONT, LegendEntry, Mark, axes, colour, figure as figure_of, headroom, plot_err, render, tick,
+};
 use crate::error::Result;
 use plotters::prelude::*;
 
@@ -31,7 +33,7 @@ pub fn chart(
         .iter()
         .map(|(n, _)| LegendEntry::algorithm(&[], n, Mark::Line))
         .collect();
-    let svg = render(FILE, &title, &legend, |area| {
+    let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = axes(FILE, area, &title, 80, x_lo..x_hi, y_lo..y_hi)?;
         chart
             .configure_mesh()
@@ -45,12 +47,19 @@ pub fn chart(
             .map_err(plot_err(FILE))?;
         for (name, points) in series {
             let c = colour(name);
+            marks.begin(area, name)?;
             chart
                 .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
                 .map_err(plot_err(FILE))?;
-            chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 3, c.filled())))
-                .map_err(plot_err(FILE))?;
+            for &(x, y) in points.iter() {
+                let title = format!(
+                    "{name}, {field} = {}: {figure} = {}",
+                    tick(&x),
+                    figure_of(y)
+                );
+                marks.point(chart.backend_coord(&(x, y)), c, true, &title);
+            }
+            marks.end(area)?;
         }
         Ok(())
     })?;

@@ -1,15 +1,18 @@
-//! Chart 2: the worst moment. For each algorithm, the admitted count of its worst key in the
-//! rolling window `(s − W, s]`, for `s` from one window before the worst window's end to one
-//! window after, with the policy limit as a reference line. The peak is `max_window_admitted`.
+//! Chart 2: the worst moment, one panel per algorithm (small multiples: each row peaks on its
+//! own key at its own time, so overlaying them would mix unrelated instants). Each panel draws
+//! the admitted count of the row's worst key in the rolling window `(s − W, s]`, for `s` from
+//! one window before the worst window's end to one window after, names the key and the time,
+//! and draws the policy limit, the quantity's bound. The peak is `max_window_admitted`.
 
 use super::{
-    FONT, LegendEntry, Mark, PLOT_PIXELS, REFERENCE, axes, colour_among, downsample, headroom,
-    plot_err, render, row_names, tick, time_unit,
+    LegendEntry, Mark, Marks, PLOT_PIXELS, REFERENCE, caption_size, colour_among, downsample,
+    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
-use crate::time::Nanos;
+use crate::time::{Nanos, format_duration};
 use plotters::prelude::*;
 
 pub const FILE: &str = "worst_moment.svg";
@@ -67,60 +70,100 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             (a.algorithm.as_str(), downsample(&points, PLOT_PIXELS))
         })
         .collect();
+    // Rows tie when they peaked on the same key at the same instant with the same history.
+    let tied = ties(
+        &algorithms
+            .iter()
+            .map(|a| {
+                let data = (
+                    &a.worst_window_key,
+                    a.worst_window_end_ns,
+                    &a.worst_window_admissions,
+                );
+                (a.algorithm.as_str(), data)
+            })
+            .collect::<Vec<_>>(),
+    );
     let peak = algorithms
         .iter()
         .map(|a| a.max_window_admitted)
         .fold(limit, u64::max) as f64;
     let half = window as f64 / unit;
+    let limit_name = format!("policy limit ({limit} per {})", format_duration(window));
     let mut legend: Vec<LegendEntry> = algorithms
         .iter()
-        .map(|a| LegendEntry {
-            label: format!("{} (peak {})", a.algorithm, a.max_window_admitted),
-            colour: colour_among(&names, &a.algorithm),
-            mark: Mark::Line,
+        .zip(&tied)
+        .map(|(a, tie)| {
+            let mut e = LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie);
+            e.label = format!("{} (peak {})", e.label, a.max_window_admitted);
+            e
         })
         .collect();
-    legend.push(LegendEntry {
-        label: format!("policy limit ({limit})"),
-        colour: REFERENCE,
-        mark: Mark::Line,
-    });
-    let svg = render(FILE, &title, &legend, |area| {
-        let mut chart = axes(FILE, area, &title, 70, -half..half, 0.0..headroom(peak))?;
-        chart
-            .configure_mesh()
-            .x_desc(format!(
-                "time from the end of the algorithm's worst window ({unit_name})"
-            ))
-            .y_desc("admitted in the rolling window (requests)")
-            .x_label_formatter(&tick)
-            .y_label_formatter(&tick)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .draw()
-            .map_err(plot_err(FILE))?;
-        for (name, points) in series {
+    legend.push(LegendEntry::other(&limit_name, REFERENCE, Mark::Line));
+    let x_desc = format!("time from the end of the row's worst window ({unit_name})");
+    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
+        let areas = panels(
+            FILE,
+            area,
+            &title,
+            &x_desc,
+            "admitted in the rolling window (requests)",
+            series.len(),
+        )?;
+        let size = caption_size(series.len());
+        for (i, (panel_area, (name, points))) in areas.iter().zip(&series).enumerate() {
+            let a = &algorithms[i];
+            let mut chart = panel(
+                FILE,
+                panel_area,
+                name,
+                size,
+                -half..half,
+                0.0..panel_top(peak),
+                &tick,
+                5,
+            )?;
+            marks.begin(panel_area, &limit_name)?;
             chart
                 .draw_series(LineSeries::new(
-                    points,
-                    colour_among(&names, name).stroke_width(2),
+                    [(-half, limit as f64), (half, limit as f64)],
+                    REFERENCE.stroke_width(1),
                 ))
                 .map_err(plot_err(FILE))?;
+            marks.end(panel_area)?;
+            let c = colour_among(&names, name);
+            marks.begin(panel_area, name)?;
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                .map_err(plot_err(FILE))?;
+            // Which key and when: rows peak on different keys at different times.
+            let at = format_duration(a.worst_window_end_ns);
+            let key = if a.worst_window_key.is_empty() {
+                "no admission".to_string()
+            } else {
+                format!("key {} at {at}", a.worst_window_key)
+            };
+            let mut lines = vec![key.clone()];
+            lines.extend(tied[i].iter().map(|o| format!("= {o}")));
+            notes(FILE, panel_area, &chart, &lines)?;
+            for &(x, y) in &hover_points(points) {
+                let title = format!(
+                    "{name}, {key}, {} {unit_name} from its worst window's end: {y:.0} admitted \
+                     in the window",
+                    tick(&x)
+                );
+                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+            }
+            marks.end(panel_area)?;
         }
-        chart
-            .draw_series(LineSeries::new(
-                [(-half, limit as f64), (half, limit as f64)],
-                REFERENCE.stroke_width(1),
-            ))
-            .map_err(plot_err(FILE))?;
         Ok(())
     })?;
     Ok(super::Chart {
         file: FILE,
         caption: format!(
-            "For each algorithm, its worst key's admissions in the rolling window ending at each \
-             instant, around the window where that count peaked; above the black line ({limit}) \
-             the policy is violated."
+            "For each algorithm, one panel: its worst key's admissions in the rolling window \
+             ending at each instant, around the window where that count peaked (the key and \
+             time are in the panel); above the black line ({limit}) the policy is violated."
         ),
         title,
         svg,

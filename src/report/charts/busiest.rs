@@ -1,0 +1,107 @@
+//! Chart 1b: the busiest key over time, one panel per algorithm. The policy's limit bounds each
+//! key's admissions in its rolling window, not the total rate: this chart draws that quantity
+//! (per time bucket, the most admissions any one key held in its window at an admission) against
+//! the limit, so a violation shows as the line crossing it and a key held at the limit as the
+//! line riding it.
+
+use super::{
+    LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, hover_points, notes,
+    panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+};
+use crate::error::Result;
+use crate::metrics::AlgorithmReport;
+use crate::scenario::Scenario;
+use crate::time::format_duration;
+use plotters::prelude::*;
+
+pub const FILE: &str = "busiest_key.svg";
+
+pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
+    let names = row_names(algorithms);
+    let title = format!("Busiest key against the limit: {}", scenario.name);
+    let timeline = Timeline::new(scenario);
+    let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+    let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+        .iter()
+        .map(|a| {
+            let points = timeline.series(|i| a.busiest_key.get(i).copied().unwrap_or(0) as f64);
+            (a.algorithm.as_str(), points)
+        })
+        .collect();
+    let tied = ties(
+        &algorithms
+            .iter()
+            .map(|a| (a.algorithm.as_str(), &a.busiest_key))
+            .collect::<Vec<_>>(),
+    );
+    let y_max = series
+        .iter()
+        .flat_map(|(_, s)| s)
+        .map(|p| p.1)
+        .fold(limit as f64, f64::max);
+    let limit_name = format!("policy limit ({limit} per {})", format_duration(window));
+    let mut legend: Vec<LegendEntry> = algorithms
+        .iter()
+        .zip(&tied)
+        .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie))
+        .collect();
+    legend.push(LegendEntry::other(&limit_name, REFERENCE, Mark::Line));
+    let y_desc = format!(
+        "most admitted by one key in {} (per {} bucket)",
+        format_duration(window),
+        format_duration(scenario.bucket)
+    );
+    let x_desc = format!("time ({})", timeline.unit_name);
+    let x_max = timeline.x_max;
+    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
+        let areas = panels(FILE, area, &title, &x_desc, &y_desc, series.len())?;
+        let size = caption_size(series.len());
+        for (i, (panel_area, (name, points))) in areas.iter().zip(&series).enumerate() {
+            let mut chart = panel(
+                FILE,
+                panel_area,
+                name,
+                size,
+                0.0..x_max,
+                0.0..panel_top(y_max),
+                &tick,
+                5,
+            )?;
+            let lines: Vec<String> = tied[i].iter().map(|o| format!("= {o}")).collect();
+            notes(FILE, panel_area, &chart, &lines)?;
+            marks.begin(panel_area, &limit_name)?;
+            chart
+                .draw_series(LineSeries::new(
+                    [(0.0, limit as f64), (x_max, limit as f64)],
+                    REFERENCE.stroke_width(1),
+                ))
+                .map_err(plot_err(FILE))?;
+            marks.end(panel_area)?;
+            let c = colour_among(&names, name);
+            marks.begin(panel_area, name)?;
+            chart
+                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                .map_err(plot_err(FILE))?;
+            for &(x, y) in &hover_points(points) {
+                let title = format!(
+                    "{name}, {}: busiest key held {y:.0} of {limit} in its window",
+                    timeline.at(x)
+                );
+                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+            }
+            marks.end(panel_area)?;
+        }
+        Ok(())
+    })?;
+    Ok(super::Chart {
+        file: FILE,
+        caption: format!(
+            "Per time bucket, the most requests any one key had admitted in its rolling {} \
+             window, under each algorithm, against the policy's limit of {limit} (black): the \
+             limit bounds this per-key count, not the total rate.",
+            format_duration(window)
+        ),
+        title,
+        svg,
+    })
+}
