@@ -260,7 +260,7 @@ impl<'a> Ctx<'a> {
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {
-            scenario.goals = super::goals::resolve(table, &metric_names(&scenario))
+            scenario.goals = super::goals::resolve(table, &metric_names(&scenario), duration)
                 .map_err(|(span, field, message)| self.err(span, &field, message))?;
         }
         Ok(scenario)

@@ -242,7 +242,7 @@ fn bar_charts_show_each_figure_per_algorithm() {
         );
         let leak = format!(
             "{:.1}%",
-            100.0 * a["roles"]["abusive_leakage"].as_f64().unwrap()
+            100.0 * a["roles"]["abusive_leakage"].as_f64().unwrap_or(0.0)
         );
         assert!(
             labels.contains(&goodput) && labels.contains(&leak),

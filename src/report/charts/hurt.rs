@@ -30,7 +30,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             .map(|a| {
                 let values = vec![
                     100.0 * a.roles.legit_goodput,
-                    100.0 * a.roles.abusive_leakage,
+                    100.0 * a.roles.abusive_leakage.unwrap_or(0.0),
                     100.0 * collateral_share(a),
                 ];
                 (a.algorithm.as_str(), values)
