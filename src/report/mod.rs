@@ -11,7 +11,9 @@ mod observed;
 mod provenance;
 pub mod ranking;
 mod review;
+mod story;
 mod table;
+mod verdict;
 
 pub use decisions::{DecisionLog, DecisionPart};
 pub use files::{

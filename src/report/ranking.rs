@@ -40,7 +40,10 @@ impl Ranked<'_> {
 
 /// The default criteria after the goals, in order: each compares two reports (`Less` = the
 /// first ranks higher) and says in words what it compared.
-type Criterion = (fn(&AlgorithmReport, &AlgorithmReport) -> Ordering, &'static str);
+type Criterion = (
+    fn(&AlgorithmReport, &AlgorithmReport) -> Ordering,
+    &'static str,
+);
 
 const CRITERIA: [Criterion; 5] = [
     (
@@ -215,7 +218,10 @@ mod tests {
             report("sliding_window_log", 0.4545, 0, 0),
             report("gcra", 0.5213, 665, 0),
         ];
-        assert_eq!(order(&reports), ["gcra", "leaky_bucket", "sliding_window_log"]);
+        assert_eq!(
+            order(&reports),
+            ["gcra", "leaky_bucket", "sliding_window_log"]
+        );
         let ranked = rank(&[], &reports);
         assert_eq!(
             decided_by(&ranked[0], &ranked[1]),
@@ -237,7 +243,10 @@ mod tests {
         ];
         assert_eq!(order(&reports), ["c", "b", "a"]);
         let ranked = rank(&[], &reports);
-        assert_eq!(decided_by(&ranked[0], &ranked[1]), Some("delays requests less"));
+        assert_eq!(
+            decided_by(&ranked[0], &ranked[1]),
+            Some("delays requests less")
+        );
         assert_eq!(
             decided_by(&ranked[1], &ranked[2]),
             Some("admits fewer requests beyond the policy")
@@ -262,7 +271,10 @@ mod tests {
         let reports = [report("slow", 1.0, 0, 60), report("fast", 0.5, 0, 0)];
         let ranked = rank(&goals, &reports);
         assert_eq!(ranked[0].report.algorithm, "fast");
-        assert_eq!(decided_by(&ranked[0], &ranked[1]), Some("misses fewer goals"));
+        assert_eq!(
+            decided_by(&ranked[0], &ranked[1]),
+            Some("misses fewer goals")
+        );
         assert!(
             ranked[1]
                 .reason

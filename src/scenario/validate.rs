@@ -232,6 +232,7 @@ impl<'a> Ctx<'a> {
                 .description
                 .map(|d| d.into_inner().trim().to_string())
                 .unwrap_or_default(),
+            introduction: leading_comment(self.text),
             path: self.path.to_path_buf(),
             seed,
             duration,
@@ -524,4 +525,18 @@ fn param_value(v: &toml::Value) -> ParamValue {
         toml::Value::Array(_) => ParamValue::Other("array"),
         toml::Value::Table(_) => ParamValue::Other("table"),
     }
+}
+
+/// The comment block a file opens with: its lines up to the first that is not a comment, with
+/// the `#` and one following space removed.
+fn leading_comment(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let Some(comment) = line.trim_start().strip_prefix('#') else {
+            break;
+        };
+        out.push_str(comment.strip_prefix(' ').unwrap_or(comment).trim_end());
+        out.push('\n');
+    }
+    out.trim().to_string()
 }
