@@ -43,14 +43,68 @@ fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
             "gcra",
             "token_bucket",
             "sliding_window_counter",
-            "leaky_bucket",
+            // Both miss one goal; the leaky bucket delays legit users (the default order).
             "sliding_window_log",
+            "leaky_bucket",
             "fixed_window"
         ]
     );
-    assert!(ranking.contains("**gcra**: meets all 4 goals; 0 violations"));
+    assert!(
+        ranking
+            .contains("**gcra**: meets all 4 goals; legit goodput 100.0%, 0 violations, no delay")
+    );
     assert!(ranking.contains("**fixed_window**: misses `policy_violations <= 0` (100)"));
-    assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; 0 violations"));
+    // Goals and measured values in human units: `max_delay_p99 = "1s"` in boundary.toml.
+    assert!(ranking.contains("`delay_p99_ns <= 1s` (max_delay_p99_ns)"));
+    assert!(ranking.contains("**leaky_bucket**: misses `delay_p99_ns <= 1s` (56.405s)"));
+    assert!(ranking.contains("`state_bytes_per_key <= 64 B` (531 B)"));
+    assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; legit goodput"));
+    // Verdict first, then the figures, the checks and the charts, the story last.
+    let at = |heading: &str| {
+        md.find(&format!("\n## {heading}\n"))
+            .unwrap_or_else(|| panic!("no section {heading}"))
+    };
+    let order = [
+        "Verdict",
+        "Key figures",
+        "Per source",
+        "Headline figures",
+        "Expectations",
+        "Charts",
+        "Which algorithm",
+        "About the scenario",
+        "Reproducibility",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
+    }
+    let verdict = md.split("## Verdict\n\n").nth(1).unwrap();
+    assert!(
+        verdict.starts_with(
+            "**gcra** is the recommended contender. It meets all 4 of the scenario's goals. \
+             It has legit goodput 100.0%, 0 violations, no delay, 0 needless rejections, 31 B/key. \
+             It ranks above **token_bucket** because gcra keeps less state per key"
+        ),
+        "{verdict}"
+    );
+    // The headline figures are the ones boundary's `expect` lines name, with the checks.
+    let headline = md.split("## Headline figures").nth(1).unwrap();
+    assert!(headline.contains("| burst_factor | policy_violations | source=attacker admitted |"));
+    assert!(headline.contains("| `sliding_window_log` | 1 | 100ms | 0 | 1 | 0 | 100 |"));
+    assert!(md.contains("- **pass** `fixed_window burst_factor == 2.0`: measured 2\n"));
+    assert!(md.contains("- **pass** `* needless_rejections == 0`: measured fixed_window 0, "));
+    // The story: the file's leading comment block, without the line about `expect` itself.
+    let story = md.split("## About the scenario\n\n").nth(1).unwrap();
+    assert!(story.starts_with("Boundary attack: the fixed window's blind spot.\n\n"));
+    assert!(story.contains("\n- fixed_window admits all 200 attacker requests within 100 ms: "));
+    assert!(!story.contains("`expect` pins these claims"));
+    // Every table scrolls in its own box; the page's script is inline.
+    assert_eq!(
+        html.matches("<div class=\"table\">\n<table>").count(),
+        html.matches("<table>").count()
+    );
+    assert_eq!(html.matches("<script>").count(), 1);
+    assert!(html.contains("data-rlsim"));
     // The reproducibility block.
     let bytes = std::fs::read(repo().join("scenarios/boundary.toml")).unwrap();
     let hash: String = Sha256::digest(&bytes)
