@@ -16,6 +16,7 @@ mod io;
 mod layers;
 mod metrics;
 mod observe;
+mod out_dir;
 mod profiles;
 mod replay;
 mod replay_input;
