@@ -2,6 +2,7 @@
 
 mod bench;
 mod bounds;
+mod browser;
 mod check;
 mod cli;
 mod closed_loop;

@@ -160,6 +160,40 @@ fn goal_errors_name_the_field_and_the_fix() {
     assert!(err.contains("did you mean `policy_violations`?"), "{err}");
 }
 
+/// A bound in the wrong unit is an input error naming the file, line, field and what to write.
+#[test]
+fn goal_bounds_in_a_wrong_unit_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo().join("scenarios/boundary.toml")).unwrap();
+    for (from, to, expected) in [
+        (
+            "max_delay_p99 = \"1s\"",
+            "max_delay_p99 = \"1 parsec\"",
+            ":58:17: field `goals.max_delay_p99`: `delay_p99_ns`: expected a duration such as \
+             \"1s\" or \"250ms\" (or a number of nanoseconds); unknown unit `parsec`",
+        ),
+        (
+            "max_policy_violations = 0 ",
+            "max_policy_violations = \"5s\"",
+            ":55:25: field `goals.max_policy_violations`: `policy_violations`: expected a \
+             non-negative number or a rate over the run such as \"1/min\"; `5s` is not a rate",
+        ),
+        (
+            "max_state_bytes_per_key = 64",
+            "max_state_bytes_per_key = \"64 kB\"",
+            ":57:27: field `goals.max_state_bytes_per_key`: `state_bytes_per_key`: expected a \
+             size such as \"64 B\" or \"1 KiB\"",
+        ),
+    ] {
+        assert!(shipped.contains(from), "{from}");
+        let path = write(dir.path(), "s.toml", &shipped.replace(from, to));
+        let out = rlsim().arg("run").arg(&path).assert().code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let want = format!("error: {}{expected}", path.display());
+        assert!(err.starts_with(&want), "{err}\nwanted: {want}");
+    }
+}
+
 #[test]
 fn quiet_prints_nothing_and_output_is_plain_off_a_terminal() {
     let out = rlsim()
