@@ -103,7 +103,7 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:72rem;margin:2rem aut
 color:#222;line-height:1.45}.table{overflow-x:auto;max-width:100%;margin:1rem 0}\
 table{border-collapse:collapse;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem}td+td,th+th{text-align:right}\
-th{background:#f3f3f3;position:sticky;top:0}td:first-child{white-space:nowrap}\
+th{background:#f3f3f3}td{white-space:nowrap}\
 code,pre{font-family:monospace;background:#f6f6f6}\
 pre{padding:.75rem;overflow-x:auto}figure{margin:1.5rem 0}svg{max-width:100%;height:auto}\
 figcaption{font-style:italic;color:#555}.toggles{margin:.25rem 0;font-size:.85rem}\

@@ -58,7 +58,7 @@ pub fn clean(dir: &Path) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             LEGACY.iter().map(|s| s.to_string()).collect::<Vec<_>>()
         }
-        Err(e) => return Err(Error::io(&dir.join(MANIFEST), e)),
+        Err(e) => return Err(Error::io(dir.join(MANIFEST), e)),
     };
     for rel in listed.iter().filter(|r| inside(Path::new(r))) {
         let path = dir.join(rel);

@@ -88,7 +88,7 @@ pub fn per_source(algorithms: &[AlgorithmReport]) -> Block {
                 let served = ranking::percent(s.request_success_rate);
                 if s.retries > 0 {
                     format!(
-                        "{served} ({:.1} tries/request, {} gave up)",
+                        "{served} ({:.1} tries per request, {} gave up)",
                         s.attempts_per_request, s.abandoned
                     )
                 } else if s.delayed > 0 {

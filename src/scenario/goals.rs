@@ -158,7 +158,7 @@ pub fn resolve(
         let with_ns = format!("{written_metric}_ns");
         let metric = if names.iter().any(|n| n == written_metric) {
             written_metric.to_string()
-        } else if names.iter().any(|n| *n == with_ns) {
+        } else if names.contains(&with_ns) {
             with_ns
         } else {
             let known = names.iter().map(String::as_str);

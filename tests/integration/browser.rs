@@ -11,6 +11,8 @@
 //! Skips with a message when Chromium is missing, unless `RLSIM_REQUIRE_EXTERNAL=1`.
 
 use crate::util::{repo, rlsim};
+use rlsim::report::charts::Chart;
+use rlsim::report::document::{self, Block};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -117,6 +119,46 @@ fn every_shipped_report_renders_offline_in_chromium_with_its_charts_and_tables()
         seen.console
     );
     assert_eq!(seen.requests, ["http://canary.invalid/x.png"]);
+
+    // The script against the charts' contract: series groups (legend entry included) get one
+    // toggle button each, and a chart without groups gets none.
+    let marked = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 10 10\">\
+        <g class=\"series\" data-series=\"gcra\"><circle cx=\"1\" cy=\"1\" r=\"1\">\
+        <title>gcra, 1s: 3 req/s</title></circle><text>gcra</text></g>\
+        <g class=\"series\" data-series=\"token_bucket\"><rect width=\"1\" height=\"1\"/></g>\
+        <g class=\"series\" data-series=\"gcra\"><text>legend: gcra</text></g></svg>";
+    let chart = |file: &'static str, svg: &str| {
+        Block::Figure(Chart {
+            file,
+            title: file.into(),
+            caption: "c".into(),
+            svg: svg.into(),
+        })
+    };
+    let page = document::html(
+        "contract",
+        &[
+            chart("marked.svg", marked),
+            chart("plain.svg", "<svg viewBox=\"0 0 1 1\"><rect/></svg>"),
+        ],
+    );
+    let contract = dir.path().join("contract.html");
+    std::fs::write(&contract, page).unwrap();
+    let seen = load(browser, &contract, &dir.path().join("contract"));
+    assert!(seen.console.is_empty(), "{:?}", seen.console);
+    assert!(seen.dom.contains("data-rlsim=\"ready\""));
+    let figure = |id: &str| {
+        let at = seen.dom.find(&format!("<figure id=\"{id}\">")).unwrap();
+        seen.dom[at..at + seen.dom[at..].find("</figure>").unwrap()].to_string()
+    };
+    let marked = figure("marked.svg");
+    assert_eq!(marked.matches("<button").count(), 2, "{marked}");
+    assert!(
+        marked.contains("data-series=\"gcra\">gcra</button>"),
+        "{marked}"
+    );
+    assert!(marked.contains("data-series=\"token_bucket\">token_bucket</button>"));
+    assert!(!figure("plain.svg").contains("<button"));
 
     let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
         .unwrap()

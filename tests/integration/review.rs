@@ -241,3 +241,52 @@ fn quiet_prints_nothing_and_output_is_plain_off_a_terminal() {
         .clone();
     assert!(!no_color.contains(&0x1b), "NO_COLOR wins");
 }
+
+/// Without abusive traffic, `abusive_leakage` is `null` (not a perfect 0.0): an empty CSV cell,
+/// `n/a` on the terminal and in the reports, and an expectation on it says why it has no value.
+#[test]
+fn leakage_without_abusive_traffic_is_null_and_shown_as_n_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"users\"\nduration = \"10s\"\nalgorithms = [\"fixed_window\"]\n\
+                expect = [\"* abusive_leakage <= 0.1\"]\n\
+                [policy]\nlimit = 5\nwindow = \"1s\"\n\
+                [[traffic]]\nname = \"users\"\nkind = \"constant\"\nrate = \"2/s\"\n";
+    let path = write(dir.path(), "s.toml", text);
+    let out = dir.path().join("out");
+    let run = rlsim()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(run.get_output().stdout.clone()).unwrap();
+    let row = stdout.lines().nth(2).unwrap();
+    assert!(
+        row.starts_with("fixed_window") && row.contains(" n/a "),
+        "{row}"
+    );
+    assert!(
+        stdout.contains(
+            "FAIL  users: fixed_window abusive_leakage <= 0.1 (measured n/a: the run has no \
+             abusive traffic to leak)"
+        ),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let roles = &summary["algorithms"][0]["roles"];
+    assert_eq!(roles["abusive_offered"], 0);
+    assert!(roles["abusive_leakage"].is_null(), "{roles}");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let values: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "abusive_leakage").unwrap();
+    assert_eq!(values[at], "");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| 1.0000 | n/a | 0 |"), "{md}");
+    assert!(md.contains(
+        "- **FAIL** (fixed_window) `* abusive_leakage <= 0.1`: measured fixed_window n/a"
+    ));
+}
