@@ -1,56 +1,7 @@
 //! Evaluating a scenario's expectations against its reports.
+//!
+//! The reports show the same results. The report layer sits below `check`, so the
+//! evaluation itself lives in [`crate::scenario::outcome`]; this module keeps the name `check`
+//! uses.
 
-use crate::check::metric::Flat;
-use crate::metrics::AlgorithmReport;
-use crate::scenario::{Op, Scenario};
-use crate::traffic::Role;
-use serde::Serialize;
-
-/// One expectation checked against one algorithm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ExpectationResult {
-    /// The expectation with `*` replaced by the algorithm.
-    pub expectation: String,
-    /// Its position in the scenario's `expect` list.
-    pub index: usize,
-    pub algorithm: String,
-    pub role: Option<Role>,
-    pub source: Option<String>,
-    pub metric: String,
-    pub op: Op,
-    pub bound: f64,
-    /// `None` when the report holds no number for the metric (which fails the check).
-    pub measured: Option<f64>,
-    pub passed: bool,
-}
-
-/// Every expectation of `scenario`, in order, each for every algorithm it names (in the scenario's
-/// order). `reports` are the scenario's reports.
-pub fn evaluate(scenario: &Scenario, reports: &[AlgorithmReport]) -> Vec<ExpectationResult> {
-    let flat: Vec<(&str, Flat)> = reports
-        .iter()
-        .map(|r| (r.algorithm.as_str(), Flat::of_report(r)))
-        .collect();
-    let mut results = Vec::new();
-    for (index, e) in scenario.expectations.iter().enumerate() {
-        for (algorithm, values) in &flat {
-            if e.algorithm.as_deref().is_some_and(|k| k != *algorithm) {
-                continue;
-            }
-            let measured = values.get(&e.scope, &e.metric).flatten();
-            results.push(ExpectationResult {
-                expectation: e.describe(algorithm),
-                index,
-                algorithm: algorithm.to_string(),
-                role: e.scope.role(),
-                source: e.scope.source().map(str::to_string),
-                metric: e.metric.clone(),
-                op: e.op,
-                bound: e.bound,
-                measured,
-                passed: measured.is_some_and(|m| e.op.holds(m, e.bound)),
-            });
-        }
-    }
-    results
-}
+pub use crate::scenario::outcome::{ExpectationResult, evaluate};

@@ -22,11 +22,20 @@ pub fn percent(change: Option<f64>) -> String {
 /// `pass` or `FAIL`, the scenario, the expectation and the measured value.
 pub fn expectation_line(scenario: &str, e: &ExpectationResult) -> String {
     let status = if e.passed { "pass" } else { "FAIL" };
-    format!(
-        "{status}  {scenario}: {} (measured {})\n",
-        e.expectation,
-        number(e.measured)
-    )
+    let measured = match e.measured {
+        Some(v) => format!("measured {v}"),
+        None => format!("measured n/a: {}", not_applicable(&e.metric)),
+    };
+    format!("{status}  {scenario}: {} ({measured})\n", e.expectation)
+}
+
+/// Why a metric has no value in a run, for the expectation line that needed one.
+fn not_applicable(metric: &str) -> &'static str {
+    match metric {
+        "abusive_leakage" => "the run has no abusive traffic to leak",
+        "mean_rate_error" => "the algorithm keeps an exact count and estimates nothing",
+        _ => "the report holds no number for it",
+    }
 }
 
 pub fn count_line(passed: usize, failed: usize) -> String {

@@ -131,8 +131,9 @@ pub struct RoleReport {
     pub legit_delay_max_ns: u64,
     pub abusive_offered: u64,
     pub abusive_admitted: u64,
-    /// `abusive_admitted / abusive_offered` (0 when there is no abusive traffic).
-    pub abusive_leakage: f64,
+    /// `abusive_admitted / abusive_offered`; `None` (JSON `null`) when there is no abusive
+    /// traffic: nothing leaked, but nothing was tried either, so 0 would read as a perfect score.
+    pub abusive_leakage: Option<f64>,
 }
 
 impl RoleReport {
@@ -158,7 +159,7 @@ impl RoleReport {
             legit_delay_max_ns: legit_delay.max_ns,
             abusive_offered: ao,
             abusive_admitted: aa,
-            abusive_leakage: ratio(aa, ao),
+            abusive_leakage: (ao > 0).then(|| ratio(aa, ao)),
         }
     }
 }

@@ -97,18 +97,58 @@ fn inline_svg(svg: &str) -> String {
         .replace("xmlns=\"http://www.w3.org/2000/svg\"", "")
 }
 
+/// The page's style: readable at any width; a wide table scrolls inside its own box; charts
+/// shrink to the page.
 const STYLE: &str = "body{font-family:sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;\
-color:#222;line-height:1.45}table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+color:#222;line-height:1.45}.table{overflow-x:auto;max-width:100%;margin:1rem 0}\
+table{border-collapse:collapse;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem}td+td,th+th{text-align:right}\
-th{background:#f3f3f3}code,pre{font-family:monospace;background:#f6f6f6}\
+th{background:#f3f3f3}td{white-space:nowrap}\
+code,pre{font-family:monospace;background:#f6f6f6}\
 pre{padding:.75rem;overflow-x:auto}figure{margin:1.5rem 0}svg{max-width:100%;height:auto}\
-figcaption{font-style:italic;color:#555}";
+figcaption{font-style:italic;color:#555}.toggles{margin:.25rem 0;font-size:.85rem}\
+.toggles button{margin:0 .25rem .25rem 0;border:1px solid #bbb;border-radius:3px;\
+background:#fff;cursor:pointer;font:inherit}.toggles button.off{opacity:.45;\
+text-decoration:line-through}.series.off{opacity:.12}g.series{cursor:pointer}\
+#tip{position:fixed;display:none;pointer-events:none;background:#222;color:#fff;\
+padding:.2rem .45rem;border-radius:3px;font-size:.8rem;white-space:pre;z-index:9}\
+@media (max-width:40rem){body{margin:1rem auto;padding:0 .5rem}table{font-size:.8rem}}";
+
+/// The page's script, inline (the page loads nothing). For every chart whose SVG marks its
+/// series as `<g class="series" data-series="NAME">` (legend entry included), a row of toggle
+/// buttons: a button, or a click on the series itself, dims every `[data-series=NAME]` of that
+/// chart. Hovering any element with a `<title>` child shows the title at once in a small
+/// tooltip. A chart without series groups gets no buttons. Last, it marks the page
+/// `data-rlsim="ready"`, which the browser test reads to know the script ran to its end.
+const SCRIPT: &str = r#"(function(){
+var tip=document.createElement('div');tip.id='tip';document.body.appendChild(tip);
+function names(svg){var seen=[];svg.querySelectorAll('[data-series]').forEach(function(g){
+var n=g.getAttribute('data-series');if(seen.indexOf(n)<0)seen.push(n);});return seen;}
+function toggle(svg,bar,name){var off=false;svg.querySelectorAll('[data-series]').forEach(function(g){
+if(g.getAttribute('data-series')===name){g.classList.toggle('off');off=g.classList.contains('off');}});
+bar.querySelectorAll('button').forEach(function(b){if(b.dataset.series===name)b.classList.toggle('off',off);});}
+document.querySelectorAll('figure svg').forEach(function(svg){var list=names(svg);if(!list.length)return;
+var bar=document.createElement('div');bar.className='toggles';bar.setAttribute('role','group');
+bar.setAttribute('aria-label','show or hide series');list.forEach(function(n){var b=document.createElement('button');
+b.type='button';b.textContent=n;b.dataset.series=n;b.addEventListener('click',function(){toggle(svg,bar,n);});
+bar.appendChild(b);});svg.parentNode.insertBefore(bar,svg);
+svg.addEventListener('click',function(e){var g=e.target.closest('[data-series]');
+if(g&&svg.contains(g))toggle(svg,bar,g.getAttribute('data-series'));});});
+function titled(el){while(el&&el.nodeType===1){for(var c=el.firstElementChild;c;c=c.nextElementSibling){
+if(c.tagName.toLowerCase()==='title')return c.textContent;}if(el.tagName.toLowerCase()==='svg')return null;
+el=el.parentNode;}return null;}
+document.addEventListener('mousemove',function(e){var t=e.target&&e.target.closest&&e.target.closest('svg')?titled(e.target):null;
+if(!t){tip.style.display='none';return;}tip.textContent=t;tip.style.display='block';
+tip.style.left=Math.min(e.clientX+12,window.innerWidth-tip.offsetWidth-4)+'px';tip.style.top=(e.clientY+12)+'px';});
+document.documentElement.setAttribute('data-rlsim','ready');
+})();"#;
 
 pub fn html(title: &str, blocks: &[Block]) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
         escape(title)
     );
@@ -121,7 +161,7 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                 let _ = writeln!(out, "<p>{}</p>", inline(text));
             }
             Block::Table(header, rows) => {
-                out.push_str("<table>\n<thead><tr>");
+                out.push_str("<div class=\"table\">\n<table>\n<thead><tr>");
                 for h in header {
                     let _ = write!(out, "<th>{}</th>", inline(h));
                 }
@@ -133,7 +173,7 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
                     }
                     out.push_str("</tr>\n");
                 }
-                out.push_str("</tbody>\n</table>\n");
+                out.push_str("</tbody>\n</table>\n</div>\n");
             }
             Block::List(ordered, items) => {
                 let tag = if *ordered { "ol" } else { "ul" };
@@ -157,7 +197,7 @@ pub fn html(title: &str, blocks: &[Block]) -> String {
             }
         }
     }
-    out.push_str("</body>\n</html>\n");
+    let _ = write!(out, "<script>\n{SCRIPT}\n</script>\n</body>\n</html>\n");
     out
 }
 

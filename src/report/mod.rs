@@ -8,11 +8,14 @@ mod decisions;
 pub mod deployments;
 pub mod document;
 mod files;
+mod manifest;
 mod observed;
 mod provenance;
 pub mod ranking;
 mod review;
+mod story;
 mod table;
+mod verdict;
 
 pub use decisions::{DecisionLog, DecisionPart};
 pub use files::{
@@ -111,8 +114,10 @@ impl<'a> Summary<'a> {
 }
 
 /// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
-/// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`.
-/// Everything is rendered before anything is written, so a chart error leaves no report.
+/// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`,
+/// then `.rlsim-manifest` listing them (see [`manifest`]: the files of an earlier run there are
+/// removed first). Everything is rendered before anything is written, so a chart error leaves
+/// no report.
 pub fn write_outputs(
     dir: &Path,
     scenario: &Scenario,
@@ -125,25 +130,36 @@ pub fn write_outputs(
     let extra = observed::blocks(observations);
     let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // What an earlier run wrote here goes first, so none of it outlives this run.
+    manifest::clean(dir)?;
     let summary = Summary::observed(scenario, report, observations);
-    write_atomic(&dir.join("summary.json"), &summary_json(&summary))?;
-    write_atomic(&dir.join("summary.csv"), &summary_csv(&report.algorithms))?;
-    write_atomic(
-        &dir.join("timeseries.csv"),
-        &timeseries_csv(scenario, &report.algorithms),
-    )?;
-    write_atomic(&dir.join("delays.csv"), &delays_csv(&report.algorithms))?;
-    write_atomic(
-        &dir.join("throughput.json"),
-        &throughput_json(&report.throughput),
-    )?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("summary.json".into(), summary_json(&summary)),
+        ("summary.csv".into(), summary_csv(&report.algorithms)),
+        (
+            "timeseries.csv".into(),
+            timeseries_csv(scenario, &report.algorithms),
+        ),
+        ("delays.csv".into(), delays_csv(&report.algorithms)),
+        (
+            "throughput.json".into(),
+            throughput_json(&report.throughput),
+        ),
+    ];
+    files.extend(
+        charts
+            .iter()
+            .map(|c| (format!("charts/{}", c.file), c.svg.clone().into_bytes())),
+    );
+    files.push(("report.md".into(), markdown.into_bytes()));
+    files.push(("report.html".into(), html.into_bytes()));
     let chart_dir = dir.join("charts");
     std::fs::create_dir_all(&chart_dir).map_err(|e| Error::io(&chart_dir, e))?;
-    for chart in &charts {
-        write_atomic(&chart_dir.join(chart.file), chart.svg.as_bytes())?;
+    for (name, bytes) in &files {
+        write_atomic(&dir.join(name), bytes)?;
     }
-    write_atomic(&dir.join("report.md"), markdown.as_bytes())?;
-    write_atomic(&dir.join("report.html"), html.as_bytes())?;
+    let names: Vec<String> = files.into_iter().map(|(name, _)| name).collect();
+    write_atomic(&dir.join(manifest::MANIFEST), &manifest::manifest(&names))?;
     Ok(())
 }
 

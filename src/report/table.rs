@@ -156,7 +156,9 @@ pub fn key_figures(a: &AlgorithmReport) -> [String; 9] {
         a.policy_violations.to_string(),
         a.needless_rejections.to_string(),
         format!("{:.4}", a.roles.legit_goodput),
-        format!("{:.4}", a.roles.abusive_leakage),
+        a.roles
+            .abusive_leakage
+            .map_or_else(|| "n/a".to_string(), |l| format!("{l:.4}")),
     ]
 }
 

@@ -12,6 +12,7 @@ pub mod goals;
 mod identity;
 pub mod limits;
 mod metric_names;
+pub mod outcome;
 pub mod overrides;
 mod population;
 #[cfg(test)]
@@ -39,6 +40,9 @@ use std::path::{Path, PathBuf};
 pub struct Scenario {
     pub name: String,
     pub description: String,
+    /// The leading `#` comment block of the file, without the `#` marks: the scenario's story,
+    /// which the reports show as their introduction (see docs/reports.md).
+    pub introduction: String,
     /// The file it was read from.
     pub path: PathBuf,
     pub seed: u64,

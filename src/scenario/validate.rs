@@ -245,6 +245,7 @@ impl<'a> Ctx<'a> {
                 .description
                 .map(|d| d.into_inner().trim().to_string())
                 .unwrap_or_default(),
+            introduction: leading_comment(self.text),
             path: self.path.to_path_buf(),
             seed,
             duration,
@@ -273,7 +274,7 @@ impl<'a> Ctx<'a> {
         // Metric and source names are checked against the scenario itself, so this comes last.
         scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
         if let Some(table) = &raw.goals {
-            scenario.goals = super::goals::resolve(table, &metric_names(&scenario))
+            scenario.goals = super::goals::resolve(table, &metric_names(&scenario), duration)
                 .map_err(|(span, field, message)| self.err(span, &field, message))?;
         }
         Ok(scenario)
@@ -537,4 +538,18 @@ fn param_value(v: &toml::Value) -> ParamValue {
         toml::Value::Array(_) => ParamValue::Other("array"),
         toml::Value::Table(_) => ParamValue::Other("table"),
     }
+}
+
+/// The comment block a file opens with: its lines up to the first that is not a comment, with
+/// the `#` and one following space removed.
+fn leading_comment(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let Some(comment) = line.trim_start().strip_prefix('#') else {
+            break;
+        };
+        out.push_str(comment.strip_prefix(' ').unwrap_or(comment).trim_end());
+        out.push('\n');
+    }
+    out.trim().to_string()
 }

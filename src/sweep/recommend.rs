@@ -34,6 +34,7 @@ impl GoalSpec {
             metric: metric.to_string(),
             op,
             bound: self.bound,
+            written: None,
         }
     }
 }

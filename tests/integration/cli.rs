@@ -151,7 +151,8 @@ struct Roles {
     legit_delay_max_ns: u64,
     abusive_offered: u64,
     abusive_admitted: u64,
-    abusive_leakage: f64,
+    /// `null` without abusive traffic.
+    abusive_leakage: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -2,6 +2,7 @@
 
 mod bench;
 mod bounds;
+mod browser;
 mod check;
 mod cli;
 mod closed_loop;
@@ -17,6 +18,7 @@ mod io;
 mod layers;
 mod metrics;
 mod observe;
+mod out_dir;
 mod profiles;
 mod replay;
 mod replay_input;

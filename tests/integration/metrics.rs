@@ -116,7 +116,7 @@ fn boundary_attack_classification() {
             fw.roles.abusive_admitted,
             fw.roles.abusive_leakage
         ),
-        (200, 200, 1.0)
+        (200, 200, Some(1.0))
     );
     // Fixed window estimates: first batch, estimate = true = k for k = 1..99 (error 0, the
     // first request is not scored); second batch, request j sees estimate j (its new window)
@@ -136,7 +136,7 @@ fn boundary_attack_classification() {
             log.wrongly_allowed,
             log.roles.abusive_leakage
         ),
-        (0, 0, 0.5)
+        (0, 0, Some(0.5))
     );
     for a in &r {
         assert_eq!(

@@ -297,7 +297,7 @@ fn generated_sources_have_no_skipped_lines_field() {
 /// Per source and algorithm: (algorithm, source, role, offered, admitted, delayed, rejected).
 type Figures = Vec<(String, String, Role, u64, u64, u64, u64)>;
 
-fn per_source(s: &Scenario) -> (Figures, Vec<(String, f64, f64)>) {
+fn per_source(s: &Scenario) -> (Figures, Vec<(String, f64, Option<f64>)>) {
     let reports = run_scenario(s);
     let mut sources = Vec::new();
     let mut roles = Vec::new();
@@ -354,10 +354,10 @@ fn rlsim_traffic_output_replays_with_its_sources_and_roles() {
     // The attacker's 200 requests: fixed windows admit all of them (100 each side of the
     // boundary), the others 100 of them (the leaky bucket 101: one drains at the boundary).
     let leakage = |alg: &str| got_roles.iter().find(|r| r.0 == alg).unwrap().2;
-    assert_eq!(leakage("fixed_window"), 1.0);
-    assert_eq!(leakage("sliding_window_log"), 0.5);
-    assert_eq!(leakage("token_bucket"), 0.5);
-    assert_eq!(leakage("leaky_bucket"), 101.0 / 200.0);
+    assert_eq!(leakage("fixed_window"), Some(1.0));
+    assert_eq!(leakage("sliding_window_log"), Some(0.5));
+    assert_eq!(leakage("token_bucket"), Some(0.5));
+    assert_eq!(leakage("leaky_bucket"), Some(101.0 / 200.0));
 }
 
 #[test]
@@ -463,7 +463,11 @@ fn the_shipped_replay_marks_its_scraper() {
         let a = reports.iter().find(|a| a.algorithm == alg).unwrap();
         assert_eq!(a.roles.abusive_offered, 540, "{alg}");
         assert_eq!(a.roles.abusive_admitted, admitted, "{alg}");
-        assert_eq!(a.roles.abusive_leakage, admitted as f64 / 540.0, "{alg}");
+        assert_eq!(
+            a.roles.abusive_leakage,
+            Some(admitted as f64 / 540.0),
+            "{alg}"
+        );
         // The 30 visitors keep every request: 1783 lines in all, 540 of them the scraper's.
         assert_eq!(a.roles.legit_offered, 1243, "{alg}");
         assert_eq!(a.roles.legit_goodput, 1.0, "{alg}");

@@ -43,14 +43,68 @@ fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
             "gcra",
             "token_bucket",
             "sliding_window_counter",
-            "leaky_bucket",
+            // Both miss one goal; the leaky bucket delays legit users (the default order).
             "sliding_window_log",
+            "leaky_bucket",
             "fixed_window"
         ]
     );
-    assert!(ranking.contains("**gcra**: meets all 4 goals; 0 violations"));
+    assert!(
+        ranking
+            .contains("**gcra**: meets all 4 goals; legit goodput 100.0%, 0 violations, no delay")
+    );
     assert!(ranking.contains("**fixed_window**: misses `policy_violations <= 0` (100)"));
-    assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; 0 violations"));
+    // Goals and measured values in human units: `max_delay_p99 = "1s"` in boundary.toml.
+    assert!(ranking.contains("`delay_p99_ns <= 1s` (max_delay_p99_ns)"));
+    assert!(ranking.contains("**leaky_bucket**: misses `delay_p99_ns <= 1s` (56.405s)"));
+    assert!(ranking.contains("`state_bytes_per_key <= 64 B` (531 B)"));
+    assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; legit goodput"));
+    // Verdict first, then the figures, the checks and the charts, the story last.
+    let at = |heading: &str| {
+        md.find(&format!("\n## {heading}\n"))
+            .unwrap_or_else(|| panic!("no section {heading}"))
+    };
+    let order = [
+        "Verdict",
+        "Key figures",
+        "Per source",
+        "Headline figures",
+        "Expectations",
+        "Charts",
+        "Which algorithm",
+        "About the scenario",
+        "Reproducibility",
+    ];
+    for pair in order.windows(2) {
+        assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
+    }
+    let verdict = md.split("## Verdict\n\n").nth(1).unwrap();
+    assert!(
+        verdict.starts_with(
+            "**gcra** is the recommended contender. It meets all 4 of the scenario's goals. \
+             It has legit goodput 100.0%, 0 violations, no delay, 0 needless rejections, 31 B/key. \
+             It ranks above **token_bucket** because gcra keeps less state per key"
+        ),
+        "{verdict}"
+    );
+    // The headline figures are the ones boundary's `expect` lines name, with the checks.
+    let headline = md.split("## Headline figures").nth(1).unwrap();
+    assert!(headline.contains("| burst_factor | policy_violations | source=attacker admitted |"));
+    assert!(headline.contains("| `sliding_window_log` | 1 | 100ms | 0 | 1 | 0 | 100 |"));
+    assert!(md.contains("- **pass** `fixed_window burst_factor == 2.0`: measured 2\n"));
+    assert!(md.contains("- **pass** `* needless_rejections == 0`: measured fixed_window 0, "));
+    // The story: the file's leading comment block, without the line about `expect` itself.
+    let story = md.split("## About the scenario\n\n").nth(1).unwrap();
+    assert!(story.starts_with("Boundary attack: the fixed window's blind spot.\n\n"));
+    assert!(story.contains("\n- fixed_window admits all 200 attacker requests within 100 ms: "));
+    assert!(!story.contains("`expect` pins these claims"));
+    // Every table scrolls in its own box; the page's script is inline.
+    assert_eq!(
+        html.matches("<div class=\"table\">\n<table>").count(),
+        html.matches("<table>").count()
+    );
+    assert_eq!(html.matches("<script>").count(), 1);
+    assert!(html.contains("data-rlsim"));
     // The reproducibility block.
     let bytes = std::fs::read(repo().join("scenarios/boundary.toml")).unwrap();
     let hash: String = Sha256::digest(&bytes)
@@ -106,6 +160,40 @@ fn goal_errors_name_the_field_and_the_fix() {
     assert!(err.contains("did you mean `policy_violations`?"), "{err}");
 }
 
+/// A bound in the wrong unit is an input error naming the file, line, field and what to write.
+#[test]
+fn goal_bounds_in_a_wrong_unit_are_input_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let shipped = std::fs::read_to_string(repo().join("scenarios/boundary.toml")).unwrap();
+    for (from, to, expected) in [
+        (
+            "max_delay_p99 = \"1s\"",
+            "max_delay_p99 = \"1 parsec\"",
+            ":58:17: field `goals.max_delay_p99`: `delay_p99_ns`: expected a duration such as \
+             \"1s\" or \"250ms\" (or a number of nanoseconds); unknown unit `parsec`",
+        ),
+        (
+            "max_policy_violations = 0 ",
+            "max_policy_violations = \"5s\"",
+            ":55:25: field `goals.max_policy_violations`: `policy_violations`: expected a \
+             non-negative number or a rate over the run such as \"1/min\"; `5s` is not a rate",
+        ),
+        (
+            "max_state_bytes_per_key = 64",
+            "max_state_bytes_per_key = \"64 kB\"",
+            ":57:27: field `goals.max_state_bytes_per_key`: `state_bytes_per_key`: expected a \
+             size such as \"64 B\" or \"1 KiB\"",
+        ),
+    ] {
+        assert!(shipped.contains(from), "{from}");
+        let path = write(dir.path(), "s.toml", &shipped.replace(from, to));
+        let out = rlsim().arg("run").arg(&path).assert().code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let want = format!("error: {}{expected}", path.display());
+        assert!(err.starts_with(&want), "{err}\nwanted: {want}");
+    }
+}
+
 #[test]
 fn quiet_prints_nothing_and_output_is_plain_off_a_terminal() {
     let out = rlsim()
@@ -152,4 +240,53 @@ fn quiet_prints_nothing_and_output_is_plain_off_a_terminal() {
         .stdout
         .clone();
     assert!(!no_color.contains(&0x1b), "NO_COLOR wins");
+}
+
+/// Without abusive traffic, `abusive_leakage` is `null` (not a perfect 0.0): an empty CSV cell,
+/// `n/a` on the terminal and in the reports, and an expectation on it says why it has no value.
+#[test]
+fn leakage_without_abusive_traffic_is_null_and_shown_as_n_a() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "name = \"users\"\nduration = \"10s\"\nalgorithms = [\"fixed_window\"]\n\
+                expect = [\"* abusive_leakage <= 0.1\"]\n\
+                [policy]\nlimit = 5\nwindow = \"1s\"\n\
+                [[traffic]]\nname = \"users\"\nkind = \"constant\"\nrate = \"2/s\"\n";
+    let path = write(dir.path(), "s.toml", text);
+    let out = dir.path().join("out");
+    let run = rlsim()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8(run.get_output().stdout.clone()).unwrap();
+    let row = stdout.lines().nth(2).unwrap();
+    assert!(
+        row.starts_with("fixed_window") && row.contains(" n/a "),
+        "{row}"
+    );
+    assert!(
+        stdout.contains(
+            "FAIL  users: fixed_window abusive_leakage <= 0.1 (measured n/a: the run has no \
+             abusive traffic to leak)"
+        ),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let roles = &summary["algorithms"][0]["roles"];
+    assert_eq!(roles["abusive_offered"], 0);
+    assert!(roles["abusive_leakage"].is_null(), "{roles}");
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let values: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "abusive_leakage").unwrap();
+    assert_eq!(values[at], "");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("| 1.0000 | n/a | 0 |"), "{md}");
+    assert!(md.contains(
+        "- **FAIL** (fixed_window) `* abusive_leakage <= 0.1`: measured fixed_window n/a"
+    ));
 }

@@ -38,7 +38,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 let legit = a.roles.legit_offered > 0;
                 let values = vec![
                     legit.then_some(a.roles.legit_goodput),
-                    (a.roles.abusive_offered > 0).then_some(a.roles.abusive_leakage),
+                    a.roles.abusive_leakage,
                     legit.then(|| collateral_share(a)),
                 ];
                 (a.algorithm.as_str(), values)

@@ -1,0 +1,313 @@
+//! The reports' opening: the verdict (the recommended contender and why), the per-source
+//! table, the scenario's headline figures (those its `expect` lines name) and the expectation
+//! results; and the one sentence of what to see in each chart.
+
+use super::charts::Chart;
+use super::document::Block;
+use super::ranking::{self, Ranked};
+use crate::metrics::{AlgorithmReport, Flat};
+use crate::scenario::goals::Unit;
+use crate::scenario::outcome::ExpectationResult;
+use crate::scenario::{Scenario, Scope};
+use crate::time::format_duration;
+
+/// One paragraph: the contender ranked first, what put it there, and what to mind about it.
+pub fn verdict(scenario: &Scenario, ranked: &[Ranked]) -> Block {
+    let Some(first) = ranked.first() else {
+        return Block::Paragraph("The scenario runs no contender.".into());
+    };
+    let a = first.report;
+    let goals = scenario.goals.len();
+    let how = if goals == 0 {
+        "The scenario states no `[goals]`, so contenders are ranked by legitimate goodput, then \
+         policy violations, then delay."
+            .to_string()
+    } else if first.missed() == 0 {
+        format!("It meets all {goals} of the scenario's goals.")
+    } else {
+        format!(
+            "No contender meets every goal; it misses the fewest ({} of {goals}).",
+            first.missed()
+        )
+    };
+    let mut text = format!(
+        "**{}** is the recommended contender. {how} It has {}.",
+        a.algorithm,
+        ranking::figures(a)
+    );
+    if let Some(second) = ranked.get(1) {
+        let why = match ranking::decided_by(first, second) {
+            Some(words) => format!("{} {words}", a.algorithm),
+            None => "their figures tie and the scenario lists it first".to_string(),
+        };
+        text.push_str(&format!(
+            " It ranks above **{}** because {why} ({}).",
+            second.report.algorithm,
+            ranking::figures(second.report)
+        ));
+    }
+    if a.policy_violations > 0 {
+        text.push_str(&format!(
+            " Mind that it admits {} requests beyond the policy (burst factor {:.2}): choose it \
+             only if the limit is a target rather than a hard ceiling.",
+            a.policy_violations, a.burst_factor
+        ));
+    }
+    if let Some(d) = (a.roles.legit_delayed > 0).then_some(a.roles.legit_delay_p99_ns) {
+        text.push_str(&format!(
+            " It delays legitimate requests (p99 {}): their clients must wait that long.",
+            format_duration(d)
+        ));
+    }
+    Block::Paragraph(text)
+}
+
+/// One row per contender, one column per source: the share of the source's requests served
+/// (`request_success_rate`), with attempts per request and give-ups where clients retry.
+pub fn per_source(algorithms: &[AlgorithmReport]) -> Block {
+    // The sources as the reports name them (a replayed trace may split into several).
+    let names: Vec<(&str, &str)> = algorithms
+        .first()
+        .map(|a| {
+            a.sources
+                .iter()
+                .map(|s| (s.name.as_str(), s.role.name()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut header = vec!["contender".to_string()];
+    header.extend(names.iter().map(|(name, role)| format!("{name} ({role})")));
+    let rows = algorithms
+        .iter()
+        .map(|a| {
+            let mut row = vec![format!("`{}`", a.algorithm)];
+            row.extend(names.iter().map(|(name, _)| {
+                let Some(s) = a.sources.iter().find(|s| s.name == *name) else {
+                    return "-".to_string();
+                };
+                let served = ranking::percent(s.request_success_rate);
+                if s.retries > 0 {
+                    format!(
+                        "{served} ({:.1} tries per request, {} gave up)",
+                        s.attempts_per_request, s.abandoned
+                    )
+                } else if s.delayed > 0 {
+                    format!("{served} ({} delayed)", s.delayed)
+                } else {
+                    served
+                }
+            }));
+            row
+        })
+        .collect();
+    Block::Table(header, rows)
+}
+
+/// The distinct figures the scenario's `expect` lines name, in order, as a table (one row per
+/// contender); `None` without expectations.
+pub fn headline(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Option<Block> {
+    let mut figures: Vec<(&Scope, &str)> = Vec::new();
+    for e in &scenario.expectations {
+        if !figures.contains(&(&e.scope, e.metric.as_str())) {
+            figures.push((&e.scope, &e.metric));
+        }
+    }
+    if figures.is_empty() {
+        return None;
+    }
+    let mut header = vec!["contender".to_string()];
+    header.extend(
+        figures
+            .iter()
+            .map(|(scope, metric)| format!("{scope}{metric}")),
+    );
+    let rows = algorithms
+        .iter()
+        .map(|a| {
+            let flat = Flat::of_report(a);
+            let mut row = vec![format!("`{}`", a.algorithm)];
+            row.extend(
+                figures
+                    .iter()
+                    .map(|(scope, metric)| match flat.get(scope, metric) {
+                        Some(Some(v)) => Unit::of(metric).show(v),
+                        Some(None) => "n/a".into(),
+                        None => "-".into(),
+                    }),
+            );
+            row
+        })
+        .collect();
+    Some(Block::Table(header, rows))
+}
+
+/// One item per `expect` line: pass or FAIL, the claim, and each contender's measured value.
+pub fn expectations(scenario: &Scenario, results: &[ExpectationResult]) -> Vec<Block> {
+    if scenario.expectations.is_empty() {
+        return vec![Block::Paragraph(
+            "The scenario states no `expect` lines: nothing is checked.".into(),
+        )];
+    }
+    let passed = results.iter().filter(|r| r.passed).count();
+    let mut items = Vec::with_capacity(scenario.expectations.len());
+    for (i, e) in scenario.expectations.iter().enumerate() {
+        let mine: Vec<&ExpectationResult> = results.iter().filter(|r| r.index == i).collect();
+        let failed: Vec<&str> = mine
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| r.algorithm.as_str())
+            .collect();
+        let status = if failed.is_empty() {
+            "**pass**".to_string()
+        } else {
+            format!("**FAIL** ({})", failed.join(", "))
+        };
+        let unit = Unit::of(&e.metric);
+        let measured: Vec<String> = mine
+            .iter()
+            .map(|r| {
+                let v = r.measured.map_or("n/a".into(), |v| unit.show(v));
+                if e.algorithm.is_some() {
+                    v
+                } else {
+                    format!("{} {v}", r.algorithm)
+                }
+            })
+            .collect();
+        let claim = e.describe(e.algorithm.as_deref().unwrap_or("*"));
+        items.push(format!(
+            "{status} `{claim}`: measured {}",
+            measured.join(", ")
+        ));
+    }
+    vec![
+        Block::Paragraph(format!(
+            "{passed} of {} checks pass (an `expect` line with `*` is checked for every \
+             contender; `rlsim check` runs the same checks).",
+            results.len()
+        )),
+        Block::List(false, items),
+    ]
+}
+
+/// The chart with one sentence of what to see in this run's data before its caption.
+pub fn with_lead(chart: &Chart, algorithms: &[AlgorithmReport]) -> Chart {
+    let mut chart = chart.clone();
+    if let Some(lead) = what_to_see(chart.file, algorithms) {
+        chart.caption = format!("What to see: {lead} {}", chart.caption);
+    }
+    chart
+}
+
+fn what_to_see(file: &str, algorithms: &[AlgorithmReport]) -> Option<String> {
+    let max_by = |f: &dyn Fn(&AlgorithmReport) -> f64| {
+        algorithms
+            .iter()
+            .max_by(|x, y| f(x).total_cmp(&f(y)))
+            .expect("called with contenders")
+    };
+    let min_by = |f: &dyn Fn(&AlgorithmReport) -> f64| {
+        algorithms
+            .iter()
+            .min_by(|x, y| f(x).total_cmp(&f(y)))
+            .expect("called with contenders")
+    };
+    if algorithms.is_empty() {
+        return None;
+    }
+    Some(match file {
+        "admitted_rate.svg" => {
+            let a = max_by(&|a| a.rejected as f64);
+            if a.rejected == 0 {
+                "no contender refuses anything: the admitted lines follow the offered load.".into()
+            } else {
+                format!(
+                    "where a line falls below the offered load, requests were refused; `{}` \
+                     refuses the most ({} of {}).",
+                    a.algorithm, a.rejected, a.offered
+                )
+            }
+        }
+        "worst_moment.svg" => {
+            let a = max_by(&|a| a.burst_factor);
+            format!(
+                "`{}` lets one key reach {} admissions in a rolling window (burst factor {:.2}, \
+                 key `{}`).",
+                a.algorithm, a.max_window_admitted, a.burst_factor, a.worst_window_key
+            )
+        }
+        "accuracy.svg" => {
+            let v = max_by(&|a| a.policy_violations as f64);
+            let n = max_by(&|a| a.needless_rejections as f64);
+            match (v.policy_violations, n.needless_rejections) {
+                (0, 0) => "every bar is 0: no contender admits beyond the policy or refuses \
+                           needlessly."
+                    .into(),
+                (0, k) => format!(
+                    "no contender admits beyond the policy; `{}` refuses {k} requests \
+                     needlessly.",
+                    n.algorithm
+                ),
+                (k, 0) => format!(
+                    "`{}` admits {k} requests beyond the policy; no contender refuses \
+                     needlessly.",
+                    v.algorithm
+                ),
+                (k, m) => format!(
+                    "`{}` admits the most beyond the policy ({k}), `{}` refuses the most \
+                     needlessly ({m}).",
+                    v.algorithm, n.algorithm
+                ),
+            }
+        }
+        "who_was_hurt.svg" => {
+            let lo = min_by(&|a| a.roles.legit_goodput);
+            let hi = max_by(&|a| a.roles.legit_goodput);
+            let leak = if algorithms[0].roles.abusive_offered == 0 {
+                "there is no abusive traffic, so leakage is n/a.".to_string()
+            } else {
+                let l = min_by(&|a| a.roles.abusive_leakage.unwrap_or(f64::INFINITY));
+                format!(
+                    "`{}` leaks the least abusive traffic ({}).",
+                    l.algorithm,
+                    ranking::percent(l.roles.abusive_leakage.unwrap_or(0.0))
+                )
+            };
+            format!(
+                "legit goodput runs from {} (`{}`) to {} (`{}`); {leak}",
+                ranking::percent(lo.roles.legit_goodput),
+                lo.algorithm,
+                ranking::percent(hi.roles.legit_goodput),
+                hi.algorithm
+            )
+        }
+        "memory.svg" => {
+            let lo = min_by(&|a| a.state_bytes_per_key);
+            let hi = max_by(&|a| a.state_bytes_per_key);
+            format!(
+                "`{}` keeps the least state per key ({}), `{}` the most ({}).",
+                lo.algorithm,
+                super::human_bytes(lo.state_bytes_per_key.round() as u64),
+                hi.algorithm,
+                super::human_bytes(hi.state_bytes_per_key.round() as u64)
+            )
+        }
+        "delays.svg" => {
+            let a = max_by(&|a| a.delay.p99_ns as f64);
+            format!(
+                "`{}` delays the longest: p99 {}, max {}.",
+                a.algorithm,
+                format_duration(a.delay.p99_ns),
+                format_duration(a.delay.max_ns)
+            )
+        }
+        "retries.svg" => {
+            let a = max_by(&|a| a.retries as f64);
+            format!(
+                "`{}` draws the most retries ({}, up to {} waiting at once).",
+                a.algorithm, a.retries, a.peak_pending_retries
+            )
+        }
+        _ => return None,
+    })
+}
