@@ -10,11 +10,13 @@ mod contender_tests;
 mod engine;
 mod progress;
 mod queue;
+mod remote;
 
 pub use clients::Clients;
 pub use engine::{Capture, DecisionSink, Detail, Gate, Observers, simulate};
 pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
+pub use remote::{Remote, RemoteFactory, Shadowed};
 
 use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
 use crate::error::Result;
@@ -52,13 +54,31 @@ where
     S: DecisionSink + Send,
     F: Fn(usize, &AlgorithmSpec) -> Result<Option<S>> + Sync,
 {
+    run_through(scenario, None, make_sink, progress)
+}
+
+/// [`run`], with every decision made by `remote` (an external store) as well as in memory; the
+/// run follows the remote's decisions (see [`Remote`]). `None` is [`run`].
+pub fn run_through<S, F>(
+    scenario: &Scenario,
+    remote: Option<&dyn RemoteFactory>,
+    make_sink: F,
+    progress: Option<&Progress>,
+) -> Result<(RunReport, Vec<Option<S>>)>
+where
+    S: DecisionSink + Send,
+    F: Fn(usize, &AlgorithmSpec) -> Result<Option<S>> + Sync,
+{
     let results: Vec<(AlgorithmReport, Throughput, Option<S>)> = scenario
         .algorithms
         .par_iter()
         .enumerate()
         .map(|(i, spec)| {
             let sink = make_sink(i, spec)?;
-            run_one(scenario, spec, sink, true, progress)
+            match remote {
+                None => run_one(scenario, spec, sink, true, progress),
+                Some(r) => run_one_through(scenario, spec, sink, true, progress, Some((i, r))),
+            }
         })
         .collect::<Result<_>>()?;
     let mut report = RunReport {
@@ -83,7 +103,26 @@ pub fn run_one<S: DecisionSink>(
     measure_decisions: bool,
     progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
+    run_one_through(scenario, spec, sink, measure_decisions, progress, None)
+}
+
+/// [`run_one`], deciding through `remote` (the algorithm's index and the factory) if given.
+fn run_one_through<S: DecisionSink>(
+    scenario: &Scenario,
+    spec: &AlgorithmSpec,
+    sink: Option<S>,
+    measure_decisions: bool,
+    progress: Option<&Progress>,
+    remote: Option<(usize, &dyn RemoteFactory)>,
+) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     if let Some(stack) = &spec.stack {
+        if remote.is_some() {
+            return Err(crate::error::Error::Usage(format!(
+                "contender `{}`: stacked rules decide in memory only; an external store \
+                 (--store) runs the short-form algorithms",
+                spec.name
+            )));
+        }
         return contender::run_stack(scenario, spec, stack, sink, progress);
     }
     struct Visit<'a, S> {
@@ -92,6 +131,7 @@ pub fn run_one<S: DecisionSink>(
         sink: Option<S>,
         time: bool,
         progress: Option<&'a Progress>,
+        remote: Option<(usize, &'a dyn RemoteFactory)>,
     }
     impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
         type Output = Result<(AlgorithmReport, Throughput, Option<S>)>;
@@ -117,6 +157,10 @@ pub fn run_one<S: DecisionSink>(
                 scenario.bucket,
             );
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
+            let remote = match self.remote {
+                Some((i, factory)) => Some(factory.open(i, self.spec, &limiter)?),
+                None => None,
+            };
             let mut keyed = KeyedLimiter::new(limiter);
             let unobserved = Progress::new();
             let observers = Observers {
@@ -127,14 +171,30 @@ pub fn run_one<S: DecisionSink>(
             };
             let mut clients = Clients::new(&scenario.reactions, scenario.seed);
             let window = self.spec.params.window;
-            simulate(
-                &mut keyed,
-                sources,
-                &mut keys,
-                &mut clients,
-                window,
-                observers,
-            )?;
+            if let Some(remote) = remote {
+                let mut shadowed = Shadowed { keyed, remote };
+                let run = simulate(
+                    &mut shadowed,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                );
+                // The store's failure first: a poisoned remote makes the run's figures moot.
+                shadowed.remote.finish()?;
+                run?;
+                keyed = shadowed.keyed;
+            } else {
+                simulate(
+                    &mut keyed,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                )?;
+            }
             let simulation_elapsed = started.elapsed();
             let name = self.spec.name.as_str();
             let (peak, end) = (keyed.peak_memory(), keyed.memory());
@@ -165,6 +225,7 @@ pub fn run_one<S: DecisionSink>(
         sink,
         time: measure_decisions,
         progress,
+        remote,
     })
     .expect("parameters were validated with the scenario")
 }
