@@ -160,7 +160,9 @@ fn case(
             }
         }
     }
-    pipe.query::<()>(con).map_err(failed)?;
+    if queued > 0 {
+        pipe.query::<()>(con).map_err(failed)?;
+    }
     let after = used_memory(con).map_err(failed)?;
     let sample = keys.min(100) as u32;
     let mut usage = 0u64;

@@ -36,14 +36,30 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A validated `--store` address: `redis://HOST:PORT[/DB]` (or `redis+unix:///path`).
 #[derive(Debug, Clone)]
 pub struct StoreUrl {
+    /// The address as given, its password (if any) replaced by `***`: what messages show.
     pub url: String,
     info: redis::ConnectionInfo,
+}
+
+/// `url` without its password (`redis://user:***@host:port`).
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
 }
 
 impl StoreUrl {
     /// Parses `url`; a scheme other than Redis's, or a malformed address, is bad input.
     pub fn parse(url: &str) -> Result<StoreUrl> {
-        let bad = |why: String| Error::Usage(format!("--store {url}: {why}"));
+        let shown = redact(url);
+        let bad = |why: String| Error::Usage(format!("--store {shown}: {why}"));
         if !(url.starts_with("redis://") || url.starts_with("redis+unix://")) {
             return Err(bad(
                 "expected redis://HOST:PORT (or redis+unix:///PATH)".into()
@@ -51,10 +67,7 @@ impl StoreUrl {
         }
         let info = redis::IntoConnectionInfo::into_connection_info(url)
             .map_err(|e| bad(format!("not a Redis address ({e})")))?;
-        Ok(StoreUrl {
-            url: url.to_string(),
-            info,
-        })
+        Ok(StoreUrl { url: shown, info })
     }
 
     fn client(&self) -> Result<redis::Client> {
@@ -157,19 +170,16 @@ impl Namespace {
 }
 
 /// Namespaces in use, removed by the signal handler if the process is stopped.
-static LIVE: Mutex<Vec<(StoreUrlInfo, Namespace)>> = Mutex::new(Vec::new());
-type StoreUrlInfo = String;
+static LIVE: Mutex<Vec<(StoreUrl, Namespace)>> = Mutex::new(Vec::new());
 
-fn live() -> std::sync::MutexGuard<'static, Vec<(StoreUrlInfo, Namespace)>> {
+fn live() -> std::sync::MutexGuard<'static, Vec<(StoreUrl, Namespace)>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Removes the keys of every open store (on SIGINT, SIGTERM, SIGHUP).
 fn remove_live() {
     for (url, ns) in live().iter() {
-        if let Ok(url) = StoreUrl::parse(url)
-            && let Ok(mut con) = url.connect()
-        {
+        if let Ok(mut con) = url.connect() {
             let _ = ns.remove(&mut con);
         }
     }
@@ -208,7 +218,7 @@ impl RedisStore {
                 })?;
         }
         let namespace = Namespace::fresh();
-        live().push((url.url.clone(), namespace.clone()));
+        live().push((url.clone(), namespace.clone()));
         crate::output::on_signal(remove_live);
         Ok(RedisStore {
             url,
@@ -415,6 +425,13 @@ mod tests {
         let u = StoreUrl::parse("redis://127.0.0.1:6390").unwrap();
         assert_eq!(u.url, "redis://127.0.0.1:6390");
         assert!(StoreUrl::parse("redis://localhost:6390/3").is_ok());
+        let u = StoreUrl::parse("redis://me:secret@127.0.0.1:6390").unwrap();
+        assert_eq!(u.url, "redis://me:***@127.0.0.1:6390");
+        assert_eq!(redact("redis://me@h:1"), "redis://me@h:1");
+        let e = StoreUrl::parse("http://me:secret@h:1")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("secret"), "{e}");
         for bad in [
             "http://127.0.0.1:6390",
             "127.0.0.1:6390",
