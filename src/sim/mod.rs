@@ -6,7 +6,12 @@
 mod clients;
 mod contender;
 #[cfg(test)]
+mod contender_cost_tests;
+#[cfg(test)]
+mod contender_identity_tests;
+#[cfg(test)]
 mod contender_tests;
+pub mod deployment;
 mod engine;
 mod progress;
 mod queue;
@@ -115,6 +120,13 @@ fn run_one_through<S: DecisionSink>(
     progress: Option<&Progress>,
     remote: Option<(usize, &dyn RemoteFactory)>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
+    if remote.is_some() && spec.deployment.is_some() {
+        return Err(crate::error::Error::Usage(format!(
+            "contender `{}`: a simulated deployment decides in memory only; an external store \
+             (--store) runs the short-form algorithms",
+            spec.name
+        )));
+    }
     if let Some(stack) = &spec.stack {
         if remote.is_some() {
             return Err(crate::error::Error::Usage(format!(
@@ -123,7 +135,7 @@ fn run_one_through<S: DecisionSink>(
                 spec.name
             )));
         }
-        return contender::run_stack(scenario, spec, stack, sink, progress);
+        return contender::run_stack(scenario, spec, stack, sink, measure_decisions, progress);
     }
     struct Visit<'a, S> {
         scenario: &'a Scenario,
@@ -161,7 +173,6 @@ fn run_one_through<S: DecisionSink>(
                 Some((i, factory)) => Some(factory.open(i, self.spec, &limiter)?),
                 None => None,
             };
-            let mut keyed = KeyedLimiter::new(limiter);
             let unobserved = Progress::new();
             let observers = Observers {
                 recorder: &mut recorder,
@@ -171,6 +182,42 @@ fn run_one_through<S: DecisionSink>(
             };
             let mut clients = Clients::new(&scenario.reactions, scenario.seed);
             let window = self.spec.params.window;
+            if let Some(dep) = self.spec.deployment.as_deref() {
+                let params = dep.replica_params(self.spec.params);
+                let mut gate =
+                    deployment::Deployed::new(limiter, params.limit, window, dep, scenario.seed);
+                simulate(
+                    &mut gate,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                )?;
+                gate.note_memory();
+                let elapsed = started.elapsed();
+                let name = self.spec.name.as_str();
+                let mut report =
+                    recorder.finish(&scenario.traffic, name, params, &keys, gate.peak, gate.end);
+                fill_absent(scenario, &mut report);
+                let names = [dep.store.name(), dep.store.ops_name(), dep.balancer.name()];
+                report.deployment =
+                    Some(
+                        gate.tally
+                            .finish(dep.replicas, names, dep.periods(), scenario.duration),
+                    );
+                let throughput = Throughput {
+                    algorithm: name.to_string(),
+                    decisions_timed: 0,
+                    decision_elapsed_ns: 0,
+                    decisions_per_sec: 0.0,
+                    simulation_elapsed_ns: elapsed.as_nanos() as u64,
+                    simulated_requests_per_sec: report.offered as f64
+                        / elapsed.as_secs_f64().max(1e-9),
+                };
+                return Ok((report, throughput, self.sink));
+            }
+            let mut keyed = KeyedLimiter::new(limiter);
             if let Some(remote) = remote {
                 let mut shadowed = Shadowed { keyed, remote };
                 let run = simulate(
@@ -200,13 +247,7 @@ fn run_one_through<S: DecisionSink>(
             let (peak, end) = (keyed.peak_memory(), keyed.memory());
             let mut report =
                 recorder.finish(&scenario.traffic, name, self.spec.params, &keys, peak, end);
-            if crate::scenario::contender::uses_contenders(scenario) {
-                // Beside contenders, a short-form row has their figures too (all zero), so
-                // every row of summary.csv has the same columns.
-                report.bypassed = Some(0);
-                report.unlimited = Some(0);
-                report.warned = Some(0);
-            }
+            fill_absent(scenario, &mut report);
             let fresh = KeyedLimiter::new(keyed.into_limiter());
             let throughput = time_decisions(fresh, &capture, self.spec.params.window);
             let throughput = Throughput {
@@ -219,15 +260,36 @@ fn run_one_through<S: DecisionSink>(
             Ok((report, throughput, self.sink))
         }
     }
-    spec.visit(Visit {
+    let visit = Visit {
         scenario,
         spec,
         sink,
         time: measure_decisions,
         progress,
         remote,
-    })
+    };
+    match spec.deployment.as_deref() {
+        // Each replica with its share of the limit (validation refused it for profiles).
+        Some(dep) if dep.replica_params(spec.params) != spec.params => {
+            spec.kind.visit(dep.replica_params(spec.params), visit)
+        }
+        _ => spec.visit(visit),
+    }
     .expect("parameters were validated with the scenario")
+}
+
+/// Beside contenders, a short-form row has their figures too (all zero); beside deployments, a
+/// single node's deployment figures (one replica, no store): every row of summary.csv has the
+/// same columns.
+fn fill_absent(scenario: &Scenario, report: &mut AlgorithmReport) {
+    if crate::scenario::contender::uses_contenders(scenario) {
+        report.bypassed = Some(0);
+        report.unlimited = Some(0);
+        report.warned = Some(0);
+    }
+    if crate::scenario::deployment::uses_deployments(scenario) {
+        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+    }
 }
 
 /// Wall-clock decisions per second of a fresh limiter replaying the captured arrivals, looped
