@@ -580,12 +580,12 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write) -> Result<Status> {
     }
     let limit = args.limit.unwrap_or(u64::MAX);
     let store = RedisStore::open(&args.store, Mode::Verify { limit })?;
-    // Stacked contenders decide in memory only: reported, not compared.
+    // Stacked contenders and simulated deployments decide in memory only: listed, not compared.
     let (stored, stacked): (Vec<_>, Vec<_>) = scenario
         .algorithms
         .iter()
         .cloned()
-        .partition(|a| a.stack.is_none());
+        .partition(|a| a.stack.is_none() && a.deployment.is_none());
     scenario.algorithms = stored;
     sim::run_through::<report::DecisionPart, _>(&scenario, Some(&store), |_, _| Ok(None), None)?;
     let tallies: Vec<_> = store.tallies().into_iter().flatten().collect();
@@ -594,7 +594,7 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write) -> Result<Status> {
     let mut out = crate::store::verify::text(&args.scenario.display().to_string(), &url, &tallies);
     for c in &stacked {
         out.push_str(&format!(
-            "  {}  not stored: a contender's stacked rules decide in memory only\n",
+            "  {}  not stored: stacked rules and simulated deployments decide in memory only\n",
             c.name
         ));
     }
