@@ -10,6 +10,7 @@ use crate::report::{self, DecisionLog, Provenance, Summary};
 use crate::scenario::Scenario;
 use crate::scenario::overrides::Override;
 use crate::sim;
+use crate::store::{Mode, RedisStore};
 use crate::terminal;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
@@ -38,6 +39,15 @@ Examples:
 
 Exit status: 0 when every expectation holds and nothing regressed; 1 when one fails or regresses,
 or when nothing was checked (no expectation and no baseline metric); 2 for bad input.";
+
+const VERIFY_EXAMPLES: &str = "\
+Examples:
+  rlsim verify scenarios/boundary.toml --store redis://127.0.0.1:6390
+  rlsim verify scenarios/diurnal.toml --store redis://127.0.0.1:6390 --limit 20000
+
+Exit status: 0 when every stored algorithm agreed on every decision; 1 when one disagreed;
+2 for bad input or a store that cannot be reached or refuses the scripts; 3 when the store
+failed during the run.";
 
 const TRAFFIC_EXAMPLES: &str = "\
 Examples:
@@ -75,6 +85,11 @@ pub enum Command {
     Merge(MergeArgs),
     /// Measure decisions/s per algorithm at 1, 10^3 and 10^6 keys, and end-to-end requests/s.
     Bench(BenchArgs),
+    /// Replay a scenario through the in-memory model and a real Redis, and compare each decision.
+    #[command(after_help = VERIFY_EXAMPLES)]
+    Verify(VerifyArgs),
+    /// Measure the bytes each algorithm's state takes in a real Redis, beside rlsim's estimate.
+    StoreMemory(StoreMemoryArgs),
     /// Print a shell completion script to standard output.
     #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
     Completions {
@@ -137,6 +152,39 @@ pub struct BenchArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The Redis to compare with: redis://HOST:PORT[/DB] (docs/redis.md).
+    #[arg(long, value_name = "URL")]
+    pub store: String,
+    /// Compare at most this many decisions per algorithm (the rest of the run stays in
+    /// memory): Redis answers some 10^4 scripts per second over one connection.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
+    /// Override the scenario's seed.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub seed: Option<u64>,
+    /// Override a field of the scenario (repeatable), e.g. `duration=2m` for a shorter run.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StoreMemoryArgs {
+    /// The Redis to measure in: redis://HOST:PORT[/DB]. Use one nothing else writes to.
+    #[arg(long, value_name = "URL")]
+    pub store: String,
+    /// Keys per case (fewer for long sorted sets).
+    #[arg(long, value_name = "N", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub keys: u64,
+    /// What to print: a Markdown table, or JSON (an array of rows).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct AlgorithmsArgs {
     /// What to print: a listing for people, or JSON (an array of entries).
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -194,6 +242,10 @@ pub struct RunArgs {
     /// `traffic[1].rate=50`, `traffic.scraper.rate=50`.
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub set: Vec<String>,
+    /// Decide through a real Redis (redis://HOST:PORT[/DB]): every algorithm runs as a Lua
+    /// script, and the outputs come from its decisions (docs/redis.md).
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -277,6 +329,20 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
                 args.algorithm
             };
             print(stdout, crate::bench::run(args.requests, &kinds)?.as_bytes())?;
+            Ok(Status::Success)
+        }
+        Command::Verify(args) => verify(args, stdout),
+        Command::StoreMemory(args) => {
+            let rows = crate::store::memory::measure(&args.store, args.keys as usize)?;
+            match args.format {
+                Format::Table => print(stdout, crate::store::memory::markdown(&rows).as_bytes())?,
+                Format::Json => {
+                    let mut bytes = serde_json::to_vec_pretty(&rows)
+                        .map_err(|e| Error::Internal(e.to_string()))?;
+                    bytes.push(b'\n');
+                    print(stdout, &bytes)?
+                }
+            }
             Ok(Status::Success)
         }
         Command::Algorithms(args) => {
@@ -394,6 +460,11 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         }
         None => None,
     };
+    // Before anything runs or is written: an unusable store is bad input.
+    let store = match &args.store {
+        Some(url) => Some(RedisStore::open(url, Mode::Drive)?),
+        None => None,
+    };
     let observe = observe::wanted(&scenario, metrics_out.is_some());
     let decisions_on_stdout = decisions.as_ref().is_some_and(|d| d.kind() == Kind::Stdout);
     let log = decisions.map(DecisionLog::new);
@@ -414,8 +485,17 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     };
     let progress = sim::Progress::new();
     let (mut report, sinks) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
-        sim::run(&scenario, make_sink, Some(&progress))
+        let remote = store.as_ref().map(|s| s as &dyn sim::RemoteFactory);
+        sim::run_through(&scenario, remote, make_sink, Some(&progress))
     })?;
+    if let Some(store) = store {
+        let url = store.url().to_string();
+        let removed = store.close()?;
+        if !args.quiet {
+            let note = format!("decided through {url}; its {removed} keys removed\n");
+            print_to(stderr, "<stderr>", note.as_bytes())?;
+        }
+    }
     let mut parts = Vec::new();
     let mut observations = Vec::new();
     for (i, (part, observer)) in sinks.into_iter().flatten().enumerate() {
@@ -485,6 +565,46 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     }
     print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
     Ok(status(failed == 0 || !args.strict))
+}
+
+fn verify(args: VerifyArgs, stdout: &mut dyn Write) -> Result<Status> {
+    let overrides = args
+        .set
+        .iter()
+        .map(|s| Override::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let text = Scenario::read(&args.scenario)?;
+    let mut scenario = Scenario::parse_with(&text, &args.scenario, &overrides)?;
+    if let Some(seed) = args.seed {
+        scenario = scenario.with_seed(seed);
+    }
+    let limit = args.limit.unwrap_or(u64::MAX);
+    let store = RedisStore::open(&args.store, Mode::Verify { limit })?;
+    // Stacked contenders and simulated deployments decide in memory only: listed, not compared.
+    let (stored, stacked): (Vec<_>, Vec<_>) = scenario
+        .algorithms
+        .iter()
+        .cloned()
+        .partition(|a| a.stack.is_none() && a.deployment.is_none());
+    scenario.algorithms = stored;
+    sim::run_through::<report::DecisionPart, _>(&scenario, Some(&store), |_, _| Ok(None), None)?;
+    let tallies: Vec<_> = store.tallies().into_iter().flatten().collect();
+    let url = store.url().to_string();
+    store.close()?;
+    let mut out = crate::store::verify::text(&args.scenario.display().to_string(), &url, &tallies);
+    for c in &stacked {
+        out.push_str(&format!(
+            "  {}  not stored: stacked rules and simulated deployments decide in memory only\n",
+            c.name
+        ));
+    }
+    if let Some(n) = args.limit {
+        out.push_str(&format!(
+            "(at most {n} decisions per algorithm compared: --limit)\n"
+        ));
+    }
+    print(stdout, out.as_bytes())?;
+    Ok(status(tallies.iter().all(|t| t.exact())))
 }
 
 /// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`).

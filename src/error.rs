@@ -57,6 +57,15 @@ pub enum Error {
     /// A command-line value is invalid.
     #[error("{0}")]
     Usage(String),
+    /// The external store (`--store redis://...`) is unusable: a bad address, unreachable, or
+    /// refusing the scripts (exit 2, found before anything runs); or it failed in the middle
+    /// of a run (`during_run`, exit 3). Nothing is written either way.
+    #[error("store {url}: {message}")]
+    Store {
+        url: String,
+        message: String,
+        during_run: bool,
+    },
     /// A broken invariant inside rlsim: a bug to report, not an input problem.
     #[error("internal error (please report): {0}")]
     Internal(String),
@@ -75,6 +84,9 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Internal(_) => 70,
+            Error::Store {
+                during_run: true, ..
+            } => 3,
             _ => 2,
         }
     }

@@ -43,6 +43,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod store;
 pub mod suggest;
 pub mod sweep;
 pub mod terminal;

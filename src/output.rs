@@ -19,6 +19,17 @@ use std::sync::{Mutex, MutexGuard};
 /// handler sees every file that exists and none is created after it has cleaned up.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Other cleanups to run on those signals (e.g. the keys a run wrote into an external store).
+static ON_SIGNAL: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+
+/// Registers `hook` to run when a signal ends the process (once, however often registered).
+pub fn on_signal(hook: fn()) {
+    let mut hooks = ON_SIGNAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !hooks.contains(&hook) {
+        hooks.push(hook);
+    }
+}
+
 fn live() -> MutexGuard<'static, Vec<PathBuf>> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -36,6 +47,9 @@ pub fn install_signal_cleanup() -> io::Result<()> {
                 let files = live();
                 for path in files.iter() {
                     let _ = std::fs::remove_file(path);
+                }
+                for hook in ON_SIGNAL.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+                    hook();
                 }
                 let name = match signal {
                     SIGINT => "SIGINT",

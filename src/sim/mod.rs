@@ -15,11 +15,13 @@ pub mod deployment;
 mod engine;
 mod progress;
 mod queue;
+mod remote;
 
 pub use clients::Clients;
 pub use engine::{Capture, DecisionSink, Detail, Gate, Observers, simulate};
 pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
+pub use remote::{Remote, RemoteFactory, Shadowed};
 
 use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
 use crate::error::Result;
@@ -57,13 +59,31 @@ where
     S: DecisionSink + Send,
     F: Fn(usize, &AlgorithmSpec) -> Result<Option<S>> + Sync,
 {
+    run_through(scenario, None, make_sink, progress)
+}
+
+/// [`run`], with every decision made by `remote` (an external store) as well as in memory; the
+/// run follows the remote's decisions (see [`Remote`]). `None` is [`run`].
+pub fn run_through<S, F>(
+    scenario: &Scenario,
+    remote: Option<&dyn RemoteFactory>,
+    make_sink: F,
+    progress: Option<&Progress>,
+) -> Result<(RunReport, Vec<Option<S>>)>
+where
+    S: DecisionSink + Send,
+    F: Fn(usize, &AlgorithmSpec) -> Result<Option<S>> + Sync,
+{
     let results: Vec<(AlgorithmReport, Throughput, Option<S>)> = scenario
         .algorithms
         .par_iter()
         .enumerate()
         .map(|(i, spec)| {
             let sink = make_sink(i, spec)?;
-            run_one(scenario, spec, sink, true, progress)
+            match remote {
+                None => run_one(scenario, spec, sink, true, progress),
+                Some(r) => run_one_through(scenario, spec, sink, true, progress, Some((i, r))),
+            }
         })
         .collect::<Result<_>>()?;
     let mut report = RunReport {
@@ -88,7 +108,33 @@ pub fn run_one<S: DecisionSink>(
     measure_decisions: bool,
     progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
+    run_one_through(scenario, spec, sink, measure_decisions, progress, None)
+}
+
+/// [`run_one`], deciding through `remote` (the algorithm's index and the factory) if given.
+fn run_one_through<S: DecisionSink>(
+    scenario: &Scenario,
+    spec: &AlgorithmSpec,
+    sink: Option<S>,
+    measure_decisions: bool,
+    progress: Option<&Progress>,
+    remote: Option<(usize, &dyn RemoteFactory)>,
+) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
+    if remote.is_some() && spec.deployment.is_some() {
+        return Err(crate::error::Error::Usage(format!(
+            "contender `{}`: a simulated deployment decides in memory only; an external store \
+             (--store) runs the short-form algorithms",
+            spec.name
+        )));
+    }
     if let Some(stack) = &spec.stack {
+        if remote.is_some() {
+            return Err(crate::error::Error::Usage(format!(
+                "contender `{}`: stacked rules decide in memory only; an external store \
+                 (--store) runs the short-form algorithms",
+                spec.name
+            )));
+        }
         return contender::run_stack(scenario, spec, stack, sink, measure_decisions, progress);
     }
     struct Visit<'a, S> {
@@ -97,6 +143,7 @@ pub fn run_one<S: DecisionSink>(
         sink: Option<S>,
         time: bool,
         progress: Option<&'a Progress>,
+        remote: Option<(usize, &'a dyn RemoteFactory)>,
     }
     impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
         type Output = Result<(AlgorithmReport, Throughput, Option<S>)>;
@@ -122,6 +169,10 @@ pub fn run_one<S: DecisionSink>(
                 scenario.bucket,
             );
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
+            let remote = match self.remote {
+                Some((i, factory)) => Some(factory.open(i, self.spec, &limiter)?),
+                None => None,
+            };
             let unobserved = Progress::new();
             let observers = Observers {
                 recorder: &mut recorder,
@@ -167,14 +218,30 @@ pub fn run_one<S: DecisionSink>(
                 return Ok((report, throughput, self.sink));
             }
             let mut keyed = KeyedLimiter::new(limiter);
-            simulate(
-                &mut keyed,
-                sources,
-                &mut keys,
-                &mut clients,
-                window,
-                observers,
-            )?;
+            if let Some(remote) = remote {
+                let mut shadowed = Shadowed { keyed, remote };
+                let run = simulate(
+                    &mut shadowed,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                );
+                // The store's failure first: a poisoned remote makes the run's figures moot.
+                shadowed.remote.finish()?;
+                run?;
+                keyed = shadowed.keyed;
+            } else {
+                simulate(
+                    &mut keyed,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                )?;
+            }
             let simulation_elapsed = started.elapsed();
             let name = self.spec.name.as_str();
             let (peak, end) = (keyed.peak_memory(), keyed.memory());
@@ -199,6 +266,7 @@ pub fn run_one<S: DecisionSink>(
         sink,
         time: measure_decisions,
         progress,
+        remote,
     };
     match spec.deployment.as_deref() {
         // Each replica with its share of the limit (validation refused it for profiles).

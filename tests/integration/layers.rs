@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["metrics"],
     &["scenario"],
     &["sim"],
-    &["observe"],
+    &["observe", "store"],
     &["report"],
     &["sweep"],
     &["check", "bench"],

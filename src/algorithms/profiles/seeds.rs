@@ -182,6 +182,13 @@ impl ProfileDef for Seed000RedisLog {
     }
 }
 
+impl Seed000RedisLog {
+    /// `(maxRequests, windowMs)`: what the article's Redis commands are called with.
+    pub fn config(&self) -> (u64, u64) {
+        (self.limit, self.window_ms)
+    }
+}
+
 impl Limiter for Seed000RedisLog {
     type State = SeedLogState;
     const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::Seed000RedisLog);
@@ -255,6 +262,13 @@ impl ProfileDef for Seed003FixedWindow {
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (limit, window_ms) = limit_and_window(policy, args)?;
         Ok(Seed003FixedWindow { limit, window_ms })
+    }
+}
+
+impl Seed003FixedWindow {
+    /// `(limit, ttlMs)`: the article's script arguments.
+    pub fn config(&self) -> (u64, u64) {
+        (self.limit, self.window_ms)
     }
 }
 
