@@ -465,6 +465,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             let mut text =
                 report::styled_table(&scenario, &report.algorithms, &report.throughput, colour);
             text.push_str(&observe::alert_lines(&observations));
+            text.push_str(&report::deployments::lines(&report.algorithms));
             if !lines.is_empty() {
                 text.push('\n');
                 text.push_str(&lines);

@@ -72,11 +72,26 @@ impl KeySpec {
         }
     }
 
+    /// Keys on what `identity` makes of each request and on `extra` fields besides (an
+    /// identity table's `fields = ["endpoint"]`); `extra` never holds `ip`.
+    pub fn identity_with(identity: IdentityFn, extra: Vec<KeyField>) -> KeySpec {
+        let mut spec = KeySpec::new([vec![KeyField::Ip], extra].concat()).expect("has ip");
+        spec.identity = Some(identity);
+        spec
+    }
+
     /// The key in words, fields joined by `sep` (`ip+endpoint`), or the identity function
-    /// (`xff(trusted_hops=1)`).
+    /// (`xff(trusted_hops=1)`), followed by any other fields (`headers+endpoint`).
     pub fn describe(&self, sep: &str) -> String {
         match &self.identity {
-            Some(identity) => identity.to_string(),
+            Some(identity) => {
+                let mut text = identity.to_string();
+                for f in self.fields.iter().filter(|&&f| f != KeyField::Ip) {
+                    text.push_str(sep);
+                    text.push_str(f.name());
+                }
+                text
+            }
             None => {
                 let names: Vec<&str> = self.fields.iter().map(|f| f.name()).collect();
                 names.join(sep)
@@ -135,7 +150,16 @@ impl serde::Serialize for KeySpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.identity {
             None => self.fields.serialize(s),
-            Some(identity) => identity.serialize(s),
+            Some(identity) if self.fields.len() == 1 => identity.serialize(s),
+            // An identity with other fields: `{ "identity": {...}, "fields": [...] }`.
+            Some(identity) => {
+                use serde::ser::SerializeMap;
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("identity", identity)?;
+                let rest: Vec<KeyField> = self.fields[1..].to_vec();
+                m.serialize_entry("fields", &rest)?;
+                m.end()
+            }
         }
     }
 }

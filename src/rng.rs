@@ -24,16 +24,23 @@ pub enum Stream {
     Setup,
     /// A source's forged addresses that change per request (`xff_rotator`, `cdn_bypass`).
     Forgery,
+    /// A source's HTTP methods, drawn per request (`methods = [...]`).
+    Methods,
+    /// A deployment's draws (not per source): index 0 the round-trip times, 1 the random
+    /// balancer, 2 the replica deaths of `incr_then_expire` (see `sim::deployment`).
+    Deployment,
 }
 
 impl Stream {
     /// Every stream kind.
-    pub const ALL: [Stream; 5] = [
+    pub const ALL: [Stream; 6] = [
         Stream::Arrivals,
         Stream::Endpoints,
         Stream::Retry,
         Stream::Setup,
         Stream::Forgery,
+        Stream::Methods,
+        Stream::Deployment,
     ];
 
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
@@ -46,6 +53,8 @@ impl Stream {
             Stream::Endpoints => 2,
             Stream::Setup => 3,
             Stream::Forgery => 4,
+            Stream::Methods => 5,
+            Stream::Deployment => 6,
         }
     }
 }

@@ -77,14 +77,14 @@ impl<L: Limiter> KeyedLimiter<L> {
         decision
     }
 
-    /// The decision `decide` would make, without changing any state (a copy of the key's state
-    /// decides). For rules that are all checked before any is committed.
+    /// The decision `decide` would make, without changing any state ([`Limiter::peek`]: no
+    /// copy of the key's state for the algorithms that override it). For rules that are all
+    /// checked before any is committed.
     pub fn peek(&self, key: KeyId, now: Nanos) -> Decision {
-        let mut state = match self.states.get(&key) {
-            Some(s) => s.clone(),
-            None => self.limiter.new_state(now),
-        };
-        self.limiter.decide(&mut state, now)
+        match self.states.get(&key) {
+            Some(s) => self.limiter.peek(s, now),
+            None => self.limiter.peek(&self.limiter.new_state(now), now),
+        }
     }
 
     /// The algorithm's estimate of the key's rolling-window count at `now` (before a request),

@@ -113,6 +113,14 @@ pub trait Limiter: Send + Sync {
     /// Decides on one request of the key at `now`, updating its state.
     fn decide(&self, state: &mut Self::State, now: Nanos) -> Decision;
 
+    /// The decision [`Limiter::decide`] would make at `now`, leaving the state as it is (for
+    /// rules all checked before any commits). The default decides on a copy, which allocates
+    /// for a state that owns heap memory: such algorithms override it (the sliding window
+    /// log; the library profiles with a log still copy).
+    fn peek(&self, state: &Self::State, now: Nanos) -> Decision {
+        self.decide(&mut state.clone(), now)
+    }
+
     /// Whether the key's state is equivalent to a fresh one at `now`, so it can be dropped.
     fn is_idle(&self, state: &Self::State, now: Nanos) -> bool;
 

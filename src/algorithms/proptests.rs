@@ -373,3 +373,45 @@ proptest! {
         }
     }
 }
+
+/// Checks `peek` against the copy-based decision it replaces at every request of `times`.
+struct PeekMatchesCopy<'a>(&'a [Nanos]);
+
+impl LimiterVisitor for PeekMatchesCopy<'_> {
+    type Output = Check;
+    fn visit<L: Limiter + 'static>(self, l: L) -> Check {
+        let mut state = l.new_state(self.0[0]);
+        for &t in self.0 {
+            let copied = l.decide(&mut state.clone(), t);
+            let before = format!("{state:?}");
+            prop_assert_eq!(l.peek(&state, t), copied, "at {}", t);
+            prop_assert_eq!(format!("{state:?}"), before, "peek changed the state");
+            l.decide(&mut state, t);
+        }
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `peek` (what `all_or_nothing` checks every rule with) decides exactly as the old path,
+    /// `decide` on a copy of the state, and leaves the state alone: every algorithm, then
+    /// every profile.
+    #[test]
+    fn peek_decides_like_a_copy((p, times) in gcra_case()) {
+        for kind in AlgorithmKind::ALL {
+            kind.visit(p, PeekMatchesCopy(&times))
+                .expect("valid parameters")
+                .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+        }
+    }
+
+    #[test]
+    fn profiles_peek_like_a_copy((p, times) in profile_case()) {
+        for kind in ProfileKind::ALL {
+            kind.configure(p, &[]).unwrap().visit(PeekMatchesCopy(&times))
+                .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+        }
+    }
+}

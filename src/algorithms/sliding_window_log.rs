@@ -61,6 +61,23 @@ impl Limiter for SlidingWindowLog {
         }
     }
 
+    fn peek(&self, log: &SlidingWindowLogState, now: Nanos) -> Decision {
+        // `decide` without its pruning: the live entries are the ones past the expired prefix.
+        let expired = log.partition_point(|&t| self.expiry(t) <= now);
+        let live = (log.len() - expired) as u64;
+        if live < self.limit {
+            Decision::allow(self.limit - live - 1, self.expiry(now))
+        } else {
+            Decision {
+                outcome: Outcome::Reject {
+                    retry_after: self.expiry(log[expired]) - now,
+                },
+                remaining: 0,
+                reset_at: self.expiry(log[log.len() - 1]),
+            }
+        }
+    }
+
     fn redis_bytes(log: &SlidingWindowLogState) -> usize {
         super::redis::sorted_set(log.len())
     }

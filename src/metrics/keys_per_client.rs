@@ -23,6 +23,14 @@ impl KeysPerClient {
         }
     }
 
+    /// Kept for `sources` sources whatever the key (a contender rule keyed by an identity
+    /// function), recorded with [`KeysPerClient::record_key`].
+    pub fn kept_for(sources: usize) -> Self {
+        KeysPerClient {
+            pairs: Some(vec![FxHashSet::default(); sources]),
+        }
+    }
+
     /// Whether the scenario is about client identity, so the figures are kept and reported.
     pub(super) fn kept(key: &KeySpec, sources: &[SourceSpec]) -> bool {
         key.identity_fn().is_some()
@@ -35,6 +43,14 @@ impl KeysPerClient {
     pub fn record(&mut self, a: &Arrival) {
         if let Some(pairs) = &mut self.pairs {
             pairs[a.source as usize].insert((a.client, a.key));
+        }
+    }
+
+    /// Counts a request of `client` from source `source` under `key` (another key space
+    /// than the arrival's, such as a rule's).
+    pub fn record_key(&mut self, source: u16, client: ClientId, key: KeyId) {
+        if let Some(pairs) = &mut self.pairs {
+            pairs[source as usize].insert((client, key));
         }
     }
 

@@ -9,6 +9,7 @@ mod counts;
 mod delays;
 mod demand;
 mod dense;
+mod deployment;
 mod flat;
 mod headers;
 mod keys;
@@ -21,11 +22,12 @@ mod timeline;
 mod timelog;
 mod windows;
 
+pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 pub use recorder::Recorder;
-pub use rules::{RuleReport, RuleTally};
+pub use rules::{RuleReport, RuleTally, SourceKeys};
 pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;
@@ -293,6 +295,9 @@ pub struct AlgorithmReport {
     pub warned: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleReport>,
+    /// Contenders run with a deployment only (see `deployment.rs` and docs/distributed.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentReport>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]

@@ -236,6 +236,7 @@ impl Recorder {
             unlimited: None,
             warned: None,
             rules: Vec::new(),
+            deployment: None,
         }
     }
 }

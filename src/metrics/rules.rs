@@ -5,10 +5,12 @@
 //! keep a rule within its limit; a bypass never reaches it). Delayed requests count at their
 //! decision time here (the contender-level figures count them at release).
 
+use super::keys_per_client::KeysPerClient;
 use super::windows::KeyWindows;
 use crate::algorithms::KeyId;
 use crate::policy::KeySpec;
 use crate::time::Nanos;
+use crate::traffic::ClientId;
 use serde::Serialize;
 
 /// One rule's figures (`rules[]` in `summary.json`; docs/metrics.md "Per-rule figures").
@@ -44,6 +46,19 @@ pub struct RuleReport {
     pub keys_warned_before_refusal: u64,
     pub warning_lead_min_ns: Option<Nanos>,
     pub warning_lead_mean_ns: Option<Nanos>,
+    /// Per source, distinct rule keys per real client over the requests the rule applied to:
+    /// only for a rule keyed by an identity function (a forger whose forged header the rule
+    /// believes makes one key per request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys_per_client: Option<Vec<SourceKeys>>,
+}
+
+/// Distinct keys per real client of one source under one rule (`rules[].keys_per_client[]`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourceKeys {
+    pub source: String,
+    pub max: f64,
+    pub mean: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -66,6 +81,7 @@ pub struct RuleTally {
     max_window: u64,
     keys_refused: u64,
     leads: Vec<Nanos>,
+    clients: Option<KeysPerClient>,
 }
 
 impl RuleTally {
@@ -82,6 +98,20 @@ impl RuleTally {
             max_window: 0,
             keys_refused: 0,
             leads: Vec::new(),
+            clients: None,
+        }
+    }
+
+    /// Also counts distinct rule keys per real client of each of `sources` sources.
+    pub fn with_clients(mut self, sources: usize) -> Self {
+        self.clients = Some(KeysPerClient::kept_for(sources));
+        self
+    }
+
+    /// A request of `client` from `source` the rule applied to, under rule key `key`.
+    pub fn client_key(&mut self, source: u16, client: ClientId, key: KeyId) {
+        if let Some(c) = &mut self.clients {
+            c.record_key(source, client, key);
         }
     }
 
@@ -144,6 +174,7 @@ impl RuleTally {
         algorithm: &str,
         params: crate::algorithms::Params,
         key: KeySpec,
+        sources: &[String],
     ) -> RuleReport {
         let needless = self.windows.finish();
         let n = self.leads.len() as u64;
@@ -169,6 +200,20 @@ impl RuleTally {
             // Integer mean, rounded down.
             warning_lead_mean_ns: (n > 0).then(|| {
                 (self.leads.iter().map(|&l| l as u128).sum::<u128>() / n as u128) as Nanos
+            }),
+            keys_per_client: self.clients.as_ref().map(|c| {
+                sources
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| {
+                        let (max, mean) = c.of(i)?;
+                        (max > 0.0).then(|| SourceKeys {
+                            source: s.clone(),
+                            max,
+                            mean,
+                        })
+                    })
+                    .collect()
             }),
         }
     }

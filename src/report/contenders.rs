@@ -53,12 +53,12 @@ pub fn blocks(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<Block>
             .rules
             .iter()
             .map(|r| {
-                let key: Vec<&str> = r.key.fields().iter().map(|f| f.name()).collect();
+                let key = r.key.describe("+");
                 vec![
                     format!("`{}`", r.name),
                     r.algorithm.clone(),
                     format!("{} / {}", r.limit, format_duration(r.window_ns)),
-                    key.join("+"),
+                    key,
                     r.applied.to_string(),
                     r.admitted.to_string(),
                     r.refused.to_string(),
@@ -73,6 +73,28 @@ pub fn blocks(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<Block>
             header.iter().map(|h| h.to_string()).collect(),
             rows,
         ));
+        // Rules keyed by an identity function: how many keys each real client made of them,
+        // where a source's clients made more than one.
+        let many: Vec<String> = report
+            .rules
+            .iter()
+            .filter_map(|r| {
+                let list: Vec<String> = r
+                    .keys_per_client
+                    .as_deref()?
+                    .iter()
+                    .filter(|k| k.max > 1.0)
+                    .map(|k| format!("{} {}", k.source, k.max))
+                    .collect();
+                (!list.is_empty()).then(|| format!("`{}`: {}", r.name, list.join(", ")))
+            })
+            .collect();
+        if !many.is_empty() {
+            b.push(Block::Paragraph(format!(
+                "Most keys one real client made of a rule, per source (1 elsewhere): {}.",
+                many.join("; ")
+            )));
+        }
     }
     b
 }

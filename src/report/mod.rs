@@ -5,6 +5,7 @@
 pub mod charts;
 mod contenders;
 mod decisions;
+pub mod deployments;
 pub mod document;
 mod files;
 mod observed;

@@ -58,6 +58,7 @@ fn blocks(
             .into(),
     ));
     b.extend(super::contenders::blocks(scenario, algorithms));
+    b.extend(super::deployments::blocks(algorithms));
     b.push(Block::Heading(2, "Charts".into()));
     let mut links = Vec::with_capacity(charts.len());
     for chart in charts {

@@ -12,6 +12,7 @@ use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::{KeySpec, Policy};
 use crate::time::Nanos;
+use crate::traffic::method::Method;
 use crate::traffic::{Arrivals, SourceSpec};
 use ipnet::IpNet;
 use serde::Deserialize;
@@ -31,6 +32,9 @@ pub struct RawContender {
     pub bypass: Option<S<RawBypass>>,
     #[serde(default)]
     pub rule: Vec<S<RawRule>>,
+    /// Replicas and a store (see `deployment.rs`); the contender must have one plain rule.
+    #[serde(default)]
+    pub deployment: Option<S<super::deployment::RawDeployment>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -68,6 +72,9 @@ pub struct RawRule {
     /// Only signed-in (`true`) or only anonymous (`false`) requests.
     #[serde(default)]
     pub signed_in: Option<S<bool>>,
+    /// Only requests of these HTTP methods (`["POST"]`).
+    #[serde(default)]
+    pub methods: Option<S<Vec<S<String>>>>,
     /// Only these client tiers.
     #[serde(default)]
     pub tiers: Option<S<Vec<S<String>>>>,
@@ -138,6 +145,9 @@ pub struct Matcher {
     pub tiers: Option<Vec<String>>,
     /// Requests of these tiers are left to another (per-tier) rule.
     pub not_tiers: Vec<String>,
+    /// `Some`: only requests of these HTTP methods (a [`Method::mask`]). Checked per request
+    /// ([`Matcher::takes_method`]); everything else per client.
+    pub methods: Option<u8>,
 }
 
 /// What a matcher looks at in a request.
@@ -168,6 +178,11 @@ pub fn source_signed_in(source: &SourceSpec) -> Option<bool> {
 }
 
 impl Matcher {
+    /// Whether the rule takes requests of method `code`.
+    pub fn takes_method(&self, code: u8) -> bool {
+        self.methods.is_none_or(|m| m & (1 << code) != 0)
+    }
+
     pub fn applies(&self, f: &Facts) -> bool {
         (self.routes.is_empty() || self.routes.iter().any(|r| r.matches(f.endpoint)))
             && !self.skip.iter().any(|r| r.matches(f.endpoint))
@@ -247,12 +262,12 @@ impl Ctx<'_> {
         sources: &[SourceSpec],
     ) -> Result<Vec<AlgorithmSpec>> {
         if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
-            // Contenders key each request from its four fields (see `Rule::key`), the policy's
-            // key included: it must be one of fields too.
+            // The policy's key is the intent every contender is measured against; the metrics key
+            // each request once, from its fields (rules may key by identity functions).
             return Err(self.err(
                 first.get_ref().name.span(),
                 "contender[0].name",
-                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function, for now",
+                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function: give the identity function to the rules' `key`",
             ));
         }
         let mut names = HashSet::new();
@@ -324,6 +339,7 @@ impl Ctx<'_> {
                 kind: first.kind,
                 params: first.params,
                 profile: first.profile,
+                deployment: None,
                 stack: Some(Box::new(Stack {
                     commit,
                     rules,
@@ -399,6 +415,19 @@ impl Ctx<'_> {
         })
     }
 
+    fn method_mask(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<u8> {
+        if list.get_ref().is_empty() {
+            return Err(self.err(list.span(), field, "must list at least one method"));
+        }
+        let mut methods = Vec::new();
+        for (k, m) in list.get_ref().iter().enumerate() {
+            let method = Method::parse(m.get_ref())
+                .map_err(|e| self.err(m.span(), &format!("{field}[{k}]"), e))?;
+            methods.push(method);
+        }
+        Ok(Method::mask(&methods))
+    }
+
     fn tier_list(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<Vec<String>> {
         if list.get_ref().is_empty() {
             return Err(self.err(list.span(), field, "must list at least one tier"));
@@ -464,17 +493,6 @@ impl Ctx<'_> {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
         };
-        if key.identity_fn().is_some() {
-            // The stack engine re-keys each request from its four identity fields, which do
-            // not carry what the wire showed (proxies, forged headers): refuse rather than key
-            // every request as a direct connection.
-            let span = r.key.as_ref().map_or(r.name.span(), |k| k.span());
-            return Err(self.err(
-                span,
-                &f("key"),
-                "identity functions are not supported in contender rules yet: key by fields (ip, user, api_key, endpoint), or compare identity functions in the short form",
-            ));
-        }
         let warn_from = match &r.warn_at {
             None => None,
             Some(w) => {
@@ -510,6 +528,10 @@ impl Ctx<'_> {
             signed_in: r.signed_in.as_ref().map(|s| *s.get_ref()),
             tiers,
             not_tiers: Vec::new(),
+            methods: match &r.methods {
+                None => None,
+                Some(list) => Some(self.method_mask(list, &f("methods"))?),
+            },
         };
         let base = Rule {
             name,
@@ -634,6 +656,14 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
             crate::traffic::IdGen::Fixed(u) => vec![u.as_str()],
             _ => vec!["user"],
         };
+        let methods: Vec<Method> = if pop.methods.is_empty() {
+            vec![Method::Get]
+        } else {
+            pop.methods.iter().map(|m| m.0).collect()
+        };
+        if !methods.iter().any(|m| rule.matcher.takes_method(m.code())) {
+            return false;
+        }
         endpoints.iter().any(|&endpoint| {
             tiers.iter().any(|&tier| {
                 users.iter().any(|&user| {

@@ -14,8 +14,9 @@ use std::net::IpAddr;
 use std::ops::Range;
 
 /// Every field an identity table can have, for did-you-mean hints.
-const IDENTITY_FIELDS: [&str; 6] = [
+const IDENTITY_FIELDS: [&str; 7] = [
     "identity",
+    "fields",
     "ipv6_prefix",
     "trusted_hops",
     "trusted",
@@ -31,11 +32,9 @@ impl Ctx<'_> {
             RawKey::One(name) => std::slice::from_ref(name),
             RawKey::Many(names) => names.as_slice(),
             RawKey::Table(table) => {
-                return Ok(KeySpec::identity(self.identity_fn(
-                    table,
-                    k.span(),
-                    field,
-                )?));
+                let identity = self.identity_fn(table, k.span(), field)?;
+                let extra = self.extra_fields(table, k.span(), field)?;
+                return Ok(KeySpec::identity_with(identity, extra));
             }
         };
         let mut fields = Vec::new();
@@ -54,6 +53,44 @@ impl Ctx<'_> {
             .ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
     }
 
+    /// An identity table's `fields`: key fields besides the identity (`["endpoint"]`: a
+    /// budget per client and route, as NestJS keys its throttlers per handler).
+    fn extra_fields(
+        &self,
+        table: &toml::Table,
+        span: Range<usize>,
+        field: &str,
+    ) -> Result<Vec<KeyField>> {
+        let Some(v) = table.get("fields") else {
+            return Ok(Vec::new());
+        };
+        let err = |m: String| self.err(span.clone(), &format!("{field}.fields"), m);
+        let toml::Value::Array(list) = v else {
+            return Err(err(
+                "must be a list of key fields (user, api_key, endpoint)".into(),
+            ));
+        };
+        let mut out = Vec::new();
+        for item in list {
+            let name = item.as_str().unwrap_or_default();
+            match KeyField::parse(name) {
+                Some(KeyField::Ip) => {
+                    return Err(err(
+                        "`ip` is what the identity function gives: list user, api_key or endpoint"
+                            .into(),
+                    ));
+                }
+                Some(f) => out.push(f),
+                None => {
+                    return Err(err(format!(
+                        "unknown key field `{name}` (expected user, api_key or endpoint)"
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     fn identity_fn(
         &self,
         table: &toml::Table,
@@ -69,7 +106,7 @@ impl Ctx<'_> {
         };
         let kind = IdentityKind::parse(name).map_err(|m| err("identity", m))?;
         for key in table.keys() {
-            if key == "identity" || kind.fields().contains(&key.as_str()) {
+            if key == "identity" || key == "fields" || kind.fields().contains(&key.as_str()) {
                 continue;
             }
             let msg = if IDENTITY_FIELDS.contains(&key.as_str()) {
@@ -160,6 +197,12 @@ impl Ctx<'_> {
                 let sub = format!("{field}.fallback");
                 let fallback = match table.get("fallback") {
                     None => IdentityFn::new(Rule::Ip),
+                    Some(toml::Value::Table(t)) if t.contains_key("fields") => {
+                        return Err(err(
+                            "fallback.fields",
+                            "give `fields` on the outer key, not on its fallback".into(),
+                        ));
+                    }
                     Some(toml::Value::Table(t)) => self.identity_fn(t, span.clone(), &sub)?,
                     Some(_) => {
                         return Err(err(

@@ -21,6 +21,9 @@ pub fn metric_names(scenario: &Scenario) -> crate::metrics::MetricNames {
         report.unlimited = Some(0);
         report.warned = Some(0);
     }
+    if super::deployment::uses_deployments(scenario) {
+        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+    }
     let mut names = crate::metrics::MetricNames::of_report(&report);
     // Alert figures exist only in runs that evaluate the scenario's rules.
     names

@@ -6,6 +6,7 @@
 pub mod alerts;
 mod client;
 pub mod contender;
+pub mod deployment;
 pub mod expect;
 pub mod goals;
 mod identity;
@@ -83,6 +84,8 @@ pub struct AlgorithmSpec {
     pub stack: Option<Box<contender::Stack>>,
     /// For a profile, the limiter configured from its native parameters (`[profile.NAME]`).
     pub profile: Option<Profile>,
+    /// Several replicas and a store (`[deployment]`, `[contender.deployment]`); `None`: one node.
+    pub deployment: Option<Box<deployment::Deployment>>,
 }
 
 impl AlgorithmSpec {
@@ -95,6 +98,7 @@ impl AlgorithmSpec {
             params,
             stack: None,
             profile: None,
+            deployment: None,
         }
     }
 

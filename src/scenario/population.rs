@@ -4,6 +4,7 @@
 use super::raw::{Num, RawTraffic, RawWeighted, S};
 use super::validate::Ctx;
 use crate::error::Result;
+use crate::traffic::method::Method;
 use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
 
 impl Ctx<'_> {
@@ -68,6 +69,7 @@ impl Ctx<'_> {
             rates: self.rate_dist(t, f)?,
             tiers,
             network: self.network(t, kind, f)?,
+            methods: self.methods(t, f)?,
         })
     }
 
@@ -105,6 +107,10 @@ impl Ctx<'_> {
         exclusive(
             ("endpoint", t.endpoint.is_some()),
             ("endpoints", t.endpoints.as_ref().map(|u| u.span())),
+        )?;
+        exclusive(
+            ("method", t.method.is_some()),
+            ("methods", t.methods.as_ref().map(|u| u.span())),
         )?;
         exclusive(
             ("tier", t.tier.is_some()),
@@ -159,6 +165,30 @@ impl Ctx<'_> {
             };
             (clients, fixed(&t.user).unwrap_or(IdGen::PerClient), ip)
         })
+    }
+
+    /// `method` or `methods`, each name checked.
+    fn methods(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Vec<(Method, u32)>> {
+        if let Some(m) = &t.method {
+            let method =
+                Method::parse(m.get_ref()).map_err(|e| self.err(m.span(), &f("method"), e))?;
+            return Ok(vec![(method, 1)]);
+        }
+        let list = self.weighted(t.methods.as_ref(), &f("methods"))?;
+        let raw = t
+            .methods
+            .as_ref()
+            .map(|l| l.get_ref().as_slice())
+            .unwrap_or_default();
+        list.into_iter()
+            .zip(raw)
+            .enumerate()
+            .map(|(i, ((name, weight), r))| {
+                Method::parse(&name)
+                    .map(|m| (m, weight))
+                    .map_err(|e| self.err(r.name.span(), &f(&format!("methods[{i}].method")), e))
+            })
+            .collect()
     }
 
     fn weighted(

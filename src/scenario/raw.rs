@@ -26,6 +26,9 @@ pub struct RawScenario {
     /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
     #[serde(default)]
     pub contender: Vec<S<super::contender::RawContender>>,
+    /// Replicas and a store for every algorithm of the short form (see `deployment.rs`).
+    #[serde(default)]
+    pub deployment: Option<S<super::deployment::RawDeployment>>,
     /// A profile's native parameters: `[profile.nginx-limit-req]` (checked by the profile).
     #[serde(default)]
     pub profile: BTreeMap<String, S<BTreeMap<String, S<toml::Value>>>>,
@@ -196,6 +199,9 @@ pub struct RawTraffic {
     pub forge_real_ip: Option<S<String>>,
     pub forge_cf: Option<S<String>>,
     pub signed_in: Option<S<bool>>,
+    /// `method = "POST"`, or a weighted mix `methods = [{ method, weight }]`.
+    pub method: Option<S<String>>,
+    pub methods: Option<S<Vec<RawWeighted>>>,
 }
 
 /// One `phases = [{ duration, rate, ramp_to }]` entry.
@@ -212,7 +218,7 @@ pub struct RawPhase {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawWeighted {
-    #[serde(alias = "path")]
+    #[serde(alias = "path", alias = "method")]
     pub name: S<String>,
     #[serde(default)]
     pub weight: Option<S<i64>>,
@@ -337,6 +343,8 @@ impl RawTraffic {
             span("ipv6", &self.ipv6),
             span("botnet", &self.botnet),
             span("endpoints", &self.endpoints),
+            span("method", &self.method),
+            span("methods", &self.methods),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),

@@ -208,6 +208,14 @@ impl<'a> Ctx<'a> {
             .collect::<Result<Vec<_>>>()?;
         let reactions = origin.iter().map(|&i| reactions[i]).collect();
         let mut algorithms = algorithms;
+        if let Some(d) = &raw.deployment {
+            for spec in &mut algorithms {
+                let dep =
+                    self.deployment(d, "deployment", spec.kind, spec.profile.is_some(), duration)?;
+                spec.deployment = Some(Box::new(dep));
+            }
+        }
+        let short = algorithms.len();
         for (i, c) in self
             .contenders(&raw.contender, &policy, &traffic)?
             .into_iter()
@@ -225,6 +233,11 @@ impl<'a> Ctx<'a> {
                 ));
             }
             algorithms.push(c);
+        }
+        for (i, c) in raw.contender.iter().enumerate() {
+            if let Some(d) = &c.get_ref().deployment {
+                self.deployed_contender(&mut algorithms[short + i], d, i, &policy, duration)?;
+            }
         }
         let mut scenario = Scenario {
             name,

@@ -6,7 +6,12 @@
 mod clients;
 mod contender;
 #[cfg(test)]
+mod contender_cost_tests;
+#[cfg(test)]
+mod contender_identity_tests;
+#[cfg(test)]
 mod contender_tests;
+pub mod deployment;
 mod engine;
 mod progress;
 mod queue;
@@ -84,7 +89,7 @@ pub fn run_one<S: DecisionSink>(
     progress: Option<&Progress>,
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     if let Some(stack) = &spec.stack {
-        return contender::run_stack(scenario, spec, stack, sink, progress);
+        return contender::run_stack(scenario, spec, stack, sink, measure_decisions, progress);
     }
     struct Visit<'a, S> {
         scenario: &'a Scenario,
@@ -117,7 +122,6 @@ pub fn run_one<S: DecisionSink>(
                 scenario.bucket,
             );
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
-            let mut keyed = KeyedLimiter::new(limiter);
             let unobserved = Progress::new();
             let observers = Observers {
                 recorder: &mut recorder,
@@ -127,6 +131,42 @@ pub fn run_one<S: DecisionSink>(
             };
             let mut clients = Clients::new(&scenario.reactions, scenario.seed);
             let window = self.spec.params.window;
+            if let Some(dep) = self.spec.deployment.as_deref() {
+                let params = dep.replica_params(self.spec.params);
+                let mut gate =
+                    deployment::Deployed::new(limiter, params.limit, window, dep, scenario.seed);
+                simulate(
+                    &mut gate,
+                    sources,
+                    &mut keys,
+                    &mut clients,
+                    window,
+                    observers,
+                )?;
+                gate.note_memory();
+                let elapsed = started.elapsed();
+                let name = self.spec.name.as_str();
+                let mut report =
+                    recorder.finish(&scenario.traffic, name, params, &keys, gate.peak, gate.end);
+                fill_absent(scenario, &mut report);
+                let names = [dep.store.name(), dep.store.ops_name(), dep.balancer.name()];
+                report.deployment =
+                    Some(
+                        gate.tally
+                            .finish(dep.replicas, names, dep.periods(), scenario.duration),
+                    );
+                let throughput = Throughput {
+                    algorithm: name.to_string(),
+                    decisions_timed: 0,
+                    decision_elapsed_ns: 0,
+                    decisions_per_sec: 0.0,
+                    simulation_elapsed_ns: elapsed.as_nanos() as u64,
+                    simulated_requests_per_sec: report.offered as f64
+                        / elapsed.as_secs_f64().max(1e-9),
+                };
+                return Ok((report, throughput, self.sink));
+            }
+            let mut keyed = KeyedLimiter::new(limiter);
             simulate(
                 &mut keyed,
                 sources,
@@ -140,13 +180,7 @@ pub fn run_one<S: DecisionSink>(
             let (peak, end) = (keyed.peak_memory(), keyed.memory());
             let mut report =
                 recorder.finish(&scenario.traffic, name, self.spec.params, &keys, peak, end);
-            if crate::scenario::contender::uses_contenders(scenario) {
-                // Beside contenders, a short-form row has their figures too (all zero), so
-                // every row of summary.csv has the same columns.
-                report.bypassed = Some(0);
-                report.unlimited = Some(0);
-                report.warned = Some(0);
-            }
+            fill_absent(scenario, &mut report);
             let fresh = KeyedLimiter::new(keyed.into_limiter());
             let throughput = time_decisions(fresh, &capture, self.spec.params.window);
             let throughput = Throughput {
@@ -159,14 +193,35 @@ pub fn run_one<S: DecisionSink>(
             Ok((report, throughput, self.sink))
         }
     }
-    spec.visit(Visit {
+    let visit = Visit {
         scenario,
         spec,
         sink,
         time: measure_decisions,
         progress,
-    })
+    };
+    match spec.deployment.as_deref() {
+        // Each replica with its share of the limit (validation refused it for profiles).
+        Some(dep) if dep.replica_params(spec.params) != spec.params => {
+            spec.kind.visit(dep.replica_params(spec.params), visit)
+        }
+        _ => spec.visit(visit),
+    }
     .expect("parameters were validated with the scenario")
+}
+
+/// Beside contenders, a short-form row has their figures too (all zero); beside deployments, a
+/// single node's deployment figures (one replica, no store): every row of summary.csv has the
+/// same columns.
+fn fill_absent(scenario: &Scenario, report: &mut AlgorithmReport) {
+    if crate::scenario::contender::uses_contenders(scenario) {
+        report.bypassed = Some(0);
+        report.unlimited = Some(0);
+        report.warned = Some(0);
+    }
+    if crate::scenario::deployment::uses_deployments(scenario) {
+        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+    }
 }
 
 /// Wall-clock decisions per second of a fresh limiter replaying the captured arrivals, looped

@@ -23,6 +23,8 @@ pub struct KeySpace {
     client_of_key: Vec<ClientId>,
     /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
+    /// With [`KeySpace::recording_paths`]: each key's network path ([`Wire`]), by key id.
+    wires: Option<Vec<Option<Wire>>>,
 }
 
 impl KeySpace {
@@ -37,6 +39,22 @@ impl KeySpace {
             fields: Some(Vec::new()),
             ..Self::default()
         }
+    }
+
+    /// Like [`KeySpace::recording`], and an identity is also told apart by its network path
+    /// (the rotated forged address left out), which is kept too ([`KeySpace::wire`]): what a
+    /// contender's rules need to key on what the origin sees.
+    pub fn recording_paths() -> Self {
+        KeySpace {
+            fields: Some(Vec::new()),
+            wires: Some(Vec::new()),
+            ..Self::default()
+        }
+    }
+
+    /// The network path of key `id`, when recording paths and the key has one.
+    pub fn wire(&self, id: KeyId) -> Option<&Wire> {
+        self.wires.as_ref()?.get(id as usize)?.as_ref()
     }
 
     /// The identity fields (indexed like `KeyField::ALL`) of key `id`, when recording.
@@ -59,22 +77,41 @@ impl KeySpace {
         self.intern_who(spec, who, value_of)
     }
 
-    /// Like [`KeySpace::intern`], with the identity already worked out.
-    fn intern_who<'a>(
+    /// Like [`KeySpace::intern`], with the identity already worked out (`who` takes the place
+    /// of the `ip` field under an identity function).
+    pub fn intern_who<'a>(
         &mut self,
         spec: &KeySpec,
         who: Option<Who>,
         value_of: impl Fn(KeyField) -> &'a str,
     ) -> KeyId {
+        self.intern_path(spec, who, value_of, None)
+    }
+
+    fn intern_path<'a>(
+        &mut self,
+        spec: &KeySpec,
+        who: Option<Who>,
+        value_of: impl Fn(KeyField) -> &'a str,
+        wire: Option<&Wire>,
+    ) -> KeyId {
         let mut buf = std::mem::take(&mut self.scratch);
         spec.render_with(&mut buf, |field, out| {
             KeySpec::write_field(field, who, value_of(field), out)
         });
+        let wire = wire.filter(|_| self.wires.is_some());
+        if let Some(w) = wire {
+            buf.push('|');
+            w.write_path(&mut buf);
+        }
         let id = match self.names.get_index_of(buf.as_str()) {
             Some(i) => i,
             None => {
                 if let Some(fields) = &mut self.fields {
                     fields.push(KeyField::ALL.map(|f| value_of(f).into()));
+                }
+                if let Some(wires) = &mut self.wires {
+                    wires.push(wire.cloned());
                 }
                 self.names.insert_full(Name::new(&buf)).0
             }
@@ -125,7 +162,7 @@ impl KeySpace {
     /// The id of a synthetic client's key.
     pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
         let Some(f) = spec.identity_fn() else {
-            return self.intern_who(spec, None, |f| identity.get(f));
+            return self.intern_path(spec, None, |f| identity.get(f), identity.wire.as_ref());
         };
         let user = identity.signed_in_user();
         let who = match &identity.wire {
@@ -136,7 +173,7 @@ impl KeySpace {
                 .ok()
                 .map(|ip| f.apply(&Seen::direct(ip, user))),
         };
-        self.intern_who(spec, who, |f| identity.get(f))
+        self.intern_path(spec, who, |f| identity.get(f), identity.wire.as_ref())
     }
 
     /// The key's text, as the policy keyed on it.

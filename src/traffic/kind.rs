@@ -56,6 +56,8 @@ const IDENTITY: &[&str] = &[
     "forge_real_ip",
     "forge_cf",
     "signed_in",
+    "method",
+    "methods",
 ];
 
 /// The replay options.

@@ -10,6 +10,7 @@ pub mod intensity;
 mod key_name;
 mod keys;
 mod kind;
+pub mod method;
 mod modulated;
 mod periodic;
 mod poisson;
@@ -115,6 +116,8 @@ pub struct Population {
     pub tiers: Vec<(String, u32)>,
     /// The path to the origin, forged headers and sign-in (`via`, `forge_*`, `signed_in`).
     pub network: via::Network,
+    /// HTTP methods with their weights (`method` or `methods`); empty: every request `GET`.
+    pub methods: Vec<(method::Method, u32)>,
 }
 
 impl Population {
@@ -201,6 +204,11 @@ pub struct Arrival {
     /// The request's whole identity (every key field) as a key id, for contenders whose rules
     /// key differently from the policy; equal to `key` where nothing needs it.
     pub identity: KeyId,
+    /// The forged address a rotating forger (`xff_rotator`, `cdn_bypass`) sent with this
+    /// request, as an IPv4 number (what the stack of a contender re-keys on); 0 otherwise.
+    pub forged: u32,
+    /// The HTTP method's code ([`method::Method::code`]): 0, `GET`, unless the source says.
+    pub method: u8,
 }
 
 impl Arrival {
@@ -213,6 +221,8 @@ impl Arrival {
             source,
             attempt: 0,
             identity: key,
+            forged: 0,
+            method: 0,
         }
     }
 }
@@ -248,6 +258,22 @@ pub fn build_sources(
 }
 
 fn build_source(
+    index: usize,
+    spec: &SourceSpec,
+    key_spec: &KeySpec,
+    seed: u64,
+    keys: &mut KeySpace,
+) -> Result<Box<dyn Source>> {
+    let inner = build_keyed_source(index, spec, key_spec, seed, keys)?;
+    let methods = &spec.population.methods;
+    if methods.is_empty() || methods == &[(method::Method::Get, 1)] {
+        return Ok(inner);
+    }
+    let rng = rng::rng(seed, Stream::Methods, index);
+    Ok(Box::new(method::Methods::new(inner, methods, rng)))
+}
+
+fn build_keyed_source(
     index: usize,
     spec: &SourceSpec,
     key_spec: &KeySpec,

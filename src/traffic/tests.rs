@@ -23,6 +23,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             rates: RateDist::Same,
             tiers: Vec::new(),
             network: Default::default(),
+            methods: Vec::new(),
         },
     }
 }

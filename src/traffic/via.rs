@@ -174,8 +174,40 @@ impl Wire {
         }
     }
 
+    /// Whether one forged address changes on every request.
+    pub fn rotates(&self) -> bool {
+        self.rotation != Rotation::None
+    }
+
+    /// The rotated forged address of the request about to be sent (`None`: nothing rotates).
+    pub fn rotated(&self) -> Option<IpAddr> {
+        match self.rotation {
+            Rotation::Xff => self.xff.first().copied(),
+            Rotation::Cf => self.cf,
+            Rotation::None => None,
+        }
+    }
+
+    /// Writes what the origin sees of every request of this client, the rotated address
+    /// left out, so two clients with the same identity fields but different paths differ.
+    pub fn write_path(&self, out: &mut String) {
+        use std::fmt::Write;
+        let skip = usize::from(self.rotation == Rotation::Xff);
+        let w = &mut *out;
+        let _ = write!(w, "@{}", self.peer);
+        for a in &self.xff[skip..] {
+            let _ = write!(w, ",{a}");
+        }
+        if let Some(a) = self.real_ip {
+            let _ = write!(w, ",r={a}");
+        }
+        if let (Some(a), false) = (self.cf, self.rotation == Rotation::Cf) {
+            let _ = write!(w, ",c={a}");
+        }
+    }
+
     /// Replaces the rotated forged address.
-    fn rotate(&mut self, forged: IpAddr) {
+    pub fn rotate(&mut self, forged: IpAddr) {
         match self.rotation {
             Rotation::Xff => self.xff[0] = forged,
             Rotation::Cf => self.cf = Some(forged),
@@ -231,6 +263,10 @@ impl Source for Forger {
         a.key = keys.intern_identity(&self.key_spec, identity);
         let forged = forged_address(&mut self.rng);
         if let Some(wire) = &mut identity.wire {
+            // Rotated addresses are drawn by `forged_address`: always IPv4.
+            if let Some(IpAddr::V4(sent)) = wire.rotated() {
+                a.forged = u32::from(sent);
+            }
             wire.rotate(forged);
         }
         Ok(Some(a))

@@ -7,7 +7,7 @@ const POLICY: &str = "[policy]\nlimit = 10\nwindow = \"1s\"\n";
 const TRAFFIC: &str = "[[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1/s\"\n";
 
 /// Runs `rlsim run` on `toml` (with `files` beside it) and checks the failure.
-fn assert_fails(toml: &str, files: &[(&str, &str)], expected: &[&str]) {
+pub(crate) fn assert_fails(toml: &str, files: &[(&str, &str)], expected: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         write(dir.path(), name, text);
@@ -566,14 +566,82 @@ fn contender_bad_warn_at_and_commit() {
 }
 
 #[test]
-fn contender_rule_with_an_identity_function_is_refused() {
+fn contender_rule_with_a_bad_identity_function_is_refused() {
     assert_fails(
-        &contender("key = { identity = \"peer\" }\n", ""),
+        &contender("key = { identity = \"xff\" }\n", ""),
         &[],
         &[
             "bad.toml:17:",
-            "`contender[0].rule[0].key`",
-            "identity functions are not supported in contender rules yet",
+            "`contender[0].rule[0].key.trusted_hops`",
+            "needs `trusted_hops`",
         ],
+    );
+    assert_fails(
+        &contender(
+            "key = { identity = \"cdn_header\", trusted = [\"10.0.0.0/33\"] }\n",
+            "",
+        ),
+        &[],
+        &["bad.toml:17:", "`contender[0].rule[0].key.trusted[0]`"],
+    );
+}
+
+#[test]
+fn contender_bad_methods() {
+    assert_fails(
+        &contender("methods = [\"FETCH\"]\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].methods[0]`",
+            "unknown method `FETCH`",
+        ],
+    );
+    assert_fails(
+        &contender("methods = []\n", ""),
+        &[],
+        &[
+            "bad.toml:17:",
+            "`contender[0].rule[0].methods`",
+            "at least one method",
+        ],
+    );
+    // The traffic sends only GET.
+    assert_fails(
+        &contender("methods = [\"POST\"]\n", ""),
+        &[],
+        &[
+            "bad.toml:13:",
+            "`contender[0].rule[0].name`",
+            "matches no request",
+        ],
+    );
+}
+
+#[test]
+fn traffic_bad_methods() {
+    let with = |line: &str| format!("{HEAD}{POLICY}{TRAFFIC}{line}");
+    assert_fails(
+        &with("method = \"GOT\"\n"),
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].method`",
+            "unknown method `GOT`",
+        ],
+    );
+    assert_fails(
+        &with("methods = [{ method = \"PUTT\", weight = 2 }]\n"),
+        &[],
+        &[
+            "bad.toml:10:",
+            "`traffic[0].methods[0].method`",
+            "unknown method `PUTT`",
+        ],
+    );
+    assert_fails(
+        &with("method = \"GET\"\nmethods = [{ method = \"POST\" }]\n"),
+        &[],
+        &["bad.toml:11:", "`traffic[0].methods`", "not both"],
     );
 }

@@ -6,6 +6,7 @@ mod check;
 mod cli;
 mod closed_loop;
 mod contenders;
+mod deployment;
 mod determinism;
 mod differential;
 mod errors;

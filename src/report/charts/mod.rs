@@ -18,6 +18,7 @@ mod hurt;
 mod memory;
 mod rate;
 mod refused_share;
+mod replicas;
 mod retries;
 mod retry_intervals;
 pub mod sweep_line;
@@ -133,6 +134,7 @@ pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Ch
     if retries::applies(scenario) {
         charts.push(retries::chart(scenario, algorithms)?);
     }
+    charts.extend(replicas::charts(algorithms)?);
     Ok(charts)
 }
 

@@ -1,0 +1,551 @@
+//! A limiter deployed on several replicas behind a balancer, with its state local to each
+//! replica, in one shared store reached with a round trip, or cached per replica and synced
+//! (docs/distributed.md).
+//!
+//! The deployment is a [`Gate`]: the engine still hands it arrivals in time order and gets a
+//! decision back at once; what happens later in virtual time (a racy write landing in the store,
+//! an `EXPIRE`, a sync) is kept in the gate and applied before the first operation it precedes.
+//! The store serves operations in the order they were sent (one FIFO connection), so its times
+//! never decrease and a varying round trip delays operations but does not reorder them.
+//!
+//! Time handed to the algorithm is the replica's clock (`t + r × clock_offset`), as a script
+//! gets it as an argument; a key's state never goes back in time: an operation older than the
+//! state's last one is decided at the state's time.
+
+use super::engine::{Detail, Gate};
+use crate::algorithms::{Decision, KeyId, Limiter, MemoryUsage, Outcome, redis};
+use crate::metrics::DeploymentTally;
+use crate::rng::{Stream, rng};
+use crate::scenario::deployment::{Balancer, Deployment, FailMode, Ops, Rtt, Store};
+use crate::time::Nanos;
+use crate::traffic::Arrival;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, LogNormal};
+use rustc_hash::FxHashMap;
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+/// One key's state where it is kept, with the time of its last operation and a version
+/// bumped by each write (to count lost updates).
+#[derive(Clone)]
+struct Slot<S> {
+    state: S,
+    last: Nanos,
+    version: u64,
+}
+
+type Table<S> = FxHashMap<KeyId, Slot<S>>;
+
+/// A racy write on its way to the store.
+struct Write<S> {
+    land: Nanos,
+    seq: u64,
+    key: KeyId,
+    state: S,
+    last: Nanos,
+    read_version: u64,
+}
+
+impl<S> PartialEq for Write<S> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.land, self.seq) == (o.land, o.seq)
+    }
+}
+impl<S> Eq for Write<S> {}
+impl<S> PartialOrd for Write<S> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<S> Ord for Write<S> {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.land, self.seq).cmp(&(o.land, o.seq))
+    }
+}
+
+/// An `INCR`/`EXPIRE` counter in the store.
+#[derive(Clone, Copy, Default)]
+struct Counter {
+    count: u64,
+    expires: Option<Nanos>,
+    /// The replica died between `INCR` and `EXPIRE`: the key never expires.
+    stuck: bool,
+}
+
+/// A replica's cached copy of a key.
+struct Copy<S> {
+    slot: Slot<S>,
+    /// Admitted requests since the last sync.
+    dirty: bool,
+}
+
+enum Mode<S> {
+    Local(Vec<Table<S>>),
+    Atomic(Table<S>),
+    Racy {
+        store: Table<S>,
+        writes: BinaryHeap<Reverse<Write<S>>>,
+        seq: u64,
+    },
+    Incr {
+        store: FxHashMap<KeyId, Counter>,
+        die_chance: f64,
+    },
+    Cached {
+        store: Table<S>,
+        copies: Vec<FxHashMap<KeyId, Copy<S>>>,
+        /// Requests the replicas admitted since the last sync, in time order, at the time each
+        /// was decided: replayed into the store at the next sync.
+        pending: Vec<(KeyId, Nanos)>,
+        next_sync: Nanos,
+        every: Nanos,
+    },
+}
+
+/// The deployment gate (see the module docs).
+pub struct Deployed<'d, L: Limiter> {
+    limiter: L,
+    dep: &'d Deployment,
+    /// The algorithm's limit and window (the `incr_then_expire` counter's).
+    limit: u64,
+    window: Nanos,
+    mode: Mode<L::State>,
+    next_replica: u64,
+    balance_rng: ChaCha8Rng,
+    rtt_rng: ChaCha8Rng,
+    die_rng: ChaCha8Rng,
+    lognormal: Option<LogNormal<f64>>,
+    /// The store's time: operations are served in the order they were sent.
+    store_time: Nanos,
+    pub tally: DeploymentTally,
+    pub peak: MemoryUsage,
+    pub end: MemoryUsage,
+}
+
+/// A 64-bit mix (SplitMix64's finaliser): the balancer's hash of a client or a key.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+impl<'d, L: Limiter> Deployed<'d, L> {
+    /// `limiter` is the algorithm each replica (or the store's script) runs, with the
+    /// replica's parameters ([`Deployment::replica_params`]); `seed` the scenario's.
+    pub fn new(limiter: L, limit: u64, window: Nanos, dep: &'d Deployment, seed: u64) -> Self {
+        let n = dep.replicas as usize;
+        let mode = match dep.store {
+            Store::Local { .. } => Mode::Local((0..n).map(|_| Table::default()).collect()),
+            Store::Shared {
+                ops: Ops::Atomic, ..
+            } => Mode::Atomic(Table::default()),
+            Store::Shared { ops: Ops::Racy, .. } => Mode::Racy {
+                store: Table::default(),
+                writes: BinaryHeap::new(),
+                seq: 0,
+            },
+            Store::Shared {
+                ops: Ops::IncrThenExpire,
+                die_chance,
+            } => Mode::Incr {
+                store: FxHashMap::default(),
+                die_chance,
+            },
+            Store::Cached { sync_every } => Mode::Cached {
+                store: Table::default(),
+                copies: (0..n).map(|_| FxHashMap::default()).collect(),
+                pending: Vec::new(),
+                next_sync: sync_every,
+                every: sync_every,
+            },
+        };
+        let lognormal = match dep.rtt {
+            Rtt::LogNormal { median, sigma } => {
+                Some(LogNormal::new((median.max(1) as f64).ln(), sigma).expect("validated sigma"))
+            }
+            _ => None,
+        };
+        Deployed {
+            limiter,
+            dep,
+            limit,
+            window,
+            mode,
+            next_replica: 0,
+            rtt_rng: rng(seed, Stream::Deployment, 0),
+            balance_rng: rng(seed, Stream::Deployment, 1),
+            die_rng: rng(seed, Stream::Deployment, 2),
+            lognormal,
+            store_time: 0,
+            tally: DeploymentTally::default(),
+            peak: MemoryUsage::default(),
+            end: MemoryUsage::default(),
+        }
+    }
+
+    /// The replica the balancer sends `a` to.
+    fn replica(&mut self, a: &Arrival) -> usize {
+        let n = self.dep.replicas as u64;
+        let r = match self.dep.balancer {
+            Balancer::RoundRobin => {
+                let r = self.next_replica % n;
+                self.next_replica += 1;
+                r
+            }
+            Balancer::Random => self.balance_rng.random_range(0..n),
+            Balancer::ClientHash => mix(a.client as u64) % n,
+            Balancer::KeyHash => mix(a.key as u64) % n,
+        };
+        r as usize
+    }
+
+    /// One round trip's time.
+    fn rtt(&mut self) -> Nanos {
+        match self.dep.rtt {
+            Rtt::Constant(x) => x,
+            Rtt::Uniform { min, max } => self.rtt_rng.random_range(min..=max),
+            Rtt::LogNormal { .. } => {
+                let d = self.lognormal.expect("built with the deployment");
+                // Floating point, rounded to whole nanoseconds (the draw only).
+                d.sample(&mut self.rtt_rng).round().min(u64::MAX as f64) as Nanos
+            }
+        }
+    }
+
+    /// Sends one operation at `sent`: when the store serves it (FIFO) and when its reply is
+    /// back at the replica.
+    fn round_trip(&mut self, sent: Nanos) -> (Nanos, Nanos) {
+        let rtt = self.rtt();
+        let served = sent.saturating_add(rtt / 2).max(self.store_time);
+        self.store_time = served;
+        (served, served.saturating_add(rtt - rtt / 2))
+    }
+
+    /// Decides at the replica on `slot` (created fresh when `None`) at the replica's `clock`.
+    fn decide_on(limiter: &L, slot: &mut Slot<L::State>, clock: Nanos) -> (Decision, Nanos) {
+        let now = clock.max(slot.last);
+        slot.last = now;
+        (limiter.decide(&mut slot.state, now), now)
+    }
+
+    fn fresh(&self, clock: Nanos) -> Slot<L::State> {
+        Slot {
+            state: self.limiter.new_state(clock),
+            last: clock,
+            version: 0,
+        }
+    }
+
+    /// Applies the racy writes that reached the store by `at`.
+    fn land_writes(&mut self, at: Nanos) {
+        let Mode::Racy { store, writes, .. } = &mut self.mode else {
+            return;
+        };
+        while writes.peek().is_some_and(|w| w.0.land <= at) {
+            let Reverse(w) = writes.pop().expect("peeked");
+            let slot = store.entry(w.key).or_insert_with(|| Slot {
+                state: w.state.clone(),
+                last: w.last,
+                version: 0,
+            });
+            if slot.version != w.read_version {
+                self.tally.lost_updates += 1;
+            }
+            slot.state = w.state;
+            slot.last = slot.last.max(w.last);
+            slot.version += 1;
+        }
+    }
+
+    /// Runs the cached store's syncs due by `t`.
+    fn sync_due(&mut self, t: Nanos) {
+        loop {
+            let Mode::Cached {
+                store,
+                copies,
+                pending,
+                next_sync,
+                every,
+            } = &mut self.mode
+            else {
+                return;
+            };
+            if *next_sync > t {
+                return;
+            }
+            let at = *next_sync;
+            if self.dep.outage_at(at).is_none() {
+                // Every replica pushes what it admitted (replayed into the store's state in
+                // time order, as the algorithm counts), then pulls the keys it used.
+                self.tally.syncs += 1;
+                for &(key, time) in pending.iter() {
+                    let slot = store.entry(key).or_insert_with(|| Slot {
+                        state: self.limiter.new_state(time),
+                        last: time,
+                        version: 0,
+                    });
+                    Self::decide_on(&self.limiter, slot, time);
+                }
+                pending.clear();
+                for copy in copies.iter_mut() {
+                    copy.retain(|key, c| {
+                        if !c.dirty {
+                            return false;
+                        }
+                        self.tally.store_ops += 2;
+                        if let Some(s) = store.get(key) {
+                            c.slot = s.clone();
+                        }
+                        c.dirty = false;
+                        true
+                    });
+                }
+            }
+            let idle = pending.is_empty() && copies.iter().all(|c| c.is_empty());
+            *next_sync = if idle {
+                (t / *every).saturating_add(1).saturating_mul(*every)
+            } else {
+                at.saturating_add(*every)
+            };
+        }
+    }
+
+    /// The memory the deployment holds now: the store's keys (or every replica's, `local`).
+    fn memory(&self) -> MemoryUsage {
+        fn add<S>(
+            m: &mut MemoryUsage,
+            t: &Table<S>,
+            heap: fn(&S) -> usize,
+            redis: fn(&S) -> usize,
+        ) {
+            m.live_keys += t.len();
+            m.state_bytes += t.capacity() * std::mem::size_of::<(KeyId, Slot<S>)>();
+            for s in t.values() {
+                m.state_bytes += heap(&s.state);
+                m.redis_bytes += redis(&s.state);
+            }
+        }
+        let mut m = MemoryUsage::default();
+        match &self.mode {
+            Mode::Local(tables) => {
+                for t in tables {
+                    add(&mut m, t, L::heap_bytes, L::redis_bytes);
+                }
+            }
+            Mode::Atomic(t) | Mode::Racy { store: t, .. } | Mode::Cached { store: t, .. } => {
+                add(&mut m, t, L::heap_bytes, L::redis_bytes)
+            }
+            Mode::Incr { store, .. } => {
+                m.live_keys = store.len();
+                m.state_bytes = store.capacity() * std::mem::size_of::<(KeyId, Counter)>();
+                m.redis_bytes = store.len() * redis::STRING_KEY;
+            }
+        }
+        m
+    }
+
+    /// Takes the memory figures (the engine calls this at every sweep and at the end).
+    pub fn note_memory(&mut self) {
+        let m = self.memory();
+        self.end = m;
+        if m.live_keys > self.peak.live_keys {
+            self.peak.live_keys = m.live_keys;
+        }
+        self.peak.state_bytes = self.peak.state_bytes.max(m.state_bytes);
+        self.peak.redis_bytes = self.peak.redis_bytes.max(m.redis_bytes);
+    }
+
+    fn incr(&mut self, key: KeyId, t: Nanos) -> Decision {
+        let (served, back) = self.round_trip(t);
+        let mut latency = back - t;
+        self.tally.store_ops += 1;
+        let expire_rtt = self.rtt();
+        let Mode::Incr { store, die_chance } = &mut self.mode else {
+            unreachable!("incr is the incr_then_expire mode")
+        };
+        let c = store.entry(key).or_default();
+        if c.expires.is_some_and(|e| e <= served) {
+            *c = Counter::default();
+        }
+        c.count += 1;
+        if c.count == 1 {
+            if *die_chance > 0.0 && self.die_rng.random::<f64>() < *die_chance {
+                c.stuck = true;
+                self.tally.keys_without_expiry += 1;
+            } else {
+                // EXPIRE key W, sent once INCR's reply is back: the window starts when it lands.
+                self.tally.store_ops += 1;
+                latency += expire_rtt;
+                let land = back.saturating_add(expire_rtt / 2);
+                c.expires = Some(land.saturating_add(self.window));
+            }
+        }
+        self.tally.latency(latency);
+        let reset_at = c.expires.unwrap_or(Nanos::MAX);
+        if c.count <= self.limit {
+            Decision::allow(self.limit - c.count, reset_at)
+        } else {
+            if c.stuck {
+                self.tally.rejected_on_keys_without_expiry += 1;
+            }
+            let retry_after = c.expires.map_or(self.window, |e| e.saturating_sub(t));
+            Decision {
+                outcome: Outcome::Reject {
+                    retry_after: retry_after.max(1),
+                },
+                remaining: 0,
+                reset_at,
+            }
+        }
+    }
+
+    fn racy(&mut self, key: KeyId, t: Nanos, offset: Nanos) -> Decision {
+        let (served, back) = self.round_trip(t);
+        self.land_writes(served);
+        let clock = back.saturating_add(offset);
+        let mut slot = match &self.mode {
+            Mode::Racy { store, .. } => store.get(&key).cloned(),
+            _ => unreachable!("racy mode"),
+        }
+        .unwrap_or_else(|| self.fresh(clock));
+        let read_version = slot.version;
+        let (decision, now) = Self::decide_on(&self.limiter, &mut slot, clock);
+        let write_rtt = self.rtt();
+        self.tally.store_ops += 2;
+        // The replica waits for the write's reply before answering.
+        self.tally.latency(back - t + write_rtt);
+        let Mode::Racy { writes, seq, .. } = &mut self.mode else {
+            unreachable!("racy mode")
+        };
+        *seq += 1;
+        writes.push(Reverse(Write {
+            land: back.saturating_add(write_rtt / 2),
+            seq: *seq,
+            key,
+            state: slot.state,
+            last: now,
+            read_version,
+        }));
+        decision
+    }
+}
+
+impl<L: Limiter> Gate for Deployed<'_, L> {
+    fn estimate(&self, _: &Arrival) -> Option<f64> {
+        None
+    }
+
+    fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
+        let t = a.time;
+        let r = self.replica(a);
+        let offset = (r as u64).saturating_mul(self.dep.clock_offset);
+        let clock = t.saturating_add(offset);
+        self.sync_due(t);
+        let has_copy = match &self.mode {
+            Mode::Local(_) => true,
+            Mode::Cached { copies, .. } => copies[r].contains_key(&a.key),
+            _ => false,
+        };
+        if !has_copy && let Some(o) = self.dep.outage_at(t) {
+            self.tally.latency(0);
+            let decision = match o.mode {
+                FailMode::Open => {
+                    self.tally.outage_admitted += 1;
+                    Decision::allow(0, t)
+                }
+                FailMode::Closed => {
+                    self.tally.outage_rejected += 1;
+                    Decision {
+                        outcome: Outcome::Reject {
+                            retry_after: (o.to - t).max(1),
+                        },
+                        remaining: 0,
+                        reset_at: o.to,
+                    }
+                }
+            };
+            return (decision, Detail::default());
+        }
+        let decision = match self.dep.store {
+            Store::Local { .. } => {
+                self.tally.latency(0);
+                let fresh = self.fresh(clock);
+                let Mode::Local(tables) = &mut self.mode else {
+                    unreachable!("local mode")
+                };
+                let slot = tables[r].entry(a.key).or_insert(fresh);
+                Self::decide_on(&self.limiter, slot, clock).0
+            }
+            Store::Shared {
+                ops: Ops::Atomic, ..
+            } => {
+                let (_, back) = self.round_trip(t);
+                self.tally.latency(back - t);
+                self.tally.store_ops += 1;
+                let fresh = self.fresh(clock);
+                let Mode::Atomic(store) = &mut self.mode else {
+                    unreachable!("atomic mode")
+                };
+                let slot = store.entry(a.key).or_insert(fresh);
+                Self::decide_on(&self.limiter, slot, clock).0
+            }
+            Store::Shared { ops: Ops::Racy, .. } => self.racy(a.key, t, offset),
+            Store::Shared {
+                ops: Ops::IncrThenExpire,
+                ..
+            } => self.incr(a.key, t),
+            Store::Cached { .. } => {
+                let mut latency = 0;
+                if !has_copy {
+                    // The replica fetches the key's state from the store once.
+                    let (_, back) = self.round_trip(t);
+                    latency = back - t;
+                    self.tally.store_ops += 1;
+                }
+                self.tally.latency(latency);
+                let fresh = self.fresh(clock);
+                let Mode::Cached {
+                    store,
+                    copies,
+                    pending,
+                    ..
+                } = &mut self.mode
+                else {
+                    unreachable!("cached mode")
+                };
+                let copy = copies[r].entry(a.key).or_insert_with(|| Copy {
+                    slot: store.get(&a.key).cloned().unwrap_or(fresh),
+                    dirty: false,
+                });
+                let (d, now) = Self::decide_on(&self.limiter, &mut copy.slot, clock);
+                if d.outcome.is_admitted() {
+                    copy.dirty = true;
+                    pending.push((a.key, now));
+                }
+                d
+            }
+        };
+        (decision, Detail::default())
+    }
+
+    fn evict_idle(&mut self, now: Nanos) {
+        self.land_writes(now);
+        self.note_memory();
+        let limiter = &self.limiter;
+        let idle = |_: &KeyId, s: &mut Slot<L::State>| !limiter.is_idle(&s.state, now);
+        match &mut self.mode {
+            Mode::Local(tables) => tables.iter_mut().for_each(|t| t.retain(idle)),
+            Mode::Atomic(t) | Mode::Racy { store: t, .. } | Mode::Cached { store: t, .. } => {
+                t.retain(idle)
+            }
+            // A counter without expiry is never evicted: that is the leak.
+            Mode::Incr { store, .. } => store.retain(|_, c| c.expires.is_none_or(|e| e > now)),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "deployment_tests.rs"]
+mod tests;

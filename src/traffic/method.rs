@@ -1,0 +1,122 @@
+//! HTTP methods: what a request does, for rules that match on it (`methods = ["POST"]`).
+//!
+//! A request carries its method as a one-byte code on the [`Arrival`]. A source sends `GET`
+//! unless it says `method = "POST"` or a weighted mix `methods = [...]`; only a mix draws, from
+//! the source's own [`Stream::Methods`](crate::rng::Stream::Methods), so a source without one
+//! sends exactly the requests it always did.
+
+use super::population::Picker;
+use super::{Arrival, KeySpace, Source};
+use crate::error::Result;
+use crate::suggest;
+use rand_chacha::ChaCha8Rng;
+
+/// The methods rlsim knows, by code (`Method as u8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Method {
+    #[default]
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+    Head,
+    Options,
+}
+
+impl Method {
+    pub const ALL: [Method; 7] = [
+        Method::Get,
+        Method::Post,
+        Method::Put,
+        Method::Patch,
+        Method::Delete,
+        Method::Head,
+        Method::Options,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Head => "HEAD",
+            Method::Options => "OPTIONS",
+        }
+    }
+
+    /// The code an [`Arrival`] carries.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// A method by name, in any case (`post`, `POST`).
+    pub fn parse(s: &str) -> std::result::Result<Method, String> {
+        let upper = s.to_ascii_uppercase();
+        Method::ALL
+            .into_iter()
+            .find(|m| m.name() == upper)
+            .ok_or_else(|| suggest::unknown("method", s, Method::ALL.map(Method::name)))
+    }
+
+    /// A set of methods as a bit mask (bit `code`).
+    pub fn mask(methods: &[Method]) -> u8 {
+        methods.iter().fold(0, |m, x| m | (1 << x.code()))
+    }
+}
+
+/// Sets each request's method: one for the whole source, or one drawn per request.
+pub struct Methods {
+    inner: Box<dyn Source>,
+    codes: Vec<u8>,
+    picker: Picker,
+    rng: ChaCha8Rng,
+}
+
+impl Methods {
+    /// `methods` with their weights (one entry: every request has it, nothing is drawn).
+    pub fn new(inner: Box<dyn Source>, methods: &[(Method, u32)], rng: ChaCha8Rng) -> Self {
+        let weights: Vec<f64> = methods.iter().map(|m| f64::from(m.1)).collect();
+        Methods {
+            inner,
+            codes: methods.iter().map(|m| m.0.code()).collect(),
+            picker: Picker::new(&weights),
+            rng,
+        }
+    }
+}
+
+impl Source for Methods {
+    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        let Some(mut a) = self.inner.next_arrival(keys)? else {
+            return Ok(None);
+        };
+        a.method = match self.codes.as_slice() {
+            [only] => *only,
+            codes => codes[self.picker.pick(&mut self.rng)],
+        };
+        Ok(Some(a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_codes_and_masks() {
+        for (i, m) in Method::ALL.into_iter().enumerate() {
+            assert_eq!(m.code() as usize, i);
+            assert_eq!(Method::parse(&m.name().to_lowercase()), Ok(m));
+        }
+        assert_eq!(Method::default(), Method::Get);
+        assert_eq!(Method::mask(&[Method::Get, Method::Post]), 0b11);
+        assert_eq!(
+            Method::parse("PSOT"),
+            Err("unknown method `PSOT`: did you mean `POST`?".into())
+        );
+    }
+}
