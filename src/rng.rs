@@ -33,7 +33,7 @@ pub enum Stream {
 
 impl Stream {
     /// Every stream kind.
-    pub const ALL: [Stream; 6] = [
+    pub const ALL: [Stream; 7] = [
         Stream::Arrivals,
         Stream::Endpoints,
         Stream::Retry,
