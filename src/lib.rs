@@ -39,6 +39,7 @@ pub mod metrics;
 pub mod observe;
 pub mod output;
 pub mod policy;
+pub mod prefetch;
 pub mod report;
 pub mod rng;
 pub mod scenario;

@@ -1,5 +1,6 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
+use super::key_name::Name;
 use super::via::Wire;
 use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
@@ -14,8 +15,8 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// decision; the engine and the limiters only handle the integer ids.
 #[derive(Debug, Default)]
 pub struct KeySpace {
-    names: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
-    clients: IndexSet<Box<str>, rustc_hash::FxBuildHasher>,
+    names: IndexSet<Name, rustc_hash::FxBuildHasher>,
+    clients: IndexSet<Name, rustc_hash::FxBuildHasher>,
     scratch: String,
     /// The client named like each key, once asked for ([`KeySpace::intern_client_for_key`]):
     /// a replayed line then costs one hash lookup, not two. `ClientId::MAX` when not yet known.
@@ -112,7 +113,7 @@ impl KeySpace {
                 if let Some(wires) = &mut self.wires {
                     wires.push(wire.cloned());
                 }
-                self.names.insert_full(buf.as_str().into()).0
+                self.names.insert_full(Name::new(&buf)).0
             }
         };
         self.scratch = buf;
@@ -123,7 +124,7 @@ impl KeySpace {
     pub fn intern_client(&mut self, user: &str) -> ClientId {
         let id = match self.clients.get_index_of(user) {
             Some(i) => i,
-            None => self.clients.insert_full(user.into()).0,
+            None => self.clients.insert_full(Name::new(user)).0,
         };
         ClientId::try_from(id).expect("more than 4 billion distinct clients")
     }
@@ -136,7 +137,7 @@ impl KeySpace {
             return id;
         }
         let name = &self.names[key as usize];
-        let id = match self.clients.get_index_of(name) {
+        let id = match self.clients.get_index_of(name.as_str()) {
             Some(i) => i,
             None => self.clients.insert_full(name.clone()).0,
         };
@@ -150,7 +151,7 @@ impl KeySpace {
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
     pub fn client_name(&self, id: ClientId) -> &str {
-        &self.clients[id as usize]
+        self.clients[id as usize].as_str()
     }
 
     /// Distinct clients seen.
@@ -177,7 +178,7 @@ impl KeySpace {
 
     /// The key's text, as the policy keyed on it.
     pub fn name(&self, id: KeyId) -> &str {
-        &self.names[id as usize]
+        self.names[id as usize].as_str()
     }
 
     pub fn len(&self) -> usize {

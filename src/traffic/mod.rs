@@ -7,6 +7,7 @@
 
 pub mod export;
 pub mod intensity;
+mod key_name;
 mod keys;
 mod kind;
 pub mod method;

@@ -2,8 +2,9 @@
 //! Timestamps have one-second resolution, so the requests of one second are read together and
 //! spread evenly across it (or kept at its start).
 
+use super::clf_time::StampCache;
 use super::input::{LineFormat, Lines};
-use super::{Outcome, Record, RecordReader, SameSecond, field_index, to_epoch_ns};
+use super::{Outcome, Record, RecordReader, SameSecond, field_index};
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
 use crate::time::NANOS_PER_SEC;
@@ -14,11 +15,14 @@ use std::path::Path;
 /// One line of the combined log format:
 /// `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 "ref" "ua"`.
 /// `ip` is the first field, `user` the third (`-` for none), `endpoint` the request's path.
-struct ClfLine;
+#[derive(Default)]
+struct ClfLine {
+    stamps: StampCache,
+}
 
 impl LineFormat for ClfLine {
     fn parse(
-        &self,
+        &mut self,
         line: &str,
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)> {
@@ -37,13 +41,7 @@ impl LineFormat for ClfLine {
         let (stamp, rest) = rest
             .split_once(']')
             .ok_or((Some("time"), "no `]` after the time".to_string()))?;
-        let dt = chrono::DateTime::parse_from_str(stamp, "%d/%b/%Y:%H:%M:%S %z").map_err(|e| {
-            (
-                Some("time"),
-                format!("`{stamp}` is not like `10/Oct/2000:13:55:36 -0700` ({e})"),
-            )
-        })?;
-        rec.epoch_ns = to_epoch_ns(dt, stamp).map_err(|m| (Some("time"), m))?;
+        rec.epoch_ns = self.stamps.parse(stamp).map_err(|m| (Some("time"), m))?;
         let request = rest
             .trim_start()
             .strip_prefix('"')
@@ -76,7 +74,7 @@ pub struct Clf {
 impl Clf {
     pub fn new(path: &Path, input: Box<dyn BufRead + Send>, same_second: SameSecond) -> Clf {
         Clf {
-            lines: Lines::new(path, input, ClfLine),
+            lines: Lines::new(path, input, ClfLine::default()),
             same_second,
             batch: VecDeque::new(),
             spare: Vec::new(),

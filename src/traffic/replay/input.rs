@@ -61,25 +61,53 @@ pub(super) fn open(path: &Path, data: &TraceData) -> Result<Box<dyn BufRead + Se
         Some(bytes) => Box::new(Cursor::new(bytes.clone())),
         None => {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            Box::new(BufReader::with_capacity(1 << 16, file))
+            Box::new(BufReader::with_capacity(1 << 18, file))
         }
     })
 }
 
 /// Reads up to and including the next `\n` into `buf`, at most `MAX_LINE + 1` bytes of it; the
 /// rest of a longer line is read and dropped. Returns the bytes read into `buf` (0 at the end)
-/// and whether the line was too long.
+/// and whether the line was too long. Searches the reader's buffer with `memchr` and copies
+/// each line once: a replay reads millions of short lines.
 fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, bool)> {
-    let n = Read::take(&mut *input, MAX_LINE as u64 + 1).read_until(b'\n', buf)?;
-    if n <= MAX_LINE || buf.last() == Some(&b'\n') {
-        return Ok((n, false));
-    }
+    let cap = MAX_LINE + 1;
+    let mut n = 0;
     loop {
-        let avail = input.fill_buf()?;
+        let avail = match input.fill_buf() {
+            Ok(avail) => avail,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok((n, n == cap));
+        }
+        let room = &avail[..avail.len().min(cap - n)];
+        let (take, found) = match memchr::memchr(b'\n', room) {
+            Some(i) => (i + 1, true),
+            None => (room.len(), false),
+        };
+        buf.extend_from_slice(&room[..take]);
+        input.consume(take);
+        n += take;
+        if found {
+            return Ok((n, false));
+        }
+        if n == cap {
+            break;
+        }
+    }
+    // Too long: drop the rest of the line.
+    loop {
+        let avail = match input.fill_buf() {
+            Ok(avail) => avail,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
         if avail.is_empty() {
             return Ok((n, true));
         }
-        match avail.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', avail) {
             Some(i) => {
                 input.consume(i + 1);
                 return Ok((n, true));
@@ -95,7 +123,7 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, b
 /// Parses one line of a line-based format into a record; `Err((field, message))` if malformed.
 pub(super) trait LineFormat: Send {
     fn parse(
-        &self,
+        &mut self,
         line: &str,
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)>;

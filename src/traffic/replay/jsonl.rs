@@ -18,7 +18,7 @@ pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Jsonl> {
 
 impl LineFormat for Jsonl {
     fn parse(
-        &self,
+        &mut self,
         line: &str,
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)> {

@@ -16,6 +16,7 @@
 //! this file dispatches to them; [`source`] and [`split`] sit on top.
 
 mod clf;
+mod clf_time;
 mod csv_trace;
 mod har;
 mod input;
