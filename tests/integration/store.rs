@@ -305,8 +305,6 @@ fn verify_agrees_on_every_shipped_scenario_over_a_prefix() {
                 &url,
                 "--limit",
                 "5000",
-                "--set",
-                "duration=2m",
             ])
             .output()
             .unwrap();
