@@ -7,6 +7,10 @@ use rlsim::{Scenario, sim};
 use std::path::Path;
 use std::time::Duration;
 
+/// The binary's allocator (`rlsim::allocator`), so benches time what `rlsim` runs.
+#[global_allocator]
+static ALLOCATOR: rlsim::allocator::Allocator = rlsim::allocator::ALLOCATOR;
+
 /// 1000 Poisson users at 10/s each for 100 s: about 1 million requests over 1000 keys, about
 /// 10% over a 9-per-second limit so every algorithm both admits and rejects.
 const SCENARIO: &str = r#"
@@ -24,6 +28,7 @@ users = 1000
 "#;
 
 fn simulate(c: &mut Criterion) {
+    rlsim::allocator::prefer_huge_pages();
     let scenario = Scenario::parse(SCENARIO, Path::new("bench.toml")).expect("valid scenario");
     let offered = {
         let (r, _, _) =

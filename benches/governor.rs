@@ -13,10 +13,15 @@ use std::hint::black_box;
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+/// The binary's allocator (`rlsim::allocator`), so benches time what `rlsim` runs.
+#[global_allocator]
+static ALLOCATOR: rlsim::allocator::Allocator = rlsim::allocator::ALLOCATOR;
+
 const BATCH: usize = 100_000;
 const STEP_NS: u64 = 100_000;
 
 fn keyed_gcra(c: &mut Criterion) {
+    rlsim::allocator::prefer_huge_pages();
     let mut group = c.benchmark_group("keyed_gcra");
     group.throughput(Throughput::Elements(BATCH as u64));
     group.sample_size(20);

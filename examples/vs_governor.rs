@@ -52,7 +52,13 @@ fn governor_rate(keys: u64, requests: u64) -> (f64, Option<f64>) {
     (requests as f64 / wall, cpu.map(|c| requests as f64 / c))
 }
 
+/// The binary's allocator, for both sides: governor's table gets the same huge pages as rlsim's,
+/// so the ratio is not the allocator's.
+#[global_allocator]
+static ALLOCATOR: rlsim::allocator::Allocator = rlsim::allocator::ALLOCATOR;
+
 fn main() {
+    rlsim::allocator::prefer_huge_pages();
     let args: Vec<String> = std::env::args().collect();
     let [_, path, keys, rest @ ..] = args.as_slice() else {
         eprintln!("usage: vs_governor SCENARIO.toml KEYS [REQUESTS]");

@@ -31,6 +31,7 @@
 //! ```
 
 pub mod algorithms;
+pub mod allocator;
 pub mod bench;
 pub mod check;
 pub mod cli;

@@ -2,7 +2,11 @@ use clap::Parser;
 use rlsim::cli::Status;
 use std::process::ExitCode;
 
+#[global_allocator]
+static ALLOCATOR: rlsim::allocator::Allocator = rlsim::allocator::ALLOCATOR;
+
 fn main() -> ExitCode {
+    rlsim::allocator::prefer_huge_pages();
     let cli = rlsim::cli::Cli::parse();
     // SIGINT, SIGTERM, SIGHUP: remove temporary files, exit 128 + signal.
     if let Err(e) = rlsim::output::install_signal_cleanup() {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level modules by layer, lowest first. A module may import modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
-    &["time", "error", "suggest", "rng", "prefetch"],
+    &["time", "error", "suggest", "rng", "prefetch", "allocator"],
     &["policy", "output"],
     &["algorithms"],
     &["traffic"],
