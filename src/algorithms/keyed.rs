@@ -62,18 +62,23 @@ impl<L: Limiter> KeyedLimiter<L> {
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
         let limiter = &self.limiter;
         // A new key adds its whole footprint; a known one only the change.
-        let (state, heap, redis) = match self.states.entry(key) {
+        let (state, heap, redis, fresh) = match self.states.entry(key) {
             Entry::Occupied(e) => {
                 let state = e.into_mut();
                 let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
-                (state, heap, redis)
+                (state, heap, redis, false)
             }
-            Entry::Vacant(e) => (e.insert(limiter.new_state(now)), 0, 0),
+            Entry::Vacant(e) => (e.insert(limiter.new_state(now)), 0, 0, true),
         };
         let decision = limiter.decide(state, now);
-        self.heap_bytes = self.heap_bytes + L::heap_bytes(state) - heap;
-        self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
-        self.note_peak();
+        let (new_heap, new_redis) = (L::heap_bytes(state), L::redis_bytes(state));
+        self.heap_bytes = self.heap_bytes + new_heap - heap;
+        self.redis_bytes = self.redis_bytes + new_redis - redis;
+        // Only a new key (more keys, maybe a larger table) or a state that grew can raise a
+        // peak: everything else leaves each figure at or below its value after an earlier call.
+        if fresh || new_heap > heap || new_redis > redis {
+            self.note_peak();
+        }
         decision
     }
 
@@ -141,5 +146,40 @@ impl<L: Limiter> KeyedLimiter<L> {
     /// The state of `key`, if it is live (for tests and inspection).
     pub fn state(&self, key: KeyId) -> Option<&L::State> {
         self.states.get(&key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithms::{Params, SlidingWindowLog};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The peak noted only when a figure can rise equals the peak of the memory read after
+        /// every decision, through growing and shrinking logs, new keys and evictions.
+        #[test]
+        fn peak_equals_the_most_memory_after_any_decision(
+            limit in 1u64..6,
+            steps in proptest::collection::vec((0u32..20, 0u64..400, proptest::bool::weighted(0.05)), 1..300),
+        ) {
+            let window = 1_000;
+            let params = Params { limit, window, burst: limit };
+            let mut keyed = KeyedLimiter::new(SlidingWindowLog::new(params).unwrap());
+            let mut reference = MemoryUsage::default();
+            let mut now = 0;
+            for (key, gap, evict) in steps {
+                now += gap;
+                if evict {
+                    keyed.evict_idle(now);
+                }
+                keyed.decide(key, now);
+                let m = keyed.memory();
+                reference.live_keys = reference.live_keys.max(m.live_keys);
+                reference.state_bytes = reference.state_bytes.max(m.state_bytes);
+                reference.redis_bytes = reference.redis_bytes.max(m.redis_bytes);
+            }
+            prop_assert_eq!(keyed.peak_memory(), reference);
+        }
     }
 }

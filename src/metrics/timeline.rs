@@ -21,6 +21,9 @@ pub(super) struct Timeline {
     /// Per source, per bucket: retries (sources that never retry keep an empty list).
     retries_by_source: Vec<Vec<u64>>,
     last_event: Nanos,
+    /// The bucket of the latest lookup, `[start, end)` and its index: times come mostly in
+    /// order, so most lookups skip the division.
+    cached: (Nanos, Nanos, usize),
 }
 
 /// What the timeline tally adds to the report: the buckets, the busiest key per bucket,
@@ -47,22 +50,43 @@ impl Timeline {
             busiest_key: Vec::new(),
             retries_by_source: Vec::new(),
             last_event: 0,
+            // Empty: the first lookup divides.
+            cached: (0, 0, 0),
         }
     }
 
     #[inline]
-    fn index(&self, time: Nanos) -> usize {
-        ((time / self.bucket) as usize).min(self.last)
+    fn index(&mut self, time: Nanos) -> usize {
+        let (start, end, i) = self.cached;
+        if start <= time && time < end {
+            return i;
+        }
+        self.index_slow(time)
     }
 
+    #[cold]
+    fn index_slow(&mut self, time: Nanos) -> usize {
+        let i = ((time / self.bucket) as usize).min(self.last);
+        // `i × bucket <= time`: no overflow. The final bucket runs to the end of time.
+        let start = i as Nanos * self.bucket;
+        let end = if i == self.last {
+            Nanos::MAX
+        } else {
+            start.saturating_add(self.bucket)
+        };
+        self.cached = (start, end, i);
+        i
+    }
+
+    /// The index of the bucket of `time`, which then exists.
     #[inline]
-    fn at(&mut self, time: Nanos) -> &mut TimeBucket {
+    fn at(&mut self, time: Nanos) -> usize {
         self.last_event = self.last_event.max(time);
         let i = self.index(time);
         if i >= self.buckets.len() {
             self.buckets.resize_with(i + 1, TimeBucket::default);
         }
-        &mut self.buckets[i]
+        i
     }
 
     /// A request of `source` arrives at `t`; `delayed`/`rejected` say what the limiter did.
@@ -75,13 +99,13 @@ impl Timeline {
         delayed: bool,
         rejected: bool,
     ) {
-        let b = self.at(t);
+        let i = self.at(t);
+        let b = &mut self.buckets[i];
         b.offered += 1;
         b.retries += retry as u64;
         b.delayed += delayed as u64;
         b.rejected += rejected as u64;
         if retry {
-            let i = self.index(t);
             let per_bucket = super::dense::slot(&mut self.retries_by_source, source);
             *super::dense::slot(per_bucket, i as u32) += 1;
         }
@@ -91,8 +115,9 @@ impl Timeline {
     /// its rolling window.
     #[inline]
     pub fn on_admit(&mut self, t: Nanos, in_window: u64) {
-        self.at(t).admitted += 1;
-        let i = self.index(t) as u32;
+        let i = self.at(t);
+        self.buckets[i].admitted += 1;
+        let i = i as u32;
         let busiest = super::dense::slot(&mut self.busiest_key, i);
         *busiest = (*busiest).max(in_window);
     }
@@ -103,6 +128,47 @@ impl Timeline {
             busiest_key: self.busiest_key,
             retries_by_source: self.retries_by_source,
             last_event: self.last_event,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cached bucket gives the index the division gives, in and out of order, up to the
+    /// final bucket and the end of time.
+    #[test]
+    fn cached_index_matches_the_division() {
+        let (duration, bucket) = (100, 10);
+        let mut t = Timeline::new(duration, bucket);
+        let last = final_bucket(duration, bucket);
+        assert_eq!(last, 20);
+        for time in [
+            0,
+            9,
+            10,
+            5,
+            19,
+            20,
+            199,
+            200,
+            201,
+            10_000,
+            150,
+            Nanos::MAX,
+            0,
+            Nanos::MAX - 1,
+            Nanos::MAX,
+        ] {
+            let expected = ((time / bucket) as usize).min(last);
+            assert_eq!(t.index(time), expected, "at {time}");
+        }
+        // A bucket that does not divide the end of time: the last whole one still ends there.
+        let mut t = Timeline::new(Nanos::MAX, Nanos::MAX / 3);
+        for time in [0, Nanos::MAX / 3, Nanos::MAX - 1, Nanos::MAX, 1] {
+            let expected = ((time / (Nanos::MAX / 3)) as usize).min(t.last);
+            assert_eq!(t.index(time), expected, "at {time}");
         }
     }
 }

@@ -133,7 +133,9 @@ pub fn simulate<'a, G: Gate>(
     evict_every: Nanos,
     observers: Observers<'a>,
 ) -> Result<()> {
-    let mut pending: Vec<Option<Arrival>> = vec![None; sources.len()];
+    // Each source's next request, in place: a source writes it here directly
+    // ([`Source::next_into`]); only the queued ones (an `Arrival` event) are meaningful.
+    let mut pending: Vec<Arrival> = vec![Arrival::new(0, 0, 0, 0); sources.len()];
     let mut run = Run {
         limiter,
         keys,
@@ -144,9 +146,9 @@ pub fn simulate<'a, G: Gate>(
         reported: (0, 0),
     };
     for (i, source) in sources.iter_mut().enumerate() {
-        if let Some(a) = source.next_arrival(run.keys)? {
+        if source.next_into(run.keys, &mut pending[i])? {
+            let a = &pending[i];
             run.queue.push_arrival(a.time, a.source).map_err(internal)?;
-            pending[i] = Some(a);
         }
     }
     // The limiter expires idle keys at its own window's pace; the metrics sweep at the
@@ -157,45 +159,43 @@ pub fn simulate<'a, G: Gate>(
     let mut last = 0;
     while let Some(now) = run.queue.peek_time() {
         last = now;
-        if now >= next_evict {
-            run.limiter.evict_idle(now);
-            next_evict = (now / evict_every)
-                .saturating_add(1)
-                .saturating_mul(evict_every);
-        }
-        if now >= next_sweep {
-            run.observers.recorder.evict_idle(now);
-            next_sweep = (now / sweep_every)
-                .saturating_add(1)
-                .saturating_mul(sweep_every);
+        // Both sweeps at once: one comparison per event while neither is due.
+        if now >= next_evict.min(next_sweep) {
+            if now >= next_evict {
+                run.limiter.evict_idle(now);
+                next_evict = (now / evict_every)
+                    .saturating_add(1)
+                    .saturating_mul(evict_every);
+            }
+            if now >= next_sweep {
+                run.observers.recorder.evict_idle(now);
+                next_sweep = (now / sweep_every)
+                    .saturating_add(1)
+                    .saturating_mul(sweep_every);
+            }
         }
         let event = run.queue.pop().expect("peeked");
         match event.kind {
             EventKind::Release { key, .. } => run.observers.recorder.on_admit(key, now),
-            EventKind::Retry {
-                arrival,
-                previous_sleep,
-            } => {
+            EventKind::Retry { slot } => {
+                let (arrival, previous_sleep) = run.queue.take_retry(slot);
                 run.pending_retries -= 1;
                 run.request(arrival, previous_sleep)?;
             }
             EventKind::Arrival { source } => {
                 let i = source as usize;
-                let arrival = pending[i]
-                    .take()
-                    .expect("a queued source has a pending arrival");
+                let arrival = pending[i];
                 // The source's next request does not depend on this decision: take it first so
                 // its metric state loads while this one is decided.
-                let next = sources[i].next_arrival(run.keys)?;
-                if let Some(next) = &next {
-                    run.observers.recorder.prefetch(next);
+                let more = sources[i].next_into(run.keys, &mut pending[i])?;
+                if more {
+                    run.observers.recorder.prefetch(&pending[i]);
                 }
                 run.request(arrival, 0)?;
-                if let Some(next) = next {
+                if more {
                     run.queue
-                        .push_arrival(next.time, source)
+                        .push_arrival(pending[i].time, source)
                         .map_err(internal)?;
-                    pending[i] = Some(next);
                 }
             }
         }
@@ -241,13 +241,11 @@ impl<G: Gate> Run<'_, G> {
         match decision.outcome {
             Outcome::Allow => {}
             Outcome::Delay(d) => {
-                let release = EventKind::Release {
-                    key: arrival.key,
-                    source: arrival.source,
-                };
                 // Times saturate at the end of virtual time, as the algorithms' do.
                 let at = now.saturating_add(d);
-                self.queue.schedule(at, release).map_err(internal)?;
+                self.queue
+                    .schedule_release(at, arrival.key, arrival.source)
+                    .map_err(internal)?;
             }
             Outcome::Reject { retry_after } => {
                 match self
@@ -260,11 +258,7 @@ impl<G: Gate> Run<'_, G> {
                             attempt: arrival.attempt + 1,
                             ..arrival
                         };
-                        let event = EventKind::Retry {
-                            arrival: retry,
-                            previous_sleep: sleep,
-                        };
-                        self.queue.schedule(retry.time, event).map_err(internal)?;
+                        self.queue.schedule_retry(retry, sleep).map_err(internal)?;
                         self.pending_retries += 1;
                         obs.recorder.on_retry_scheduled(self.pending_retries);
                     }

@@ -12,43 +12,54 @@ use crate::traffic::Arrival;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
-/// What happens at an event's time.
+/// What happens at an event's time. Small (8 bytes) so that events move cheaply through the
+/// heap: a retry's request waits in the queue's slab, the event holds its slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     /// The next request of source `source` arrives.
     Arrival { source: u16 },
     /// A delayed request of `key` (from `source`) leaves the shaper's queue for the backend.
     Release { key: KeyId, source: u16 },
-    /// A client retries a rejected request. `previous_sleep` is its last backoff sleep.
-    Retry {
-        arrival: Arrival,
-        previous_sleep: Nanos,
-    },
+    /// A client retries a rejected request, kept in slot `slot` until it is taken
+    /// ([`EventQueue::take_retry`]).
+    Retry { slot: u32 },
 }
+
+/// The top bit of [`Event::order`]: set for arrivals, so that at equal times every scheduled
+/// event (rank 0) comes first.
+const ARRIVAL_RANK: u64 = 1 << 63;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
     pub time: Nanos,
+    /// `(rank, tiebreak)` in one word: the rank in the top bit (0 for scheduled events, which
+    /// come before arrivals at equal times), below it the sequence number of a scheduled event
+    /// or the source index of an arrival.
+    order: u64,
     pub kind: EventKind,
-    /// Scheduled events before arrivals, at equal times.
-    rank: u8,
-    /// Sequence number of a scheduled event, source index of an arrival.
-    tiebreak: u64,
 }
 
 impl Event {
+    /// The full order: `(time, rank, tiebreak)`.
+    #[cfg(test)]
     fn order(&self) -> (Nanos, u8, u64) {
-        (self.time, self.rank, self.tiebreak)
+        (
+            self.time,
+            (self.order >> 63) as u8,
+            self.order & !ARRIVAL_RANK,
+        )
     }
 }
 
 impl Ord for Event {
+    #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
-        self.order().cmp(&other.order())
+        (self.time, self.order).cmp(&(other.time, other.order))
     }
 }
 
 impl PartialOrd for Event {
+    #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
@@ -62,6 +73,9 @@ pub struct ScheduledInThePast {
     pub now: Nanos,
 }
 
+/// A retried request waiting for its time, with its client's last backoff sleep.
+type Waiting = (Arrival, Nanos);
+
 /// The heap plus the earliest event held apart (`front`): a source whose next arrival is also the
 /// next event (one busy source, the usual case) never goes through the heap.
 #[derive(Debug, Default)]
@@ -71,49 +85,94 @@ pub struct EventQueue {
     heap: BinaryHeap<Reverse<Event>>,
     now: Nanos,
     seq: u64,
+    /// The requests of scheduled retries, by slot; `free` lists the slots not in use, so the
+    /// slab grows only to the most retries waiting at once.
+    retries: Vec<Waiting>,
+    free: Vec<u32>,
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
-            front: None,
             heap: BinaryHeap::with_capacity(n),
-            now: 0,
-            seq: 0,
+            ..EventQueue::default()
         }
     }
 
     /// Queues the next arrival of `source`.
+    #[inline]
     pub fn push_arrival(&mut self, time: Nanos, source: u16) -> Result<(), ScheduledInThePast> {
-        self.push(time, 1, source as u64, EventKind::Arrival { source })
+        self.push(
+            time,
+            ARRIVAL_RANK | source as u64,
+            EventKind::Arrival { source },
+        )
     }
 
-    /// Schedules an event for later (`time` may equal the current time).
-    pub fn schedule(&mut self, time: Nanos, kind: EventKind) -> Result<(), ScheduledInThePast> {
-        let seq = self.seq;
-        self.seq += 1;
-        self.push(time, 0, seq, kind)
-    }
-
-    fn push(
+    /// Schedules the release of a delayed request of `key` (`time` may equal the current time).
+    pub fn schedule_release(
         &mut self,
         time: Nanos,
-        rank: u8,
-        tiebreak: u64,
-        kind: EventKind,
+        key: KeyId,
+        source: u16,
     ) -> Result<(), ScheduledInThePast> {
+        self.schedule(time, EventKind::Release { key, source })
+    }
+
+    /// Schedules a retry of `arrival` at its time, `previous_sleep` being its client's last
+    /// backoff sleep; both come back from [`EventQueue::take_retry`].
+    pub fn schedule_retry(
+        &mut self,
+        arrival: Arrival,
+        previous_sleep: Nanos,
+    ) -> Result<(), ScheduledInThePast> {
+        self.check(arrival.time)?;
+        let waiting = (arrival, previous_sleep);
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.retries[slot as usize] = waiting;
+                slot
+            }
+            None => {
+                self.retries.push(waiting);
+                u32::try_from(self.retries.len() - 1).expect("fewer than 2^32 retries waiting")
+            }
+        };
+        self.schedule(arrival.time, EventKind::Retry { slot })
+    }
+
+    /// The request of a popped [`EventKind::Retry`] and its client's last sleep; frees the slot.
+    #[inline]
+    pub fn take_retry(&mut self, slot: u32) -> Waiting {
+        self.free.push(slot);
+        self.retries[slot as usize]
+    }
+
+    fn schedule(&mut self, time: Nanos, kind: EventKind) -> Result<(), ScheduledInThePast> {
+        let seq = self.seq;
+        debug_assert!(
+            seq < ARRIVAL_RANK,
+            "sequence numbers stay below the rank bit"
+        );
+        self.seq += 1;
+        self.push(time, seq, kind)
+    }
+
+    #[inline]
+    fn check(&self, time: Nanos) -> Result<(), ScheduledInThePast> {
         if time < self.now {
             return Err(ScheduledInThePast {
                 at: time,
                 now: self.now,
             });
         }
-        let event = Event {
-            time,
-            kind,
-            rank,
-            tiebreak,
-        };
+        Ok(())
+    }
+
+    #[inline]
+    fn push(&mut self, time: Nanos, order: u64, kind: EventKind) -> Result<(), ScheduledInThePast> {
+        self.check(time)?;
+        let event = Event { time, order, kind };
         match self.front {
             Some(front) if event < front => {
                 self.heap.push(Reverse(front));
@@ -158,10 +217,8 @@ mod tests {
         let mut q = EventQueue::default();
         q.push_arrival(10, 2).unwrap();
         q.push_arrival(10, 0).unwrap();
-        q.schedule(10, EventKind::Release { key: 7, source: 1 })
-            .unwrap();
-        q.schedule(10, EventKind::Release { key: 8, source: 1 })
-            .unwrap();
+        q.schedule_release(10, 7, 1).unwrap();
+        q.schedule_release(10, 8, 1).unwrap();
         q.push_arrival(5, 1).unwrap();
         let kinds: Vec<EventKind> = std::iter::from_fn(|| q.pop()).map(|e| e.kind).collect();
         assert_eq!(
@@ -210,12 +267,181 @@ mod tests {
         q.push_arrival(10, 0).unwrap();
         q.pop();
         assert_eq!(
-            q.schedule(9, EventKind::Release { key: 0, source: 0 }),
+            q.schedule_release(9, 0, 0),
             Err(ScheduledInThePast { at: 9, now: 10 })
         );
-        assert!(
-            q.schedule(10, EventKind::Release { key: 0, source: 0 })
-                .is_ok()
+        assert!(q.schedule_release(10, 0, 0).is_ok());
+        let past = Arrival::new(9, 0, 0, 0);
+        assert_eq!(
+            q.schedule_retry(past, 0),
+            Err(ScheduledInThePast { at: 9, now: 10 })
         );
+        assert!(q.retries.is_empty(), "a refused retry takes no slot");
+    }
+
+    #[test]
+    fn retry_slots_are_reused() {
+        let mut q = EventQueue::default();
+        let a = |t, key| Arrival::new(t, key, 0, 0);
+        q.schedule_retry(a(5, 1), 11).unwrap();
+        q.schedule_retry(a(7, 2), 22).unwrap();
+        let Some(Event {
+            kind: EventKind::Retry { slot },
+            ..
+        }) = q.pop()
+        else {
+            panic!("a retry first")
+        };
+        assert_eq!(q.take_retry(slot), (a(5, 1), 11));
+        q.schedule_retry(a(6, 3), 33).unwrap();
+        assert_eq!(q.retries.len(), 2, "the freed slot was reused");
+        let mut taken = Vec::new();
+        while let Some(e) = q.pop() {
+            let EventKind::Retry { slot } = e.kind else {
+                panic!("only retries queued")
+            };
+            taken.push(q.take_retry(slot));
+        }
+        assert_eq!(taken, [(a(6, 3), 33), (a(7, 2), 22)]);
+    }
+
+    mod reference {
+        //! The queue against a plain `BinaryHeap` of whole events ordered by
+        //! `(time, rank, tiebreak)`: the order of the queue's doc, nothing else.
+        use super::*;
+        use proptest::prelude::*;
+
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Full {
+            Arrival { source: u16 },
+            Release { key: KeyId, source: u16 },
+            Retry { arrival: Arrival, sleep: Nanos },
+        }
+
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        struct RefEvent {
+            time: Nanos,
+            rank: u8,
+            tiebreak: u64,
+            what: Full,
+        }
+
+        impl Ord for RefEvent {
+            fn cmp(&self, other: &Self) -> Ordering {
+                (self.time, self.rank, self.tiebreak).cmp(&(other.time, other.rank, other.tiebreak))
+            }
+        }
+        impl PartialOrd for RefEvent {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        #[derive(Debug, Clone)]
+        enum Op {
+            /// An arrival of `source` this long after now (skipped if it has one queued).
+            Arrive(u64, u16),
+            Release(u64, KeyId, u16),
+            Retry(u64, KeyId, u32, Nanos),
+            Pop,
+        }
+
+        fn op() -> impl Strategy<Value = Op> {
+            // Small gaps and few sources, so that equal times (the tie-breaks) are common.
+            prop_oneof![
+                (0..3u64, 0..4u16).prop_map(|(d, s)| Op::Arrive(d, s)),
+                (0..3u64, 0..50u32, 0..4u16).prop_map(|(d, k, s)| Op::Release(d, k, s)),
+                (0..3u64, 0..50u32, 0..5u32, 0..1000u64)
+                    .prop_map(|(d, k, n, sl)| Op::Retry(d, k, n, sl)),
+                Just(Op::Pop),
+                Just(Op::Pop),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn pops_in_the_reference_order(ops in proptest::collection::vec(op(), 0..200)) {
+                let mut q = EventQueue::with_capacity(2);
+                let mut reference: BinaryHeap<Reverse<RefEvent>> = BinaryHeap::new();
+                let (mut now, mut seq) = (0u64, 0u64);
+                let mut queued = [false; 4];
+                let mut popped = Vec::new();
+                let mut expected = Vec::new();
+                let mut pop_both = |q: &mut EventQueue,
+                                    reference: &mut BinaryHeap<Reverse<RefEvent>>,
+                                    now: &mut u64,
+                                    queued: &mut [bool; 4]| {
+                    let ours = q.pop().map(|e| {
+                        let what = match e.kind {
+                            EventKind::Arrival { source } => Full::Arrival { source },
+                            EventKind::Release { key, source } => Full::Release { key, source },
+                            EventKind::Retry { slot } => {
+                                let (arrival, sleep) = q.take_retry(slot);
+                                Full::Retry { arrival, sleep }
+                            }
+                        };
+                        (e.time, what)
+                    });
+                    let theirs = reference.pop().map(|Reverse(e)| (e.time, e.what));
+                    if let Some((t, Full::Arrival { source })) = theirs {
+                        *now = t;
+                        queued[source as usize] = false;
+                    } else if let Some((t, _)) = theirs {
+                        *now = t;
+                    }
+                    popped.push(ours);
+                    expected.push(theirs);
+                };
+                for op in ops {
+                    match op {
+                        Op::Arrive(d, source) => {
+                            if queued[source as usize] {
+                                continue;
+                            }
+                            queued[source as usize] = true;
+                            q.push_arrival(now + d, source).unwrap();
+                            reference.push(Reverse(RefEvent {
+                                time: now + d,
+                                rank: 1,
+                                tiebreak: source as u64,
+                                what: Full::Arrival { source },
+                            }));
+                        }
+                        Op::Release(d, key, source) => {
+                            q.schedule_release(now + d, key, source).unwrap();
+                            reference.push(Reverse(RefEvent {
+                                time: now + d,
+                                rank: 0,
+                                tiebreak: seq,
+                                what: Full::Release { key, source },
+                            }));
+                            seq += 1;
+                        }
+                        Op::Retry(d, key, attempt, sleep) => {
+                            let arrival = Arrival {
+                                attempt,
+                                ..Arrival::new(now + d, key, key + 1, (key % 3) as u16)
+                            };
+                            q.schedule_retry(arrival, sleep).unwrap();
+                            reference.push(Reverse(RefEvent {
+                                time: now + d,
+                                rank: 0,
+                                tiebreak: seq,
+                                what: Full::Retry { arrival, sleep },
+                            }));
+                            seq += 1;
+                        }
+                        Op::Pop => pop_both(&mut q, &mut reference, &mut now, &mut queued),
+                    }
+                }
+                while !reference.is_empty() {
+                    pop_both(&mut q, &mut reference, &mut now, &mut queued);
+                }
+                prop_assert_eq!(q.pop(), None);
+                prop_assert_eq!(popped, expected);
+                // Every slot was given back: the slab holds at most the most retries waiting.
+                prop_assert_eq!(q.free.len(), q.retries.len());
+            }
+        }
     }
 }

@@ -241,6 +241,21 @@ pub struct Client {
 pub trait Source: Send {
     /// The next request, or `None` when the source is exhausted. Only replayed traffic can fail.
     fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>>;
+
+    /// [`Source::next_arrival`] written into `out` (left as it was when the source is
+    /// exhausted, the return value then `false`). The engine's hot path: this provided body is
+    /// compiled once per source type, with `next_arrival` inlined into it, so the arrival goes
+    /// straight into the engine's slot instead of through an `Option` on the stack and back.
+    #[inline]
+    fn next_into(&mut self, keys: &mut KeySpace, out: &mut Arrival) -> Result<bool> {
+        match self.next_arrival(keys)? {
+            Some(a) => {
+                *out = a;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Builds the sources of a scenario, registering every synthetic client's key up front.

@@ -49,6 +49,7 @@ impl Modulated {
 }
 
 impl Source for Modulated {
+    #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         loop {
             let gap: f64 = Exp1.sample(&mut self.rng);

@@ -37,6 +37,7 @@ impl Constant {
 }
 
 impl Source for Constant {
+    #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let Some(offset) = self.rate.nth_event(self.k) else {
             return Ok(None);
@@ -92,6 +93,7 @@ impl Staggered {
 }
 
 impl Source for Staggered {
+    #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let Some(Reverse((time, j, k))) = self.heap.pop() else {
             return Ok(None);
@@ -218,6 +220,7 @@ impl Batches {
 }
 
 impl Source for Batches {
+    #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let n = self.clients.len() as u64;
         loop {

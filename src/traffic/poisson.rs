@@ -70,6 +70,7 @@ impl Poisson {
 }
 
 impl Source for Poisson {
+    #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         let current = match self.ahead.take() {
             Some(drawn) => drawn,
