@@ -32,6 +32,7 @@ impl Clients {
     /// What the client of `arrival` does after it was rejected with `retry_after`. `previous`
     /// is the last sleep of this request (decorrelated jitter). Returns the wait before the
     /// retry and the sleep to remember, or `None` when the client gives up.
+    #[inline]
     pub fn on_reject(
         &mut self,
         arrival: &Arrival,

@@ -98,11 +98,20 @@ pub struct Capture {
 }
 
 impl Capture {
-    pub fn new(limit: usize) -> Self {
+    /// Keeps up to `limit` arrivals, room for `expected` of them (about how many the run will
+    /// offer, if known) reserved up front: a buffer grown by doubling would touch (and the
+    /// kernel zero) about twice the pages and copy the arrivals on every growth, which cost
+    /// a sixth of a 10^7-request run on the development VM.
+    pub fn sized(limit: usize, expected: Option<usize>) -> Self {
         Capture {
-            arrivals: Vec::with_capacity(limit.min(1 << 16)),
+            arrivals: Vec::with_capacity(expected.map_or(limit, |e| e.min(limit))),
             limit,
         }
+    }
+
+    /// Keeps up to `limit` arrivals, room for all of them reserved up front.
+    pub fn new(limit: usize) -> Self {
+        Capture::sized(limit, None)
     }
 
     #[inline]
@@ -157,7 +166,11 @@ pub fn simulate<'a, G: Gate>(
     let sweep_every = run.observers.recorder.sweep_every();
     let mut next_sweep = sweep_every;
     let mut last = 0;
-    while let Some(now) = run.queue.peek_time() {
+    // The event in hand: taken from the queue, or a source's next arrival that is earlier
+    // than everything queued, which then never enters the queue.
+    let mut current = run.queue.pop();
+    while let Some(event) = current {
+        let now = event.time;
         last = now;
         // Both sweeps at once: one comparison per event while neither is due.
         if now >= next_evict.min(next_sweep) {
@@ -174,13 +187,16 @@ pub fn simulate<'a, G: Gate>(
                     .saturating_mul(sweep_every);
             }
         }
-        let event = run.queue.pop().expect("peeked");
-        match event.kind {
-            EventKind::Release { key, .. } => run.observers.recorder.on_admit(key, now),
+        current = match event.kind {
+            EventKind::Release { key, .. } => {
+                run.observers.recorder.on_admit(key, now);
+                run.queue.pop()
+            }
             EventKind::Retry { slot } => {
                 let (arrival, previous_sleep) = run.queue.take_retry(slot);
                 run.pending_retries -= 1;
                 run.request(arrival, previous_sleep)?;
+                run.queue.pop()
             }
             EventKind::Arrival { source } => {
                 let i = source as usize;
@@ -194,11 +210,13 @@ pub fn simulate<'a, G: Gate>(
                 run.request(arrival, 0)?;
                 if more {
                     run.queue
-                        .push_arrival(pending[i].time, source)
-                        .map_err(internal)?;
+                        .push_arrival_pop(pending[i].time, source)
+                        .map_err(internal)?
+                } else {
+                    run.queue.pop()
                 }
             }
-        }
+        };
     }
     // Report what the last partial batch covered, so the progress reaches the end.
     let (requests, since) = run.reported;

@@ -168,7 +168,11 @@ fn run_one_through<S: DecisionSink>(
                 scenario.duration,
                 scenario.bucket,
             );
-            let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
+            let mut capture = if self.time {
+                Capture::sized(CAPTURE_LIMIT, expected_requests(scenario))
+            } else {
+                Capture::new(0)
+            };
             let remote = match self.remote {
                 Some((i, factory)) => Some(factory.open(i, self.spec, &limiter)?),
                 None => None,
@@ -276,6 +280,16 @@ fn run_one_through<S: DecisionSink>(
         _ => spec.visit(visit),
     }
     .expect("parameters were validated with the scenario")
+}
+
+/// About how many first tries the scenario's sources send, with an eighth more for retries
+/// (sizes the capture; a wrong guess only costs a regrowth); `None` with a replayed source.
+fn expected_requests(scenario: &Scenario) -> Option<usize> {
+    let mut total = 0.0;
+    for spec in &scenario.traffic {
+        total += spec.expected_requests()?;
+    }
+    Some((total * 1.125).ceil().min(usize::MAX as f64) as usize)
 }
 
 /// Beside contenders, a short-form row has their figures too (all zero); beside deployments, a

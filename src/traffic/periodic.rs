@@ -14,10 +14,11 @@ pub struct Constant {
     source: u16,
     start: Nanos,
     stop: Nanos,
-    /// The whole source's rate: per-client rate × clients.
-    rate: Rate,
+    /// The offsets of the whole source's requests (rate: per-client rate × clients).
+    steps: Steps,
     clients: Vec<Client>,
-    k: u64,
+    /// `k mod n` for the next request `k`.
+    next_client: usize,
 }
 
 impl Constant {
@@ -29,9 +30,9 @@ impl Constant {
             source,
             start: spec.start,
             stop: spec.stop,
-            rate,
+            steps: Steps::new(rate),
             clients,
-            k: 0,
+            next_client: 0,
         }
     }
 }
@@ -39,16 +40,68 @@ impl Constant {
 impl Source for Constant {
     #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
-        let Some(offset) = self.rate.nth_event(self.k) else {
+        let Some(offset) = self.steps.offset() else {
             return Ok(None);
         };
         let time = self.start.saturating_add(offset);
         if time >= self.stop {
             return Ok(None);
         }
-        let client = self.clients[(self.k % self.clients.len() as u64) as usize];
-        self.k += 1;
+        let client = self.clients[self.next_client];
+        self.next_client += 1;
+        if self.next_client == self.clients.len() {
+            self.next_client = 0;
+        }
+        self.steps.advance();
         Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
+    }
+}
+
+/// [`Rate::nth_event`] for `k = 0, 1, 2, ...` in turn, without a division per step: the
+/// quotient and remainder of `k·per / count` are carried from one `k` to the next, so each
+/// offset is still the exact quotient (nothing accumulates but integers).
+#[derive(Debug, Clone, Copy)]
+struct Steps {
+    /// `⌊k·per / count⌋`, or `None` once it no longer fits in 64 bits.
+    quotient: Option<Nanos>,
+    /// `k·per mod count`.
+    remainder: u64,
+    /// `⌊per / count⌋` and `per mod count`: what one step adds.
+    step: (Nanos, u64),
+    count: u64,
+}
+
+impl Steps {
+    fn new(rate: Rate) -> Self {
+        Steps {
+            quotient: Some(0),
+            remainder: 0,
+            step: (rate.per / rate.count, rate.per % rate.count),
+            count: rate.count,
+        }
+    }
+
+    /// The current `k`'s offset, `None` past the end of time.
+    #[inline]
+    fn offset(&self) -> Option<Nanos> {
+        self.quotient
+    }
+
+    /// On to `k + 1`.
+    #[inline]
+    fn advance(&mut self) {
+        let (whole, part) = self.step;
+        // `remainder + part >= count`, written so that nothing overflows.
+        let carry = self.remainder >= self.count - part;
+        self.remainder = if carry {
+            self.remainder - (self.count - part)
+        } else {
+            self.remainder + part
+        };
+        self.quotient = self
+            .quotient
+            .and_then(|q| q.checked_add(whole))
+            .and_then(|q| q.checked_add(carry as u64));
     }
 }
 
@@ -246,6 +299,51 @@ impl Source for Batches {
             }
             let client = self.clients[j as usize];
             return Ok(Some(Arrival::new(time, client.key, client.id, self.source)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Steps `0..n` against [`Rate::nth_event`] computed from each `k`.
+    fn check(count: u64, per: u64, n: u64) -> std::result::Result<(), TestCaseError> {
+        let rate = Rate { count, per };
+        let mut steps = Steps::new(rate);
+        for k in 0..n {
+            prop_assert_eq!(steps.offset(), rate.nth_event(k), "k = {}", k);
+            steps.advance();
+        }
+        Ok(())
+    }
+
+    proptest! {
+        /// Carried from step to step, the offsets are the exact quotients, up to and past the
+        /// end of time (huge `per`: the quotient stops fitting within a few steps).
+        #[test]
+        fn steps_are_the_exact_quotients(count in 1u64.., per in 1u64.., small in 1u64..1000) {
+            check(count, per, 200)?;
+            check(small, per, 200)?;
+            check(count, small, 200)?;
+            check(small, small * 7 + 3, 2000)?;
+        }
+    }
+
+    #[test]
+    fn steps_at_the_edges() {
+        // One nanosecond apart, thirds of a nanosecond, the last representable step, and a
+        // count so large that `remainder + part` would overflow a u64.
+        for (count, per) in [
+            (1, 1),
+            (3, 1),
+            (1, u64::MAX),
+            (2, u64::MAX),
+            (u64::MAX, u64::MAX - 1),
+            (u64::MAX - 1, u64::MAX),
+        ] {
+            check(count, per, 5000).unwrap();
         }
     }
 }
