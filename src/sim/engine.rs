@@ -13,6 +13,10 @@ use crate::metrics::Recorder;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, KeySpace, Source};
 
+/// Below this many keys and clients the tallies' entries stay in the caches, and prefetching
+/// them a request ahead is pure overhead (a tenth of a one-key run's time).
+const PREFETCH_FROM: usize = 1 << 12;
+
 /// Receives every decision as it is made (the `--decisions` log).
 pub trait DecisionSink {
     fn record(
@@ -204,7 +208,7 @@ pub fn simulate<'a, G: Gate>(
                 // The source's next request does not depend on this decision: take it first so
                 // its metric state loads while this one is decided.
                 let more = sources[i].next_into(run.keys, &mut pending[i])?;
-                if more {
+                if more && run.keys.len().max(run.keys.clients()) >= PREFETCH_FROM {
                     run.observers.recorder.prefetch(&pending[i]);
                 }
                 run.request(arrival, 0)?;
