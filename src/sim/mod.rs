@@ -168,6 +168,7 @@ fn run_one_through<S: DecisionSink>(
                 scenario.duration,
                 scenario.bucket,
             );
+            recorder.reserve_for(&keys);
             let mut capture = if self.time {
                 Capture::sized(CAPTURE_LIMIT, expected_requests(scenario))
             } else {
