@@ -1,31 +1,29 @@
 //! Accuracy tally: each decision against the exact limiter's (a shadow sliding-window log fed
 //! the same arrivals), and the error of algorithms that estimate the rolling count.
 //!
-//! The shadow is [`crate::algorithms::SlidingWindowLog`]'s arithmetic over a dense, mostly
-//! inline log per key (a unit test holds it to the real limiter): no hashing and no allocation
-//! per key, which is what a million keys need.
+//! The shadow is [`crate::algorithms::SlidingWindowLog`]'s arithmetic over a mostly inline log
+//! per key, kept in the recorder's per-key entries (a unit test holds it to the real limiter):
+//! no hashing and no allocation per key, which is what a million keys need.
 
-use super::dense::{prefetch, slot};
 use super::timelog::TimeLog;
 use crate::algorithms::{KeyId, Params};
 use crate::time::Nanos;
 
-/// The exact limiter: at most `limit` admissions per key in any window `(t−W, t]`.
+/// The exact limiter: at most `limit` admissions per key in any window `(t−W, t]`. Each key's
+/// log (its admissions still in the window, oldest first) lives with the key's other state.
 struct ExactLog {
     limit: u64,
     window: Nanos,
-    /// Per key, its admissions still in the window, oldest first.
-    logs: Vec<TimeLog>,
     /// Keys whose log moved to the heap: the only ones a sweep has anything to free.
     spilled: Vec<KeyId>,
 }
 
 impl ExactLog {
-    /// Whether the sliding window log admits a request of `key` at `now` (and records it).
+    /// Whether the sliding window log admits a request of `key` (its log `log`) at `now`
+    /// (and records it).
     #[inline]
-    fn admits(&mut self, key: KeyId, now: Nanos) -> bool {
+    fn admits(&mut self, key: KeyId, log: &mut TimeLog, now: Nanos) -> bool {
         let window = self.window;
-        let log = slot(&mut self.logs, key);
         while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
             log.pop_front();
         }
@@ -38,10 +36,10 @@ impl ExactLog {
 
     /// Frees the heap logs that are empty by `now` (inline logs hold nothing to free, and
     /// [`ExactLog::admits`] drops expired times itself).
-    fn sweep(&mut self, now: Nanos) {
-        let (logs, window) = (&mut self.logs, self.window);
+    fn sweep<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut TimeLog, now: Nanos) {
+        let window = self.window;
         self.spilled.retain(|&key| {
-            let log = &mut logs[key as usize];
+            let log = part(&mut entries[key as usize]);
             if log.back().is_some_and(|t| t.saturating_add(window) <= now) {
                 log.clear();
             }
@@ -71,7 +69,6 @@ impl Accuracy {
             exact: ExactLog {
                 limit: policy.limit,
                 window: policy.window,
-                logs: Vec::new(),
                 spilled: Vec::new(),
             },
             wrongly_allowed: 0,
@@ -81,12 +78,14 @@ impl Accuracy {
         }
     }
 
-    /// One decision. `estimate` is the algorithm's estimate of the key's rolling count before
-    /// it; `truth` gives the true count (asked only when there is an estimate).
+    /// One decision on `key`, whose exact log is `log`. `estimate` is the algorithm's estimate
+    /// of the key's rolling count before it; `truth` gives the true count (asked only when
+    /// there is an estimate).
     #[inline]
     pub fn on_decision(
         &mut self,
         key: KeyId,
+        log: &mut TimeLog,
         t: Nanos,
         admitted: bool,
         estimate: Option<f64>,
@@ -99,7 +98,7 @@ impl Accuracy {
                 self.estimates += 1;
             }
         }
-        if self.exact.admits(key, t) != admitted {
+        if self.exact.admits(key, log, t) != admitted {
             if admitted {
                 self.wrongly_allowed += 1;
             } else {
@@ -108,13 +107,14 @@ impl Accuracy {
         }
     }
 
-    #[inline]
-    pub fn prefetch(&self, key: KeyId) {
-        prefetch(&self.exact.logs, key);
-    }
-
-    pub fn sweep(&mut self, now: Nanos) {
-        self.exact.sweep(now);
+    /// Frees what `now` allows; `part` finds a key's exact log in its entry of `entries`.
+    pub fn sweep<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut TimeLog,
+        now: Nanos,
+    ) {
+        self.exact.sweep(entries, part, now);
     }
 
     pub fn finish(&self) -> AccuracyPart {
@@ -143,15 +143,16 @@ mod tests {
         ) {
             let params = Params { limit, window, burst: limit };
             let mut real = KeyedLimiter::new(SlidingWindowLog::new(params).unwrap());
-            let mut shadow = ExactLog { limit, window, logs: Vec::new(), spilled: Vec::new() };
+            let mut shadow = ExactLog { limit, window, spilled: Vec::new() };
+            let mut logs: Vec<TimeLog> = vec![TimeLog::default(); 3];
             let mut t = 0;
             for (gap, key) in gaps {
                 t += gap;
                 if gap % 7 == 0 {
-                    shadow.sweep(t);
+                    shadow.sweep(&mut logs, |l| l, t);
                 }
                 let admitted = real.decide(key, t).outcome.is_admitted();
-                prop_assert_eq!(shadow.admits(key, t), admitted);
+                prop_assert_eq!(shadow.admits(key, &mut logs[key as usize], t), admitted);
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Windows tally: the algorithm's admitted history judged against the policy's rolling window:
 //! policy violations, the worst burst (and its admissions, for the worst-moment chart) and
-//! needless rejections. The per-key history lives in [`KeyWindows`].
+//! needless rejections. Each key's [`History`] lives with the key's other state and is passed
+//! in; the [`Judge`] here holds the rest.
 
-use super::windows::KeyWindows;
+use super::windows::{History, Judge};
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use std::collections::VecDeque;
@@ -17,8 +18,8 @@ struct Worst {
 }
 
 /// Admission times of the worst window's key around it, in `(end − 2W, end + W]`: what the
-/// worst-moment chart plots as a rolling count. Kept as the run goes because the history that
-/// [`KeyWindows`] holds is trimmed to `2W`; recording the worst key's admissions costs O(1), and
+/// worst-moment chart plots as a rolling count. Kept as the run goes because a key's
+/// [`History`] is trimmed to `2W`; recording the worst key's admissions costs O(1), and
 /// the history is copied only when the worst window moves to another key or after a gap.
 #[derive(Debug, Default)]
 struct WorstTrace {
@@ -30,7 +31,7 @@ struct WorstTrace {
 
 pub(super) struct Bursts {
     limit: u64,
-    windows: KeyWindows,
+    windows: Judge,
     violations: u64,
     worst: Option<Worst>,
     trace: WorstTrace,
@@ -50,34 +51,30 @@ impl Bursts {
     pub fn new(limit: u64, window: Nanos) -> Self {
         Bursts {
             limit,
-            windows: KeyWindows::new(limit, window),
+            windows: Judge::new(limit, window),
             violations: 0,
             worst: None,
             trace: WorstTrace::default(),
         }
     }
 
+    /// Admissions in `(now−W, now]` so far of the key whose history is `h`: the true rolling
+    /// count.
     #[inline]
-    pub fn prefetch(&self, key: KeyId) {
-        self.windows.prefetch(key);
-    }
-
-    /// Admissions of `key` in `(now−W, now]` so far: the true rolling count.
-    #[inline]
-    pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {
-        self.windows.count_now(key, now)
+    pub fn count_now(&self, h: &mut History, now: Nanos) -> u64 {
+        self.windows.count_now(h, now)
     }
 
     #[inline]
-    pub fn on_reject(&mut self, key: KeyId, t: Nanos) {
-        self.windows.reject(key, t);
+    pub fn on_reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
+        self.windows.reject(key, h, t);
     }
 
-    /// A request of `key` reaches the backend at `time`; times passed here never decrease.
-    /// Returns the key's admissions in its rolling window, this one included.
+    /// A request of `key` (history `h`) reaches the backend at `time`; times passed here never
+    /// decrease. Returns the key's admissions in its rolling window, this one included.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, time: Nanos) -> u64 {
-        let in_window = self.windows.admit(key, time);
+    pub fn on_admit(&mut self, key: KeyId, h: &mut History, time: Nanos) -> u64 {
+        let in_window = self.windows.admit(key, h, time);
         if in_window > self.limit {
             self.violations += 1;
         }
@@ -97,7 +94,7 @@ impl Bursts {
                 // A new key, or admissions of this one went unrecorded: start from the history,
                 // which holds (time − 2W, time], this admission included.
                 trace.times.clear();
-                trace.times.extend(self.windows.recent(key));
+                trace.times.extend(h.recent());
                 trace.key = key;
             }
             trace.until = time.saturating_add(window);
@@ -110,12 +107,22 @@ impl Bursts {
         in_window
     }
 
-    pub fn sweep(&mut self, now: Nanos) {
-        self.windows.sweep(now);
+    /// Frees what `now` allows; `part` finds a key's history in its entry of `entries`.
+    pub fn sweep<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut History,
+        now: Nanos,
+    ) {
+        self.windows.sweep(entries, part, now);
     }
 
-    pub fn finish(mut self) -> BurstsPart {
-        let needless = self.windows.finish();
+    pub fn finish<E>(
+        mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut History,
+    ) -> BurstsPart {
+        let needless = self.windows.finish(entries, part);
         let worst = self.worst.unwrap_or(Worst {
             admitted: 0,
             key: 0,

@@ -5,18 +5,26 @@
 use super::timelog::TimeLog;
 use crate::time::Nanos;
 
+/// One id's offered requests still in its window, and whether it ever exceeded the policy.
 #[derive(Debug, Default)]
-struct Offered {
+pub(super) struct Offered {
     /// Offered request times in `(now−W, now]`.
     recent: TimeLog,
     exceeded: bool,
 }
 
-/// Offered-traffic windows for a dense id space (keys, or clients).
-pub struct Demand {
+impl Offered {
+    /// Whether this id ever offered more than L requests in one rolling window.
+    pub fn exceeded(&self) -> bool {
+        self.exceeded
+    }
+}
+
+/// The judge of offered-traffic windows for a dense id space (keys, or clients), each id's
+/// [`Offered`] kept with the id's other state.
+pub(super) struct Demand {
     limit: u64,
     window: Nanos,
-    ids: Vec<Offered>,
     /// Ids whose window moved to the heap: the only ones a sweep has anything to free.
     spilled: Vec<u32>,
 }
@@ -26,24 +34,13 @@ impl Demand {
         Demand {
             limit,
             window,
-            ids: Vec::new(),
             spilled: Vec::new(),
         }
     }
 
+    /// Records a request of `id` (its window `o`) at `t` (times never decrease).
     #[inline]
-    pub fn prefetch(&self, id: u32) {
-        super::dense::prefetch(&self.ids, id);
-    }
-
-    /// Records a request of `id` at `t` (times never decrease).
-    #[inline]
-    pub fn offer(&mut self, id: u32, t: Nanos) {
-        let i = id as usize;
-        if i >= self.ids.len() {
-            self.ids.resize_with(i + 1, Offered::default);
-        }
-        let o = &mut self.ids[i];
+    pub fn offer(&mut self, id: u32, o: &mut Offered, t: Nanos) {
         if o.exceeded {
             return; // settled: nothing later can undo it
         }
@@ -63,18 +60,19 @@ impl Demand {
         }
     }
 
-    /// Whether `id` ever offered more than L requests in one rolling window.
-    pub fn exceeded(&self, id: u32) -> bool {
-        self.ids.get(id as usize).is_some_and(|o| o.exceeded)
-    }
-
-    /// Frees the heap windows that are empty by `now`. Inline windows hold nothing to free, and
-    /// expired times are dropped by the next [`Demand::offer`] anyway, so the sweep visits only
-    /// the spilled ones: its cost follows the busy keys, not every key ever seen.
-    pub fn sweep(&mut self, now: Nanos) {
-        let (ids, window) = (&mut self.ids, self.window);
+    /// Frees the heap windows that are empty by `now`; `part` finds an id's window in its
+    /// entry of `entries`. Inline windows hold nothing to free, and expired times are dropped
+    /// by the next [`Demand::offer`] anyway, so the sweep visits only the spilled ones: its cost
+    /// follows the busy ids, not every id ever seen.
+    pub fn sweep<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut Offered,
+        now: Nanos,
+    ) {
+        let window = self.window;
         self.spilled.retain(|&id| {
-            let o = &mut ids[id as usize];
+            let o = part(&mut entries[id as usize]);
             if o.recent
                 .back()
                 .is_some_and(|t| t.saturating_add(window) <= now)
@@ -93,12 +91,13 @@ mod tests {
     #[test]
     fn exceeding_is_more_than_l_in_one_window() {
         let mut d = Demand::new(2, 10);
+        let mut ids = [Offered::default(), Offered::default()];
         for t in [0, 5, 10, 15] {
-            d.offer(0, t); // never 3 in (t−10, t]
+            d.offer(0, &mut ids[0], t); // never 3 in (t−10, t]
         }
-        assert!(!d.exceeded(0));
-        d.offer(0, 16); // (6, 16] holds 10, 15, 16
-        assert!(d.exceeded(0));
-        assert!(!d.exceeded(1));
+        assert!(!ids[0].exceeded());
+        d.offer(0, &mut ids[0], 16); // (6, 16] holds 10, 15, 16
+        assert!(ids[0].exceeded());
+        assert!(!ids[1].exceeded());
     }
 }

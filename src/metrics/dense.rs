@@ -9,9 +9,3 @@ pub(super) fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
     }
     &mut v[i]
 }
-
-/// Starts loading the entry of `i` a request ahead (see [`crate::prefetch`]).
-#[inline]
-pub(super) fn prefetch<T>(v: &[T], i: u32) {
-    crate::prefetch::prefetch(v, i as usize);
-}

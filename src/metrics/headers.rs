@@ -1,13 +1,12 @@
 //! Headers tally: whether what the limiter advertised (`remaining`, `Retry-After`) held true for
 //! the key's next requests.
 
-use super::dense::{prefetch, slot};
-use crate::algorithms::{Decision, KeyId, Outcome};
+use crate::algorithms::{Decision, Outcome};
 use crate::time::Nanos;
 
-/// What the key's last decision advertised.
+/// What the key's last decision advertised (kept with the key's other state).
 #[derive(Debug, Clone, Copy, Default)]
-struct Advertised {
+pub(super) struct Advertised {
     /// `remaining` advertised with the key's last decision.
     remaining: Option<u64>,
     /// When the key's last rejection said a retry would succeed.
@@ -16,7 +15,6 @@ struct Advertised {
 
 #[derive(Debug, Default)]
 pub(super) struct Headers {
-    keys: Vec<Advertised>,
     remaining_lies: u64,
     retries_at_retry_after: u64,
     retries_at_retry_after_admitted: u64,
@@ -29,15 +27,10 @@ pub(super) struct HeadersPart {
 }
 
 impl Headers {
+    /// A decision at `t` on a key whose last advertisement is `k`.
     #[inline]
-    pub fn prefetch(&self, key: KeyId) {
-        prefetch(&self.keys, key);
-    }
-
-    #[inline]
-    pub fn on_decision(&mut self, key: KeyId, t: Nanos, decision: &Decision) {
+    pub fn on_decision(&mut self, k: &mut Advertised, t: Nanos, decision: &Decision) {
         let admitted = decision.outcome.is_admitted();
-        let k = slot(&mut self.keys, key);
         // Honesty: the previous decision said `remaining > 0` and this one rejects.
         if k.remaining.is_some_and(|r| r > 0) && !admitted {
             self.remaining_lies += 1;

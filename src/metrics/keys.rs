@@ -2,15 +2,14 @@
 //! of [`Demand`] (did its offered traffic ever exceed the policy?): false positives and
 //! negatives, NAT collateral damage, fairness, clients that gave up.
 
-use super::demand::Demand;
-use super::dense::{prefetch, slot};
+use super::demand::{Demand, Offered};
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use crate::traffic::ClientId;
 
-/// What the tally knows of one key.
+/// What the tally knows of one key (kept with the key's other state).
 #[derive(Debug, Clone, Copy)]
-struct KeyStats {
+pub(super) struct KeyStats {
     offered: u64,
     admitted: u64,
     /// Rejected or delayed: the limiter acted on the key.
@@ -36,7 +35,7 @@ impl Default for KeyStats {
 
 /// What the tally knows of one client (user identity).
 #[derive(Debug, Clone, Copy, Default)]
-struct ClientStats {
+pub(super) struct ClientStats {
     legit: bool,
     /// Gave up on at least one request.
     gave_up: bool,
@@ -44,11 +43,24 @@ struct ClientStats {
     rejected_on_shared_key: u64,
 }
 
+/// The keys tally's own state: the ground-truth judges of keys and of clients. What it knows
+/// of each key and client ([`KeyStats`], [`ClientStats`] and their [`Offered`] windows) is
+/// kept in their entries and passed in.
 pub(super) struct Keys {
-    keys: Vec<KeyStats>,
-    clients: Vec<ClientStats>,
     key_demand: Demand,
     client_demand: Demand,
+}
+
+/// One key's part of the tally, as its entry holds it.
+pub(super) struct KeyPart<'a> {
+    pub stats: &'a mut KeyStats,
+    pub demand: &'a mut Offered,
+}
+
+/// One client's part of the tally, as its entry holds it.
+pub(super) struct ClientPart<'a> {
+    pub stats: &'a mut ClientStats,
+    pub demand: &'a mut Offered,
 }
 
 pub(super) struct KeysPart {
@@ -78,26 +90,16 @@ pub(super) struct Seen {
 impl Keys {
     pub fn new(limit: u64, window: Nanos) -> Self {
         Keys {
-            keys: Vec::new(),
-            clients: Vec::new(),
             key_demand: Demand::new(limit, window),
             client_demand: Demand::new(limit, window),
         }
     }
 
     #[inline]
-    pub fn prefetch(&self, key: KeyId, client: ClientId) {
-        prefetch(&self.keys, key);
-        prefetch(&self.clients, client);
-        self.key_demand.prefetch(key);
-        self.client_demand.prefetch(client);
-    }
-
-    #[inline]
-    pub fn on_decision(&mut self, s: Seen) {
-        self.key_demand.offer(s.key, s.t);
-        self.client_demand.offer(s.client, s.t);
-        let key = slot(&mut self.keys, s.key);
+    pub fn on_decision(&mut self, s: Seen, key: KeyPart, client: ClientPart) {
+        self.key_demand.offer(s.key, key.demand, s.t);
+        self.client_demand.offer(s.client, client.demand, s.t);
+        let key = key.stats;
         key.offered += 1;
         key.admitted += s.admitted as u64;
         key.limited += s.limited as u64;
@@ -108,30 +110,41 @@ impl Keys {
             key.shared = true;
         }
         let shared = key.shared;
-        let client = slot(&mut self.clients, s.client);
+        let client = client.stats;
         client.legit |= s.legit;
         if s.rejected && s.legit && shared {
             client.rejected_on_shared_key += 1;
         }
     }
 
-    /// A rejected request's client gave up on it.
-    pub fn on_abandon(&mut self, client: ClientId) {
-        slot(&mut self.clients, client).gave_up = true;
+    /// A rejected request's client (stats `client`) gave up on it.
+    pub fn on_abandon(client: &mut ClientStats) {
+        client.gave_up = true;
     }
 
-    pub fn sweep(&mut self, now: Nanos) {
-        self.key_demand.sweep(now);
-        self.client_demand.sweep(now);
+    /// Frees what `now` allows; `key_part` and `client_part` find a key's and a client's
+    /// window in their entries.
+    pub fn sweep<K, C>(
+        &mut self,
+        (keys, key_part): (&mut [K], impl Fn(&mut K) -> &mut Offered),
+        (clients, client_part): (&mut [C], impl Fn(&mut C) -> &mut Offered),
+        now: Nanos,
+    ) {
+        self.key_demand.sweep(keys, key_part, now);
+        self.client_demand.sweep(clients, client_part, now);
     }
 
-    pub fn finish(&self) -> KeysPart {
+    /// The tally's figures, from every key's and client's part (by id order).
+    pub fn finish<'a>(
+        keys: impl Iterator<Item = (&'a KeyStats, &'a Offered)> + Clone,
+        clients: impl Iterator<Item = (&'a ClientStats, &'a Offered)> + Clone,
+    ) -> KeysPart {
         let (mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0);
-        for (id, k) in self.keys.iter().enumerate() {
+        for (k, demand) in keys.clone() {
             if k.offered == 0 {
                 continue;
             }
-            if self.key_demand.exceeded(id as u32) {
+            if demand.exceeded() {
                 over += 1;
                 false_neg += (k.limited == 0) as u64;
             } else {
@@ -140,15 +153,15 @@ impl Keys {
             }
         }
         let (mut collateral, mut collateral_clients) = (0, 0);
-        for (id, c) in self.clients.iter().enumerate() {
-            if c.legit && c.rejected_on_shared_key > 0 && !self.client_demand.exceeded(id as u32) {
+        for (c, demand) in clients.clone() {
+            if c.legit && c.rejected_on_shared_key > 0 && !demand.exceeded() {
                 collateral += c.rejected_on_shared_key;
                 collateral_clients += 1;
             }
         }
         KeysPart {
-            clients_gave_up: self.clients.iter().filter(|c| c.gave_up).count() as u64,
-            keys_seen: self.keys.iter().filter(|k| k.offered > 0).count() as u64,
+            clients_gave_up: clients.filter(|(c, _)| c.gave_up).count() as u64,
+            keys_seen: keys.clone().filter(|(k, _)| k.offered > 0).count() as u64,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,
@@ -156,8 +169,7 @@ impl Keys {
             collateral_rejections: collateral,
             collateral_clients,
             fairness_jain: jain(
-                self.keys
-                    .iter()
+                keys.map(|(k, _)| k)
                     .filter(|k| k.legit && k.offered > 0)
                     .map(|k| k.admitted as f64 / k.offered as f64),
             ),

@@ -15,6 +15,7 @@ mod headers;
 mod keys;
 mod keys_per_client;
 pub mod names;
+mod per_key;
 mod recorder;
 mod retries;
 mod rules;

@@ -15,8 +15,9 @@ use super::burst::Bursts;
 use super::counts::SourceCounts;
 use super::delays::Delays;
 use super::headers::Headers;
-use super::keys::{Keys, Seen};
+use super::keys::{ClientPart, KeyPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
+use super::per_key::PerKey;
 use super::retries::Retries;
 use super::timeline::Timeline;
 use super::{AlgorithmReport, RoleReport, ratio};
@@ -38,6 +39,8 @@ pub struct Recorder {
     delays: Delays,
     timeline: Timeline,
     keys_per_client: KeysPerClient,
+    /// Every key's and client's state in the tallies above, one entry each.
+    entries: PerKey,
 }
 
 impl Recorder {
@@ -61,6 +64,7 @@ impl Recorder {
             delays: Delays::new(),
             timeline: Timeline::new(duration, bucket),
             keys_per_client: KeysPerClient::new(&policy.key, sources),
+            entries: PerKey::default(),
         }
     }
 
@@ -74,19 +78,32 @@ impl Recorder {
         let admitted = outcome.is_admitted();
         let rejected = !admitted;
         let retry = a.attempt > 0;
-        let bursts = &mut self.bursts;
+        let (key, client) = self.entries.both(a.key, a.client);
+        let (bursts, history) = (&self.bursts, &mut key.history);
         self.accuracy
-            .on_decision(a.key, t, admitted, estimate, || bursts.count_now(a.key, t));
-        self.keys.on_decision(Seen {
-            key: a.key,
-            client: a.client,
-            t,
-            legit,
-            admitted,
-            limited: !matches!(outcome, Outcome::Allow),
-            rejected,
-        });
-        self.headers.on_decision(a.key, t, decision);
+            .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
+                bursts.count_now(history, t)
+            });
+        self.keys.on_decision(
+            Seen {
+                key: a.key,
+                client: a.client,
+                t,
+                legit,
+                admitted,
+                limited: !matches!(outcome, Outcome::Allow),
+                rejected,
+            },
+            KeyPart {
+                stats: &mut key.stats,
+                demand: &mut key.demand,
+            },
+            ClientPart {
+                stats: &mut client.stats,
+                demand: &mut client.demand,
+            },
+        );
+        self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources.on_decision(a.source, retry, &outcome);
         self.retries.on_request(t, retry);
         let delayed = matches!(outcome, Outcome::Delay(_));
@@ -94,9 +111,12 @@ impl Recorder {
             .on_arrival(t, u32::from(a.source), retry, delayed, rejected);
         self.keys_per_client.record(a);
         match outcome {
-            Outcome::Allow => self.on_admit(a.key, t),
+            Outcome::Allow => {
+                let in_window = self.bursts.on_admit(a.key, &mut key.history, t);
+                self.timeline.on_admit(t, in_window);
+            }
             Outcome::Delay(d) => self.delays.on_delay(d, legit),
-            Outcome::Reject { .. } => self.bursts.on_reject(a.key, t),
+            Outcome::Reject { .. } => self.bursts.on_reject(a.key, &mut key.history, t),
         }
     }
 
@@ -104,16 +124,13 @@ impl Recorder {
     /// ahead, so the cache misses of a large keyspace overlap.
     #[inline]
     pub fn prefetch(&self, a: &Arrival) {
-        self.accuracy.prefetch(a.key);
-        self.bursts.prefetch(a.key);
-        self.keys.prefetch(a.key, a.client);
-        self.headers.prefetch(a.key);
+        self.entries.prefetch(a.key, a.client);
     }
 
     /// A rejected request's client gave up on it.
     pub fn on_abandon(&mut self, a: &Arrival) {
         self.sources.on_abandon(a.source);
-        self.keys.on_abandon(a.client);
+        Keys::on_abandon(&mut self.entries.client(a.client).stats);
     }
 
     /// A retry was scheduled; `pending` retries are now waiting.
@@ -125,7 +142,8 @@ impl Recorder {
     /// Times passed here never decrease.
     #[inline]
     pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
-        let in_window = self.bursts.on_admit(key, time);
+        let history = &mut self.entries.key(key).history;
+        let in_window = self.bursts.on_admit(key, history, time);
         self.timeline.on_admit(time, in_window);
     }
 
@@ -136,14 +154,16 @@ impl Recorder {
 
     /// Frees what no longer matters at `now`; called once per policy window of virtual time.
     pub fn evict_idle(&mut self, now: Nanos) {
-        self.bursts.sweep(now);
-        self.keys.sweep(now);
-        self.accuracy.sweep(now);
+        let PerKey { keys, clients } = &mut self.entries;
+        self.bursts.sweep(keys, |e| &mut e.history, now);
+        self.keys
+            .sweep((keys, |e| &mut e.demand), (clients, |c| &mut c.demand), now);
+        self.accuracy.sweep(keys, |e| &mut e.exact, now);
     }
 
     /// The figures of the finished run.
     pub fn finish(
-        self,
+        mut self,
         traffic: &[SourceSpec],
         algorithm: &str,
         params: Params,
@@ -161,8 +181,13 @@ impl Recorder {
             }
         }
         let accuracy = self.accuracy.finish();
-        let bursts = self.bursts.finish();
-        let k = self.keys.finish();
+        let bursts = self
+            .bursts
+            .finish(&mut self.entries.keys, |e| &mut e.history);
+        let k = Keys::finish(
+            self.entries.keys.iter().map(|e| (&e.stats, &e.demand)),
+            self.entries.clients.iter().map(|c| (&c.stats, &c.demand)),
+        );
         let headers = self.headers.finish();
         let retries = self.retries.finish();
         let (delay, legit_delay, abusive_delay) = self.delays.finish();

@@ -14,8 +14,9 @@ use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 
+/// One key's admitted history and the rejections still to judge.
 #[derive(Debug, Default)]
-struct History {
+pub(super) struct History {
     /// Admission times after `now − 2W`, oldest first.
     admitted: TimeLog,
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
@@ -49,12 +50,20 @@ impl History {
             self.window_start = self.window_start.saturating_sub(1);
         }
     }
+
+    /// Admissions kept: those after `now − 2W` for the latest `now` the key was seen at,
+    /// oldest first.
+    pub fn recent(&self) -> impl Iterator<Item = Nanos> + '_ {
+        self.admitted.iter()
+    }
 }
 
-pub struct KeyWindows {
+/// The judge of every key's [`History`], wherever the histories are kept (one per key in the
+/// recorder's per-key entries, or a rule's own [`KeyWindows`]): the policy's limit and window,
+/// the needless rejections found so far, and the keys whose history moved to the heap.
+pub(super) struct Judge {
     limit: u64,
     window: Nanos,
-    keys: Vec<History>,
     /// Keys with a history on the heap: the only ones a periodic sweep must visit. Judging a
     /// rejection can wait for the key's next event or the end of the run (it needs only the
     /// key's admissions, which nothing drops before judging), so inline keys are left alone.
@@ -62,12 +71,11 @@ pub struct KeyWindows {
     needless: u64,
 }
 
-impl KeyWindows {
+impl Judge {
     pub fn new(limit: u64, window: Nanos) -> Self {
-        KeyWindows {
+        Judge {
             limit,
             window,
-            keys: Vec::new(),
             spilled: Vec::new(),
             needless: 0,
         }
@@ -77,36 +85,18 @@ impl KeyWindows {
         self.window
     }
 
+    /// Admissions of `h` in `(now−W, now]` so far (`now` never decreases).
     #[inline]
-    fn history(&mut self, key: KeyId) -> &mut History {
-        let k = key as usize;
-        if k >= self.keys.len() {
-            self.keys.resize_with(k + 1, History::default);
-        }
-        &mut self.keys[k]
+    pub fn count_now(&self, h: &mut History, now: Nanos) -> u64 {
+        h.count_now(now, self.window)
     }
 
+    /// Records an admission of `key` (history `h`) at `t` (times never decrease) and returns
+    /// the key's admissions in `(t−W, t]`, this one included.
     #[inline]
-    pub fn prefetch(&self, key: KeyId) {
-        super::dense::prefetch(&self.keys, key);
-    }
-
-    /// Admissions of `key` in `(now−W, now]` so far (`now` never decreases).
-    #[inline]
-    pub fn count_now(&mut self, key: KeyId, now: Nanos) -> u64 {
+    pub fn admit(&mut self, key: KeyId, h: &mut History, t: Nanos) -> u64 {
+        self.settle(h, t);
         let window = self.window;
-        self.keys
-            .get_mut(key as usize)
-            .map_or(0, |h| h.count_now(now, window))
-    }
-
-    /// Records an admission at `t` (times never decrease) and returns the key's admissions in
-    /// `(t−W, t]`, this one included.
-    #[inline]
-    pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
-        self.settle(key, t);
-        let window = self.window;
-        let h = self.history(key);
         h.trim(t, window);
         let spilled = h.admitted.push_back(t);
         let count = h.count_now(t, window);
@@ -116,33 +106,21 @@ impl KeyWindows {
         count
     }
 
-    /// Admissions of `key` kept in its history: those after `now − 2W` for the latest `now` the
-    /// key was seen at, oldest first.
-    pub fn recent(&self, key: KeyId) -> impl Iterator<Item = Nanos> + '_ {
-        self.keys
-            .get(key as usize)
-            .into_iter()
-            .flat_map(|h| h.admitted.iter())
-    }
-
-    /// Records a rejection at `t`.
+    /// Records a rejection of `key` (history `h`) at `t`.
     #[inline]
-    pub fn reject(&mut self, key: KeyId, t: Nanos) {
-        self.settle(key, t);
+    pub fn reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
+        self.settle(h, t);
         let (limit, window) = (self.limit, self.window);
-        let h = self.history(key);
         // A full window ending at t settles it: admitting one more would exceed the limit.
         if h.count_now(t, window) < limit && h.pending.push_back(t) {
             self.spilled.push(key);
         }
     }
 
-    /// Judges the rejections of `key` whose windows ended by `now`.
-    fn settle(&mut self, key: KeyId, now: Nanos) {
+    /// Judges the rejections of `h` whose windows ended by `now`.
+    #[inline]
+    fn settle(&mut self, h: &mut History, now: Nanos) {
         let (limit, window) = (self.limit, self.window);
-        let Some(h) = self.keys.get_mut(key as usize) else {
-            return;
-        };
         while let Some(t) = h.pending.front() {
             if t.saturating_add(window) > now {
                 break;
@@ -154,33 +132,77 @@ impl KeyWindows {
         }
     }
 
-    /// Settles what `now` allows for `key` and frees its history if nothing in it matters.
-    /// Returns whether the key still holds a heap buffer.
-    fn sweep_key(&mut self, key: KeyId, now: Nanos) -> bool {
-        self.settle(key, now);
-        let window = self.window;
-        let h = &mut self.keys[key as usize];
-        h.trim(now, window);
+    /// Settles what `now` allows for `h` and frees its history if nothing in it matters.
+    /// Returns whether it still holds a heap buffer.
+    fn sweep_one(&mut self, h: &mut History, now: Nanos) -> bool {
+        self.settle(h, now);
+        h.trim(now, self.window);
         if h.admitted.is_empty() && h.pending.is_empty() {
             *h = History::default();
         }
         h.admitted.is_spilled() || h.pending.is_spilled()
     }
 
-    /// Settles and frees what `now` allows for the keys with heap histories.
-    pub fn sweep(&mut self, now: Nanos) {
+    /// Settles and frees what `now` allows for the keys with heap histories; `part` finds a
+    /// key's history in its entry of `entries` (indexed by key id).
+    pub fn sweep<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut History,
+        now: Nanos,
+    ) {
         let mut spilled = std::mem::take(&mut self.spilled);
-        spilled.retain(|&key| self.sweep_key(key, now));
+        spilled.retain(|&key| self.sweep_one(part(&mut entries[key as usize]), now));
         self.spilled = spilled;
     }
 
     /// Needless rejections, once the run is over (every pending rejection of every key is
     /// judged).
-    pub fn finish(&mut self) -> u64 {
-        for key in 0..self.keys.len() {
-            self.sweep_key(key as KeyId, Nanos::MAX);
+    pub fn finish<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut History) -> u64 {
+        for entry in entries {
+            self.sweep_one(part(entry), Nanos::MAX);
         }
         self.needless
+    }
+}
+
+/// A [`Judge`] with its own histories, one per key id: a contender rule's windows.
+pub struct KeyWindows {
+    judge: Judge,
+    keys: Vec<History>,
+}
+
+impl KeyWindows {
+    pub fn new(limit: u64, window: Nanos) -> Self {
+        KeyWindows {
+            judge: Judge::new(limit, window),
+            keys: Vec::new(),
+        }
+    }
+
+    /// Records an admission at `t` (times never decrease) and returns the key's admissions in
+    /// `(t−W, t]`, this one included.
+    #[inline]
+    pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
+        let h = super::dense::slot(&mut self.keys, key);
+        self.judge.admit(key, h, t)
+    }
+
+    /// Records a rejection at `t`.
+    #[inline]
+    pub fn reject(&mut self, key: KeyId, t: Nanos) {
+        let h = super::dense::slot(&mut self.keys, key);
+        self.judge.reject(key, h, t)
+    }
+
+    /// Settles and frees what `now` allows for the keys with heap histories.
+    pub fn sweep(&mut self, now: Nanos) {
+        self.judge.sweep(&mut self.keys, |h| h, now);
+    }
+
+    /// Needless rejections, once the run is over.
+    pub fn finish(&mut self) -> u64 {
+        self.judge.finish(&mut self.keys, |h| h)
     }
 }
 
