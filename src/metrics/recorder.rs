@@ -68,6 +68,14 @@ impl Recorder {
         }
     }
 
+    /// Makes room for the keys and clients `keys` holds already (a synthetic source interns
+    /// all of its clients before the run): the per-key entries then never move while the run
+    /// fills them, instead of being copied at every doubling. Changes no figure.
+    pub fn reserve_for(&mut self, keys: &KeySpace) {
+        self.entries.keys.reserve_exact(keys.len());
+        self.entries.clients.reserve_exact(keys.clients());
+    }
+
     /// One decision on an arriving request. `estimate` is the algorithm's own estimate of the
     /// key's rolling count just before it ([`crate::algorithms::KeyedLimiter::estimate`]).
     #[inline]

@@ -575,7 +575,7 @@ pub fn run_stack<S: DecisionSink>(
             if !s.population.tiers.is_empty() {
                 for j in 0..s.population.clients {
                     let unspecified = std::net::IpAddr::from([0, 0, 0, 0]);
-                    let user = Identity::of_client(s, index, j, unspecified).user;
+                    let user = Identity::of_client(s, index, j, unspecified, |_| false).user;
                     if let Some(t) = s.population.tier(j) {
                         map.entry(user).or_insert_with(|| t.to_string());
                     }
@@ -600,6 +600,7 @@ pub fn run_stack<S: DecisionSink>(
         scenario.duration,
         scenario.bucket,
     );
+    recorder.reserve_for(&keys);
     let mut capture = Capture::new(0);
     let unobserved = Progress::new();
     let observers = Observers {

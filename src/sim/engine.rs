@@ -74,6 +74,9 @@ pub trait Gate {
     fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>);
     /// Drops the state of idle keys.
     fn evict_idle(&mut self, now: Nanos);
+    /// Starts looking up the state `decide` will need for `arrival`, a request ahead (a hint:
+    /// it changes nothing).
+    fn prefetch(&self, _arrival: &Arrival) {}
 }
 
 impl<L: Limiter> Gate for KeyedLimiter<L> {
@@ -88,6 +91,10 @@ impl<L: Limiter> Gate for KeyedLimiter<L> {
     }
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
+    }
+    #[inline]
+    fn prefetch(&self, arrival: &Arrival) {
+        KeyedLimiter::prefetch(self, arrival.key)
     }
 }
 
@@ -189,6 +196,7 @@ pub fn simulate<'a, G: Gate>(
                 let next = sources[i].next_arrival(run.keys)?;
                 if let Some(next) = &next {
                     run.observers.recorder.prefetch(next);
+                    run.limiter.prefetch(next);
                 }
                 run.request(arrival, 0)?;
                 if let Some(next) = next {

@@ -168,6 +168,7 @@ fn run_one_through<S: DecisionSink>(
                 scenario.duration,
                 scenario.bucket,
             );
+            recorder.reserve_for(&keys);
             let mut capture = Capture::new(if self.time { CAPTURE_LIMIT } else { 0 });
             let remote = match self.remote {
                 Some((i, factory)) => Some(factory.open(i, self.spec, &limiter)?),

@@ -49,6 +49,19 @@ impl KeySpace {
         }
     }
 
+    /// Whether every key's identity fields are kept ([`KeySpace::recording`]).
+    pub fn records_fields(&self) -> bool {
+        self.fields.is_some()
+    }
+
+    /// Makes room for `keys` more keys and `clients` more clients: a synthetic source interns
+    /// its whole population before the run, and tables grown by doubling would copy (and,
+    /// under an allocator that keeps freed memory, hold) every smaller size on the way.
+    pub fn reserve(&mut self, keys: usize, clients: usize) {
+        self.names.reserve(keys);
+        self.clients.reserve(clients);
+    }
+
     /// The network path of key `id`, when recording paths and the key has one.
     pub fn wire(&self, id: KeyId) -> Option<&Wire> {
         self.wires.as_ref()?.get(id as usize)?.as_ref()
@@ -235,7 +248,10 @@ impl Identity {
     }
 
     /// The identity of client `client` of source number `source`; a forged address that
-    /// changes per request starts at `first_forged`.
+    /// changes per request starts at `first_forged`. Fields for which `wanted` is false are
+    /// left empty: a million clients keyed by user need not format a million addresses.
+    /// The user is always made (it names the client), and so is the address when the client
+    /// goes through a network path.
     ///
     /// Generated users are `<source name>-<n>`, API keys `key-<user>`, and IPv4 addresses come
     /// from `10.<source>.0.0/16`, so sources never share a generated identity by accident.
@@ -244,16 +260,27 @@ impl Identity {
         source: usize,
         client: u32,
         first_forged: IpAddr,
+        wanted: impl Fn(KeyField) -> bool,
     ) -> Identity {
         let pop = &spec.population;
-        let pick = |gen_: &IdGen, make: &dyn Fn(u32) -> String| match gen_ {
-            IdGen::Fixed(v) => v.clone(),
-            IdGen::Pool(n) => make(client % n),
-            IdGen::PerClient => make(client),
+        let pick = |field: KeyField, gen_: &IdGen, make: &dyn Fn(u32) -> String| {
+            let needed = field == KeyField::User
+                || wanted(field)
+                || (field == KeyField::Ip && !pop.network.is_plain());
+            if !needed {
+                return String::new();
+            }
+            match gen_ {
+                IdGen::Fixed(v) => v.clone(),
+                IdGen::Pool(n) => make(client % n),
+                IdGen::PerClient => make(client),
+            }
         };
-        let user = pick(&pop.user, &|n| format!("{}-{n}", spec.name));
-        let api_key = pick(&pop.api_key, &|n| format!("key-{}-{n}", spec.name));
-        let ip = pick(&pop.ip, &|n| {
+        let user = pick(KeyField::User, &pop.user, &|n| format!("{}-{n}", spec.name));
+        let api_key = pick(KeyField::ApiKey, &pop.api_key, &|n| {
+            format!("key-{}-{n}", spec.name)
+        });
+        let ip = pick(KeyField::Ip, &pop.ip, &|n| {
             if pop.ipv6 {
                 generated_ipv6(source, n).to_string()
             } else {

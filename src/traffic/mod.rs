@@ -31,7 +31,7 @@ pub use replay::{
 
 use crate::algorithms::KeyId;
 use crate::error::Result;
-use crate::policy::KeySpec;
+use crate::policy::{KeyField, KeySpec};
 use crate::rng::{self, Stream};
 use crate::time::{Nanos, Rate};
 use std::path::PathBuf;
@@ -292,6 +292,11 @@ fn build_keyed_source(
     // Only forgers draw from their stream, at setup one first address per client.
     let mut forgery = rng::rng(seed, Stream::Forgery, index);
     let unspecified = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+    // The fields anything reads besides the user and a network path's address: the key's, and
+    // all of them under an identity function or when the keyspace records them.
+    let all = keys.records_fields() || key_spec.identity_fn().is_some();
+    let wanted = |f: KeyField| all || key_spec.uses(f);
+    keys.reserve(pop.clients as usize, pop.clients as usize);
     let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
             let first = if forging {
@@ -299,7 +304,7 @@ fn build_keyed_source(
             } else {
                 unspecified
             };
-            let identity = Identity::of_client(spec, index, j, first);
+            let identity = Identity::of_client(spec, index, j, first, wanted);
             let client = Client {
                 key: keys.intern_identity(key_spec, &identity),
                 id: keys.intern_client(&identity.user),
