@@ -138,6 +138,12 @@ impl NameTable {
         }
     }
 
+    /// Makes room for `more` names without growing the table on the way.
+    pub(super) fn reserve(&mut self, more: usize) {
+        self.table.reserve(more, |slot| HASHER.hash_one(&slot.name));
+        self.by_id.reserve(more);
+    }
+
     /// The name with id `id`.
     pub(super) fn get(&self, id: usize) -> &Name {
         &self.by_id[id]
