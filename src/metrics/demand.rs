@@ -5,19 +5,12 @@
 use super::timelog::TimeLog;
 use crate::time::Nanos;
 
-/// One id's offered requests still in its window, and whether it ever exceeded the policy.
+/// One id's offered requests still in its window, `(now−W, now]`. Whether the id ever
+/// exceeded the policy is a flag its owner keeps beside it (in spare bytes of its counts: the
+/// entries stay a whole number of cache lines).
 #[derive(Debug, Default)]
 pub(super) struct Offered {
-    /// Offered request times in `(now−W, now]`.
     recent: TimeLog,
-    exceeded: bool,
-}
-
-impl Offered {
-    /// Whether this id ever offered more than L requests in one rolling window.
-    pub fn exceeded(&self) -> bool {
-        self.exceeded
-    }
 }
 
 /// The judge of offered-traffic windows for a dense id space (keys, or clients), each id's
@@ -38,10 +31,11 @@ impl Demand {
         }
     }
 
-    /// Records a request of `id` (its window `o`) at `t` (times never decrease).
+    /// Records a request of `id` (its window `o`, and `exceeded`, whether it ever offered more
+    /// than L requests in one rolling window) at `t` (times never decrease).
     #[inline]
-    pub fn offer(&mut self, id: u32, o: &mut Offered, t: Nanos) {
-        if o.exceeded {
+    pub fn offer(&mut self, id: u32, o: &mut Offered, exceeded: &mut bool, t: Nanos) {
+        if *exceeded {
             return; // settled: nothing later can undo it
         }
         while o
@@ -55,7 +49,7 @@ impl Demand {
             self.spilled.push(id);
         }
         if o.recent.len() as u64 > self.limit {
-            o.exceeded = true;
+            *exceeded = true;
             o.recent.clear();
         }
     }
@@ -91,13 +85,12 @@ mod tests {
     #[test]
     fn exceeding_is_more_than_l_in_one_window() {
         let mut d = Demand::new(2, 10);
-        let mut ids = [Offered::default(), Offered::default()];
+        let (mut o, mut exceeded) = (Offered::default(), false);
         for t in [0, 5, 10, 15] {
-            d.offer(0, &mut ids[0], t); // never 3 in (t−10, t]
+            d.offer(0, &mut o, &mut exceeded, t); // never 3 in (t−10, t]
         }
-        assert!(!ids[0].exceeded());
-        d.offer(0, &mut ids[0], 16); // (6, 16] holds 10, 15, 16
-        assert!(ids[0].exceeded());
-        assert!(!ids[1].exceeded());
+        assert!(!exceeded);
+        d.offer(0, &mut o, &mut exceeded, 16); // (6, 16] holds 10, 15, 16
+        assert!(exceeded);
     }
 }

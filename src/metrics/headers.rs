@@ -4,13 +4,15 @@
 use crate::algorithms::{Decision, Outcome};
 use crate::time::Nanos;
 
-/// What the key's last decision advertised (kept with the key's other state).
+/// What the key's last decision advertised (kept with the key's other state, so packed: 16
+/// bytes, not the 32 of two `Option`s).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Advertised {
-    /// `remaining` advertised with the key's last decision.
-    remaining: Option<u64>,
-    /// When the key's last rejection said a retry would succeed.
-    retry_at: Option<Nanos>,
+    /// The key's last decision advertised `remaining > 0` (all that is judged of it).
+    said_room: bool,
+    /// `retry_at` holds a promise: the key's last rejection said a retry would succeed then.
+    promised: bool,
+    retry_at: Nanos,
 }
 
 #[derive(Debug, Default)]
@@ -32,18 +34,19 @@ impl Headers {
     pub fn on_decision(&mut self, k: &mut Advertised, t: Nanos, decision: &Decision) {
         let admitted = decision.outcome.is_admitted();
         // Honesty: the previous decision said `remaining > 0` and this one rejects.
-        if k.remaining.is_some_and(|r| r > 0) && !admitted {
+        if k.said_room && !admitted {
             self.remaining_lies += 1;
         }
-        k.remaining = Some(decision.remaining);
-        if k.retry_at == Some(t) {
+        k.said_room = decision.remaining > 0;
+        if k.promised && k.retry_at == t {
             // Only the first request at the advertised time is the retry it was promised to.
-            k.retry_at = None;
+            k.promised = false;
             self.retries_at_retry_after += 1;
             self.retries_at_retry_after_admitted += admitted as u64;
         }
         if let Outcome::Reject { retry_after } = decision.outcome {
-            k.retry_at = Some(t.saturating_add(retry_after));
+            k.promised = true;
+            k.retry_at = t.saturating_add(retry_after);
         }
     }
 

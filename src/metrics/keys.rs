@@ -18,6 +18,8 @@ pub(super) struct KeyStats {
     first_client: ClientId,
     /// A second client used the key (e.g. users behind one NAT address).
     shared: bool,
+    /// The key's offered traffic exceeded the policy at some point (see [`Demand`]).
+    exceeded: bool,
 }
 
 impl Default for KeyStats {
@@ -29,6 +31,7 @@ impl Default for KeyStats {
             legit: false,
             first_client: ClientId::MAX,
             shared: false,
+            exceeded: false,
         }
     }
 }
@@ -41,6 +44,8 @@ pub(super) struct ClientStats {
     gave_up: bool,
     /// Legit requests rejected on a key another client had used.
     rejected_on_shared_key: u64,
+    /// The client's offered traffic exceeded the policy at some point (see [`Demand`]).
+    exceeded: bool,
 }
 
 /// The keys tally's own state: the ground-truth judges of keys and of clients. What it knows
@@ -97,8 +102,10 @@ impl Keys {
 
     #[inline]
     pub fn on_decision(&mut self, s: Seen, key: KeyPart, client: ClientPart) {
-        self.key_demand.offer(s.key, key.demand, s.t);
-        self.client_demand.offer(s.client, client.demand, s.t);
+        self.key_demand
+            .offer(s.key, key.demand, &mut key.stats.exceeded, s.t);
+        self.client_demand
+            .offer(s.client, client.demand, &mut client.stats.exceeded, s.t);
         let key = key.stats;
         key.offered += 1;
         key.admitted += s.admitted as u64;
@@ -136,15 +143,15 @@ impl Keys {
 
     /// The tally's figures, from every key's and client's part (by id order).
     pub fn finish<'a>(
-        keys: impl Iterator<Item = (&'a KeyStats, &'a Offered)> + Clone,
-        clients: impl Iterator<Item = (&'a ClientStats, &'a Offered)> + Clone,
+        keys: impl Iterator<Item = &'a KeyStats> + Clone,
+        clients: impl Iterator<Item = &'a ClientStats> + Clone,
     ) -> KeysPart {
         let (mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0);
-        for (k, demand) in keys.clone() {
+        for k in keys.clone() {
             if k.offered == 0 {
                 continue;
             }
-            if demand.exceeded() {
+            if k.exceeded {
                 over += 1;
                 false_neg += (k.limited == 0) as u64;
             } else {
@@ -153,15 +160,15 @@ impl Keys {
             }
         }
         let (mut collateral, mut collateral_clients) = (0, 0);
-        for (c, demand) in clients.clone() {
-            if c.legit && c.rejected_on_shared_key > 0 && !demand.exceeded() {
+        for c in clients.clone() {
+            if c.legit && c.rejected_on_shared_key > 0 && !c.exceeded {
                 collateral += c.rejected_on_shared_key;
                 collateral_clients += 1;
             }
         }
         KeysPart {
-            clients_gave_up: clients.filter(|(c, _)| c.gave_up).count() as u64,
-            keys_seen: keys.clone().filter(|(k, _)| k.offered > 0).count() as u64,
+            clients_gave_up: clients.filter(|c| c.gave_up).count() as u64,
+            keys_seen: keys.clone().filter(|k| k.offered > 0).count() as u64,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,
@@ -169,8 +176,7 @@ impl Keys {
             collateral_rejections: collateral,
             collateral_clients,
             fairness_jain: jain(
-                keys.map(|(k, _)| k)
-                    .filter(|k| k.legit && k.offered > 0)
+                keys.filter(|k| k.legit && k.offered > 0)
                     .map(|k| k.admitted as f64 / k.offered as f64),
             ),
         }

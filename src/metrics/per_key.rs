@@ -15,8 +15,10 @@ use super::windows::History;
 use crate::algorithms::KeyId;
 use crate::traffic::ClientId;
 
-/// One key's state in every tally.
+/// One key's state in every tally: three whole cache lines (aligned, so none straddles a
+/// fourth).
 #[derive(Debug, Default)]
+#[repr(align(64))]
 pub(super) struct KeyEntry {
     /// Accuracy: the exact limiter's log of the key.
     pub exact: TimeLog,
@@ -30,8 +32,9 @@ pub(super) struct KeyEntry {
     pub advertised: Advertised,
 }
 
-/// One client's state in every tally.
+/// One client's state in every tally: one cache line.
 #[derive(Debug, Default)]
+#[repr(align(64))]
 pub(super) struct ClientEntry {
     pub stats: ClientStats,
     pub demand: Offered,
@@ -78,10 +81,10 @@ impl PerKey {
 mod tests {
     use super::*;
 
-    /// The point of the entry is its size: a few cache lines, not one table each.
+    /// The point of the entries is their size: a few cache lines, not one table each.
     #[test]
-    fn an_entry_fits_in_four_cache_lines() {
-        assert!(std::mem::size_of::<KeyEntry>() <= 4 * 64);
-        assert!(std::mem::size_of::<ClientEntry>() <= 64);
+    fn entries_are_three_cache_lines_and_one() {
+        assert_eq!(std::mem::size_of::<KeyEntry>(), 3 * 64);
+        assert_eq!(std::mem::size_of::<ClientEntry>(), 64);
     }
 }

@@ -193,8 +193,8 @@ impl Recorder {
             .bursts
             .finish(&mut self.entries.keys, |e| &mut e.history);
         let k = Keys::finish(
-            self.entries.keys.iter().map(|e| (&e.stats, &e.demand)),
-            self.entries.clients.iter().map(|c| (&c.stats, &c.demand)),
+            self.entries.keys.iter().map(|e| &e.stats),
+            self.entries.clients.iter().map(|c| &c.stats),
         );
         let headers = self.headers.finish();
         let retries = self.retries.finish();
