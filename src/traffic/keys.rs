@@ -1,6 +1,6 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
-use super::key_name::Name;
+use super::key_name::{Name, NameTable};
 use super::via::Wire;
 use super::{ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
@@ -15,12 +15,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// decision; the engine and the limiters only handle the integer ids.
 #[derive(Debug, Default)]
 pub struct KeySpace {
-    names: IndexSet<Name, rustc_hash::FxBuildHasher>,
+    names: NameTable,
     clients: IndexSet<Name, rustc_hash::FxBuildHasher>,
     scratch: String,
-    /// The client named like each key, once asked for ([`KeySpace::intern_client_for_key`]):
-    /// a replayed line then costs one hash lookup, not two. `ClientId::MAX` when not yet known.
-    client_of_key: Vec<ClientId>,
     /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
     /// With [`KeySpace::recording_paths`]: each key's network path ([`Wire`]), by key id.
@@ -108,6 +105,19 @@ impl KeySpace {
         value_of: impl Fn(KeyField) -> &'a str,
         wire: Option<&Wire>,
     ) -> KeyId {
+        self.intern_key_client(spec, who, value_of, wire, false).0
+    }
+
+    /// Interns the key; with `own_client`, also the client named like it, whose id is kept in
+    /// the key's slot of the table: a replayed line without a user costs one lookup, not two.
+    fn intern_key_client<'a>(
+        &mut self,
+        spec: &KeySpec,
+        who: Option<Who>,
+        value_of: impl Fn(KeyField) -> &'a str,
+        wire: Option<&Wire>,
+        own_client: bool,
+    ) -> (KeyId, ClientId) {
         let mut buf = std::mem::take(&mut self.scratch);
         spec.render_with(&mut buf, |field, out| {
             KeySpec::write_field(field, who, value_of(field), out)
@@ -117,20 +127,26 @@ impl KeySpace {
             buf.push('|');
             w.write_path(&mut buf);
         }
-        let id = match self.names.get_index_of(buf.as_str()) {
-            Some(i) => i,
-            None => {
-                if let Some(fields) = &mut self.fields {
-                    fields.push(KeyField::ALL.map(|f| value_of(f).into()));
-                }
-                if let Some(wires) = &mut self.wires {
-                    wires.push(wire.cloned());
-                }
-                self.names.insert_full(Name::new(&buf)).0
+        let (id, new, client) = self.names.intern_with(&buf, || Name::new(&buf));
+        if new {
+            if let Some(fields) = &mut self.fields {
+                fields.push(KeyField::ALL.map(|f| value_of(f).into()));
             }
-        };
+            if let Some(wires) = &mut self.wires {
+                wires.push(wire.cloned());
+            }
+        }
+        if own_client && *client == ClientId::MAX {
+            let i = match self.clients.get_index_of(buf.as_str()) {
+                Some(i) => i,
+                None => self.clients.insert_full(Name::new(&buf)).0,
+            };
+            *client = ClientId::try_from(i).expect("more than 4 billion distinct clients");
+        }
+        let client = *client;
         self.scratch = buf;
-        KeyId::try_from(id).expect("more than 4 billion distinct keys")
+        let id = KeyId::try_from(id).expect("more than 4 billion distinct keys");
+        (id, client)
     }
 
     /// The id of the client (user identity) `user`, adding it if new.
@@ -142,24 +158,23 @@ impl KeySpace {
         ClientId::try_from(id).expect("more than 4 billion distinct clients")
     }
 
-    /// The client named like `key` (for traffic that carries no user identity).
-    pub fn intern_client_for_key(&mut self, key: KeyId) -> ClientId {
-        if let Some(&id) = self.client_of_key.get(key as usize)
-            && id != ClientId::MAX
-        {
-            return id;
+    /// The key of a trace record (as [`KeySpace::intern`]) and its client: the record's user,
+    /// or without one the client named like the key (traffic that carries no user identity).
+    pub fn intern_with_client<'a>(
+        &mut self,
+        spec: &KeySpec,
+        value_of: impl Fn(KeyField) -> &'a str,
+    ) -> (KeyId, ClientId) {
+        let user = value_of(KeyField::User);
+        if !user.is_empty() {
+            let key = self.intern(spec, &value_of);
+            return (key, self.intern_client(user));
         }
-        let name = &self.names[key as usize];
-        let id = match self.clients.get_index_of(name.as_str()) {
-            Some(i) => i,
-            None => self.clients.insert_full(name.clone()).0,
-        };
-        let id = ClientId::try_from(id).expect("more than 4 billion distinct clients");
-        if self.client_of_key.len() <= key as usize {
-            self.client_of_key.resize(key as usize + 1, ClientId::MAX);
-        }
-        self.client_of_key[key as usize] = id;
-        id
+        let who = spec.identity_fn().and_then(|f| {
+            let ip: IpAddr = value_of(KeyField::Ip).parse().ok()?;
+            Some(f.apply(&Seen::direct(ip, None)))
+        });
+        self.intern_key_client(spec, who, value_of, None, true)
     }
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
@@ -191,7 +206,7 @@ impl KeySpace {
 
     /// The key's text, as the policy keyed on it.
     pub fn name(&self, id: KeyId) -> &str {
-        self.names[id as usize].as_str()
+        self.names.get(id as usize).as_str()
     }
 
     pub fn len(&self) -> usize {

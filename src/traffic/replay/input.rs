@@ -7,6 +7,7 @@
 //! million times costs more than holding it). Every line is at most [`MAX_LINE`] bytes: a longer
 //! one is a malformed line (skippable), never an allocation the size of the file.
 
+use super::ahead::{self, ReadAhead};
 use super::{Outcome, Record, trace_error};
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
@@ -61,7 +62,15 @@ pub(super) fn open(path: &Path, data: &TraceData) -> Result<Box<dyn BufRead + Se
         Some(bytes) => Box::new(Cursor::new(bytes.clone())),
         None => {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            Box::new(BufReader::with_capacity(1 << 18, file))
+            // A small file is read in one or two `read()` calls: no thread for it.
+            let small = file
+                .metadata()
+                .is_ok_and(|m| m.len() <= 2 * ahead::CHUNK as u64);
+            if small {
+                Box::new(BufReader::with_capacity(ahead::CHUNK, file))
+            } else {
+                Box::new(ReadAhead::new(file, ahead::CHUNK).map_err(|e| Error::io(path, e))?)
+            }
         }
     })
 }
@@ -267,6 +276,95 @@ impl Read for Capped {
             if n > 0 {
                 return Ok(n);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{ReplayOptions, TraceFormat, open as open_trace};
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::io::Write;
+
+    /// Every outcome of reading `path` to the end: records, and bad lines by their message.
+    fn outcomes(path: &Path, options: &ReplayOptions) -> Vec<std::result::Result<Record, String>> {
+        let mut reader = open_trace(path, None, options).unwrap();
+        let mut out = Vec::new();
+        loop {
+            let mut rec = Record::default();
+            match reader.read(&mut rec) {
+                Ok(Outcome::Record) => out.push(Ok(rec)),
+                Ok(Outcome::Eof) => return out,
+                Ok(Outcome::Bad(e)) | Err(e) => out.push(Err(e.to_string())),
+            }
+        }
+    }
+
+    /// A file large enough to be read ahead on a thread reads exactly like the same bytes held
+    /// in memory (a plain reader): random combined-log and JSON lines with bad ones, CRLF, blank
+    /// lines, a line longer than `MAX_LINE`, invalid UTF-8, and a last line without newline.
+    #[test]
+    fn a_file_read_ahead_reads_like_the_same_bytes_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (seed, format) in [(1, TraceFormat::Clf), (2, TraceFormat::Jsonl)] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let path = dir.path().join(format!("t{seed}"));
+            let mut bytes = Vec::new();
+            let (mut second, mut long) = (0, false);
+            for _ in 0..12_000 {
+                second += rng.random_range(0..2);
+                let ip = format!(
+                    "10.0.{}.{}",
+                    rng.random_range(0..4),
+                    rng.random_range(0..250)
+                );
+                let good = match format {
+                    TraceFormat::Clf => format!(
+                        "{ip} - - [29/Nov/2026:00:{:02}:{:02} +0000] \"GET /p?q HTTP/1.1\" 200 5 \"-\" \"c\"",
+                        second / 60 % 60,
+                        second % 60
+                    ),
+                    _ => format!("{{\"time\":{second}000000000,\"ip\":\"{ip}\"}}"),
+                };
+                let line: Vec<u8> = match rng.random_range(0..40) {
+                    0 => b"not a record".to_vec(),
+                    1 => Vec::new(),
+                    2 => vec![0xff, 0xfe, b'x'],
+                    3 => format!("{good}\r").into_bytes(),
+                    4 if bytes.len() > ahead::CHUNK && !long => {
+                        long = true;
+                        vec![b'y'; MAX_LINE + 10]
+                    }
+                    _ => good.into_bytes(),
+                };
+                bytes.extend_from_slice(&line);
+                bytes.push(b'\n');
+            }
+            bytes.extend_from_slice(b"last line without newline");
+            std::fs::File::create(&path)
+                .unwrap()
+                .write_all(&bytes)
+                .unwrap();
+            let options = ReplayOptions {
+                format,
+                ..ReplayOptions::default()
+            };
+            let ahead = outcomes(&path, &options);
+            let in_memory = outcomes(
+                &path,
+                &ReplayOptions {
+                    data: TraceData(Some(bytes.into())),
+                    ..options
+                },
+            );
+            assert!(ahead.iter().filter(|o| o.is_ok()).count() > 10_000);
+            assert!(
+                ahead
+                    .iter()
+                    .any(|o| o.as_ref().is_err_and(|e| e.contains("longer than")))
+            );
+            assert_eq!(ahead, in_memory);
         }
     }
 }

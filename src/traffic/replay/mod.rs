@@ -15,6 +15,7 @@
 //! Module dependencies point one way: the format files and [`input`] use only this file's types;
 //! this file dispatches to them; [`source`] and [`split`] sit on top.
 
+mod ahead;
 mod clf;
 mod clf_time;
 mod csv_trace;

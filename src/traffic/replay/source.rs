@@ -2,7 +2,7 @@
 
 use super::{Outcome, Record, RecordReader, ReplayOptions, field_index, open, trace_error};
 use crate::error::Result;
-use crate::policy::{KeyField, KeySpec};
+use crate::policy::KeySpec;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, KeySpace, Source};
 use std::cmp::Reverse;
@@ -236,14 +236,9 @@ impl Source for ReplaySource {
                 return Ok(None);
             }
             let rec = self.records[slot].as_ref().expect("just put back");
-            let key = keys.intern(&self.key_spec, |field| &rec.fields[field_index(field)]);
-            let user = &rec.fields[field_index(KeyField::User)];
             // The client is the record's user; without one, the key stands in for it.
-            let client = if user.is_empty() {
-                keys.intern_client_for_key(key)
-            } else {
-                keys.intern_client(user)
-            };
+            let (key, client) =
+                keys.intern_with_client(&self.key_spec, |field| &rec.fields[field_index(field)]);
             return Ok(Some(Arrival::new(time, key, client, self.source)));
         }
         Ok(None)
