@@ -2,32 +2,10 @@
 //! tables per request, and asking for those lines a request ahead overlaps their cache misses
 //! instead of paying them one after another. Only a hint: it changes no result.
 
-/// Asks the CPU to start loading the entry of `i`, if there is one: its first cache line and,
-/// for an entry that straddles two, its last.
+/// Asks the CPU to start loading every cache line of the entry of `i`, if there is one (one
+/// line for a small entry, all of them for an entry of a few lines used together).
 #[inline]
 pub fn prefetch<T>(v: &[T], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(entry) = v.get(i) {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let first = (entry as *const T).cast::<i8>();
-        let last = first.wrapping_add(size_of::<T>().saturating_sub(1));
-        // SAFETY: a prefetch is only a hint; it never faults, and both pointers are inside the
-        // entry anyway.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(first);
-            if (first as usize) / 64 != (last as usize) / 64 {
-                _mm_prefetch::<_MM_HINT_T0>(last);
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
-}
-
-/// Asks the CPU to start loading every cache line of the entry of `i`, if there is one (for
-/// entries of a few lines, used together).
-#[inline]
-pub fn prefetch_all<T>(v: &[T], i: usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(entry) = v.get(i) {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};

@@ -72,8 +72,8 @@ impl PerKey {
     /// Starts loading the entries of `key` and `client`, every line of them.
     #[inline]
     pub fn prefetch(&self, key: KeyId, client: ClientId) {
-        crate::prefetch::prefetch_all(&self.keys, key as usize);
-        crate::prefetch::prefetch_all(&self.clients, client as usize);
+        crate::prefetch::prefetch(&self.keys, key as usize);
+        crate::prefetch::prefetch(&self.clients, client as usize);
     }
 }
 
