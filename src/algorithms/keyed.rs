@@ -38,10 +38,21 @@ pub struct KeyedLimiter<L: Limiter> {
     limiter: L,
     /// The state of each live key, by key id.
     states: Vec<Option<L::State>>,
-    /// The live keys, in the hash table the memory figures describe. A map to `()` rather
-    /// than a set: a set's `insert` makes room before it looks for a slot (and so grows where
-    /// a map's vacant entry would reuse a tombstone).
+    /// Keys with a state.
+    live: usize,
+    /// The live keys, in the hash table the memory figures describe, as of the last
+    /// [`KeyedLimiter::settle`]. A map to `()` rather than a set: a set's `insert` makes room
+    /// before it looks for a slot (and so grows where a map's vacant entry reuses a tombstone).
     table: hashbrown::HashMap<KeyId, (), Hasher>,
+    /// Keys new since the table was settled, in order, each with the most heap bytes held from
+    /// its arrival to the next new key's: the table learns of new keys in batches (one pass at
+    /// each eviction), not with a cache miss per request.
+    arrived: Vec<(KeyId, usize)>,
+    /// The most heap bytes held after a decision since the table was settled, before the first
+    /// new key; `None` without such a decision.
+    heap_before: Option<usize>,
+    /// The table's allocation and the bytes of a table of states as large, as last computed.
+    table_bytes: (usize, usize),
     /// Sum of [`Limiter::heap_bytes`] over live states, maintained incrementally.
     heap_bytes: usize,
     /// Sum of [`Limiter::redis_bytes`] over live states, maintained incrementally.
@@ -65,7 +76,11 @@ impl<L: Limiter> KeyedLimiter<L> {
         KeyedLimiter {
             limiter,
             states: Vec::new(),
+            live: 0,
             table: hashbrown::HashMap::default(),
+            arrived: Vec::new(),
+            heap_before: None,
+            table_bytes: (0, 0),
             heap_bytes: 0,
             redis_bytes: 0,
             peak: MemoryUsage::default(),
@@ -103,12 +118,19 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.heap_bytes = self.heap_bytes + new_heap - heap;
         self.redis_bytes = self.redis_bytes + new_redis - redis;
         if fresh {
-            self.table.entry(key).or_insert(());
+            self.live += 1;
+            self.peak.live_keys = self.peak.live_keys.max(self.live);
+            self.arrived.push((key, self.heap_bytes));
+        } else {
+            let most = match self.arrived.last_mut() {
+                Some((_, most)) => most,
+                None => self.heap_before.get_or_insert(0),
+            };
+            *most = (*most).max(self.heap_bytes);
         }
-        // Only a new key (more keys, maybe a larger table) or a state that grew can raise a
-        // peak: everything else leaves each figure at or below its value after an earlier call.
-        if fresh || new_heap > heap || new_redis > redis {
-            self.note_peak();
+        // Only a new key or a state that grew can raise the peak.
+        if fresh || new_redis > redis {
+            self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
         }
         decision
     }
@@ -150,8 +172,9 @@ impl<L: Limiter> KeyedLimiter<L> {
 
     /// Drops the keys that are idle at `now`.
     pub fn evict_idle(&mut self, now: Nanos) {
+        self.settle();
         let limiter = &self.limiter;
-        let (mut heap, mut redis) = (0, 0);
+        let (mut heap, mut redis, mut dropped) = (0, 0, 0);
         let mut idle = BitSet::new();
         for (key, slot) in self.states.iter_mut().enumerate() {
             if let Some(state) = slot
@@ -160,40 +183,67 @@ impl<L: Limiter> KeyedLimiter<L> {
                 heap += L::heap_bytes(state);
                 redis += L::redis_bytes(state);
                 idle.insert(key);
+                dropped += 1;
                 *slot = None;
             }
         }
-        if !idle.is_empty() {
+        if dropped > 0 {
+            self.live -= dropped;
             // The table drops them in its own order, as a table's `retain` would: where a
             // removal leaves a tombstone depends on the removals before it.
             self.table.retain(|&key, _| !idle.contains(key as usize));
         }
         self.heap_bytes -= heap;
         self.redis_bytes -= redis;
+        self.heap_before = None;
+    }
+
+    /// Brings the table up to date with the keys that arrived since it last was, noting the
+    /// peak each arrival made: the table only grows between evictions, so its size after each
+    /// arrival, plus the most heap held until the next, is every figure the peak could take.
+    fn settle(&mut self) {
+        let fixed = size_of::<HashKeyspace<L>>();
+        if let Some(heap) = self.heap_before.take() {
+            let bytes = fixed + self.state_table_bytes() + heap;
+            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+        }
+        let mut arrived = std::mem::take(&mut self.arrived);
+        for &(key, heap) in &arrived {
+            self.table.entry(key).or_insert(());
+            let bytes = fixed + self.state_table_bytes() + heap;
+            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+        }
+        arrived.clear();
+        self.arrived = arrived;
+    }
+
+    /// Bytes of a table of states with as many slots as the key table has.
+    #[inline]
+    fn state_table_bytes(&mut self) -> usize {
+        let allocated = self.table.allocation_size();
+        if allocated != self.table_bytes.0 {
+            self.table_bytes = (
+                allocated,
+                table_bytes::<(KeyId, L::State)>(buckets(allocated)),
+            );
+        }
+        self.table_bytes.1
     }
 
     /// Memory held now.
-    pub fn memory(&self) -> MemoryUsage {
+    pub fn memory(&mut self) -> MemoryUsage {
+        self.settle();
         MemoryUsage {
-            live_keys: self.table.len(),
-            state_bytes: size_of::<HashKeyspace<L>>()
-                + table_bytes::<(KeyId, L::State)>(buckets(self.table.allocation_size()))
-                + self.heap_bytes,
+            live_keys: self.live,
+            state_bytes: size_of::<HashKeyspace<L>>() + self.state_table_bytes() + self.heap_bytes,
             redis_bytes: self.redis_bytes,
         }
     }
 
     /// The most memory held at any point so far.
-    pub fn peak_memory(&self) -> MemoryUsage {
+    pub fn peak_memory(&mut self) -> MemoryUsage {
+        self.settle();
         self.peak
-    }
-
-    #[inline]
-    fn note_peak(&mut self) {
-        let now = self.memory();
-        self.peak.live_keys = self.peak.live_keys.max(now.live_keys);
-        self.peak.state_bytes = self.peak.state_bytes.max(now.state_bytes);
-        self.peak.redis_bytes = self.peak.redis_bytes.max(now.redis_bytes);
     }
 
     /// The state of `key`, if it is live (for tests and inspection).
