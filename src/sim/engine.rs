@@ -263,10 +263,13 @@ impl<G: Gate> Run<'_, G> {
         let obs = &mut self.observers;
         obs.capture.push(arrival.key, now);
         let estimate = self.limiter.estimate(&arrival);
-        let (decision, detail) = self.limiter.decide(&arrival);
-        obs.recorder.on_decision(&arrival, &decision, estimate);
+        // By reference, not moved out of the pair: a copy read the decision back with wider
+        // loads than the stores that wrote it, and stalled on store forwarding.
+        let decided = self.limiter.decide(&arrival);
+        let (decision, detail) = (&decided.0, &decided.1);
+        obs.recorder.on_decision(&arrival, decision, estimate);
         if let Some(sink) = obs.sink.as_deref_mut() {
-            sink.record(&arrival, &decision, &detail, self.keys)?;
+            sink.record(&arrival, decision, detail, self.keys)?;
         }
         match decision.outcome {
             Outcome::Allow => {}
