@@ -70,10 +70,11 @@ impl TimeLog {
         self.len() == 0
     }
 
-    /// The `i`-th oldest time. Panics when `i >= len`, like indexing.
+    /// The `i`-th oldest time; `i` is under `len` (checked in debug builds: past the length,
+    /// an inline log would return a stale time and a ring another slot's).
     #[inline]
     pub fn get(&self, i: usize) -> Nanos {
-        assert!(i < self.len(), "index out of range");
+        debug_assert!(i < self.len(), "index out of range");
         match self {
             TimeLog::Inline { times, .. } => times[i],
             TimeLog::Spilled(r) => r.slots[r.slot(i)],
