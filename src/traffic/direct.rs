@@ -11,6 +11,8 @@ use crate::error::Result;
 use std::any::Any;
 
 /// A source, by kind where the kind is one the engine calls directly.
+// A run holds one per traffic source, kept by value on purpose: no box to follow per request.
+#[allow(clippy::large_enum_variant)]
 pub enum Direct {
     Constant(Constant),
     Poisson(Poisson),
@@ -20,10 +22,10 @@ pub enum Direct {
 impl Direct {
     /// `source`, called directly if its kind allows.
     pub fn new(source: Box<dyn Source>) -> Direct {
-        if let Some(s) = take::<Constant>(&source) {
+        if let Some(s) = take::<Constant>(&*source) {
             return Direct::Constant(s(source));
         }
-        if let Some(s) = take::<Poisson>(&source) {
+        if let Some(s) = take::<Poisson>(&*source) {
             return Direct::Poisson(s(source));
         }
         Direct::Other(source)
@@ -42,8 +44,8 @@ impl Direct {
 }
 
 /// If `source` is a `T`, what takes it out of its box.
-fn take<T: Source>(source: &Box<dyn Source>) -> Option<fn(Box<dyn Source>) -> T> {
-    let any: &dyn Any = &**source;
+fn take<T: Source>(source: &dyn Source) -> Option<fn(Box<dyn Source>) -> T> {
+    let any: &dyn Any = source;
     any.is::<T>().then_some(|source| {
         let any: Box<dyn Any> = source;
         *any.downcast::<T>().expect("checked to be a T")
