@@ -51,3 +51,57 @@ fn take<T: Source>(source: &dyn Source) -> Option<fn(Box<dyn Source>) -> T> {
         *any.downcast::<T>().expect("checked to be a T")
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{KeyField, KeySpec};
+    use crate::traffic::tests::spec;
+    use crate::traffic::{Arrivals, Intensity, build_sources};
+
+    /// Each kind lands in its variant, and a source gives the same arrivals through `Direct`
+    /// as through `dyn Source`.
+    #[test]
+    fn kinds_are_recognised_and_arrivals_unchanged() {
+        let rate = crate::time::parse_rate("7/s").unwrap();
+        let cases = [
+            (Arrivals::Constant(rate), "constant"),
+            (Arrivals::Poisson(Intensity::Flat(rate)), "poisson"),
+            (
+                Arrivals::Bursts {
+                    count: 5,
+                    every: 1_000_000_000,
+                    spread: 0,
+                },
+                "other",
+            ),
+        ];
+        let key_spec = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        for (arrivals, kind) in cases {
+            let s = spec(arrivals, 4, 5_000_000_000);
+            let build = |keys: &mut KeySpace| {
+                build_sources(std::slice::from_ref(&s), &key_spec, 3, keys)
+                    .unwrap()
+                    .remove(0)
+            };
+            let (mut k1, mut k2) = (KeySpace::new(), KeySpace::new());
+            let mut plain = build(&mut k1);
+            let mut direct = Direct::new(build(&mut k2));
+            let name = match direct {
+                Direct::Constant(_) => "constant",
+                Direct::Poisson(_) => "poisson",
+                Direct::Other(_) => "other",
+            };
+            assert_eq!(name, kind);
+            let mut out = Arrival::new(0, 0, 0, 0);
+            let mut n = 0;
+            while let Some(a) = plain.next_arrival(&mut k1).unwrap() {
+                assert!(direct.next_into(&mut k2, &mut out).unwrap());
+                assert_eq!(out, a);
+                n += 1;
+            }
+            assert!(!direct.next_into(&mut k2, &mut out).unwrap());
+            assert!(n > 10, "{kind}: {n} arrivals");
+        }
+    }
+}
