@@ -217,8 +217,14 @@ pub fn simulate<'a, G: Gate>(
                 // its metric state loads while this one is decided.
                 let more = sources[i].next_into(run.keys, &mut pending[i])?;
                 if more && run.keys.len().max(run.keys.clients()) >= PREFETCH_FROM {
-                    run.observers.recorder.prefetch(&pending[i]);
-                    run.limiter.prefetch(&pending[i]);
+                    // Two requests ahead when the source knows (the next one's state was
+                    // asked for with the previous request), else one.
+                    let early = match sources[i].hint() {
+                        Some(c) => Arrival::new(0, c.key, c.id, source),
+                        None => pending[i],
+                    };
+                    run.observers.recorder.prefetch(&early);
+                    run.limiter.prefetch(&early);
                 }
                 run.request(arrival, 0)?;
                 if more {

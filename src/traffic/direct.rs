@@ -6,7 +6,7 @@
 
 use super::periodic::Constant;
 use super::poisson::Poisson;
-use super::{Arrival, KeySpace, Source};
+use super::{Arrival, Client, KeySpace, Source};
 use crate::error::Result;
 use std::any::Any;
 
@@ -39,6 +39,15 @@ impl Direct {
             Direct::Constant(s) => s.next_into(keys, out),
             Direct::Poisson(s) => s.next_into(keys, out),
             Direct::Other(s) => s.next_into(keys, out),
+        }
+    }
+
+    /// [`Source::hint`] of the direct kinds (none for the others: not worth a call).
+    #[inline(always)]
+    pub fn hint(&self) -> Option<Client> {
+        match self {
+            Direct::Poisson(s) => s.hint(),
+            Direct::Constant(_) | Direct::Other(_) => None,
         }
     }
 }
@@ -95,11 +104,21 @@ mod tests {
             assert_eq!(name, kind);
             let mut out = Arrival::new(0, 0, 0, 0);
             let mut n = 0;
+            let (mut hinted, mut hints): (Option<Client>, usize) = (None, 0);
             while let Some(a) = plain.next_arrival(&mut k1).unwrap() {
                 assert!(direct.next_into(&mut k2, &mut out).unwrap());
                 assert_eq!(out, a);
+                // A hint names the client of the arrival after the one returned with it.
+                if let Some(c) = hinted {
+                    assert_eq!((c.key, c.id), (a.key, a.client));
+                }
+                hinted = direct.hint();
+                hints += usize::from(hinted.is_some());
                 n += 1;
             }
+            assert!(hinted.is_none(), "{kind}: no hint past the last arrival");
+            // The Poisson source hints with every arrival but its last; the others never.
+            assert_eq!(hints, if kind == "poisson" { n - 1 } else { 0 });
             assert!(!direct.next_into(&mut k2, &mut out).unwrap());
             assert!(n > 10, "{kind}: {n} arrivals");
         }

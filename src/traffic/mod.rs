@@ -258,6 +258,12 @@ pub trait Source: Send + std::any::Any {
             None => Ok(false),
         }
     }
+
+    /// The client of the arrival after the one last returned, when the source knows it
+    /// already: a hint for fetching its state early (it changes nothing).
+    fn hint(&self) -> Option<Client> {
+        None
+    }
 }
 
 /// Builds the sources of a scenario, registering every synthetic client's key up front.
