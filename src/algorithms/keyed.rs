@@ -175,7 +175,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.settle();
         let limiter = &self.limiter;
         let (mut heap, mut redis, mut dropped) = (0, 0, 0);
-        let mut idle = BitSet::new();
+        let mut idle = BitSet::with_capacity(self.states.len());
         for (key, slot) in self.states.iter_mut().enumerate() {
             if let Some(state) = slot
                 && limiter.is_idle(state, now)
