@@ -1,212 +1,331 @@
-//! A key's (or client's) text as the keyspace stores it: inline when short, on the heap when not.
+//! The keyspace's tables of names: keys and clients, each numbered densely in order of first
+//! appearance, each text stored once.
 //!
-//! Replaying a log interns every line's key, and with a few hundred thousand addresses the
-//! lookup's cost was cache misses: the table, then the entry, then the entry's string on the
-//! heap. Short names (every IPv4 address, most others) are kept in the entry itself, so the
-//! comparison reads memory the lookup has already loaded; long ones keep one heap allocation.
-//!
-//! [`NameTable`] holds the names with their ids in the hash table's own slots: a lookup reads
-//! the table's control bytes and one slot, where an `IndexSet` read its control bytes, then an
-//! index slot, then the entry (three dependent cache misses, each a third of the lookup's time
-//! in a replay's profile). The names are also kept by id, for [`NameTable::get`].
+//! A synthetic source interns its whole population before the run (10^6 clients is a usual
+//! size), so memory per name is what counts: every text lives once, end to end in one buffer
+//! ([`Texts`]), and the hash tables hold only ids (8 bytes a key, 4 a client). A lookup reads
+//! the table's control bytes, one slot, then the text by id; setup interns names that are
+//! almost always new, which never read a text at all. A client named like a key (every client
+//! of `key = "user"`, every client of a replayed line without a user) stores no text of its
+//! own: it points at the key's, and its lookup reuses the key's hash.
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use indexmap::Equivalent;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
-/// Bytes kept inline: the whole name fits in 32 bytes.
-const INLINE: usize = 30;
+/// The keyspace's hash: fixed, so runs do not depend on a random seed.
+const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
 
-#[derive(Debug, Clone)]
-pub(super) enum Name {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Heap(Box<str>),
+/// The hash of `text` in either table (the same for both, so one hash serves a key and the
+/// client named like it).
+#[inline]
+pub(super) fn hash(text: &str) -> u64 {
+    hash_bytes(text.as_bytes())
 }
 
-impl Name {
-    pub(super) fn new(text: &str) -> Name {
-        if text.len() <= INLINE {
-            let mut bytes = [0; INLINE];
-            bytes[..text.len()].copy_from_slice(text.as_bytes());
-            Name::Inline {
-                len: text.len() as u8,
-                bytes,
-            }
-        } else {
-            Name::Heap(text.into())
-        }
+/// [`hash`] of a text given by its bytes (as a slot holds it).
+#[inline]
+fn hash_bytes(text: &[u8]) -> u64 {
+    HASHER.hash_one(text)
+}
+
+/// Texts numbered densely, stored end to end in one buffer: no allocation and no padding per
+/// text.
+#[derive(Debug, Default)]
+pub(super) struct Texts {
+    bytes: String,
+    /// Where text `i` ends in `bytes` (it starts where text `i - 1` ends).
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    /// Appends `text`; returns its number.
+    fn push(&mut self, text: &str) -> u32 {
+        let id = u32::try_from(self.ends.len()).expect("more than 4 billion distinct names");
+        self.bytes.push_str(text);
+        self.ends.push(self.bytes.len());
+        id
     }
 
-    /// The text's bytes, unchecked: what a lookup compares.
     #[inline]
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Name::Inline { len, bytes } => &bytes[..*len as usize],
-            Name::Heap(s) => s.as_bytes(),
-        }
+    pub(super) fn get(&self, id: u32) -> &str {
+        let id = id as usize;
+        let start = id.checked_sub(1).map_or(0, |p| self.ends[p]);
+        &self.bytes[start..self.ends[id]]
     }
 
-    #[inline]
-    pub(super) fn as_str(&self) -> &str {
-        match self {
-            Name::Inline { len, bytes } => {
-                // Always a copy of a whole `&str` (see `new`), so valid UTF-8.
-                std::str::from_utf8(&bytes[..*len as usize]).expect("copied from a str")
-            }
-            Name::Heap(s) => s,
-        }
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Room for `more` texts of about `bytes_each` bytes.
+    fn reserve(&mut self, more: usize, bytes_each: usize) {
+        self.ends.reserve(more);
+        self.bytes.reserve(more.saturating_mul(bytes_each));
     }
 }
 
-// Hashes and compares as its text, so a `&str` finds it (`Equivalent`) without building one.
-impl Hash for Name {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
-    }
-}
+/// Bytes of a key's text its slot holds: an IPv4 address fits.
+const INLINE: usize = 15;
 
-impl PartialEq for Name {
-    fn eq(&self, other: &Self) -> bool {
-        self.bytes() == other.bytes()
-    }
-}
-
-impl Eq for Name {}
-
-impl Equivalent<Name> for str {
-    #[inline]
-    fn equivalent(&self, key: &Name) -> bool {
-        self.as_bytes() == key.bytes()
-    }
-}
-
-/// A name and its id, as the table stores them.
-#[derive(Debug, Clone)]
+/// A key's id, the caller's number kept with it (the keyspace: the client named like the key),
+/// which saves a lookup elsewhere, and the key's text when it is short: a replay interns every
+/// line, and a hit then reads the control bytes and the slot, not the texts by id too.
+#[derive(Debug, Clone, Copy)]
 struct Slot {
-    name: Name,
     id: u32,
-    /// The caller's number for this name (the keyspace: the client named like the key), kept
-    /// here to save a lookup elsewhere; it fits in the slot's padding.
     extra: u32,
+    /// The text's length when it is in `head`; [`FAR`] when it is not.
+    len: u8,
+    head: [u8; INLINE],
 }
 
-/// Distinct names, numbered densely in order of first insertion.
+/// [`Slot::len`] of a text longer than [`INLINE`].
+const FAR: u8 = u8::MAX;
+
+impl Slot {
+    fn new(id: u32, text: &str) -> Slot {
+        let mut head = [0; INLINE];
+        let len = match head.get_mut(..text.len()) {
+            Some(h) => {
+                h.copy_from_slice(text.as_bytes());
+                text.len() as u8
+            }
+            None => FAR,
+        };
+        Slot {
+            id,
+            extra: u32::MAX,
+            len,
+            head,
+        }
+    }
+
+    /// The slot's text (from `texts` when it is not inline).
+    #[inline]
+    fn text<'a>(&'a self, texts: &'a Texts) -> &'a [u8] {
+        match self.head.get(..usize::from(self.len)) {
+            Some(head) => head,
+            None => texts.get(self.id).as_bytes(),
+        }
+    }
+}
+
+/// Distinct names (keys), numbered densely in order of first insertion.
 #[derive(Debug, Default)]
 pub(super) struct NameTable {
     table: HashTable<Slot>,
-    by_id: Vec<Name>,
+    texts: Texts,
 }
 
-/// The keyspace's hash, as before: fixed, so runs do not depend on a random seed.
-const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
-
 impl NameTable {
-    /// The id of `text`, adding it (with the next id) if new; whether it was new; and the
-    /// number kept with it (`u32::MAX` until the caller sets it). `make` builds the stored
-    /// name from `text`.
+    /// The id of `text` (whose [`hash`] is `hash`), adding it (with the next id) if new;
+    /// whether it was new; the number kept with it (`u32::MAX` until the caller sets it); and
+    /// the texts by id, which the caller may read while it sets that number.
     #[inline]
-    pub(super) fn intern_with(
-        &mut self,
-        text: &str,
-        make: impl FnOnce() -> Name,
-    ) -> (usize, bool, &mut u32) {
-        let hash = HASHER.hash_one(text);
+    pub(super) fn intern(&mut self, hash: u64, text: &str) -> (u32, bool, &mut u32, &Texts) {
+        let texts = &self.texts;
         let entry = self.table.entry(
             hash,
-            |slot| text.equivalent(&slot.name),
-            |slot| HASHER.hash_one(&slot.name),
+            |slot| slot.text(texts) == text.as_bytes(),
+            |slot| hash_bytes(slot.text(texts)),
         );
         match entry {
             Entry::Occupied(o) => {
                 let slot = o.into_mut();
-                (slot.id as usize, false, &mut slot.extra)
+                (slot.id, false, &mut slot.extra, &self.texts)
             }
             Entry::Vacant(v) => {
-                let id = self.by_id.len();
-                let name = make();
-                self.by_id.push(name.clone());
-                let slot = v
-                    .insert(Slot {
-                        name,
-                        id: u32::try_from(id).expect("more than 4 billion distinct names"),
-                        extra: u32::MAX,
-                    })
-                    .into_mut();
-                (id, true, &mut slot.extra)
+                let id = self.texts.push(text);
+                let slot = v.insert(Slot::new(id, text));
+                (id, true, &mut slot.into_mut().extra, &self.texts)
             }
         }
     }
 
-    /// Makes room for `more` names without growing the table on the way.
-    pub(super) fn reserve(&mut self, more: usize) {
-        self.table.reserve(more, |slot| HASHER.hash_one(&slot.name));
-        self.by_id.reserve(more);
+    /// Makes room for `more` names of about `bytes_each` bytes without growing on the way.
+    pub(super) fn reserve(&mut self, more: usize, bytes_each: usize) {
+        let texts = &self.texts;
+        self.table
+            .reserve(more, |slot| hash_bytes(slot.text(texts)));
+        self.texts.reserve(more, bytes_each);
     }
 
     /// The name with id `id`.
-    pub(super) fn get(&self, id: usize) -> &Name {
-        &self.by_id[id]
+    pub(super) fn get(&self, id: u32) -> &str {
+        self.texts.get(id)
+    }
+
+    pub(super) fn texts(&self) -> &Texts {
+        &self.texts
     }
 
     pub(super) fn len(&self) -> usize {
-        self.by_id.len()
+        self.texts.len()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.texts.len() == 0
+    }
+}
+
+/// Where a client's name is stored.
+#[derive(Debug, Clone, Copy)]
+enum ClientName {
+    /// The same text as this key.
+    Key(u32),
+    /// Its own text, by number in [`ClientTable`]'s texts.
+    Own(u32),
+}
+
+/// Distinct clients, numbered densely in order of first insertion; a client named like a key
+/// points at the key's text (the keys' table is passed in to read it).
+#[derive(Debug, Default)]
+pub(super) struct ClientTable {
+    table: HashTable<u32>,
+    names: Vec<ClientName>,
+    own: Texts,
+}
+
+impl ClientTable {
+    #[inline]
+    fn text<'a>(names: &[ClientName], own: &'a Texts, keys: &'a Texts, id: u32) -> &'a str {
+        match names[id as usize] {
+            ClientName::Key(k) => keys.get(k),
+            ClientName::Own(i) => own.get(i),
+        }
+    }
+
+    /// The id of the client named `text` (whose [`hash`] is `hash`), adding it if new: named
+    /// like key `key` when given (`text` must then be that key's name), else with a copy of
+    /// `text`.
+    #[inline]
+    pub(super) fn intern(&mut self, keys: &Texts, hash: u64, text: &str, key: Option<u32>) -> u32 {
+        debug_assert!(key.is_none_or(|k| keys.get(k) == text));
+        let (names, own) = (&self.names, &self.own);
+        let entry = self.table.entry(
+            hash,
+            |&c| Self::text(names, own, keys, c) == text,
+            |&c| self::hash(Self::text(names, own, keys, c)),
+        );
+        match entry {
+            Entry::Occupied(o) => *o.get(),
+            Entry::Vacant(v) => {
+                let id =
+                    u32::try_from(self.names.len()).expect("more than 4 billion distinct clients");
+                self.names.push(match key {
+                    Some(k) => ClientName::Key(k),
+                    None => ClientName::Own(self.own.push(text)),
+                });
+                v.insert(id);
+                id
+            }
+        }
+    }
+
+    /// Makes room for `more` clients without growing on the way.
+    pub(super) fn reserve(&mut self, keys: &Texts, more: usize) {
+        let (names, own) = (&self.names, &self.own);
+        self.table
+            .reserve(more, |&c| hash(Self::text(names, own, keys, c)));
+        self.names.reserve(more);
+    }
+
+    /// The name of client `id`.
+    pub(super) fn get<'a>(&'a self, keys: &'a Texts, id: u32) -> &'a str {
+        Self::text(&self.names, &self.own, keys, id)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.names.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use indexmap::IndexSet;
     use proptest::prelude::*;
 
     proptest! {
-        /// Ids are dense, in order of first appearance, like an `IndexSet`'s indices.
+        /// Ids are dense, in order of first appearance, like an `IndexSet`'s indices; the
+        /// number kept with a name is the one last set for it.
         #[test]
         fn numbers_names_like_an_index_set_and_keeps_their_numbers(
             texts in proptest::collection::vec("[a-c]{0,3}|\\PC{28,34}", 0..200),
         ) {
             let mut table = NameTable::default();
-            let mut reference = indexmap::IndexSet::<String>::new();
+            let mut reference = IndexSet::<String>::new();
             for t in &texts {
-                let (id, new, extra) = table.intern_with(t, || Name::new(t));
-                // The number kept with a name is the one last set for it.
+                let (id, new, extra, _) = table.intern(hash(t), t);
                 prop_assert_eq!(*extra == u32::MAX, new || t.len() % 2 == 1);
                 if t.len() % 2 == 0 {
-                    *extra = id as u32;
+                    *extra = id;
                 } else {
                     prop_assert!(*extra == u32::MAX);
                 }
                 let (want, was_new) = reference.insert_full(t.clone());
-                prop_assert_eq!((id, new), (want, was_new));
-                prop_assert_eq!(table.get(id).as_str(), t.as_str());
+                prop_assert_eq!((id as usize, new), (want, was_new));
+                prop_assert_eq!(table.get(id), t.as_str());
             }
             prop_assert_eq!(table.len(), reference.len());
+            for (i, t) in reference.iter().enumerate() {
+                prop_assert_eq!(table.get(i as u32), t.as_str());
+            }
+        }
+
+        /// Clients named like keys and clients with their own text share one numbering, and
+        /// a name finds its client whichever way it was stored.
+        #[test]
+        fn numbers_clients_like_an_index_set_whether_named_by_key_or_not(
+            ops in proptest::collection::vec((any::<bool>(), "[a-d]{0,2}"), 0..200),
+            reserve in 0usize..50,
+        ) {
+            let mut keys = NameTable::default();
+            let mut clients = ClientTable::default();
+            keys.reserve(reserve, 4);
+            clients.reserve(keys.texts(), reserve);
+            let mut reference = IndexSet::<String>::new();
+            for (by_key, t) in &ops {
+                let key = by_key.then(|| keys.intern(hash(t), t).0);
+                let id = clients.intern(keys.texts(), hash(t), t, key);
+                prop_assert_eq!(id as usize, reference.insert_full(t.clone()).0);
+                prop_assert_eq!(clients.get(keys.texts(), id), t.as_str());
+            }
+            prop_assert_eq!(clients.len(), reference.len());
+            for (i, t) in reference.iter().enumerate() {
+                prop_assert_eq!(clients.get(keys.texts(), i as u32), t.as_str());
+            }
+        }
+    }
+
+    proptest! {
+        /// A slot holds its text (inline or not) and hashes it as the `str` it is.
+        #[test]
+        fn a_slot_holds_its_text(text in "\\PC{0,20}") {
+            let mut texts = Texts::default();
+            let slot = Slot::new(texts.push(&text), &text);
+            prop_assert_eq!(slot.text(&texts), text.as_bytes());
+            prop_assert_eq!(slot.len == FAR, text.len() > INLINE);
+            prop_assert_eq!(hash_bytes(slot.text(&texts)), hash(&text));
         }
     }
 
     #[test]
-    fn fits_in_32_bytes() {
-        assert_eq!(std::mem::size_of::<Name>(), 32);
+    fn a_slot_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 24);
     }
 
-    proptest! {
-        /// Any text round-trips, short or long, and hashes as the `str` it holds.
-        #[test]
-        fn holds_its_text(text in "\\PC{0,40}") {
-            let name = Name::new(&text);
-            prop_assert_eq!(name.as_str(), text.as_str());
-            prop_assert_eq!(matches!(name, Name::Inline { .. }), text.len() <= INLINE);
-            let hash = |h: &dyn Fn(&mut std::hash::DefaultHasher)| {
-                let mut s = std::hash::DefaultHasher::new();
-                h(&mut s);
-                s.finish()
-            };
-            prop_assert_eq!(hash(&|s| name.hash(s)), hash(&|s| text.as_str().hash(s)));
-            prop_assert!(text.as_str().equivalent(&name));
-        }
+    #[test]
+    fn texts_are_stored_end_to_end() {
+        let mut texts = Texts::default();
+        assert_eq!(
+            [texts.push(""), texts.push("ab"), texts.push("")],
+            [0, 1, 2]
+        );
+        assert_eq!(texts.push("cde"), 3);
+        assert_eq!(texts.bytes, "abcde");
+        let got: Vec<&str> = (0..4).map(|i| texts.get(i)).collect();
+        assert_eq!(got, ["", "ab", "", "cde"]);
     }
 }

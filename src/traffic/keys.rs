@@ -1,12 +1,12 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
-use super::key_name::{Name, NameTable};
+use super::key_name::{self, ClientTable, NameTable};
 use super::via::Wire;
-use super::{ClientId, IdGen, SourceSpec};
+use super::{Client, ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
 use crate::policy::identity::{Seen, Who};
 use crate::policy::{KeyField, KeySpec};
-use indexmap::IndexSet;
+use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Every key seen in a run, in order of first appearance.
@@ -16,7 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 #[derive(Debug, Default)]
 pub struct KeySpace {
     names: NameTable,
-    clients: IndexSet<Name, rustc_hash::FxBuildHasher>,
+    clients: ClientTable,
     scratch: String,
     /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
@@ -58,8 +58,9 @@ impl KeySpace {
     /// its whole population before the run, and tables grown by doubling would copy (and,
     /// under an allocator that keeps freed memory, hold) every smaller size on the way.
     pub fn reserve(&mut self, keys: usize, clients: usize) {
-        self.names.reserve(keys);
-        self.clients.reserve(clients);
+        // Generated names (`p-123456`, addresses) are short; a longer one costs a doubling.
+        self.names.reserve(keys, 16);
+        self.clients.reserve(self.names.texts(), clients);
     }
 
     /// The network path of key `id`, when recording paths and the key has one.
@@ -105,18 +106,20 @@ impl KeySpace {
         value_of: impl Fn(KeyField) -> &'a str,
         wire: Option<&Wire>,
     ) -> KeyId {
-        self.intern_key_client(spec, who, value_of, wire, false).0
+        self.intern_key_client(spec, who, value_of, wire, ClientOf::None)
+            .0
     }
 
-    /// Interns the key; with `own_client`, also the client named like it, whose id is kept in
-    /// the key's slot of the table: a replayed line without a user costs one lookup, not two.
+    /// Interns the key, and the client `client` says (see [`ClientOf`]). The id of the client
+    /// named like the key is kept in the key's slot of the table: a replayed line without a
+    /// user costs one lookup, not two; and that client's name is the key's text, not a copy.
     fn intern_key_client<'a>(
         &mut self,
         spec: &KeySpec,
         who: Option<Who>,
         value_of: impl Fn(KeyField) -> &'a str,
         wire: Option<&Wire>,
-        own_client: bool,
+        client: ClientOf,
     ) -> (KeyId, ClientId) {
         let mut buf = std::mem::take(&mut self.scratch);
         spec.render_with(&mut buf, |field, out| {
@@ -127,7 +130,8 @@ impl KeySpace {
             buf.push('|');
             w.write_path(&mut buf);
         }
-        let (id, new, client) = self.names.intern_with(&buf, || Name::new(&buf));
+        let hash = key_name::hash(&buf);
+        let (id, new, own, texts) = self.names.intern(hash, &buf);
         if new {
             if let Some(fields) = &mut self.fields {
                 fields.push(KeyField::ALL.map(|f| value_of(f).into()));
@@ -136,26 +140,26 @@ impl KeySpace {
                 wires.push(wire.cloned());
             }
         }
-        if own_client && *client == ClientId::MAX {
-            let i = match self.clients.get_index_of(buf.as_str()) {
-                Some(i) => i,
-                None => self.clients.insert_full(Name::new(&buf)).0,
-            };
-            *client = ClientId::try_from(i).expect("more than 4 billion distinct clients");
-        }
-        let client = *client;
+        let client = match client {
+            ClientOf::None => ClientId::MAX,
+            ClientOf::User(user) if user != buf => {
+                self.clients.intern(texts, key_name::hash(user), user, None)
+            }
+            ClientOf::Key | ClientOf::User(_) => {
+                if *own == ClientId::MAX {
+                    *own = self.clients.intern(texts, hash, &buf, Some(id));
+                }
+                *own
+            }
+        };
         self.scratch = buf;
-        let id = KeyId::try_from(id).expect("more than 4 billion distinct keys");
         (id, client)
     }
 
     /// The id of the client (user identity) `user`, adding it if new.
     pub fn intern_client(&mut self, user: &str) -> ClientId {
-        let id = match self.clients.get_index_of(user) {
-            Some(i) => i,
-            None => self.clients.insert_full(Name::new(user)).0,
-        };
-        ClientId::try_from(id).expect("more than 4 billion distinct clients")
+        let keys = self.names.texts();
+        self.clients.intern(keys, key_name::hash(user), user, None)
     }
 
     /// The key of a trace record (as [`KeySpace::intern`]) and its client: the record's user,
@@ -166,20 +170,22 @@ impl KeySpace {
         value_of: impl Fn(KeyField) -> &'a str,
     ) -> (KeyId, ClientId) {
         let user = value_of(KeyField::User);
-        if !user.is_empty() {
-            let key = self.intern(spec, &value_of);
-            return (key, self.intern_client(user));
-        }
         let who = spec.identity_fn().and_then(|f| {
             let ip: IpAddr = value_of(KeyField::Ip).parse().ok()?;
-            Some(f.apply(&Seen::direct(ip, None)))
+            let user = Some(user).filter(|u| !u.is_empty());
+            Some(f.apply(&Seen::direct(ip, user)))
         });
-        self.intern_key_client(spec, who, value_of, None, true)
+        let client = if user.is_empty() {
+            ClientOf::Key
+        } else {
+            ClientOf::User(user)
+        };
+        self.intern_key_client(spec, who, &value_of, None, client)
     }
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
     pub fn client_name(&self, id: ClientId) -> &str {
-        self.clients[id as usize].as_str()
+        self.clients.get(self.names.texts(), id)
     }
 
     /// Distinct clients seen.
@@ -189,11 +195,29 @@ impl KeySpace {
 
     /// The id of a synthetic client's key.
     pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
+        self.intern_identity_as(spec, identity, ClientOf::None).0
+    }
+
+    /// A synthetic client's key and client (its user): what [`KeySpace::intern_identity`] and
+    /// [`KeySpace::intern_client`] give, in one lookup of the text when they are the same.
+    pub fn intern_identity_client(&mut self, spec: &KeySpec, identity: &Identity) -> Client {
+        let (key, id) = self.intern_identity_as(spec, identity, ClientOf::User(&identity.user));
+        Client { key, id }
+    }
+
+    fn intern_identity_as(
+        &mut self,
+        spec: &KeySpec,
+        identity: &Identity,
+        client: ClientOf,
+    ) -> (KeyId, ClientId) {
+        let value_of = |f| identity.get(f);
+        let wire = identity.wire.as_ref();
         let Some(f) = spec.identity_fn() else {
-            return self.intern_path(spec, None, |f| identity.get(f), identity.wire.as_ref());
+            return self.intern_key_client(spec, None, value_of, wire, client);
         };
         let user = identity.signed_in_user();
-        let who = match &identity.wire {
+        let who = match wire {
             Some(wire) => Some(f.apply(&wire.seen(user))),
             None => identity
                 .ip
@@ -201,12 +225,12 @@ impl KeySpace {
                 .ok()
                 .map(|ip| f.apply(&Seen::direct(ip, user))),
         };
-        self.intern_path(spec, who, |f| identity.get(f), identity.wire.as_ref())
+        self.intern_key_client(spec, who, value_of, wire, client)
     }
 
     /// The key's text, as the policy keyed on it.
     pub fn name(&self, id: KeyId) -> &str {
-        self.names.get(id as usize).as_str()
+        self.names.get(id)
     }
 
     pub fn len(&self) -> usize {
@@ -218,8 +242,18 @@ impl KeySpace {
     }
 }
 
+/// Which client [`KeySpace::intern_key_client`] interns along with the key.
+#[derive(Clone, Copy)]
+enum ClientOf<'a> {
+    None,
+    /// The client named like the key.
+    Key,
+    /// The client named `user`.
+    User(&'a str),
+}
+
 /// The identity fields of one client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
     pub ip: String,
     pub user: String,
@@ -262,47 +296,70 @@ impl Identity {
         first_forged: IpAddr,
         wanted: impl Fn(KeyField) -> bool,
     ) -> Identity {
+        let mut identity = Identity::default();
+        identity.set_client(spec, source, client, first_forged, wanted);
+        identity
+    }
+
+    /// Makes this the identity [`Identity::of_client`] gives, reusing its strings: a source's
+    /// setup builds a million identities in one.
+    pub fn set_client(
+        &mut self,
+        spec: &SourceSpec,
+        source: usize,
+        client: u32,
+        first_forged: IpAddr,
+        wanted: impl Fn(KeyField) -> bool,
+    ) {
         let pop = &spec.population;
-        let pick = |field: KeyField, gen_: &IdGen, make: &dyn Fn(u32) -> String| {
-            let needed = field == KeyField::User
-                || wanted(field)
-                || (field == KeyField::Ip && !pop.network.is_plain());
-            if !needed {
-                return String::new();
-            }
-            match gen_ {
-                IdGen::Fixed(v) => v.clone(),
-                IdGen::Pool(n) => make(client % n),
-                IdGen::PerClient => make(client),
-            }
-        };
-        let user = pick(KeyField::User, &pop.user, &|n| format!("{}-{n}", spec.name));
-        let api_key = pick(KeyField::ApiKey, &pop.api_key, &|n| {
-            format!("key-{}-{n}", spec.name)
+        let pick =
+            |field: KeyField, gen_: &IdGen, out: &mut String, make: &dyn Fn(u32, &mut String)| {
+                out.clear();
+                let needed = field == KeyField::User
+                    || wanted(field)
+                    || (field == KeyField::Ip && !pop.network.is_plain());
+                if needed {
+                    match gen_ {
+                        IdGen::Fixed(v) => out.push_str(v),
+                        IdGen::Pool(n) => make(client % n, out),
+                        IdGen::PerClient => make(client, out),
+                    }
+                }
+            };
+        pick(KeyField::User, &pop.user, &mut self.user, &|n, out| {
+            out.push_str(&spec.name);
+            out.push('-');
+            out.push_str(itoa::Buffer::new().format(n));
         });
-        let ip = pick(KeyField::Ip, &pop.ip, &|n| {
-            if pop.ipv6 {
-                generated_ipv6(source, n).to_string()
+        pick(
+            KeyField::ApiKey,
+            &pop.api_key,
+            &mut self.api_key,
+            &|n, out| {
+                out.push_str("key-");
+                out.push_str(&spec.name);
+                out.push('-');
+                out.push_str(itoa::Buffer::new().format(n));
+            },
+        );
+        pick(KeyField::Ip, &pop.ip, &mut self.ip, &|n, out| {
+            let _ = if pop.ipv6 {
+                write!(out, "{}", generated_ipv6(source, n))
             } else {
-                generated_ip(source, n).to_string()
-            }
+                write!(out, "{}", generated_ip(source, n))
+            };
         });
         // A plain connection needs no wire: the address says it all.
-        let wire = if pop.network.is_plain() {
+        self.wire = if pop.network.is_plain() {
             None
         } else {
-            ip.parse()
+            self.ip
+                .parse()
                 .ok()
                 .map(|addr| Wire::new(addr, client, &pop.network, first_forged))
         };
-        Identity {
-            ip,
-            user,
-            api_key,
-            endpoint: pop.endpoint.clone(),
-            signed_in: pop.network.signed_in,
-            wire,
-        }
+        self.endpoint.clone_from(&pop.endpoint);
+        self.signed_in = pop.network.signed_in;
     }
 }
 

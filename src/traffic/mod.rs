@@ -312,6 +312,7 @@ fn build_keyed_source(
     let all = keys.records_fields() || key_spec.identity_fn().is_some();
     let wanted = |f: KeyField| all || key_spec.uses(f);
     keys.reserve(pop.clients as usize, pop.clients as usize);
+    let mut identity = Identity::default();
     let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
             let first = if forging {
@@ -319,15 +320,11 @@ fn build_keyed_source(
             } else {
                 unspecified
             };
-            let identity = Identity::of_client(spec, index, j, first, wanted);
-            let client = Client {
-                key: keys.intern_identity(key_spec, &identity),
-                id: keys.intern_client(&identity.user),
-            };
+            identity.set_client(spec, index, j, first, wanted);
             if pop.endpoints.len() > 1 || forging {
-                identities.push(identity);
+                identities.push(identity.clone());
             }
-            client
+            keys.intern_identity_client(key_spec, &identity)
         })
         .collect();
     let mut rng = rng::rng(seed, Stream::Arrivals, index);
