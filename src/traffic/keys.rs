@@ -329,7 +329,7 @@ impl Identity {
         pick(KeyField::User, &pop.user, &mut self.user, &|n, out| {
             out.push_str(&spec.name);
             out.push('-');
-            out.push_str(itoa::Buffer::new().format(n));
+            push_decimal(out, n);
         });
         pick(
             KeyField::ApiKey,
@@ -339,7 +339,7 @@ impl Identity {
                 out.push_str("key-");
                 out.push_str(&spec.name);
                 out.push('-');
-                out.push_str(itoa::Buffer::new().format(n));
+                push_decimal(out, n);
             },
         );
         pick(KeyField::Ip, &pop.ip, &mut self.ip, &|n, out| {
@@ -360,6 +360,24 @@ impl Identity {
         };
         self.endpoint.clone_from(&pop.endpoint);
         self.signed_in = pop.network.signed_in;
+    }
+}
+
+/// Appends `n` in decimal, as `{n}` writes it, a byte at a time: the digits of a million
+/// generated names, copied from a formatting buffer, cost more than making them here.
+fn push_decimal(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -394,4 +412,148 @@ fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
         (host >> 8) as u8,
         (host & 0xff) as u8,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn push_decimal_writes_what_display_writes(n in any::<u32>(), prefix in "[a-z]{0,3}") {
+            let mut out = prefix.clone();
+            push_decimal(&mut out, n);
+            prop_assert_eq!(out, format!("{prefix}{n}"));
+        }
+    }
+
+    /// One interning call of a run, on fields drawn from few values so names repeat across
+    /// calls and a user can be named like another call's key.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A synthetic client ([`KeySpace::intern_identity_client`]).
+        Synthetic { ip: String, user: String },
+        /// A trace record ([`KeySpace::intern_with_client`]); an empty user: none.
+        Record { ip: String, user: String },
+        /// A record's key alone ([`KeySpace::intern`]).
+        Key { ip: String, user: String },
+        /// A client alone ([`KeySpace::intern_client`]).
+        Client(String),
+    }
+
+    fn field() -> impl Strategy<Value = String> {
+        // Short (inline in a slot) or long (not), sharing values.
+        prop_oneof![
+            "[ab]{0,2}",
+            "[ab]{0,2}".prop_map(|s| format!("{s}-a-long-long-name"))
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        (0..4u8, field(), field()).prop_map(|(kind, ip, user)| match kind {
+            0 => Op::Synthetic { ip, user },
+            1 => Op::Record { ip, user },
+            2 => Op::Key { ip, user },
+            _ => Op::Client(user),
+        })
+    }
+
+    /// First-appearance numbering of texts: the reference the keyspace must agree with.
+    #[derive(Default)]
+    struct Numbering(std::collections::HashMap<String, u32>, Vec<String>);
+
+    impl Numbering {
+        fn id(&mut self, text: &str) -> u32 {
+            if let Some(&id) = self.0.get(text) {
+                return id;
+            }
+            self.1.push(text.to_string());
+            *self
+                .0
+                .entry(text.to_string())
+                .or_insert(self.1.len() as u32 - 1)
+        }
+    }
+
+    proptest! {
+        /// Keys and clients are numbered in order of first appearance whichever call made
+        /// them, and named by their text: what a plain map from text to id gives.
+        #[test]
+        fn numbers_keys_and_clients_like_a_map_of_texts(
+            fields in prop::sample::select(vec![
+                vec![KeyField::User],
+                vec![KeyField::Ip],
+                vec![KeyField::Ip, KeyField::User],
+            ]),
+            ops in prop::collection::vec(op(), 0..120),
+            reserve in 0usize..40,
+        ) {
+            let spec = KeySpec::new(fields.clone()).expect("fields");
+            let text = |ip: &str, user: &str| {
+                let values: Vec<&str> = fields
+                    .iter()
+                    .map(|f| if *f == KeyField::Ip { ip } else { user })
+                    .collect();
+                values.join("|")
+            };
+            let mut keys = KeySpace::new();
+            keys.reserve(reserve, reserve);
+            let (mut want_keys, mut want_clients) = (Numbering::default(), Numbering::default());
+            for op in &ops {
+                match op {
+                    Op::Synthetic { ip, user } => {
+                        let identity = Identity {
+                            ip: ip.clone(),
+                            user: user.clone(),
+                            ..Identity::default()
+                        };
+                        let got = keys.intern_identity_client(&spec, &identity);
+                        let key = want_keys.id(&text(ip, user));
+                        prop_assert_eq!((got.key, got.id), (key, want_clients.id(user)));
+                    }
+                    Op::Record { ip, user } => {
+                        let value_of = |f| match f {
+                            KeyField::Ip => ip.as_str(),
+                            KeyField::User => user.as_str(),
+                            _ => "",
+                        };
+                        let got = keys.intern_with_client(&spec, value_of);
+                        let key_text = text(ip, user);
+                        let client = if user.is_empty() { &key_text } else { user };
+                        let want = (want_keys.id(&key_text), want_clients.id(client));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Key { ip, user } => {
+                        let value_of = |f| match f {
+                            KeyField::Ip => ip.as_str(),
+                            KeyField::User => user.as_str(),
+                            _ => "",
+                        };
+                        let got = keys.intern(&spec, value_of);
+                        prop_assert_eq!(got, want_keys.id(&text(ip, user)));
+                    }
+                    Op::Client(user) => {
+                        prop_assert_eq!(keys.intern_client(user), want_clients.id(user));
+                    }
+                }
+            }
+            prop_assert_eq!((keys.len(), keys.clients()), (want_keys.1.len(), want_clients.1.len()));
+            for (id, name) in want_keys.1.iter().enumerate() {
+                prop_assert_eq!(keys.name(id as KeyId), name.as_str());
+            }
+            for (id, name) in want_clients.1.iter().enumerate() {
+                prop_assert_eq!(keys.client_name(id as ClientId), name.as_str());
+            }
+        }
+    }
+
+    #[test]
+    fn push_decimal_edges() {
+        for n in [0, 9, 10, 99, 100, u32::MAX] {
+            let mut out = String::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+    }
 }

@@ -330,10 +330,16 @@ fn build_keyed_source(
     let mut rng = rng::rng(seed, Stream::Arrivals, index);
     // Setup randomness (per-client rates) has its own stream, so a source without it draws
     // exactly the requests it always did.
-    let weights = pop
-        .rates
-        .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
-    let picker = population::Picker::new(&weights);
+    // Equal rates need no weights: a million ones would be written only to be found equal.
+    let (weights, picker) = match pop.rates {
+        RateDist::Same => (Vec::new(), population::Picker::Uniform(client_keys.len())),
+        rates => {
+            let weights =
+                rates.weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
+            let picker = population::Picker::new(&weights);
+            (weights, picker)
+        }
+    };
     let ids: Vec<ClientId> = if forging {
         client_keys.iter().map(|c| c.id).collect()
     } else {
