@@ -143,6 +143,16 @@ impl NameTable {
         }
     }
 
+    /// The id of `text` (whose [`hash`] is `hash`) and the number kept with it, if it is in.
+    #[inline]
+    pub(super) fn find(&mut self, hash: u64, text: &str) -> Option<(u32, &mut u32)> {
+        let texts = &self.texts;
+        let slot = self
+            .table
+            .find_mut(hash, |slot| slot.text(texts) == text.as_bytes())?;
+        Some((slot.id, &mut slot.extra))
+    }
+
     /// Makes room for `more` names of about `bytes_each` bytes without growing on the way.
     pub(super) fn reserve(&mut self, more: usize, bytes_each: usize) {
         let texts = &self.texts;
@@ -178,62 +188,66 @@ enum ClientName {
     Own(u32),
 }
 
-/// Distinct clients, numbered densely in order of first insertion; a client named like a key
-/// points at the key's text (the keys' table is passed in to read it).
+/// A client with a name of its own, and where that name is in [`ClientTable`]'s texts.
+#[derive(Debug, Clone, Copy)]
+struct OwnSlot {
+    client: u32,
+    text: u32,
+}
+
+/// Distinct clients, numbered densely in order of first insertion. A client named like a key
+/// is found through that key's slot in the [`NameTable`] (the keyspace keeps the client's id
+/// there) and stores no text; only the others are in this table, with their own text.
 #[derive(Debug, Default)]
 pub(super) struct ClientTable {
-    table: HashTable<u32>,
+    table: HashTable<OwnSlot>,
     names: Vec<ClientName>,
     own: Texts,
 }
 
 impl ClientTable {
+    /// The id of the client named `text` (whose [`hash`] is `hash`), adding it if new. `key`:
+    /// the key named `text`, if there is one, whose slot does not hold the client yet; a new
+    /// client is then named by it, else with a copy of `text`.
     #[inline]
-    fn text<'a>(names: &[ClientName], own: &'a Texts, keys: &'a Texts, id: u32) -> &'a str {
-        match names[id as usize] {
-            ClientName::Key(k) => keys.get(k),
-            ClientName::Own(i) => own.get(i),
-        }
-    }
-
-    /// The id of the client named `text` (whose [`hash`] is `hash`), adding it if new: named
-    /// like key `key` when given (`text` must then be that key's name), else with a copy of
-    /// `text`.
-    #[inline]
-    pub(super) fn intern(&mut self, keys: &Texts, hash: u64, text: &str, key: Option<u32>) -> u32 {
-        debug_assert!(key.is_none_or(|k| keys.get(k) == text));
-        let (names, own) = (&self.names, &self.own);
+    pub(super) fn intern(&mut self, hash: u64, text: &str, key: Option<u32>) -> u32 {
+        let own = &self.own;
         let entry = self.table.entry(
             hash,
-            |&c| Self::text(names, own, keys, c) == text,
-            |&c| self::hash(Self::text(names, own, keys, c)),
+            |slot| own.get(slot.text) == text,
+            |slot| self::hash(own.get(slot.text)),
         );
-        match entry {
-            Entry::Occupied(o) => *o.get(),
-            Entry::Vacant(v) => {
-                let id =
-                    u32::try_from(self.names.len()).expect("more than 4 billion distinct clients");
-                self.names.push(match key {
-                    Some(k) => ClientName::Key(k),
-                    None => ClientName::Own(self.own.push(text)),
-                });
-                v.insert(id);
-                id
+        if let Entry::Occupied(o) = &entry {
+            return o.get().client;
+        }
+        let id = u32::try_from(self.names.len()).expect("more than 4 billion distinct clients");
+        match key {
+            Some(k) => self.names.push(ClientName::Key(k)),
+            None => {
+                let text = self.own.push(text);
+                self.names.push(ClientName::Own(text));
+                if let Entry::Vacant(v) = entry {
+                    v.insert(OwnSlot { client: id, text });
+                }
             }
         }
+        id
     }
 
-    /// Makes room for `more` clients without growing on the way.
-    pub(super) fn reserve(&mut self, keys: &Texts, more: usize) {
-        let (names, own) = (&self.names, &self.own);
-        self.table
-            .reserve(more, |&c| hash(Self::text(names, own, keys, c)));
+    /// Makes room for `more` clients, of which `own` with a name of their own, without
+    /// growing on the way.
+    pub(super) fn reserve(&mut self, more: usize, own: usize) {
+        let texts = &self.own;
+        self.table.reserve(own, |slot| hash(texts.get(slot.text)));
         self.names.reserve(more);
     }
 
-    /// The name of client `id`.
+    /// The name of client `id`; `keys` the keys' texts.
     pub(super) fn get<'a>(&'a self, keys: &'a Texts, id: u32) -> &'a str {
-        Self::text(&self.names, &self.own, keys, id)
+        match self.names[id as usize] {
+            ClientName::Key(k) => keys.get(k),
+            ClientName::Own(i) => self.own.get(i),
+        }
     }
 
     pub(super) fn len(&self) -> usize {
@@ -271,31 +285,9 @@ mod tests {
             prop_assert_eq!(table.len(), reference.len());
             for (i, t) in reference.iter().enumerate() {
                 prop_assert_eq!(table.get(i as u32), t.as_str());
+                prop_assert_eq!(table.find(hash(t), t).map(|(id, _)| id), Some(i as u32));
             }
-        }
-
-        /// Clients named like keys and clients with their own text share one numbering, and
-        /// a name finds its client whichever way it was stored.
-        #[test]
-        fn numbers_clients_like_an_index_set_whether_named_by_key_or_not(
-            ops in proptest::collection::vec((any::<bool>(), "[a-d]{0,2}"), 0..200),
-            reserve in 0usize..50,
-        ) {
-            let mut keys = NameTable::default();
-            let mut clients = ClientTable::default();
-            keys.reserve(reserve, 4);
-            clients.reserve(keys.texts(), reserve);
-            let mut reference = IndexSet::<String>::new();
-            for (by_key, t) in &ops {
-                let key = by_key.then(|| keys.intern(hash(t), t).0);
-                let id = clients.intern(keys.texts(), hash(t), t, key);
-                prop_assert_eq!(id as usize, reference.insert_full(t.clone()).0);
-                prop_assert_eq!(clients.get(keys.texts(), id), t.as_str());
-            }
-            prop_assert_eq!(clients.len(), reference.len());
-            for (i, t) in reference.iter().enumerate() {
-                prop_assert_eq!(clients.get(keys.texts(), i as u32), t.as_str());
-            }
+            prop_assert!(table.find(hash("d"), "d").is_none());
         }
     }
 

@@ -57,10 +57,12 @@ impl KeySpace {
     /// Makes room for `keys` more keys and `clients` more clients: a synthetic source interns
     /// its whole population before the run, and tables grown by doubling would copy (and,
     /// under an allocator that keeps freed memory, hold) every smaller size on the way.
-    pub fn reserve(&mut self, keys: usize, clients: usize) {
+    ///
+    /// `own_names`: how many of the clients are not named like a key (see [`ClientTable`]).
+    pub fn reserve(&mut self, keys: usize, clients: usize, own_names: usize) {
         // Generated names (`p-123456`, addresses) are short; a longer one costs a doubling.
         self.names.reserve(keys, 16);
-        self.clients.reserve(self.names.texts(), clients);
+        self.clients.reserve(clients, own_names);
     }
 
     /// The network path of key `id`, when recording paths and the key has one.
@@ -131,7 +133,7 @@ impl KeySpace {
             w.write_path(&mut buf);
         }
         let hash = key_name::hash(&buf);
-        let (id, new, own, texts) = self.names.intern(hash, &buf);
+        let (id, new, own, _) = self.names.intern(hash, &buf);
         if new {
             if let Some(fields) = &mut self.fields {
                 fields.push(KeyField::ALL.map(|f| value_of(f).into()));
@@ -142,12 +144,10 @@ impl KeySpace {
         }
         let client = match client {
             ClientOf::None => ClientId::MAX,
-            ClientOf::User(user) if user != buf => {
-                self.clients.intern(texts, key_name::hash(user), user, None)
-            }
+            ClientOf::User(user) if user != buf => self.intern_client(user),
             ClientOf::Key | ClientOf::User(_) => {
                 if *own == ClientId::MAX {
-                    *own = self.clients.intern(texts, hash, &buf, Some(id));
+                    *own = self.clients.intern(hash, &buf, Some(id));
                 }
                 *own
             }
@@ -158,8 +158,16 @@ impl KeySpace {
 
     /// The id of the client (user identity) `user`, adding it if new.
     pub fn intern_client(&mut self, user: &str) -> ClientId {
-        let keys = self.names.texts();
-        self.clients.intern(keys, key_name::hash(user), user, None)
+        let hash = key_name::hash(user);
+        // A client named like a key is kept in the key's slot.
+        match self.names.find(hash, user) {
+            Some((_, &mut client)) if client != ClientId::MAX => client,
+            Some((key, client)) => {
+                *client = self.clients.intern(hash, user, Some(key));
+                *client
+            }
+            None => self.clients.intern(hash, user, None),
+        }
     }
 
     /// The key of a trace record (as [`KeySpace::intern`]) and its client: the record's user,
@@ -498,7 +506,7 @@ mod tests {
                 values.join("|")
             };
             let mut keys = KeySpace::new();
-            keys.reserve(reserve, reserve);
+            keys.reserve(reserve, reserve, reserve / 2);
             let (mut want_keys, mut want_clients) = (Numbering::default(), Numbering::default());
             for op in &ops {
                 match op {

@@ -311,7 +311,10 @@ fn build_keyed_source(
     // all of them under an identity function or when the keyspace records them.
     let all = keys.records_fields() || key_spec.identity_fn().is_some();
     let wanted = |f: KeyField| all || key_spec.uses(f);
-    keys.reserve(pop.clients as usize, pop.clients as usize);
+    // Keyed on the user alone, every client is named like its key.
+    let n = pop.clients as usize;
+    let named_like_keys = key_spec.fields() == [KeyField::User] && key_spec.identity_fn().is_none();
+    keys.reserve(n, n, if named_like_keys { 0 } else { n });
     let mut identity = Identity::default();
     let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
