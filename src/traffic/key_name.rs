@@ -3,11 +3,12 @@
 //!
 //! A synthetic source interns its whole population before the run (10^6 clients is a usual
 //! size), so memory per name is what counts: every text lives once, end to end in one buffer
-//! ([`Texts`]), and the hash tables hold only ids (8 bytes a key, 4 a client). A lookup reads
-//! the table's control bytes, one slot, then the text by id; setup interns names that are
-//! almost always new, which never read a text at all. A client named like a key (every client
-//! of `key = "user"`, every client of a replayed line without a user) stores no text of its
-//! own: it points at the key's, and its lookup reuses the key's hash.
+//! ([`Texts`]), and the hash tables hold ids. A key's slot (24 bytes) also holds its text when
+//! that is short (an IPv4 address, a generated user): a replay interns every line, and a hit
+//! then reads the control bytes and one slot, as it did when the slot held a whole copy of
+//! the name, instead of the texts by id too. A client named like a key (every client of
+//! `key = "user"`, every client of a replayed line without a user) lives in the key's slot:
+//! it costs no lookup of its own and stores no text; only the other clients have a table.
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;

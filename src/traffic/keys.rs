@@ -58,7 +58,8 @@ impl KeySpace {
     /// its whole population before the run, and tables grown by doubling would copy (and,
     /// under an allocator that keeps freed memory, hold) every smaller size on the way.
     ///
-    /// `own_names`: how many of the clients are not named like a key (see [`ClientTable`]).
+    /// `own_names`: how many of the clients are not named like a key (a client named like one
+    /// is found through the key's slot and needs no room in the clients' table).
     pub fn reserve(&mut self, keys: usize, clients: usize, own_names: usize) {
         // Generated names (`p-123456`, addresses) are short; a longer one costs a doubling.
         self.names.reserve(keys, 16);
@@ -351,11 +352,11 @@ impl Identity {
             },
         );
         pick(KeyField::Ip, &pop.ip, &mut self.ip, &|n, out| {
-            let _ = if pop.ipv6 {
-                write!(out, "{}", generated_ipv6(source, n))
+            if pop.ipv6 {
+                push_generated_ipv6(out, source, n);
             } else {
-                write!(out, "{}", generated_ip(source, n))
-            };
+                let _ = write!(out, "{}", generated_ip(source, n));
+            }
         });
         // A plain connection needs no wire: the address says it all.
         self.wire = if pop.network.is_plain() {
@@ -403,6 +404,34 @@ fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
         (host >> 16) as u16,
         (host & 0xffff) as u16,
     )
+}
+
+/// Appends [`generated_ipv6`]`(source, n)` as its `Display` writes it (zeros of the longest
+/// run cut to `::`), without the general formatter, which a million addresses feel.
+fn push_generated_ipv6(out: &mut String, source: usize, n: u32) {
+    let host = n + 1;
+    let (s, hi, lo) = ((source % 65_536) as u16, (host >> 16) as u16, host as u16);
+    out.push_str("2001:db8:");
+    if s != 0 {
+        push_hex(out, s);
+        out.push(':');
+    }
+    // The run of zero groups is 3 to 5 long and always the longest.
+    out.push(':');
+    if hi != 0 {
+        push_hex(out, hi);
+        out.push(':');
+    }
+    push_hex(out, lo);
+}
+
+/// Appends `v` in lowercase hex without leading zeros (`{v:x}`).
+fn push_hex(out: &mut String, v: u16) {
+    let digits = (16 - v.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        let d = (v >> (4 * i)) & 0xf;
+        out.push(char::from_digit(u32::from(d), 16).expect("a hex digit"));
+    }
 }
 
 /// Most distinct IPv4 addresses a source can generate (one /16).
@@ -554,6 +583,30 @@ mod tests {
                 prop_assert_eq!(keys.client_name(id as ClientId), name.as_str());
             }
         }
+    }
+
+    proptest! {
+        #[test]
+        fn generated_ipv6_is_written_as_display_writes_it(
+            source in prop_oneof![Just(0usize), Just(65_536), 0usize..200_000],
+            n in prop_oneof![0u32..70_000, any::<u32>().prop_map(|n| n / 2)],
+        ) {
+            let mut out = "x".to_string();
+            push_generated_ipv6(&mut out, source, n);
+            prop_assert_eq!(out, format!("x{}", generated_ipv6(source, n)));
+        }
+    }
+
+    #[test]
+    fn generated_ipv6_edges() {
+        let write = |source, n| {
+            let mut out = String::new();
+            push_generated_ipv6(&mut out, source, n);
+            out
+        };
+        assert_eq!(write(0, 0), "2001:db8::1");
+        assert_eq!(write(1, 65_535), "2001:db8:1::1:0");
+        assert_eq!(write(0xabcd, 0x0012_fffe), "2001:db8:abcd::12:ffff");
     }
 
     #[test]
