@@ -409,8 +409,7 @@ fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
 /// Appends [`generated_ipv6`]`(source, n)` as its `Display` writes it (zeros of the longest
 /// run cut to `::`), without the general formatter, which a million addresses feel.
 fn push_generated_ipv6(out: &mut String, source: usize, n: u32) {
-    let host = n + 1;
-    let (s, hi, lo) = ((source % 65_536) as u16, (host >> 16) as u16, host as u16);
+    let [_, _, s, _, _, _, hi, lo] = generated_ipv6(source, n).segments();
     out.push_str("2001:db8:");
     if s != 0 {
         push_hex(out, s);
