@@ -5,6 +5,7 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+mod direct;
 pub mod export;
 pub mod intensity;
 mod key_name;
@@ -19,6 +20,7 @@ mod reaction;
 mod replay;
 pub mod via;
 
+pub use direct::Direct;
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use kind::{ArrivalKind, TrafficKind};
@@ -238,7 +240,7 @@ pub struct Client {
 }
 
 /// A stream of requests in nondecreasing time order.
-pub trait Source: Send {
+pub trait Source: Send + std::any::Any {
     /// The next request, or `None` when the source is exhausted. Only replayed traffic can fail.
     fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>>;
 
