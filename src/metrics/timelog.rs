@@ -12,8 +12,11 @@ use crate::time::Nanos;
 
 const INLINE: usize = 3;
 
-/// Slots of a ring when a log first spills (a power of two, as every ring's).
-const FIRST_RING: usize = 16;
+/// Slots of a ring when a log first spills; a ring grows by doubling. Not a power of two on
+/// purpose: rings of 2^k slots sit at 2^k-byte boundaries, and the rings of keys whose
+/// histories advance in step then put their current slots in the same cache sets (a run of
+/// 10^3 keys was a fifth slower from the conflicts).
+const FIRST_RING: usize = 12;
 
 #[derive(Debug, Clone)]
 pub(super) enum TimeLog {
@@ -21,8 +24,7 @@ pub(super) enum TimeLog {
     Spilled(Ring),
 }
 
-/// A ring of times on the heap: `len` times from slot `head`, wrapping; the slots are a power
-/// of two.
+/// A ring of times on the heap: `len` times from slot `head`, wrapping.
 #[derive(Debug, Clone)]
 pub(super) struct Ring {
     head: u32,
@@ -31,9 +33,15 @@ pub(super) struct Ring {
 }
 
 impl Ring {
+    /// The slot of the `i`-th oldest time (`i` under the ring's size).
     #[inline]
     fn slot(&self, i: usize) -> usize {
-        (self.head as usize + i) & (self.slots.len() - 1)
+        let j = self.head as usize + i;
+        if j >= self.slots.len() {
+            j - self.slots.len()
+        } else {
+            j
+        }
     }
 
     /// Room for twice as many, the times moved to the front.
@@ -81,9 +89,13 @@ impl TimeLog {
         }
     }
 
+    // The oldest time is read on every request (expiry checks): straight from the head slot.
     #[inline]
     pub fn front(&self) -> Option<Nanos> {
-        (!self.is_empty()).then(|| self.get(0))
+        match self {
+            TimeLog::Inline { len, times } => (*len > 0).then_some(times[0]),
+            TimeLog::Spilled(r) => (r.len > 0).then(|| r.slots[r.head as usize]),
+        }
     }
 
     #[cfg(test)]
@@ -189,18 +201,32 @@ impl TimeLog {
         *self = TimeLog::default();
     }
 
-    /// The index of the first time for which `pred` is false (`pred` holds for a prefix).
-    pub fn partition_point(&self, pred: impl Fn(&Nanos) -> bool) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if pred(&self.get(mid)) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+    /// The times in order, as two runs of memory (the second empty unless a ring wraps).
+    #[inline]
+    fn as_slices(&self) -> (&[Nanos], &[Nanos]) {
+        match self {
+            TimeLog::Inline { len, times } => (&times[..*len as usize], &[]),
+            TimeLog::Spilled(r) => {
+                let (head, len) = (r.head as usize, r.len as usize);
+                match (head + len).checked_sub(r.slots.len()) {
+                    Some(wrapped) if wrapped > 0 => (&r.slots[head..], &r.slots[..wrapped]),
+                    _ => (&r.slots[head..head + len], &[]),
+                }
             }
         }
-        lo
+    }
+
+    /// The index of the first time for which `pred` is false (`pred` holds for a prefix): a
+    /// binary search in each run of memory, as `VecDeque` does (judging a rejection takes five
+    /// of them, and a search through `get` paid a branch on the log's kind per probe).
+    pub fn partition_point(&self, pred: impl Fn(&Nanos) -> bool) -> usize {
+        let (first, second) = self.as_slices();
+        let i = first.partition_point(&pred);
+        if i < first.len() {
+            i
+        } else {
+            first.len() + second.partition_point(pred)
+        }
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Nanos> + '_ {
