@@ -16,21 +16,22 @@ use super::{Record, field_index};
 use crate::policy::{KeyField, KeySpec};
 use std::hash::BuildHasher;
 
-/// One slot of the open-addressing table (linear probing); `len == u32::MAX`: empty.
+/// One slot of the open-addressing table (linear probing); `id == u32::MAX`: empty.
 #[derive(Clone, Copy)]
 struct Slot {
-    hash: u64,
-    /// The text's place in `arena`.
-    start: u64,
-    len: u32,
+    /// The hash's high half: most slots that are not the text's fail on it.
+    tag: u32,
     id: u32,
+    /// Where the text starts in `arena`. Its length is not kept: the encoding (each field's
+    /// length, then its bytes) says where a text ends, and no text is the beginning of
+    /// another, so comparing as many bytes as the text sought has is exact.
+    start: u64,
 }
 
 const EMPTY: Slot = Slot {
-    hash: 0,
+    tag: 0,
+    id: u32::MAX,
     start: 0,
-    len: u32::MAX,
-    id: 0,
 };
 
 const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
@@ -39,7 +40,7 @@ const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
 pub(super) struct LocalKeys {
     /// The record's fields that make its text, indexed like `KeyField::ALL`.
     fields: Vec<usize>,
-    /// A power of two long, at most half full.
+    /// A power of two long, at most three quarters full.
     slots: Vec<Slot>,
     len: u32,
     /// Every distinct text, one after another.
@@ -108,10 +109,10 @@ impl LocalKeys {
             let mut i = self.home(hash);
             loop {
                 let slot = self.slots[i];
-                if slot.len == u32::MAX {
+                if slot.id == u32::MAX {
                     break;
                 }
-                if slot.hash == hash {
+                if slot.tag == tag(hash) {
                     crate::prefetch::prefetch(&self.arena, slot.start as usize);
                     break;
                 }
@@ -138,47 +139,58 @@ impl LocalKeys {
         let mut i = hash as usize & mask;
         loop {
             let slot = self.slots[i];
-            if slot.len == u32::MAX {
+            if slot.id == u32::MAX {
                 break;
             }
-            if slot.hash == hash
-                && slot.len as usize == text.len()
-                && &self.arena[slot.start as usize..][..text.len()] == text
+            if slot.tag == tag(hash)
+                && self
+                    .arena
+                    .get(slot.start as usize..slot.start as usize + text.len())
+                    == Some(text)
             {
                 return slot.id;
             }
             i = (i + 1) & mask;
         }
         let id = self.len;
-        self.len = id
-            .checked_add(1)
-            .expect("more than 4 billion distinct keys");
+        assert!(id < u32::MAX, "more than 4 billion distinct keys");
+        self.len = id + 1;
         self.slots[i] = Slot {
-            hash,
-            start: self.arena.len() as u64,
-            len: u32::try_from(text.len()).expect("a key is at most a few MiB"),
+            tag: tag(hash),
             id,
+            start: self.arena.len() as u64,
         };
         self.arena.extend_from_slice(text);
-        if self.len as usize * 2 > self.slots.len() {
+        if self.len as usize * 4 > self.slots.len() * 3 {
             self.grow();
         }
         id
     }
 
-    /// Twice the slots, every text moved to its new place.
+    /// Twice the slots, every text moved to its new place (its hash worked out again).
     fn grow(&mut self) {
         let bigger = vec![EMPTY; self.slots.len() * 2];
         let old = std::mem::replace(&mut self.slots, bigger);
         let mask = self.slots.len() - 1;
-        for slot in old.into_iter().filter(|s| s.len != u32::MAX) {
-            let mut i = slot.hash as usize & mask;
-            while self.slots[i].len != u32::MAX {
+        for slot in old.into_iter().filter(|s| s.id != u32::MAX) {
+            let start = slot.start as usize;
+            let mut end = start;
+            for _ in &self.fields {
+                let len: [u8; 4] = self.arena[end..end + 4].try_into().expect("4 bytes");
+                end += 4 + u32::from_le_bytes(len) as usize;
+            }
+            let mut i = HASHER.hash_one(&self.arena[start..end]) as usize & mask;
+            while self.slots[i].id != u32::MAX {
                 i = (i + 1) & mask;
             }
             self.slots[i] = slot;
         }
     }
+}
+
+/// The high half of a hash (the table's index uses the low bits).
+fn tag(hash: u64) -> u32 {
+    (hash >> 32) as u32
 }
 
 #[cfg(test)]
