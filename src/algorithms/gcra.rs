@@ -53,6 +53,7 @@ impl Limiter for Gcra {
         GcraState { tat: now }
     }
 
+    #[inline]
     fn decide(&self, s: &mut GcraState, now: Nanos) -> Decision {
         let earliest = s.tat.saturating_sub(self.tolerance);
         if now < earliest {

@@ -1,14 +1,21 @@
 //! Per-key state for one algorithm: the simulated equivalent of the limiter's keyspace.
+//!
+//! States live in a dense array indexed by key id: one cache line per request, which the
+//! engine asks for a request ahead ([`KeyedLimiter::prefetch`]). A deployed limiter keeps its
+//! keys in a hash table instead, and that is what the memory figures describe: a shadow set of
+//! the live keys goes through exactly the inserts and removals such a table would (new keys,
+//! idle keys dropped in the table's own order), so its allocation, and hence
+//! `peak_state_bytes`, is the one a `HashMap<KeyId, State>` would have held.
 
 use super::{Decision, Limiter};
 use crate::time::Nanos;
-use hashbrown::hash_map::Entry;
+use bit_set::BitSet;
 use std::mem::size_of;
 
 /// A rate-limiting key (an IP, a user, or a combination), interned to a dense integer.
 pub type KeyId = u32;
 
-type StateMap<S> = hashbrown::HashMap<KeyId, S, rustc_hash::FxBuildHasher>;
+type Hasher = rustc_hash::FxBuildHasher;
 
 /// How much memory the keyspace holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -29,10 +36,37 @@ pub struct MemoryUsage {
 /// [`evict_idle`]: KeyedLimiter::evict_idle
 pub struct KeyedLimiter<L: Limiter> {
     limiter: L,
-    states: StateMap<L::State>,
+    /// The state of each live key, by key id.
+    states: Vec<Option<L::State>>,
+    /// Keys with a state.
+    live: usize,
+    /// The live keys, in the hash table the memory figures describe, as of the last
+    /// [`KeyedLimiter::settle`]. A map to `()` rather than a set: a set's `insert` makes room
+    /// before it looks for a slot (and so grows where a map's vacant entry reuses a tombstone).
+    table: hashbrown::HashMap<KeyId, (), Hasher>,
+    /// Keys new since the table was settled, in order, each with the most heap bytes held from
+    /// its arrival to the next new key's: the table learns of new keys in batches (one pass at
+    /// each eviction), not with a cache miss per request.
+    arrived: Vec<(KeyId, usize)>,
+    /// The most heap bytes held after a decision since the table was settled, before the first
+    /// new key; `None` without such a decision.
+    heap_before: Option<usize>,
+    /// The table's allocation and the bytes of a table of states as large, as last computed.
+    table_bytes: (usize, usize),
     /// Sum of [`Limiter::heap_bytes`] over live states, maintained incrementally.
     heap_bytes: usize,
     /// Sum of [`Limiter::redis_bytes`] over live states, maintained incrementally.
+    redis_bytes: usize,
+    peak: MemoryUsage,
+}
+
+/// The keyspace a deployed limiter holds, whose size the memory figures report: the algorithm,
+/// a hash table of states, and the same counters. Never built: only its size is read.
+#[allow(dead_code)]
+struct HashKeyspace<L: Limiter> {
+    limiter: L,
+    states: hashbrown::HashMap<KeyId, L::State, Hasher>,
+    heap_bytes: usize,
     redis_bytes: usize,
     peak: MemoryUsage,
 }
@@ -41,7 +75,12 @@ impl<L: Limiter> KeyedLimiter<L> {
     pub fn new(limiter: L) -> Self {
         KeyedLimiter {
             limiter,
-            states: StateMap::default(),
+            states: Vec::new(),
+            live: 0,
+            table: hashbrown::HashMap::default(),
+            arrived: Vec::new(),
+            heap_before: None,
+            table_bytes: (0, 0),
             heap_bytes: 0,
             redis_bytes: 0,
             peak: MemoryUsage::default(),
@@ -61,32 +100,52 @@ impl<L: Limiter> KeyedLimiter<L> {
     #[inline]
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
         let limiter = &self.limiter;
+        let i = key as usize;
+        if i >= self.states.len() {
+            self.states.resize_with(i + 1, || None);
+        }
         // A new key adds its whole footprint; a known one only the change.
-        let (state, heap, redis, fresh) = match self.states.entry(key) {
-            Entry::Occupied(e) => {
-                let state = e.into_mut();
+        let slot = &mut self.states[i];
+        let (state, heap, redis, fresh) = match slot {
+            Some(state) => {
                 let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
                 (state, heap, redis, false)
             }
-            Entry::Vacant(e) => (e.insert(limiter.new_state(now)), 0, 0, true),
+            None => (slot.insert(limiter.new_state(now)), 0, 0, true),
         };
         let decision = limiter.decide(state, now);
         let (new_heap, new_redis) = (L::heap_bytes(state), L::redis_bytes(state));
         self.heap_bytes = self.heap_bytes + new_heap - heap;
         self.redis_bytes = self.redis_bytes + new_redis - redis;
-        // Only a new key (more keys, maybe a larger table) or a state that grew can raise a
-        // peak: everything else leaves each figure at or below its value after an earlier call.
-        if fresh || new_heap > heap || new_redis > redis {
-            self.note_peak();
+        if fresh {
+            self.live += 1;
+            self.peak.live_keys = self.peak.live_keys.max(self.live);
+            self.arrived.push((key, self.heap_bytes));
+        } else {
+            let most = match self.arrived.last_mut() {
+                Some((_, most)) => most,
+                None => self.heap_before.get_or_insert(0),
+            };
+            *most = (*most).max(self.heap_bytes);
+        }
+        // Only a new key or a state that grew can raise the peak.
+        if fresh || new_redis > redis {
+            self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
         }
         decision
+    }
+
+    /// The state of `key`, if it is live.
+    #[inline]
+    fn live(&self, key: KeyId) -> Option<&L::State> {
+        self.states.get(key as usize)?.as_ref()
     }
 
     /// The decision `decide` would make, without changing any state ([`Limiter::peek`]: no
     /// copy of the key's state for the algorithms that override it). For rules that are all
     /// checked before any is committed.
     pub fn peek(&self, key: KeyId, now: Nanos) -> Decision {
-        match self.states.get(&key) {
+        match self.live(key) {
             Some(s) => self.limiter.peek(s, now),
             None => self.limiter.peek(&self.limiter.new_state(now), now),
         }
@@ -99,63 +158,133 @@ impl<L: Limiter> KeyedLimiter<L> {
         if !L::ESTIMATES {
             return None;
         }
-        match self.states.get(&key) {
+        match self.live(key) {
             Some(state) => self.limiter.estimated_count(state, now),
             None => Some(0.0),
         }
     }
 
-    /// Looks `key` up a request ahead, so the hash table's cache misses overlap the work in
-    /// between: the table offers no prefetch, but an early lookup whose result nothing waits
-    /// for is one (a hint: it changes nothing).
+    /// Starts loading the state of `key`, a request ahead (a hint: it changes nothing).
     #[inline]
     pub fn prefetch(&self, key: KeyId) {
-        std::hint::black_box(self.states.get(&key));
+        crate::prefetch::prefetch(&self.states, key as usize);
     }
 
     /// Drops the keys that are idle at `now`.
     pub fn evict_idle(&mut self, now: Nanos) {
+        self.settle();
         let limiter = &self.limiter;
-        let (mut heap, mut redis) = (0, 0);
-        self.states.retain(|_, state| {
-            let idle = limiter.is_idle(state, now);
-            if idle {
+        let (mut heap, mut redis, mut dropped) = (0, 0, 0);
+        let mut idle = BitSet::with_capacity(self.states.len());
+        for (key, slot) in self.states.iter_mut().enumerate() {
+            if let Some(state) = slot
+                && limiter.is_idle(state, now)
+            {
                 heap += L::heap_bytes(state);
                 redis += L::redis_bytes(state);
+                idle.insert(key);
+                dropped += 1;
+                *slot = None;
             }
-            !idle
-        });
+        }
+        if dropped > 0 {
+            self.live -= dropped;
+            // The table drops them in its own order, as a table's `retain` would: where a
+            // removal leaves a tombstone depends on the removals before it.
+            self.table.retain(|&key, _| !idle.contains(key as usize));
+        }
         self.heap_bytes -= heap;
         self.redis_bytes -= redis;
+        self.heap_before = None;
+    }
+
+    /// Brings the table up to date with the keys that arrived since it last was, noting the
+    /// peak each arrival made: the table only grows between evictions, so its size after each
+    /// arrival, plus the most heap held until the next, is every figure the peak could take.
+    fn settle(&mut self) {
+        let fixed = size_of::<HashKeyspace<L>>();
+        if let Some(heap) = self.heap_before.take() {
+            let bytes = fixed + self.state_table_bytes() + heap;
+            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+        }
+        let mut arrived = std::mem::take(&mut self.arrived);
+        for &(key, heap) in &arrived {
+            self.table.entry(key).or_insert(());
+            let bytes = fixed + self.state_table_bytes() + heap;
+            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+        }
+        arrived.clear();
+        self.arrived = arrived;
+    }
+
+    /// Bytes of a table of states with as many slots as the key table has.
+    #[inline]
+    fn state_table_bytes(&mut self) -> usize {
+        let allocated = self.table.allocation_size();
+        if allocated != self.table_bytes.0 {
+            self.table_bytes = (
+                allocated,
+                table_bytes::<(KeyId, L::State)>(buckets(allocated)),
+            );
+        }
+        self.table_bytes.1
     }
 
     /// Memory held now.
-    pub fn memory(&self) -> MemoryUsage {
+    pub fn memory(&mut self) -> MemoryUsage {
+        self.settle();
         MemoryUsage {
-            live_keys: self.states.len(),
-            state_bytes: size_of::<Self>() + self.states.allocation_size() + self.heap_bytes,
+            live_keys: self.live,
+            state_bytes: size_of::<HashKeyspace<L>>() + self.state_table_bytes() + self.heap_bytes,
             redis_bytes: self.redis_bytes,
         }
     }
 
     /// The most memory held at any point so far.
-    pub fn peak_memory(&self) -> MemoryUsage {
+    pub fn peak_memory(&mut self) -> MemoryUsage {
+        self.settle();
         self.peak
-    }
-
-    #[inline]
-    fn note_peak(&mut self) {
-        let now = self.memory();
-        self.peak.live_keys = self.peak.live_keys.max(now.live_keys);
-        self.peak.state_bytes = self.peak.state_bytes.max(now.state_bytes);
-        self.peak.redis_bytes = self.peak.redis_bytes.max(now.redis_bytes);
     }
 
     /// The state of `key`, if it is live (for tests and inspection).
     pub fn state(&self, key: KeyId) -> Option<&L::State> {
-        self.states.get(&key)
+        self.live(key)
     }
 }
+
+/// Control bytes per group in hashbrown's tables (SSE2 on x86-64, a machine word elsewhere).
+const GROUP_WIDTH: usize = if cfg!(all(target_arch = "x86_64", target_feature = "sse2")) {
+    16
+} else {
+    8
+};
+
+/// The bytes hashbrown allocates for a table of `buckets` slots of `T` (0 for none): the slots,
+/// padded to the control bytes' alignment, then one control byte per slot and a group more.
+fn table_bytes<T>(buckets: usize) -> usize {
+    if buckets == 0 {
+        return 0;
+    }
+    let align = std::mem::align_of::<T>().max(GROUP_WIDTH);
+    (size_of::<T>() * buckets).next_multiple_of(align) + buckets + GROUP_WIDTH
+}
+
+/// The slots of the key set whose allocation is `bytes`: the table of states has as many, since
+/// hashbrown grows and shrinks a table by its count of items and tombstones alone.
+fn buckets(bytes: usize) -> usize {
+    if bytes == 0 {
+        return 0;
+    }
+    let mut buckets = 1;
+    while table_bytes::<KeyId>(buckets) < bytes {
+        buckets *= 2;
+    }
+    debug_assert_eq!(table_bytes::<KeyId>(buckets), bytes, "a hashbrown layout");
+    buckets
+}
+
+#[cfg(test)]
+mod reference_tests;
 
 #[cfg(test)]
 mod tests {

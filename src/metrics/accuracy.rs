@@ -34,16 +34,17 @@ impl ExactLog {
         admit
     }
 
-    /// Frees the heap logs that are empty by `now` (inline logs hold nothing to free, and
-    /// [`ExactLog::admits`] drops expired times itself).
+    /// Drops the times of the heap logs that expired by `now`, as [`ExactLog::admits`] would
+    /// on the key's next request, and moves the logs short enough back inline (inline logs
+    /// hold nothing to free).
     fn sweep<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut TimeLog, now: Nanos) {
         let window = self.window;
         self.spilled.retain(|&key| {
             let log = part(&mut entries[key as usize]);
-            if log.back().is_some_and(|t| t.saturating_add(window) <= now) {
-                log.clear();
+            while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
+                log.pop_front();
             }
-            log.is_spilled()
+            log.fit_inline()
         });
     }
 }

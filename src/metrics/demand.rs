@@ -54,10 +54,10 @@ impl Demand {
         }
     }
 
-    /// Frees the heap windows that are empty by `now`; `part` finds an id's window in its
-    /// entry of `entries`. Inline windows hold nothing to free, and expired times are dropped
-    /// by the next [`Demand::offer`] anyway, so the sweep visits only the spilled ones: its cost
-    /// follows the busy ids, not every id ever seen.
+    /// Frees the heap windows that are short by `now` (back inline); `part` finds an id's
+    /// window in its entry of `entries`. Inline windows hold nothing to free, and expired times
+    /// are dropped by the next [`Demand::offer`] anyway, so the sweep visits only the spilled
+    /// ones: its cost follows the busy ids, not every id ever seen.
     pub fn sweep<E>(
         &mut self,
         entries: &mut [E],
@@ -66,14 +66,15 @@ impl Demand {
     ) {
         let window = self.window;
         self.spilled.retain(|&id| {
-            let o = part(&mut entries[id as usize]);
-            if o.recent
-                .back()
-                .is_some_and(|t| t.saturating_add(window) <= now)
+            let recent = &mut part(&mut entries[id as usize]).recent;
+            // What the id's next offer would drop; what is left moves back inline if short.
+            while recent
+                .front()
+                .is_some_and(|a| a.saturating_add(window) <= now)
             {
-                o.recent.clear();
+                recent.pop_front();
             }
-            o.recent.is_spilled()
+            recent.fit_inline()
         });
     }
 }

@@ -1,22 +1,50 @@
 //! A queue of times, oldest first, stored inline while short: the per-key histories of the
 //! tallies. Most keys of a large run hold one or two times in a window; keeping those inline
 //! means a million keys cost no allocation each, and no allocator churn as windows empty and
-//! fill again. A key that holds more spills to one heap buffer, kept until the key goes idle.
+//! fill again. A key that holds more spills to one heap ring, until a sweep finds it short.
+//!
+//! The ring is this module's own rather than a boxed `VecDeque`: a `VecDeque` is 32 bytes, so
+//! it had to be boxed to keep a log in 32, and every look at a spilled log then chased two
+//! pointers (the box, then the buffer), two dependent cache misses per request in a large
+//! keyspace. The ring keeps its head and length in the log itself: one pointer to follow.
 
 use crate::time::Nanos;
-use std::collections::VecDeque;
 
 const INLINE: usize = 3;
 
+/// Slots of a ring when a log first spills (a power of two, as every ring's).
+const FIRST_RING: usize = 16;
+
 #[derive(Debug, Clone)]
 pub(super) enum TimeLog {
-    Inline {
-        len: u8,
-        times: [Nanos; INLINE],
-    },
-    // Boxed so a million mostly-inline logs stay 32 bytes each, not 40.
-    #[allow(clippy::box_collection)]
-    Spilled(Box<VecDeque<Nanos>>),
+    Inline { len: u8, times: [Nanos; INLINE] },
+    Spilled(Ring),
+}
+
+/// A ring of times on the heap: `len` times from slot `head`, wrapping; the slots are a power
+/// of two.
+#[derive(Debug, Clone)]
+pub(super) struct Ring {
+    head: u32,
+    len: u32,
+    slots: Box<[Nanos]>,
+}
+
+impl Ring {
+    #[inline]
+    fn slot(&self, i: usize) -> usize {
+        (self.head as usize + i) & (self.slots.len() - 1)
+    }
+
+    /// Room for twice as many, the times moved to the front.
+    fn grow(&mut self) {
+        let mut slots = vec![0; (self.slots.len() * 2).max(FIRST_RING)].into_boxed_slice();
+        for (i, t) in slots.iter_mut().take(self.len as usize).enumerate() {
+            *t = self.slots[self.slot(i)];
+        }
+        self.slots = slots;
+        self.head = 0;
+    }
 }
 
 impl Default for TimeLog {
@@ -33,7 +61,7 @@ impl TimeLog {
     pub fn len(&self) -> usize {
         match self {
             TimeLog::Inline { len, .. } => *len as usize,
-            TimeLog::Spilled(q) => q.len(),
+            TimeLog::Spilled(r) => r.len as usize,
         }
     }
 
@@ -42,37 +70,25 @@ impl TimeLog {
         self.len() == 0
     }
 
-    /// The `i`-th oldest time. Panics when `i >= len`, like indexing.
+    /// The `i`-th oldest time; `i` is under `len` (checked in debug builds: past the length,
+    /// an inline log would return a stale time and a ring another slot's).
     #[inline]
     pub fn get(&self, i: usize) -> Nanos {
+        debug_assert!(i < self.len(), "index out of range");
         match self {
-            TimeLog::Inline { len, times } => {
-                assert!(i < *len as usize, "index out of range");
-                times[i]
-            }
-            TimeLog::Spilled(q) => q[i],
+            TimeLog::Inline { times, .. } => times[i],
+            TimeLog::Spilled(r) => r.slots[r.slot(i)],
         }
     }
 
-    // `front` and `back` ask the deque directly: through `get`, a spilled log paid an index
-    // wrap and a bounds check on every look at its oldest time (a fifth of a one-key run's
-    // tally work).
     #[inline]
     pub fn front(&self) -> Option<Nanos> {
-        match self {
-            TimeLog::Inline { len, times } => (*len > 0).then_some(times[0]),
-            TimeLog::Spilled(q) => q.front().copied(),
-        }
+        (!self.is_empty()).then(|| self.get(0))
     }
 
-    #[inline]
+    #[cfg(test)]
     pub fn back(&self) -> Option<Nanos> {
-        match self {
-            TimeLog::Inline { len, times } => {
-                (*len > 0).then(|| times[(*len as usize - 1).min(INLINE - 1)])
-            }
-            TimeLog::Spilled(q) => q.back().copied(),
-        }
+        (!self.is_empty()).then(|| self.get(self.len() - 1))
     }
 
     /// Appends `t`; returns whether the log just moved to the heap (so its owner can list it
@@ -86,20 +102,54 @@ impl TimeLog {
                 false
             }
             TimeLog::Inline { times, .. } => {
-                let mut q = VecDeque::with_capacity(4 * INLINE);
-                q.extend(times.iter().copied());
-                q.push_back(t);
-                *self = TimeLog::Spilled(Box::new(q));
+                let mut slots = vec![0; FIRST_RING].into_boxed_slice();
+                slots[..INLINE].copy_from_slice(times);
+                slots[INLINE] = t;
+                *self = TimeLog::Spilled(Ring {
+                    head: 0,
+                    len: INLINE as u32 + 1,
+                    slots,
+                });
                 true
             }
-            TimeLog::Spilled(q) => {
-                q.push_back(t);
+            TimeLog::Spilled(r) => {
+                if r.len as usize == r.slots.len() {
+                    r.grow();
+                }
+                let i = r.slot(r.len as usize);
+                r.slots[i] = t;
+                // A window of 2^32 times would need 32 GiB for this log alone.
+                r.len = r
+                    .len
+                    .checked_add(1)
+                    .expect("under 2^32 times in one window");
                 false
             }
         }
     }
 
+    /// Moves a spilled log that is short again back inline, giving back its heap buffer: a key
+    /// whose burst has passed then costs no pointer chase per request. Returns whether the log
+    /// still holds a heap buffer.
+    pub fn fit_inline(&mut self) -> bool {
+        if let TimeLog::Spilled(r) = self {
+            if r.len as usize > INLINE {
+                return true;
+            }
+            let mut times = [0; INLINE];
+            for (i, slot) in times.iter_mut().take(r.len as usize).enumerate() {
+                *slot = r.slots[r.slot(i)];
+            }
+            *self = TimeLog::Inline {
+                len: r.len as u8,
+                times,
+            };
+        }
+        false
+    }
+
     /// Whether the log holds a heap buffer.
+    #[cfg(test)]
     pub fn is_spilled(&self) -> bool {
         matches!(self, TimeLog::Spilled(_))
     }
@@ -116,7 +166,15 @@ impl TimeLog {
                 *len -= 1;
                 Some(t)
             }
-            TimeLog::Spilled(q) => q.pop_front(),
+            TimeLog::Spilled(r) => {
+                if r.len == 0 {
+                    return None;
+                }
+                let t = r.slots[r.head as usize];
+                r.head = r.slot(1) as u32;
+                r.len -= 1;
+                Some(t)
+            }
         }
     }
 
@@ -128,10 +186,16 @@ impl TimeLog {
 
     /// The index of the first time for which `pred` is false (`pred` holds for a prefix).
     pub fn partition_point(&self, pred: impl Fn(&Nanos) -> bool) -> usize {
-        match self {
-            TimeLog::Inline { len, times } => times[..*len as usize].partition_point(pred),
-            TimeLog::Spilled(q) => q.partition_point(pred),
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if pred(&self.get(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        lo
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Nanos> + '_ {
@@ -143,29 +207,51 @@ impl TimeLog {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    /// The point of the ring: a log stays 32 bytes, inline or spilled.
+    #[test]
+    fn a_log_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<TimeLog>(), 32);
+    }
 
     proptest! {
         /// Any sequence of pushes and pops behaves like a `VecDeque`, across the spill.
         #[test]
-        fn behaves_like_a_deque(ops in proptest::collection::vec(any::<Option<u16>>(), 0..40)) {
+        fn behaves_like_a_deque(
+            ops in proptest::collection::vec((any::<Option<u16>>(), proptest::bool::weighted(0.2)), 0..200),
+        ) {
             let (mut log, mut model) = (TimeLog::default(), VecDeque::new());
-            let mut was_long = false;
-            for op in ops {
+            let (mut was_long, mut last) = (false, 0);
+            for (op, fit) in ops {
                 match op {
-                    Some(t) => {
-                        model.push_back(t as Nanos);
-                        let spilled_now = log.push_back(t as Nanos);
+                    Some(gap) => {
+                        // Times never decrease, as in every log.
+                        let t = last + gap as Nanos;
+                        last = t;
+                        model.push_back(t);
+                        let spilled_now = log.push_back(t);
                         prop_assert_eq!(spilled_now, !was_long && model.len() > INLINE);
                         was_long |= model.len() > INLINE;
-                        // A log moves to the heap once it outgrows the inline room, and stays.
+                        // A log moves to the heap once it outgrows the inline room, and stays
+                        // until `fit_inline` finds it short.
                         prop_assert_eq!(log.is_spilled(), was_long);
                     }
                     None => prop_assert_eq!(log.pop_front(), model.pop_front()),
+                }
+                if fit && log.fit_inline() != (model.len() > INLINE) {
+                    prop_assert!(false, "fit_inline keeps the heap only for a long log");
+                }
+                if fit {
+                    was_long = model.len() > INLINE;
                 }
                 prop_assert_eq!(log.len(), model.len());
                 prop_assert_eq!(log.front(), model.front().copied());
                 prop_assert_eq!(log.back(), model.back().copied());
                 prop_assert_eq!(log.iter().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
+                let cut = last / 2;
+                let sorted_prefix = model.iter().take_while(|&&t| t < cut).count();
+                prop_assert_eq!(log.partition_point(|&t| t < cut), sorted_prefix);
             }
         }
     }

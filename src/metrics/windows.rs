@@ -140,7 +140,8 @@ impl Judge {
         if h.admitted.is_empty() && h.pending.is_empty() {
             *h = History::default();
         }
-        h.admitted.is_spilled() || h.pending.is_spilled()
+        // `|` not `||`: both logs move back inline when short.
+        h.admitted.fit_inline() | h.pending.fit_inline()
     }
 
     /// Settles and frees what `now` allows for the keys with heap histories; `part` finds a

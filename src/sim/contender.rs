@@ -30,8 +30,8 @@ trait RuleLimiter: Send {
     fn decide(&mut self, key: KeyId, now: Nanos) -> Decision;
     fn peek(&self, key: KeyId, now: Nanos) -> Decision;
     fn evict_idle(&mut self, now: Nanos);
-    /// Memory held now (O(1)).
-    fn current(&self) -> MemoryUsage;
+    /// Memory held now (O(1) after a decision).
+    fn current(&mut self) -> MemoryUsage;
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -44,7 +44,7 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
     }
-    fn current(&self) -> MemoryUsage {
+    fn current(&mut self) -> MemoryUsage {
         KeyedLimiter::memory(self)
     }
 }
@@ -322,7 +322,7 @@ impl Gate for StackGate<'_> {
 impl StackGate<'_> {
     fn note_memory(&mut self) {
         let mut sum = MemoryUsage::default();
-        for r in &self.rules {
+        for r in &mut self.rules {
             let m = r.limiter.current();
             sum.live_keys += m.live_keys;
             sum.state_bytes += m.state_bytes;
@@ -620,7 +620,7 @@ pub fn run_stack<S: DecisionSink>(
     )?;
     let elapsed = started.elapsed();
     let mut end = MemoryUsage::default();
-    for r in &gate.rules {
+    for r in &mut gate.rules {
         let e = r.limiter.current();
         end.live_keys += e.live_keys;
         end.state_bytes += e.state_bytes;

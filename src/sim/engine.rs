@@ -11,7 +11,7 @@ use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
 use crate::metrics::Recorder;
 use crate::time::Nanos;
-use crate::traffic::{Arrival, KeySpace, Source};
+use crate::traffic::{Arrival, Direct, KeySpace, Source};
 
 /// Below this many keys and clients the tallies' and the limiter's entries stay in the caches,
 /// and looking them up a request ahead is pure overhead (a seventh of a one-key run's time).
@@ -147,12 +147,13 @@ pub struct Observers<'a> {
 /// virtual time.
 pub fn simulate<'a, G: Gate>(
     limiter: &'a mut G,
-    mut sources: Vec<Box<dyn Source>>,
+    sources: Vec<Box<dyn Source>>,
     keys: &'a mut KeySpace,
     clients: &'a mut Clients,
     evict_every: Nanos,
     observers: Observers<'a>,
 ) -> Result<()> {
+    let mut sources: Vec<Direct> = sources.into_iter().map(Direct::new).collect();
     // Each source's next request, in place: a source writes it here directly
     // ([`Source::next_into`]); only the queued ones (an `Arrival` event) are meaningful.
     let mut pending: Vec<Arrival> = vec![Arrival::new(0, 0, 0, 0); sources.len()];
@@ -216,8 +217,14 @@ pub fn simulate<'a, G: Gate>(
                 // its metric state loads while this one is decided.
                 let more = sources[i].next_into(run.keys, &mut pending[i])?;
                 if more && run.keys.len().max(run.keys.clients()) >= PREFETCH_FROM {
-                    run.observers.recorder.prefetch(&pending[i]);
-                    run.limiter.prefetch(&pending[i]);
+                    // Two requests ahead when the source knows (the next one's state was
+                    // asked for with the previous request), else one.
+                    let early = match sources[i].hint() {
+                        Some(c) => Arrival::new(0, c.key, c.id, source),
+                        None => pending[i],
+                    };
+                    run.observers.recorder.prefetch(&early);
+                    run.limiter.prefetch(&early);
                 }
                 run.request(arrival, 0)?;
                 if more {
@@ -263,10 +270,13 @@ impl<G: Gate> Run<'_, G> {
         let obs = &mut self.observers;
         obs.capture.push(arrival.key, now);
         let estimate = self.limiter.estimate(&arrival);
-        let (decision, detail) = self.limiter.decide(&arrival);
-        obs.recorder.on_decision(&arrival, &decision, estimate);
+        // By reference, not moved out of the pair: a copy read the decision back with wider
+        // loads than the stores that wrote it, and stalled on store forwarding.
+        let decided = self.limiter.decide(&arrival);
+        let (decision, detail) = (&decided.0, &decided.1);
+        obs.recorder.on_decision(&arrival, decision, estimate);
         if let Some(sink) = obs.sink.as_deref_mut() {
-            sink.record(&arrival, &decision, &detail, self.keys)?;
+            sink.record(&arrival, decision, detail, self.keys)?;
         }
         match decision.outcome {
             Outcome::Allow => {}

@@ -1,212 +1,345 @@
-//! A key's (or client's) text as the keyspace stores it: inline when short, on the heap when not.
+//! The keyspace's tables of names: keys and clients, each numbered densely in order of first
+//! appearance, each text stored once.
 //!
-//! Replaying a log interns every line's key, and with a few hundred thousand addresses the
-//! lookup's cost was cache misses: the table, then the entry, then the entry's string on the
-//! heap. Short names (every IPv4 address, most others) are kept in the entry itself, so the
-//! comparison reads memory the lookup has already loaded; long ones keep one heap allocation.
-//!
-//! [`NameTable`] holds the names with their ids in the hash table's own slots: a lookup reads
-//! the table's control bytes and one slot, where an `IndexSet` read its control bytes, then an
-//! index slot, then the entry (three dependent cache misses, each a third of the lookup's time
-//! in a replay's profile). The names are also kept by id, for [`NameTable::get`].
+//! A synthetic source interns its whole population before the run (10^6 clients is a usual
+//! size), so memory per name is what counts: every text lives once, end to end in one buffer
+//! ([`Texts`]), and the hash tables hold ids. A key's slot (40 bytes) also holds its text
+//! when that is short (an IPv4 address, a generated user, most compressed IPv6 addresses): a
+//! replay interns every line, and a hit then reads the control bytes and one slot, not the
+//! texts too. A client named like a key (every client of `key = "user"`, every client of a
+//! replayed line without a user) lives in the key's slot: it costs no lookup of its own and
+//! stores no text; only the other clients have a table.
 
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
-use indexmap::Equivalent;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 
-/// Bytes kept inline: the whole name fits in 32 bytes.
-const INLINE: usize = 30;
+/// The keyspace's hash: fixed, so runs do not depend on a random seed.
+const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
 
-#[derive(Debug, Clone)]
-pub(super) enum Name {
-    Inline { len: u8, bytes: [u8; INLINE] },
-    Heap(Box<str>),
+/// The hash of `text` in either table (the same for both, so one hash serves a key and the
+/// client named like it).
+#[inline]
+pub(super) fn hash(text: &str) -> u64 {
+    hash_bytes(text.as_bytes())
 }
 
-impl Name {
-    pub(super) fn new(text: &str) -> Name {
-        if text.len() <= INLINE {
-            let mut bytes = [0; INLINE];
-            bytes[..text.len()].copy_from_slice(text.as_bytes());
-            Name::Inline {
-                len: text.len() as u8,
-                bytes,
-            }
-        } else {
-            Name::Heap(text.into())
-        }
+/// [`hash`] of a text given by its bytes (as a slot holds it).
+#[inline]
+fn hash_bytes(text: &[u8]) -> u64 {
+    HASHER.hash_one(text)
+}
+
+/// Texts numbered densely, stored end to end in one buffer: no allocation and no padding per
+/// text.
+#[derive(Debug, Default)]
+pub(super) struct Texts {
+    bytes: String,
+    /// Where text `i` ends in `bytes` (it starts where text `i - 1` ends).
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    /// Appends `text`; returns its number.
+    fn push(&mut self, text: &str) -> u32 {
+        let id = u32::try_from(self.ends.len()).expect("more than 4 billion distinct names");
+        self.bytes.push_str(text);
+        self.ends.push(self.bytes.len());
+        id
     }
 
-    /// The text's bytes, unchecked: what a lookup compares.
     #[inline]
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Name::Inline { len, bytes } => &bytes[..*len as usize],
-            Name::Heap(s) => s.as_bytes(),
-        }
+    pub(super) fn get(&self, id: u32) -> &str {
+        &self.bytes[self.start(id)..self.ends[id as usize]]
     }
 
+    /// Where text `id` starts in the buffer.
     #[inline]
-    pub(super) fn as_str(&self) -> &str {
-        match self {
-            Name::Inline { len, bytes } => {
-                // Always a copy of a whole `&str` (see `new`), so valid UTF-8.
-                std::str::from_utf8(&bytes[..*len as usize]).expect("copied from a str")
-            }
-            Name::Heap(s) => s,
-        }
+    fn start(&self, id: u32) -> usize {
+        (id as usize).checked_sub(1).map_or(0, |p| self.ends[p])
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Room for `more` texts of about `bytes_each` bytes.
+    fn reserve(&mut self, more: usize, bytes_each: usize) {
+        self.ends.reserve(more);
+        self.bytes.reserve(more.saturating_mul(bytes_each));
     }
 }
 
-// Hashes and compares as its text, so a `&str` finds it (`Equivalent`) without building one.
-impl Hash for Name {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
-    }
-}
+/// Bytes of a key's text its slot holds: an IPv4 address fits, and most compressed IPv6
+/// ones. Slots of 32 bytes (23 inline) made a replay of 29-byte keys 10% slower than a
+/// table with the names in its slots; 40 is what that table's slots took.
+const INLINE: usize = 31;
 
-impl PartialEq for Name {
-    fn eq(&self, other: &Self) -> bool {
-        self.bytes() == other.bytes()
-    }
-}
-
-impl Eq for Name {}
-
-impl Equivalent<Name> for str {
-    #[inline]
-    fn equivalent(&self, key: &Name) -> bool {
-        self.as_bytes() == key.bytes()
-    }
-}
-
-/// A name and its id, as the table stores them.
-#[derive(Debug, Clone)]
+/// A key's id, the caller's number kept with it (the keyspace: the client named like the key),
+/// which saves a lookup elsewhere, and the key's text when it is short: a replay interns every
+/// line, and a hit then reads the control bytes and the slot, not the texts by id too.
+#[derive(Debug, Clone, Copy)]
 struct Slot {
-    name: Name,
     id: u32,
-    /// The caller's number for this name (the keyspace: the client named like the key), kept
-    /// here to save a lookup elsewhere; it fits in the slot's padding.
     extra: u32,
+    /// The text's length when it is in `head`; [`FAR`] when it is not.
+    len: u8,
+    head: [u8; INLINE],
 }
 
-/// Distinct names, numbered densely in order of first insertion.
+/// [`Slot::len`] of a text longer than [`INLINE`].
+const FAR: u8 = u8::MAX;
+
+impl Slot {
+    /// The slot of the text `texts` has just taken as number `id`.
+    fn new(id: u32, texts: &Texts) -> Slot {
+        let (start, text) = (texts.start(id), texts.get(id).as_bytes());
+        let mut head = [0; INLINE];
+        let len = match head.get_mut(..text.len()) {
+            Some(h) => {
+                h.copy_from_slice(text);
+                text.len() as u8
+            }
+            None => {
+                // Where the text is, so a hit reads it in one step (not its end by id first).
+                let len = u32::try_from(text.len()).expect("a name under 4 GiB");
+                head[..8].copy_from_slice(&(start as u64).to_le_bytes());
+                head[8..12].copy_from_slice(&len.to_le_bytes());
+                FAR
+            }
+        };
+        Slot {
+            id,
+            extra: u32::MAX,
+            len,
+            head,
+        }
+    }
+
+    /// The slot's text (from `texts` when it is not inline).
+    #[inline]
+    fn text<'a>(&'a self, texts: &'a Texts) -> &'a [u8] {
+        match self.head.get(..usize::from(self.len)) {
+            Some(head) => head,
+            None => {
+                let [a, b, c, d, e, f, g, h, i, j, k, l, ..] = self.head;
+                let start = u64::from_le_bytes([a, b, c, d, e, f, g, h]) as usize;
+                let len = u32::from_le_bytes([i, j, k, l]) as usize;
+                &texts.bytes.as_bytes()[start..start + len]
+            }
+        }
+    }
+}
+
+/// Distinct names (keys), numbered densely in order of first insertion.
 #[derive(Debug, Default)]
 pub(super) struct NameTable {
     table: HashTable<Slot>,
-    by_id: Vec<Name>,
+    texts: Texts,
 }
 
-/// The keyspace's hash, as before: fixed, so runs do not depend on a random seed.
-const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
-
 impl NameTable {
-    /// The id of `text`, adding it (with the next id) if new; whether it was new; and the
-    /// number kept with it (`u32::MAX` until the caller sets it). `make` builds the stored
-    /// name from `text`.
+    /// The id of `text` (whose [`hash`] is `hash`), adding it (with the next id) if new;
+    /// whether it was new; the number kept with it (`u32::MAX` until the caller sets it); and
+    /// the texts by id, which the caller may read while it sets that number.
     #[inline]
-    pub(super) fn intern_with(
-        &mut self,
-        text: &str,
-        make: impl FnOnce() -> Name,
-    ) -> (usize, bool, &mut u32) {
-        let hash = HASHER.hash_one(text);
+    pub(super) fn intern(&mut self, hash: u64, text: &str) -> (u32, bool, &mut u32, &Texts) {
+        let texts = &self.texts;
         let entry = self.table.entry(
             hash,
-            |slot| text.equivalent(&slot.name),
-            |slot| HASHER.hash_one(&slot.name),
+            |slot| slot.text(texts) == text.as_bytes(),
+            |slot| hash_bytes(slot.text(texts)),
         );
         match entry {
             Entry::Occupied(o) => {
                 let slot = o.into_mut();
-                (slot.id as usize, false, &mut slot.extra)
+                (slot.id, false, &mut slot.extra, &self.texts)
             }
             Entry::Vacant(v) => {
-                let id = self.by_id.len();
-                let name = make();
-                self.by_id.push(name.clone());
-                let slot = v
-                    .insert(Slot {
-                        name,
-                        id: u32::try_from(id).expect("more than 4 billion distinct names"),
-                        extra: u32::MAX,
-                    })
-                    .into_mut();
-                (id, true, &mut slot.extra)
+                let id = self.texts.push(text);
+                let slot = v.insert(Slot::new(id, &self.texts));
+                (id, true, &mut slot.into_mut().extra, &self.texts)
             }
         }
     }
 
-    /// Makes room for `more` names without growing the table on the way.
-    pub(super) fn reserve(&mut self, more: usize) {
-        self.table.reserve(more, |slot| HASHER.hash_one(&slot.name));
-        self.by_id.reserve(more);
+    /// The id of `text` (whose [`hash`] is `hash`) and the number kept with it, if it is in.
+    #[inline]
+    pub(super) fn find(&mut self, hash: u64, text: &str) -> Option<(u32, &mut u32)> {
+        let texts = &self.texts;
+        let slot = self
+            .table
+            .find_mut(hash, |slot| slot.text(texts) == text.as_bytes())?;
+        Some((slot.id, &mut slot.extra))
+    }
+
+    /// Makes room for `more` names of about `bytes_each` bytes without growing on the way.
+    pub(super) fn reserve(&mut self, more: usize, bytes_each: usize) {
+        let texts = &self.texts;
+        self.table
+            .reserve(more, |slot| hash_bytes(slot.text(texts)));
+        self.texts.reserve(more, bytes_each);
     }
 
     /// The name with id `id`.
-    pub(super) fn get(&self, id: usize) -> &Name {
-        &self.by_id[id]
+    pub(super) fn get(&self, id: u32) -> &str {
+        self.texts.get(id)
+    }
+
+    pub(super) fn texts(&self) -> &Texts {
+        &self.texts
     }
 
     pub(super) fn len(&self) -> usize {
-        self.by_id.len()
+        self.texts.len()
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.by_id.is_empty()
+        self.texts.len() == 0
+    }
+}
+
+/// Where a client's name is stored.
+#[derive(Debug, Clone, Copy)]
+enum ClientName {
+    /// The same text as this key.
+    Key(u32),
+    /// Its own text, by number in [`ClientTable`]'s texts.
+    Own(u32),
+}
+
+/// A client with a name of its own, and where that name is in [`ClientTable`]'s texts.
+#[derive(Debug, Clone, Copy)]
+struct OwnSlot {
+    client: u32,
+    text: u32,
+}
+
+/// Distinct clients, numbered densely in order of first insertion. A client named like a key
+/// is found through that key's slot in the [`NameTable`] (the keyspace keeps the client's id
+/// there) and stores no text; only the others are in this table, with their own text.
+#[derive(Debug, Default)]
+pub(super) struct ClientTable {
+    table: HashTable<OwnSlot>,
+    names: Vec<ClientName>,
+    own: Texts,
+}
+
+impl ClientTable {
+    /// The id of the client named `text` (whose [`hash`] is `hash`), adding it if new. `key`:
+    /// the key named `text`, if there is one, whose slot does not hold the client yet; a new
+    /// client is then named by it, else with a copy of `text`.
+    #[inline]
+    pub(super) fn intern(&mut self, hash: u64, text: &str, key: Option<u32>) -> u32 {
+        let own = &self.own;
+        let entry = self.table.entry(
+            hash,
+            |slot| own.get(slot.text) == text,
+            |slot| self::hash(own.get(slot.text)),
+        );
+        if let Entry::Occupied(o) = &entry {
+            return o.get().client;
+        }
+        let id = u32::try_from(self.names.len()).expect("more than 4 billion distinct clients");
+        match key {
+            Some(k) => self.names.push(ClientName::Key(k)),
+            None => {
+                let text = self.own.push(text);
+                self.names.push(ClientName::Own(text));
+                if let Entry::Vacant(v) = entry {
+                    v.insert(OwnSlot { client: id, text });
+                }
+            }
+        }
+        id
+    }
+
+    /// Makes room for `more` clients, of which `own` with a name of their own, without
+    /// growing on the way.
+    pub(super) fn reserve(&mut self, more: usize, own: usize) {
+        let texts = &self.own;
+        self.table.reserve(own, |slot| hash(texts.get(slot.text)));
+        self.names.reserve(more);
+    }
+
+    /// The name of client `id`; `keys` the keys' texts.
+    pub(super) fn get<'a>(&'a self, keys: &'a Texts, id: u32) -> &'a str {
+        match self.names[id as usize] {
+            ClientName::Key(k) => keys.get(k),
+            ClientName::Own(i) => self.own.get(i),
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.names.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use indexmap::IndexSet;
     use proptest::prelude::*;
 
     proptest! {
-        /// Ids are dense, in order of first appearance, like an `IndexSet`'s indices.
+        /// Ids are dense, in order of first appearance, like an `IndexSet`'s indices; the
+        /// number kept with a name is the one last set for it.
         #[test]
         fn numbers_names_like_an_index_set_and_keeps_their_numbers(
             texts in proptest::collection::vec("[a-c]{0,3}|\\PC{28,34}", 0..200),
         ) {
             let mut table = NameTable::default();
-            let mut reference = indexmap::IndexSet::<String>::new();
+            let mut reference = IndexSet::<String>::new();
             for t in &texts {
-                let (id, new, extra) = table.intern_with(t, || Name::new(t));
-                // The number kept with a name is the one last set for it.
+                let (id, new, extra, _) = table.intern(hash(t), t);
                 prop_assert_eq!(*extra == u32::MAX, new || t.len() % 2 == 1);
                 if t.len() % 2 == 0 {
-                    *extra = id as u32;
+                    *extra = id;
                 } else {
                     prop_assert!(*extra == u32::MAX);
                 }
                 let (want, was_new) = reference.insert_full(t.clone());
-                prop_assert_eq!((id, new), (want, was_new));
-                prop_assert_eq!(table.get(id).as_str(), t.as_str());
+                prop_assert_eq!((id as usize, new), (want, was_new));
+                prop_assert_eq!(table.get(id), t.as_str());
             }
             prop_assert_eq!(table.len(), reference.len());
+            for (i, t) in reference.iter().enumerate() {
+                prop_assert_eq!(table.get(i as u32), t.as_str());
+                prop_assert_eq!(table.find(hash(t), t).map(|(id, _)| id), Some(i as u32));
+            }
+            prop_assert!(table.find(hash("d"), "d").is_none());
+        }
+    }
+
+    proptest! {
+        /// A slot holds its text (inline or not) and hashes it as the `str` it is.
+        #[test]
+        fn a_slot_holds_its_text(text in "\\PC{0,40}") {
+            let mut texts = Texts::default();
+            texts.push("before");
+            let slot = Slot::new(texts.push(&text), &texts);
+            texts.push("after");
+            prop_assert_eq!(slot.text(&texts), text.as_bytes());
+            prop_assert_eq!(slot.len == FAR, text.len() > INLINE);
+            prop_assert_eq!(hash_bytes(slot.text(&texts)), hash(&text));
         }
     }
 
     #[test]
-    fn fits_in_32_bytes() {
-        assert_eq!(std::mem::size_of::<Name>(), 32);
+    fn a_slot_is_40_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 40);
     }
 
-    proptest! {
-        /// Any text round-trips, short or long, and hashes as the `str` it holds.
-        #[test]
-        fn holds_its_text(text in "\\PC{0,40}") {
-            let name = Name::new(&text);
-            prop_assert_eq!(name.as_str(), text.as_str());
-            prop_assert_eq!(matches!(name, Name::Inline { .. }), text.len() <= INLINE);
-            let hash = |h: &dyn Fn(&mut std::hash::DefaultHasher)| {
-                let mut s = std::hash::DefaultHasher::new();
-                h(&mut s);
-                s.finish()
-            };
-            prop_assert_eq!(hash(&|s| name.hash(s)), hash(&|s| text.as_str().hash(s)));
-            prop_assert!(text.as_str().equivalent(&name));
-        }
+    #[test]
+    fn texts_are_stored_end_to_end() {
+        let mut texts = Texts::default();
+        assert_eq!(
+            [texts.push(""), texts.push("ab"), texts.push("")],
+            [0, 1, 2]
+        );
+        assert_eq!(texts.push("cde"), 3);
+        assert_eq!(texts.bytes, "abcde");
+        let got: Vec<&str> = (0..4).map(|i| texts.get(i)).collect();
+        assert_eq!(got, ["", "ab", "", "cde"]);
     }
 }

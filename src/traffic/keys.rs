@@ -1,12 +1,12 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
-use super::key_name::{Name, NameTable};
+use super::key_name::{self, ClientTable, NameTable};
 use super::via::Wire;
-use super::{ClientId, IdGen, SourceSpec};
+use super::{Client, ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
 use crate::policy::identity::{Seen, Who};
 use crate::policy::{KeyField, KeySpec};
-use indexmap::IndexSet;
+use std::fmt::Write;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Every key seen in a run, in order of first appearance.
@@ -16,7 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 #[derive(Debug, Default)]
 pub struct KeySpace {
     names: NameTable,
-    clients: IndexSet<Name, rustc_hash::FxBuildHasher>,
+    clients: ClientTable,
     scratch: String,
     /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
@@ -57,9 +57,13 @@ impl KeySpace {
     /// Makes room for `keys` more keys and `clients` more clients: a synthetic source interns
     /// its whole population before the run, and tables grown by doubling would copy (and,
     /// under an allocator that keeps freed memory, hold) every smaller size on the way.
-    pub fn reserve(&mut self, keys: usize, clients: usize) {
-        self.names.reserve(keys);
-        self.clients.reserve(clients);
+    ///
+    /// `own_names`: how many of the clients are not named like a key (a client named like one
+    /// is found through the key's slot and needs no room in the clients' table).
+    pub fn reserve(&mut self, keys: usize, clients: usize, own_names: usize) {
+        // Generated names (`p-123456`, addresses) are short; a longer one costs a doubling.
+        self.names.reserve(keys, 16);
+        self.clients.reserve(clients, own_names);
     }
 
     /// The network path of key `id`, when recording paths and the key has one.
@@ -105,18 +109,20 @@ impl KeySpace {
         value_of: impl Fn(KeyField) -> &'a str,
         wire: Option<&Wire>,
     ) -> KeyId {
-        self.intern_key_client(spec, who, value_of, wire, false).0
+        self.intern_key_client(spec, who, value_of, wire, ClientOf::None)
+            .0
     }
 
-    /// Interns the key; with `own_client`, also the client named like it, whose id is kept in
-    /// the key's slot of the table: a replayed line without a user costs one lookup, not two.
+    /// Interns the key, and the client `client` says (see [`ClientOf`]). The id of the client
+    /// named like the key is kept in the key's slot of the table: a replayed line without a
+    /// user costs one lookup, not two; and that client's name is the key's text, not a copy.
     fn intern_key_client<'a>(
         &mut self,
         spec: &KeySpec,
         who: Option<Who>,
         value_of: impl Fn(KeyField) -> &'a str,
         wire: Option<&Wire>,
-        own_client: bool,
+        client: ClientOf,
     ) -> (KeyId, ClientId) {
         let mut buf = std::mem::take(&mut self.scratch);
         spec.render_with(&mut buf, |field, out| {
@@ -127,7 +133,8 @@ impl KeySpace {
             buf.push('|');
             w.write_path(&mut buf);
         }
-        let (id, new, client) = self.names.intern_with(&buf, || Name::new(&buf));
+        let hash = key_name::hash(&buf);
+        let (id, new, own, _) = self.names.intern(hash, &buf);
         if new {
             if let Some(fields) = &mut self.fields {
                 fields.push(KeyField::ALL.map(|f| value_of(f).into()));
@@ -136,26 +143,32 @@ impl KeySpace {
                 wires.push(wire.cloned());
             }
         }
-        if own_client && *client == ClientId::MAX {
-            let i = match self.clients.get_index_of(buf.as_str()) {
-                Some(i) => i,
-                None => self.clients.insert_full(Name::new(&buf)).0,
-            };
-            *client = ClientId::try_from(i).expect("more than 4 billion distinct clients");
-        }
-        let client = *client;
+        let client = match client {
+            ClientOf::None => ClientId::MAX,
+            ClientOf::User(user) if user != buf => self.intern_client(user),
+            ClientOf::Key | ClientOf::User(_) => {
+                if *own == ClientId::MAX {
+                    *own = self.clients.intern(hash, &buf, Some(id));
+                }
+                *own
+            }
+        };
         self.scratch = buf;
-        let id = KeyId::try_from(id).expect("more than 4 billion distinct keys");
         (id, client)
     }
 
     /// The id of the client (user identity) `user`, adding it if new.
     pub fn intern_client(&mut self, user: &str) -> ClientId {
-        let id = match self.clients.get_index_of(user) {
-            Some(i) => i,
-            None => self.clients.insert_full(Name::new(user)).0,
-        };
-        ClientId::try_from(id).expect("more than 4 billion distinct clients")
+        let hash = key_name::hash(user);
+        // A client named like a key is kept in the key's slot.
+        match self.names.find(hash, user) {
+            Some((_, &mut client)) if client != ClientId::MAX => client,
+            Some((key, client)) => {
+                *client = self.clients.intern(hash, user, Some(key));
+                *client
+            }
+            None => self.clients.intern(hash, user, None),
+        }
     }
 
     /// The key of a trace record (as [`KeySpace::intern`]) and its client: the record's user,
@@ -166,20 +179,22 @@ impl KeySpace {
         value_of: impl Fn(KeyField) -> &'a str,
     ) -> (KeyId, ClientId) {
         let user = value_of(KeyField::User);
-        if !user.is_empty() {
-            let key = self.intern(spec, &value_of);
-            return (key, self.intern_client(user));
-        }
         let who = spec.identity_fn().and_then(|f| {
             let ip: IpAddr = value_of(KeyField::Ip).parse().ok()?;
-            Some(f.apply(&Seen::direct(ip, None)))
+            let user = Some(user).filter(|u| !u.is_empty());
+            Some(f.apply(&Seen::direct(ip, user)))
         });
-        self.intern_key_client(spec, who, value_of, None, true)
+        let client = if user.is_empty() {
+            ClientOf::Key
+        } else {
+            ClientOf::User(user)
+        };
+        self.intern_key_client(spec, who, &value_of, None, client)
     }
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
     pub fn client_name(&self, id: ClientId) -> &str {
-        self.clients[id as usize].as_str()
+        self.clients.get(self.names.texts(), id)
     }
 
     /// Distinct clients seen.
@@ -189,11 +204,29 @@ impl KeySpace {
 
     /// The id of a synthetic client's key.
     pub fn intern_identity(&mut self, spec: &KeySpec, identity: &Identity) -> KeyId {
+        self.intern_identity_as(spec, identity, ClientOf::None).0
+    }
+
+    /// A synthetic client's key and client (its user): what [`KeySpace::intern_identity`] and
+    /// [`KeySpace::intern_client`] give, in one lookup of the text when they are the same.
+    pub fn intern_identity_client(&mut self, spec: &KeySpec, identity: &Identity) -> Client {
+        let (key, id) = self.intern_identity_as(spec, identity, ClientOf::User(&identity.user));
+        Client { key, id }
+    }
+
+    fn intern_identity_as(
+        &mut self,
+        spec: &KeySpec,
+        identity: &Identity,
+        client: ClientOf,
+    ) -> (KeyId, ClientId) {
+        let value_of = |f| identity.get(f);
+        let wire = identity.wire.as_ref();
         let Some(f) = spec.identity_fn() else {
-            return self.intern_path(spec, None, |f| identity.get(f), identity.wire.as_ref());
+            return self.intern_key_client(spec, None, value_of, wire, client);
         };
         let user = identity.signed_in_user();
-        let who = match &identity.wire {
+        let who = match wire {
             Some(wire) => Some(f.apply(&wire.seen(user))),
             None => identity
                 .ip
@@ -201,12 +234,12 @@ impl KeySpace {
                 .ok()
                 .map(|ip| f.apply(&Seen::direct(ip, user))),
         };
-        self.intern_path(spec, who, |f| identity.get(f), identity.wire.as_ref())
+        self.intern_key_client(spec, who, value_of, wire, client)
     }
 
     /// The key's text, as the policy keyed on it.
     pub fn name(&self, id: KeyId) -> &str {
-        self.names.get(id as usize).as_str()
+        self.names.get(id)
     }
 
     pub fn len(&self) -> usize {
@@ -218,8 +251,18 @@ impl KeySpace {
     }
 }
 
+/// Which client [`KeySpace::intern_key_client`] interns along with the key.
+#[derive(Clone, Copy)]
+enum ClientOf<'a> {
+    None,
+    /// The client named like the key.
+    Key,
+    /// The client named `user`.
+    User(&'a str),
+}
+
 /// The identity fields of one client.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
     pub ip: String,
     pub user: String,
@@ -262,47 +305,88 @@ impl Identity {
         first_forged: IpAddr,
         wanted: impl Fn(KeyField) -> bool,
     ) -> Identity {
+        let mut identity = Identity::default();
+        identity.set_client(spec, source, client, first_forged, wanted);
+        identity
+    }
+
+    /// Makes this the identity [`Identity::of_client`] gives, reusing its strings: a source's
+    /// setup builds a million identities in one.
+    pub fn set_client(
+        &mut self,
+        spec: &SourceSpec,
+        source: usize,
+        client: u32,
+        first_forged: IpAddr,
+        wanted: impl Fn(KeyField) -> bool,
+    ) {
         let pop = &spec.population;
-        let pick = |field: KeyField, gen_: &IdGen, make: &dyn Fn(u32) -> String| {
-            let needed = field == KeyField::User
-                || wanted(field)
-                || (field == KeyField::Ip && !pop.network.is_plain());
-            if !needed {
-                return String::new();
-            }
-            match gen_ {
-                IdGen::Fixed(v) => v.clone(),
-                IdGen::Pool(n) => make(client % n),
-                IdGen::PerClient => make(client),
-            }
-        };
-        let user = pick(KeyField::User, &pop.user, &|n| format!("{}-{n}", spec.name));
-        let api_key = pick(KeyField::ApiKey, &pop.api_key, &|n| {
-            format!("key-{}-{n}", spec.name)
+        let pick =
+            |field: KeyField, gen_: &IdGen, out: &mut String, make: &dyn Fn(u32, &mut String)| {
+                out.clear();
+                let needed = field == KeyField::User
+                    || wanted(field)
+                    || (field == KeyField::Ip && !pop.network.is_plain());
+                if needed {
+                    match gen_ {
+                        IdGen::Fixed(v) => out.push_str(v),
+                        IdGen::Pool(n) => make(client % n, out),
+                        IdGen::PerClient => make(client, out),
+                    }
+                }
+            };
+        pick(KeyField::User, &pop.user, &mut self.user, &|n, out| {
+            out.push_str(&spec.name);
+            out.push('-');
+            push_decimal(out, n);
         });
-        let ip = pick(KeyField::Ip, &pop.ip, &|n| {
+        pick(
+            KeyField::ApiKey,
+            &pop.api_key,
+            &mut self.api_key,
+            &|n, out| {
+                out.push_str("key-");
+                out.push_str(&spec.name);
+                out.push('-');
+                push_decimal(out, n);
+            },
+        );
+        pick(KeyField::Ip, &pop.ip, &mut self.ip, &|n, out| {
             if pop.ipv6 {
-                generated_ipv6(source, n).to_string()
+                push_generated_ipv6(out, source, n);
             } else {
-                generated_ip(source, n).to_string()
+                let _ = write!(out, "{}", generated_ip(source, n));
             }
         });
         // A plain connection needs no wire: the address says it all.
-        let wire = if pop.network.is_plain() {
+        self.wire = if pop.network.is_plain() {
             None
         } else {
-            ip.parse()
+            self.ip
+                .parse()
                 .ok()
                 .map(|addr| Wire::new(addr, client, &pop.network, first_forged))
         };
-        Identity {
-            ip,
-            user,
-            api_key,
-            endpoint: pop.endpoint.clone(),
-            signed_in: pop.network.signed_in,
-            wire,
+        self.endpoint.clone_from(&pop.endpoint);
+        self.signed_in = pop.network.signed_in;
+    }
+}
+
+/// Appends `n` in decimal, as `{n}` writes it, a byte at a time: the digits of a million
+/// generated names, copied from a formatting buffer, cost more than making them here.
+fn push_decimal(out: &mut String, mut n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
         }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
@@ -322,6 +406,33 @@ fn generated_ipv6(source: usize, n: u32) -> Ipv6Addr {
     )
 }
 
+/// Appends [`generated_ipv6`]`(source, n)` as its `Display` writes it (zeros of the longest
+/// run cut to `::`), without the general formatter, which a million addresses feel.
+fn push_generated_ipv6(out: &mut String, source: usize, n: u32) {
+    let [_, _, s, _, _, _, hi, lo] = generated_ipv6(source, n).segments();
+    out.push_str("2001:db8:");
+    if s != 0 {
+        push_hex(out, s);
+        out.push(':');
+    }
+    // The run of zero groups is 3 to 5 long and always the longest.
+    out.push(':');
+    if hi != 0 {
+        push_hex(out, hi);
+        out.push(':');
+    }
+    push_hex(out, lo);
+}
+
+/// Appends `v` in lowercase hex without leading zeros (`{v:x}`).
+fn push_hex(out: &mut String, v: u16) {
+    let digits = (16 - v.leading_zeros()).div_ceil(4).max(1);
+    for i in (0..digits).rev() {
+        let d = (v >> (4 * i)) & 0xf;
+        out.push(char::from_digit(u32::from(d), 16).expect("a hex digit"));
+    }
+}
+
 /// Most distinct IPv4 addresses a source can generate (one /16).
 pub const MAX_GENERATED_IPS: u32 = 65_534;
 
@@ -337,4 +448,172 @@ fn generated_ip(source: usize, n: u32) -> Ipv4Addr {
         (host >> 8) as u8,
         (host & 0xff) as u8,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn push_decimal_writes_what_display_writes(n in any::<u32>(), prefix in "[a-z]{0,3}") {
+            let mut out = prefix.clone();
+            push_decimal(&mut out, n);
+            prop_assert_eq!(out, format!("{prefix}{n}"));
+        }
+    }
+
+    /// One interning call of a run, on fields drawn from few values so names repeat across
+    /// calls and a user can be named like another call's key.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// A synthetic client ([`KeySpace::intern_identity_client`]).
+        Synthetic { ip: String, user: String },
+        /// A trace record ([`KeySpace::intern_with_client`]); an empty user: none.
+        Record { ip: String, user: String },
+        /// A record's key alone ([`KeySpace::intern`]).
+        Key { ip: String, user: String },
+        /// A client alone ([`KeySpace::intern_client`]).
+        Client(String),
+    }
+
+    fn field() -> impl Strategy<Value = String> {
+        // Short (inline in a slot) or long (not), sharing values.
+        prop_oneof![
+            "[ab]{0,2}",
+            "[ab]{0,2}".prop_map(|s| format!("{s}-a-long-long-name"))
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        (0..4u8, field(), field()).prop_map(|(kind, ip, user)| match kind {
+            0 => Op::Synthetic { ip, user },
+            1 => Op::Record { ip, user },
+            2 => Op::Key { ip, user },
+            _ => Op::Client(user),
+        })
+    }
+
+    /// First-appearance numbering of texts: the reference the keyspace must agree with.
+    #[derive(Default)]
+    struct Numbering(std::collections::HashMap<String, u32>, Vec<String>);
+
+    impl Numbering {
+        fn id(&mut self, text: &str) -> u32 {
+            if let Some(&id) = self.0.get(text) {
+                return id;
+            }
+            self.1.push(text.to_string());
+            *self
+                .0
+                .entry(text.to_string())
+                .or_insert(self.1.len() as u32 - 1)
+        }
+    }
+
+    proptest! {
+        /// Keys and clients are numbered in order of first appearance whichever call made
+        /// them, and named by their text: what a plain map from text to id gives.
+        #[test]
+        fn numbers_keys_and_clients_like_a_map_of_texts(
+            fields in prop::sample::select(vec![
+                vec![KeyField::User],
+                vec![KeyField::Ip],
+                vec![KeyField::Ip, KeyField::User],
+            ]),
+            ops in prop::collection::vec(op(), 0..120),
+            reserve in 0usize..40,
+        ) {
+            let spec = KeySpec::new(fields.clone()).expect("fields");
+            let text = |ip: &str, user: &str| {
+                let values: Vec<&str> = fields
+                    .iter()
+                    .map(|f| if *f == KeyField::Ip { ip } else { user })
+                    .collect();
+                values.join("|")
+            };
+            let mut keys = KeySpace::new();
+            keys.reserve(reserve, reserve, reserve / 2);
+            let (mut want_keys, mut want_clients) = (Numbering::default(), Numbering::default());
+            for op in &ops {
+                match op {
+                    Op::Synthetic { ip, user } => {
+                        let identity = Identity {
+                            ip: ip.clone(),
+                            user: user.clone(),
+                            ..Identity::default()
+                        };
+                        let got = keys.intern_identity_client(&spec, &identity);
+                        let key = want_keys.id(&text(ip, user));
+                        prop_assert_eq!((got.key, got.id), (key, want_clients.id(user)));
+                    }
+                    Op::Record { ip, user } => {
+                        let value_of = |f| match f {
+                            KeyField::Ip => ip.as_str(),
+                            KeyField::User => user.as_str(),
+                            _ => "",
+                        };
+                        let got = keys.intern_with_client(&spec, value_of);
+                        let key_text = text(ip, user);
+                        let client = if user.is_empty() { &key_text } else { user };
+                        let want = (want_keys.id(&key_text), want_clients.id(client));
+                        prop_assert_eq!(got, want);
+                    }
+                    Op::Key { ip, user } => {
+                        let value_of = |f| match f {
+                            KeyField::Ip => ip.as_str(),
+                            KeyField::User => user.as_str(),
+                            _ => "",
+                        };
+                        let got = keys.intern(&spec, value_of);
+                        prop_assert_eq!(got, want_keys.id(&text(ip, user)));
+                    }
+                    Op::Client(user) => {
+                        prop_assert_eq!(keys.intern_client(user), want_clients.id(user));
+                    }
+                }
+            }
+            prop_assert_eq!((keys.len(), keys.clients()), (want_keys.1.len(), want_clients.1.len()));
+            for (id, name) in want_keys.1.iter().enumerate() {
+                prop_assert_eq!(keys.name(id as KeyId), name.as_str());
+            }
+            for (id, name) in want_clients.1.iter().enumerate() {
+                prop_assert_eq!(keys.client_name(id as ClientId), name.as_str());
+            }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn generated_ipv6_is_written_as_display_writes_it(
+            source in prop_oneof![Just(0usize), Just(65_536), 0usize..200_000],
+            n in prop_oneof![0u32..70_000, any::<u32>().prop_map(|n| n / 2)],
+        ) {
+            let mut out = "x".to_string();
+            push_generated_ipv6(&mut out, source, n);
+            prop_assert_eq!(out, format!("x{}", generated_ipv6(source, n)));
+        }
+    }
+
+    #[test]
+    fn generated_ipv6_edges() {
+        let write = |source, n| {
+            let mut out = String::new();
+            push_generated_ipv6(&mut out, source, n);
+            out
+        };
+        assert_eq!(write(0, 0), "2001:db8::1");
+        assert_eq!(write(1, 65_535), "2001:db8:1::1:0");
+        assert_eq!(write(0xabcd, 0x0012_fffe), "2001:db8:abcd::12:ffff");
+    }
+
+    #[test]
+    fn push_decimal_edges() {
+        for n in [0, 9, 10, 99, 100, u32::MAX] {
+            let mut out = String::new();
+            push_decimal(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+    }
 }

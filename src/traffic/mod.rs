@@ -5,6 +5,7 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+mod direct;
 pub mod export;
 pub mod intensity;
 mod key_name;
@@ -19,6 +20,7 @@ mod reaction;
 mod replay;
 pub mod via;
 
+pub use direct::Direct;
 pub use intensity::{Intensity, Periods, Phase};
 pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
 pub use kind::{ArrivalKind, TrafficKind};
@@ -238,7 +240,7 @@ pub struct Client {
 }
 
 /// A stream of requests in nondecreasing time order.
-pub trait Source: Send {
+pub trait Source: Send + std::any::Any {
     /// The next request, or `None` when the source is exhausted. Only replayed traffic can fail.
     fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>>;
 
@@ -255,6 +257,12 @@ pub trait Source: Send {
             }
             None => Ok(false),
         }
+    }
+
+    /// The client of the arrival after the one last returned, when the source knows it
+    /// already: a hint for fetching its state early (it changes nothing).
+    fn hint(&self) -> Option<Client> {
+        None
     }
 }
 
@@ -311,7 +319,11 @@ fn build_keyed_source(
     // all of them under an identity function or when the keyspace records them.
     let all = keys.records_fields() || key_spec.identity_fn().is_some();
     let wanted = |f: KeyField| all || key_spec.uses(f);
-    keys.reserve(pop.clients as usize, pop.clients as usize);
+    // Keyed on the user alone, every client is named like its key.
+    let n = pop.clients as usize;
+    let named_like_keys = key_spec.fields() == [KeyField::User] && key_spec.identity_fn().is_none();
+    keys.reserve(n, n, if named_like_keys { 0 } else { n });
+    let mut identity = Identity::default();
     let client_keys: Vec<Client> = (0..pop.clients)
         .map(|j| {
             let first = if forging {
@@ -319,24 +331,26 @@ fn build_keyed_source(
             } else {
                 unspecified
             };
-            let identity = Identity::of_client(spec, index, j, first, wanted);
-            let client = Client {
-                key: keys.intern_identity(key_spec, &identity),
-                id: keys.intern_client(&identity.user),
-            };
+            identity.set_client(spec, index, j, first, wanted);
             if pop.endpoints.len() > 1 || forging {
-                identities.push(identity);
+                identities.push(identity.clone());
             }
-            client
+            keys.intern_identity_client(key_spec, &identity)
         })
         .collect();
     let mut rng = rng::rng(seed, Stream::Arrivals, index);
     // Setup randomness (per-client rates) has its own stream, so a source without it draws
     // exactly the requests it always did.
-    let weights = pop
-        .rates
-        .weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
-    let picker = population::Picker::new(&weights);
+    // Equal rates need no weights: a million ones would be written only to be found equal.
+    let (weights, picker) = match pop.rates {
+        RateDist::Same => (Vec::new(), population::Picker::Uniform(client_keys.len())),
+        rates => {
+            let weights =
+                rates.weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
+            let picker = population::Picker::new(&weights);
+            (weights, picker)
+        }
+    };
     let ids: Vec<ClientId> = if forging {
         client_keys.iter().map(|c| c.id).collect()
     } else {

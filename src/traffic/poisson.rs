@@ -24,10 +24,22 @@ pub struct Poisson {
     picker: Picker,
     offset: f64,
     rng: ChaCha8Rng,
-    /// The next arrival's time and client index, drawn one call early so that its client's
-    /// entry is prefetched (a million clients miss the cache); `None` before the first call.
-    /// The draws are the same, in the same order: only their timing moves.
-    ahead: Option<Option<(Nanos, usize)>>,
+    /// Draws made ahead of the arrival being returned (see [`Ahead`]).
+    ahead: Ahead,
+}
+
+/// A Poisson source's draws ahead of its current arrival, so that memory is asked for early in
+/// a keyspace too large for the caches: the next arrival with its client read (the engine's
+/// [`Source::hint`], whose entries it fetches a request earlier than it could otherwise), and
+/// the one after, whose client's line is on its way. The draws are the same, in the same
+/// order: only their timing moves.
+enum Ahead {
+    /// Nothing drawn yet.
+    Start,
+    Drawn {
+        next: Option<(Nanos, Client)>,
+        after: Option<(Nanos, usize)>,
+    },
 }
 
 impl Poisson {
@@ -50,7 +62,7 @@ impl Poisson {
             picker,
             offset: 0.0,
             rng,
-            ahead: None,
+            ahead: Ahead::Start,
         }
     }
 
@@ -72,20 +84,36 @@ impl Poisson {
 impl Source for Poisson {
     #[inline]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
-        let current = match self.ahead.take() {
-            Some(drawn) => drawn,
-            None => self.draw(),
+        let (next, after) = match self.ahead {
+            Ahead::Drawn { next, after } => (next, after),
+            Ahead::Start => {
+                let first = self.draw();
+                let second = first.and_then(|_| self.draw());
+                (first.map(|(t, i)| (t, self.clients[i])), second)
+            }
         };
-        let Some((time, i)) = current else {
-            self.ahead = Some(None);
+        let Some((time, client)) = next else {
+            self.ahead = Ahead::Drawn { next, after };
             return Ok(None);
         };
-        let next = self.draw();
-        if let Some((_, j)) = next {
+        let next = after.map(|(t, j)| (t, self.clients[j]));
+        // No draw after the source's end: the first draw past it ends it.
+        let after = next.and_then(|_| self.draw());
+        if let Some((_, j)) = after {
             crate::prefetch::prefetch(&self.clients, j);
         }
-        self.ahead = Some(next);
-        let client = self.clients[i];
+        self.ahead = Ahead::Drawn { next, after };
         Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
+    }
+
+    #[inline]
+    fn hint(&self) -> Option<Client> {
+        match self.ahead {
+            Ahead::Drawn {
+                next: Some((_, client)),
+                ..
+            } => Some(client),
+            _ => None,
+        }
     }
 }
