@@ -7,7 +7,6 @@
 //! million times costs more than holding it). Every line is at most [`MAX_LINE`] bytes: a longer
 //! one is a malformed line (skippable), never an allocation the size of the file.
 
-use super::ahead::{self, ReadAhead};
 use super::{Outcome, Record, trace_error};
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
@@ -20,6 +19,8 @@ use std::sync::Arc;
 pub const MAX_LINE: usize = 1 << 20;
 /// The largest trace held in memory because it is not a regular file (a pipe): 64 MiB.
 pub const MAX_IN_MEMORY: u64 = 64 << 20;
+/// Bytes per `read()` of a trace file.
+pub(super) const CHUNK: usize = 1 << 18;
 /// A looped trace up to this size is held in memory rather than reopened each repetition.
 const MAX_LOOPED_IN_MEMORY: u64 = 4 << 20;
 
@@ -56,23 +57,30 @@ impl TraceData {
     }
 }
 
+#[cfg(test)]
+impl TraceData {
+    /// A trace held in memory, as if read from a pipe.
+    pub(super) fn in_memory(bytes: Vec<u8>) -> TraceData {
+        TraceData(Some(bytes.into()))
+    }
+}
+
 /// A fresh reader over the trace.
 pub(super) fn open(path: &Path, data: &TraceData) -> Result<Box<dyn BufRead + Send>> {
     Ok(match &data.0 {
         Some(bytes) => Box::new(Cursor::new(bytes.clone())),
         None => {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
-            // A small file is read in one or two `read()` calls: no thread for it.
-            let small = file
-                .metadata()
-                .is_ok_and(|m| m.len() <= 2 * ahead::CHUNK as u64);
-            if small {
-                Box::new(BufReader::with_capacity(ahead::CHUNK, file))
-            } else {
-                Box::new(ReadAhead::new(file, ahead::CHUNK).map_err(|e| Error::io(path, e))?)
-            }
+            Box::new(BufReader::with_capacity(CHUNK, file))
         }
     })
+}
+
+/// Whether replaying the trace is worth a parsing thread ([`super::ahead`]): a file of more
+/// than two chunks (a small one is read in one or two `read()` calls; a trace in memory has
+/// nothing to read).
+pub(super) fn worth_a_thread(path: &Path, data: &TraceData) -> bool {
+    data.0.is_none() && std::fs::metadata(path).is_ok_and(|m| m.len() > 2 * CHUNK as u64)
 }
 
 /// Reads up to and including the next `\n` into `buf`, at most `MAX_LINE + 1` bytes of it; the
@@ -282,14 +290,15 @@ impl Read for Capped {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ReplayOptions, TraceFormat, open as open_trace};
+    use super::super::{ReplayOptions, TraceFormat, open_ahead};
     use super::*;
     use rand::{Rng, SeedableRng};
     use std::io::Write;
 
     /// Every outcome of reading `path` to the end: records, and bad lines by their message.
     fn outcomes(path: &Path, options: &ReplayOptions) -> Vec<std::result::Result<Record, String>> {
-        let mut reader = open_trace(path, None, options).unwrap();
+        let spec = crate::policy::KeySpec::new(vec![crate::policy::KeyField::Ip]).unwrap();
+        let mut reader = open_ahead(path, options, Some(&spec)).unwrap();
         let mut out = Vec::new();
         loop {
             let mut rec = Record::default();
@@ -301,11 +310,11 @@ mod tests {
         }
     }
 
-    /// A file large enough to be read ahead on a thread reads exactly like the same bytes held
-    /// in memory (a plain reader): random combined-log and JSON lines with bad ones, CRLF, blank
+    /// A file large enough to be read and parsed on a thread reads exactly like the same bytes
+    /// held in memory (a plain reader): random combined-log and JSON lines with bad ones, CRLF, blank
     /// lines, a line longer than `MAX_LINE`, invalid UTF-8, and a last line without newline.
     #[test]
-    fn a_file_read_ahead_reads_like_the_same_bytes_in_memory() {
+    fn a_file_parsed_ahead_reads_like_the_same_bytes_in_memory() {
         let dir = tempfile::tempdir().unwrap();
         for (seed, format) in [(1, TraceFormat::Clf), (2, TraceFormat::Jsonl)] {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -332,7 +341,7 @@ mod tests {
                     1 => Vec::new(),
                     2 => vec![0xff, 0xfe, b'x'],
                     3 => format!("{good}\r").into_bytes(),
-                    4 if bytes.len() > ahead::CHUNK && !long => {
+                    4 if bytes.len() > CHUNK && !long => {
                         long = true;
                         vec![b'y'; MAX_LINE + 10]
                     }

@@ -22,6 +22,7 @@ mod csv_trace;
 mod har;
 mod input;
 mod jsonl;
+mod local_keys;
 mod source;
 mod split;
 
@@ -233,6 +234,19 @@ pub trait RecordReader: Send {
     fn has_parts(&self) -> bool {
         false
     }
+
+    /// The local number of the last record's key, when the reader numbers keys
+    /// ([`ahead::ParseAhead`] with a key spec): records with the same number have the same
+    /// key and client.
+    fn local_key(&self) -> Option<u32> {
+        None
+    }
+
+    /// The local number of the key `n` records on, when already parsed: a hint, to ask for
+    /// its entry in a table early (it may belong to a malformed line).
+    fn local_key_ahead(&self, _n: usize) -> Option<u32> {
+        None
+    }
 }
 
 /// Opens a trace in its format; with `key_spec`, a CSV header must have a column for each of
@@ -249,6 +263,20 @@ pub fn open(
         TraceFormat::Har => Box::new(har::HarReader::open(path, input)),
         TraceFormat::Clf => Box::new(clf::Clf::new(path, input, options.same_second)),
     })
+}
+
+/// Opens a trace to replay: a file large enough is read and parsed on a second thread
+/// ([`ahead`]), which with `keys` also numbers the records' keys as that spec reads them.
+pub(crate) fn open_ahead(
+    path: &Path,
+    options: &ReplayOptions,
+    keys: Option<&KeySpec>,
+) -> Result<Box<dyn RecordReader>> {
+    let reader = open(path, None, options)?;
+    if !input::worth_a_thread(path, &options.data) {
+        return Ok(reader);
+    }
+    Ok(Box::new(ahead::ParseAhead::new(path, reader, keys)?))
 }
 
 /// Reads the trace once if it must be held in memory (see [`TraceData::load`]), then checks
