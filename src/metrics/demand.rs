@@ -8,7 +8,7 @@ use crate::time::Nanos;
 /// One id's offered requests still in its window, `(now−W, now]`. Whether the id ever
 /// exceeded the policy is a flag its owner keeps beside it (in spare bytes of its counts: the
 /// entries stay a whole number of cache lines).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct Offered {
     recent: TimeLog,
 }
@@ -51,6 +51,15 @@ impl Demand {
         if o.recent.len() as u64 > self.limit {
             *exceeded = true;
             o.recent.clear();
+        }
+    }
+
+    /// A judge that has seen what `other` has: the same ids' windows, spilled alike.
+    pub fn same_as(other: &Demand) -> Demand {
+        Demand {
+            limit: other.limit,
+            window: other.window,
+            spilled: other.spilled.clone(),
         }
     }
 

@@ -20,6 +20,9 @@ pub(super) struct KeyStats {
     shared: bool,
     /// The key's offered traffic exceeded the policy at some point (see [`Demand`]).
     exceeded: bool,
+    /// While clients mirror keys ([`super::per_key`]): the key's own client gave up on at
+    /// least one request.
+    client_gave_up: bool,
 }
 
 impl Default for KeyStats {
@@ -32,6 +35,7 @@ impl Default for KeyStats {
             first_client: ClientId::MAX,
             shared: false,
             exceeded: false,
+            client_gave_up: false,
         }
     }
 }
@@ -48,12 +52,27 @@ pub(super) struct ClientStats {
     exceeded: bool,
 }
 
+impl ClientStats {
+    /// The stats of a client that has sent exactly the requests of the key with `stats`, and
+    /// only on it: the key was never shared.
+    pub fn mirror(stats: &KeyStats) -> ClientStats {
+        ClientStats {
+            legit: stats.legit,
+            gave_up: stats.client_gave_up,
+            rejected_on_shared_key: 0,
+            exceeded: stats.exceeded,
+        }
+    }
+}
+
 /// The keys tally's own state: the ground-truth judges of keys and of clients. What it knows
 /// of each key and client ([`KeyStats`], [`ClientStats`] and their [`Offered`] windows) is
 /// kept in their entries and passed in.
 pub(super) struct Keys {
     key_demand: Demand,
-    client_demand: Demand,
+    /// `None` while clients mirror keys ([`super::per_key`]): their judge would see what
+    /// the keys' sees.
+    client_demand: Option<Demand>,
 }
 
 /// One key's part of the tally, as its entry holds it.
@@ -96,17 +115,36 @@ impl Keys {
     pub fn new(limit: u64, window: Nanos) -> Self {
         Keys {
             key_demand: Demand::new(limit, window),
-            client_demand: Demand::new(limit, window),
+            client_demand: None,
         }
     }
 
     #[inline]
-    pub fn on_decision(&mut self, s: Seen, key: KeyPart, client: ClientPart) {
+    pub fn on_decision(&mut self, s: Seen, key: KeyPart, client: Option<ClientPart>) {
         self.key_demand
             .offer(s.key, key.demand, &mut key.stats.exceeded, s.t);
-        self.client_demand
-            .offer(s.client, client.demand, &mut client.stats.exceeded, s.t);
-        let key = key.stats;
+        let Some(client) = client else {
+            // The client mirrors the key: its figures will be read off the key's.
+            debug_assert_eq!(s.key, s.client, "only a key's own client mirrors it");
+            Self::on_key(&s, key.stats);
+            return;
+        };
+        let key_demand = &self.key_demand;
+        let judge = self
+            .client_demand
+            .get_or_insert_with(|| Demand::same_as(key_demand));
+        judge.offer(s.client, client.demand, &mut client.stats.exceeded, s.t);
+        let shared = Self::on_key(&s, key.stats);
+        let client = client.stats;
+        client.legit |= s.legit;
+        if s.rejected && s.legit && shared {
+            client.rejected_on_shared_key += 1;
+        }
+    }
+
+    /// The key's part of [`Keys::on_decision`]; whether the key is shared by now.
+    #[inline]
+    fn on_key(s: &Seen, key: &mut KeyStats) -> bool {
         key.offered += 1;
         key.admitted += s.admitted as u64;
         key.limited += s.limited as u64;
@@ -116,11 +154,13 @@ impl Keys {
         } else if key.first_client != s.client {
             key.shared = true;
         }
-        let shared = key.shared;
-        let client = client.stats;
-        client.legit |= s.legit;
-        if s.rejected && s.legit && shared {
-            client.rejected_on_shared_key += 1;
+        key.shared
+    }
+
+    /// Clients are kept from now on, each starting as the mirror of its key.
+    pub fn keep_clients(&mut self) {
+        if self.client_demand.is_none() {
+            self.client_demand = Some(Demand::same_as(&self.key_demand));
         }
     }
 
@@ -129,22 +169,30 @@ impl Keys {
         client.gave_up = true;
     }
 
+    /// A rejected request's client, which mirrors the request's key (stats `key`), gave up on
+    /// it.
+    pub fn on_mirrored_abandon(key: &mut KeyStats) {
+        key.client_gave_up = true;
+    }
+
     /// Frees what `now` allows; `key_part` and `client_part` find a key's and a client's
-    /// window in their entries.
+    /// window in their entries (`None` while clients mirror keys).
     pub fn sweep<K, C>(
         &mut self,
         (keys, key_part): (&mut [K], impl Fn(&mut K) -> &mut Offered),
-        (clients, client_part): (&mut [C], impl Fn(&mut C) -> &mut Offered),
+        (clients, client_part): (Option<&mut [C]>, impl Fn(&mut C) -> &mut Offered),
         now: Nanos,
     ) {
         self.key_demand.sweep(keys, key_part, now);
-        self.client_demand.sweep(clients, client_part, now);
+        if let (Some(judge), Some(clients)) = (&mut self.client_demand, clients) {
+            judge.sweep(clients, client_part, now);
+        }
     }
 
     /// The tally's figures, from every key's and client's part (by id order).
     pub fn finish<'a>(
         keys: impl Iterator<Item = &'a KeyStats> + Clone,
-        clients: impl Iterator<Item = &'a ClientStats> + Clone,
+        clients: impl Iterator<Item = ClientStats> + Clone,
     ) -> KeysPart {
         let (mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0);
         for k in keys.clone() {

@@ -27,6 +27,8 @@ pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
+#[cfg(test)]
+pub(crate) use per_key::{MIRRORED_AT_FINISH, NO_MIRROR};
 pub use recorder::Recorder;
 pub use rules::{RuleReport, RuleTally, SourceKeys};
 pub use timeline::{TAIL_FACTOR, final_bucket};

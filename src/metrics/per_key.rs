@@ -6,6 +6,13 @@
 //! places in memory. One entry per key puts them side by side: the lines of one entry, loaded
 //! together (and asked for a request ahead, [`PerKey::prefetch`]). The tallies keep their logic
 //! and their run-wide figures, and take their part of the entry as an argument.
+//!
+//! Clients are often the keys themselves (`key = "user"`: client `i` is key `i`). While every
+//! decision's client has its key's id, client `i`'s entry is a function of key `i`'s (the same
+//! requests at the same times: [`ClientEntry::mirror`]; the key notes whether its client gave
+//! up), so none is kept: no second entry per request to load, and none in memory. The first
+//! decision that breaks the pattern writes every client's entry out, and from then on they are
+//! kept like the keys'.
 
 use super::demand::Offered;
 use super::headers::Advertised;
@@ -40,21 +47,65 @@ pub(super) struct ClientEntry {
     pub demand: Offered,
 }
 
-/// The entries of every key and client seen, by id.
-#[derive(Debug, Default)]
-pub(super) struct PerKey {
-    pub keys: Vec<KeyEntry>,
-    pub clients: Vec<ClientEntry>,
+impl ClientEntry {
+    /// The entry of a client that has sent exactly the requests of `key`, and only on it.
+    fn mirror(key: &KeyEntry) -> ClientEntry {
+        ClientEntry {
+            stats: ClientStats::mirror(&key.stats),
+            demand: key.demand.clone(),
+        }
+    }
 }
 
+/// The entries of every key and client seen, by id.
+#[derive(Debug)]
+pub(super) struct PerKey {
+    pub keys: Vec<KeyEntry>,
+    /// `None` while clients mirror keys (see the module's documentation).
+    clients: Option<Vec<ClientEntry>>,
+    /// Clients to make room for once they are kept.
+    expected_clients: usize,
+}
+
+impl Default for PerKey {
+    fn default() -> Self {
+        PerKey {
+            keys: Vec::new(),
+            clients: if mirror_allowed() {
+                None
+            } else {
+                Some(Vec::new())
+            },
+            expected_clients: 0,
+        }
+    }
+}
+
+/// A key's entry, and its client's when clients are kept (`None`: the key's id is the
+/// client's, and the client mirrors the key).
+pub(super) type Entries<'a> = (&'a mut KeyEntry, Option<&'a mut ClientEntry>);
+
 impl PerKey {
-    /// The entries of `key` and `client`, created (empty) if new.
+    /// Makes room for `keys` keys and `clients` clients, so entries never move while a run
+    /// fills them.
+    pub fn reserve(&mut self, keys: usize, clients: usize) {
+        self.keys.reserve_exact(keys);
+        self.expected_clients = clients;
+        if let Some(c) = &mut self.clients {
+            c.reserve_exact(clients);
+        }
+    }
+
+    /// The entries of `key` and `client`, created (empty) if new. The first pair whose ids
+    /// differ ends the mirroring.
     #[inline]
-    pub fn both(&mut self, key: KeyId, client: ClientId) -> (&mut KeyEntry, &mut ClientEntry) {
-        (
-            super::dense::slot(&mut self.keys, key),
-            super::dense::slot(&mut self.clients, client),
-        )
+    pub fn both(&mut self, key: KeyId, client: ClientId) -> Entries<'_> {
+        if self.clients.is_none() && key != client {
+            self.keep_clients();
+        }
+        let key = super::dense::slot(&mut self.keys, key);
+        let client = self.clients.as_mut().map(|c| super::dense::slot(c, client));
+        (key, client)
     }
 
     /// The entry of `key`, created (empty) if new.
@@ -63,18 +114,81 @@ impl PerKey {
         super::dense::slot(&mut self.keys, key)
     }
 
-    /// The entry of `client`, created (empty) if new.
-    #[inline]
+    /// The entry of `client`, created (empty) if new: from now on clients are kept.
     pub fn client(&mut self, client: ClientId) -> &mut ClientEntry {
-        super::dense::slot(&mut self.clients, client)
+        super::dense::slot(self.keep_clients(), client)
+    }
+
+    /// The keys' entries and the kept clients' (`None` while they mirror keys).
+    pub fn split(&mut self) -> (&mut [KeyEntry], Option<&mut [ClientEntry]>) {
+        (&mut self.keys, self.clients.as_deref_mut())
+    }
+
+    /// Every client's stats, by id: kept or mirrored.
+    pub fn client_stats(&self) -> impl Iterator<Item = ClientStats> + Clone + '_ {
+        let (kept, mirrored) = match &self.clients {
+            Some(c) => (Some(c.iter().map(|c| c.stats)), None),
+            None => (
+                None,
+                Some(self.keys.iter().map(|k| ClientStats::mirror(&k.stats))),
+            ),
+        };
+        kept.into_iter()
+            .flatten()
+            .chain(mirrored.into_iter().flatten())
+    }
+
+    /// Writes out the entry of every client (each the mirror of its key) if they were not
+    /// kept yet; the clients from now on.
+    #[cold]
+    #[inline(never)]
+    pub fn keep_clients(&mut self) -> &mut Vec<ClientEntry> {
+        let keys = &self.keys;
+        let expected = self.expected_clients;
+        self.clients.get_or_insert_with(|| {
+            let mut clients = Vec::with_capacity(expected.max(keys.len()));
+            clients.extend(keys.iter().map(ClientEntry::mirror));
+            clients
+        })
+    }
+
+    /// The stats of `key`, when its client mirrors it (`None` once clients are kept).
+    pub fn mirrored_client(&mut self, key: KeyId) -> Option<&mut KeyStats> {
+        match self.clients {
+            Some(_) => None,
+            None => Some(&mut self.key(key).stats),
+        }
+    }
+
+    /// Whether clients are kept (they no longer mirror keys).
+    pub fn clients_kept(&self) -> bool {
+        self.clients.is_some()
     }
 
     /// Starts loading the entries of `key` and `client`, every line of them.
     #[inline]
     pub fn prefetch(&self, key: KeyId, client: ClientId) {
         crate::prefetch::prefetch(&self.keys, key as usize);
-        crate::prefetch::prefetch(&self.clients, client as usize);
+        if let Some(c) = &self.clients {
+            crate::prefetch::prefetch(c, client as usize);
+        }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests turn mirroring off to compare a run's figures with and without it.
+    pub(crate) static NO_MIRROR: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Recorders that finished with clients still mirrored, for tests to check it happened.
+    pub(crate) static MIRRORED_AT_FINISH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn mirror_allowed() -> bool {
+    #[cfg(test)]
+    if NO_MIRROR.get() {
+        return false;
+    }
+    true
 }
 
 #[cfg(test)]
@@ -86,5 +200,18 @@ mod tests {
     fn entries_are_three_cache_lines_and_one() {
         assert_eq!(std::mem::size_of::<KeyEntry>(), 3 * 64);
         assert_eq!(std::mem::size_of::<ClientEntry>(), 64);
+    }
+
+    #[test]
+    fn clients_are_kept_from_the_first_pair_of_different_ids() {
+        let mut entries = PerKey::default();
+        assert!(entries.both(0, 0).1.is_none());
+        assert!(entries.both(3, 3).1.is_none());
+        assert!(!entries.clients_kept());
+        assert!(entries.both(1, 2).1.is_some());
+        assert!(entries.clients_kept());
+        // Every client the keys mirrored so far has its entry, and the new one too.
+        assert_eq!(entries.split().1.map(|c| c.len()), Some(4));
+        assert!(entries.both(0, 0).1.is_some());
     }
 }

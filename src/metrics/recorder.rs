@@ -72,8 +72,7 @@ impl Recorder {
     /// all of its clients before the run): the per-key entries then never move while the run
     /// fills them, instead of being copied at every doubling. Changes no figure.
     pub fn reserve_for(&mut self, keys: &KeySpace) {
-        self.entries.keys.reserve_exact(keys.len());
-        self.entries.clients.reserve_exact(keys.clients());
+        self.entries.reserve(keys.len(), keys.clients());
     }
 
     /// One decision on an arriving request. `estimate` is the algorithm's own estimate of the
@@ -86,6 +85,9 @@ impl Recorder {
         let admitted = outcome.is_admitted();
         let rejected = !admitted;
         let retry = a.attempt > 0;
+        if a.key != a.client && !self.entries.clients_kept() {
+            self.keep_clients();
+        }
         let (key, client) = self.entries.both(a.key, a.client);
         let (bursts, history) = (&self.bursts, &mut key.history);
         self.accuracy
@@ -106,10 +108,10 @@ impl Recorder {
                 stats: &mut key.stats,
                 demand: &mut key.demand,
             },
-            ClientPart {
-                stats: &mut client.stats,
-                demand: &mut client.demand,
-            },
+            client.map(|c| ClientPart {
+                stats: &mut c.stats,
+                demand: &mut c.demand,
+            }),
         );
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources.on_decision(a.source, retry, &outcome);
@@ -135,10 +137,24 @@ impl Recorder {
         self.entries.prefetch(a.key, a.client);
     }
 
+    /// Clients stop mirroring keys (see [`PerKey`]): every tally keeps them from now on.
+    #[cold]
+    #[inline(never)]
+    fn keep_clients(&mut self) {
+        self.entries.keep_clients();
+        self.keys.keep_clients();
+    }
+
     /// A rejected request's client gave up on it.
     pub fn on_abandon(&mut self, a: &Arrival) {
         self.sources.on_abandon(a.source);
-        Keys::on_abandon(&mut self.entries.client(a.client).stats);
+        if a.key != a.client && !self.entries.clients_kept() {
+            self.keep_clients(); // (the request's decision has done it already)
+        }
+        match self.entries.mirrored_client(a.key) {
+            Some(mirrored) => Keys::on_mirrored_abandon(mirrored),
+            None => Keys::on_abandon(&mut self.entries.client(a.client).stats),
+        }
     }
 
     /// A retry was scheduled; `pending` retries are now waiting.
@@ -162,7 +178,7 @@ impl Recorder {
 
     /// Frees what no longer matters at `now`; called once per policy window of virtual time.
     pub fn evict_idle(&mut self, now: Nanos) {
-        let PerKey { keys, clients } = &mut self.entries;
+        let (keys, clients) = self.entries.split();
         self.bursts.sweep(keys, |e| &mut e.history, now);
         self.keys
             .sweep((keys, |e| &mut e.demand), (clients, |c| &mut c.demand), now);
@@ -188,13 +204,17 @@ impl Recorder {
                 report.keys_per_client_mean = Some(mean);
             }
         }
+        #[cfg(test)]
+        if !self.entries.clients_kept() {
+            super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
+        }
         let accuracy = self.accuracy.finish();
         let bursts = self
             .bursts
             .finish(&mut self.entries.keys, |e| &mut e.history);
         let k = Keys::finish(
             self.entries.keys.iter().map(|e| &e.stats),
-            self.entries.clients.iter().map(|c| &c.stats),
+            self.entries.client_stats(),
         );
         let headers = self.headers.finish();
         let retries = self.retries.finish();

@@ -13,6 +13,8 @@ mod contender_identity_tests;
 mod contender_tests;
 pub mod deployment;
 mod engine;
+#[cfg(test)]
+mod mirror_tests;
 mod progress;
 mod queue;
 mod remote;
