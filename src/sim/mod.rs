@@ -225,6 +225,7 @@ fn run_one_through<S: DecisionSink>(
                 return Ok((report, throughput, self.sink));
             }
             let mut keyed = KeyedLimiter::new(limiter);
+            keyed.reserve(keys.len());
             if let Some(remote) = remote {
                 let mut shadowed = Shadowed { keyed, remote };
                 let run = simulate(

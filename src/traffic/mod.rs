@@ -324,7 +324,7 @@ fn build_keyed_source(
     let named_like_keys = key_spec.fields() == [KeyField::User] && key_spec.identity_fn().is_none();
     keys.reserve(n, n, if named_like_keys { 0 } else { n });
     let mut identity = Identity::default();
-    let client_keys: Vec<Client> = (0..pop.clients)
+    let client_keys: population::Clients = (0..pop.clients)
         .map(|j| {
             let first = if forging {
                 via::forged_address(&mut forgery)

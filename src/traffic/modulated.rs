@@ -2,8 +2,8 @@
 //! thinning: candidates at the source's maximum rate, each kept with probability `λ(t)/λ_max`.
 
 use super::intensity::Modulation;
-use super::population::Picker;
-use super::{Arrival, Client, KeySpace, Source, SourceSpec};
+use super::population::{Clients, Picker};
+use super::{Arrival, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::Nanos;
 use rand::Rng;
@@ -16,7 +16,7 @@ pub struct Modulated {
     stop: Nanos,
     /// Mean gap between candidates, in nanoseconds: `1 / (λ_max · Σ weights)`.
     candidate_gap: f64,
-    clients: Vec<Client>,
+    clients: Clients,
     picker: Picker,
     modulation: Modulation,
     /// Time of the last candidate since `start`.
@@ -29,7 +29,7 @@ impl Modulated {
         spec: &SourceSpec,
         source: u16,
         modulation: Modulation,
-        clients: Vec<Client>,
+        clients: Clients,
         picker: Picker,
         rng: ChaCha8Rng,
     ) -> Self {
@@ -64,7 +64,7 @@ impl Source for Modulated {
             let j = self.picker.pick(&mut self.rng);
             let keep = self.modulation.acceptance(self.offset, j, &mut self.rng);
             if self.rng.random::<f64>() < keep {
-                let c = self.clients[j];
+                let c = self.clients.get(j);
                 return Ok(Some(Arrival::new(time, c.key, c.id, self.source)));
             }
         }

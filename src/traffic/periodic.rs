@@ -3,7 +3,8 @@
 //! Event times are computed from their index (`start + k·per/count`), never accumulated, so a
 //! rate that is not a whole number of nanoseconds does not drift over a long run.
 
-use super::{Arrival, Client, KeySpace, Source, SourceSpec};
+use super::population::Clients;
+use super::{Arrival, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
 use std::cmp::Reverse;
@@ -16,13 +17,13 @@ pub struct Constant {
     stop: Nanos,
     /// The offsets of the whole source's requests (rate: per-client rate × clients).
     steps: Steps,
-    clients: Vec<Client>,
+    clients: Clients,
     /// `k mod n` for the next request `k`.
     next_client: usize,
 }
 
 impl Constant {
-    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Vec<Client>) -> Self {
+    pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Clients) -> Self {
         let rate = per_client
             .times(clients.len() as u64)
             .expect("validated: clients × rate fits");
@@ -47,7 +48,7 @@ impl Source for Constant {
         if time >= self.stop {
             return Ok(None);
         }
-        let client = self.clients[self.next_client];
+        let client = self.clients.get(self.next_client);
         self.next_client += 1;
         if self.next_client == self.clients.len() {
             self.next_client = 0;
@@ -116,13 +117,13 @@ pub struct Staggered {
     stop: Nanos,
     rates: Vec<Rate>,
     phases: Vec<Nanos>,
-    clients: Vec<Client>,
+    clients: Clients,
     /// `(time, client, k)` of each client's next request.
     heap: BinaryHeap<Reverse<(Nanos, u32, u64)>>,
 }
 
 impl Staggered {
-    pub fn new(spec: &SourceSpec, source: u16, rates: Vec<Rate>, clients: Vec<Client>) -> Self {
+    pub fn new(spec: &SourceSpec, source: u16, rates: Vec<Rate>, clients: Clients) -> Self {
         let n = clients.len() as u64;
         let phases: Vec<Nanos> = rates
             .iter()
@@ -161,7 +162,7 @@ impl Source for Staggered {
         if let Some(next) = next {
             self.heap.push(Reverse((next, j, k + 1)));
         }
-        let client = self.clients[j as usize];
+        let client = self.clients.get(j as usize);
         Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
     }
 }
@@ -188,7 +189,7 @@ pub struct Batches {
     schedule: Schedule,
     count: u64,
     spread: Nanos,
-    clients: Vec<Client>,
+    clients: Clients,
     batch: u64,
     /// Position within the batch: request `i` of client `j` is `i·clients + j`.
     pos: u64,
@@ -202,7 +203,7 @@ impl Batches {
         count: u64,
         every: Nanos,
         spread: Nanos,
-        clients: Vec<Client>,
+        clients: Clients,
     ) -> Self {
         let schedule = Schedule::Every {
             first: spec.start,
@@ -222,7 +223,7 @@ impl Batches {
         lead: Nanos,
         repeat_every: Option<Nanos>,
         spread: Nanos,
-        clients: Vec<Client>,
+        clients: Clients,
     ) -> Self {
         let schedule = match repeat_every {
             Some(every) => Schedule::Pairs {
@@ -241,7 +242,7 @@ impl Batches {
         schedule: Schedule,
         count: u64,
         spread: Nanos,
-        clients: Vec<Client>,
+        clients: Clients,
     ) -> Self {
         Batches {
             source,
@@ -297,7 +298,7 @@ impl Source for Batches {
             if time >= self.stop {
                 return Ok(None);
             }
-            let client = self.clients[j as usize];
+            let client = self.clients.get(j as usize);
             return Ok(Some(Arrival::new(time, client.key, client.id, self.source)));
         }
     }

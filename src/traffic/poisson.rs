@@ -7,7 +7,7 @@
 //! go to a uniformly chosen client, which is how they are generated (with per-client rates, the
 //! client is chosen in proportion to its rate: see [`super::population`]).
 
-use super::population::Picker;
+use super::population::{Clients, Picker};
 use super::{Arrival, Client, KeySpace, Source, SourceSpec};
 use crate::error::Result;
 use crate::time::{Nanos, Rate};
@@ -20,7 +20,7 @@ pub struct Poisson {
     stop: Nanos,
     /// Mean gap of the whole source, in nanoseconds.
     mean_gap: f64,
-    clients: Vec<Client>,
+    clients: Clients,
     picker: Picker,
     offset: f64,
     rng: ChaCha8Rng,
@@ -47,7 +47,7 @@ impl Poisson {
         spec: &SourceSpec,
         source: u16,
         per_client: Rate,
-        clients: Vec<Client>,
+        clients: Clients,
         picker: Picker,
         rng: ChaCha8Rng,
     ) -> Self {
@@ -89,18 +89,18 @@ impl Source for Poisson {
             Ahead::Start => {
                 let first = self.draw();
                 let second = first.and_then(|_| self.draw());
-                (first.map(|(t, i)| (t, self.clients[i])), second)
+                (first.map(|(t, i)| (t, self.clients.get(i))), second)
             }
         };
         let Some((time, client)) = next else {
             self.ahead = Ahead::Drawn { next, after };
             return Ok(None);
         };
-        let next = after.map(|(t, j)| (t, self.clients[j]));
+        let next = after.map(|(t, j)| (t, self.clients.get(j)));
         // No draw after the source's end: the first draw past it ends it.
         let after = next.and_then(|_| self.draw());
         if let Some((_, j)) = after {
-            crate::prefetch::prefetch(&self.clients, j);
+            self.clients.prefetch(j);
         }
         self.ahead = Ahead::Drawn { next, after };
         Ok(Some(Arrival::new(time, client.key, client.id, self.source)))

@@ -6,7 +6,7 @@
 //! with a heavy-tailed rate distribution costs one weighted draw (a binary search in a
 //! cumulative table built once) per request, not a heap of per-client timers.
 
-use super::{Arrival, KeySpace, Source};
+use super::{Arrival, Client, KeySpace, Source};
 use crate::algorithms::KeyId;
 use crate::error::Result;
 use rand::Rng;
@@ -46,6 +46,96 @@ impl RateDist {
                 raw.into_iter().map(|w| w / mean).collect()
             }
         }
+    }
+}
+
+/// A source's clients by number: the key and client id of each.
+///
+/// A population whose names are all new to the keyspace (every user its own key, numbered in
+/// turn) has client `j` at key `first.key + j` and id `first.id + j`: then nothing is stored,
+/// and a request's client is two additions rather than a read from a table that, for a million
+/// clients, misses the caches on every request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clients {
+    /// Client `j` (of `n`) is `first`'s key and id plus `j`.
+    Numbered {
+        first: Client,
+        n: usize,
+    },
+    Listed(Vec<Client>),
+}
+
+impl Clients {
+    /// Client `j` (under [`Clients::len`]).
+    #[inline]
+    pub fn get(&self, j: usize) -> Client {
+        match self {
+            Clients::Numbered { first, n } => {
+                debug_assert!(j < *n, "client {j} of {n}");
+                // In range by construction: the last client's numbers were pushed as such.
+                Client {
+                    key: first.key + j as KeyId,
+                    id: first.id + j as u32,
+                }
+            }
+            Clients::Listed(list) => list[j],
+        }
+    }
+
+    /// Starts loading what [`Clients::get`] will read for `j` (nothing when numbered).
+    #[inline]
+    pub fn prefetch(&self, j: usize) {
+        if let Clients::Listed(list) = self {
+            crate::prefetch::prefetch(list, j);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Clients::Numbered { n, .. } => *n,
+            Clients::Listed(list) => list.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every client, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Client> + '_ {
+        (0..self.len()).map(|j| self.get(j))
+    }
+
+    /// Appends `c`, listing the clients from the first one out of step.
+    pub fn push(&mut self, c: Client) {
+        match self {
+            Clients::Numbered { n: 0, .. } => *self = Clients::Numbered { first: c, n: 1 },
+            Clients::Numbered { first, n } => {
+                let step = |base: u32| base.checked_add(u32::try_from(*n).ok()?);
+                if step(first.key) == Some(c.key) && step(first.id) == Some(c.id) {
+                    *n += 1;
+                } else {
+                    let mut list = Vec::with_capacity(*n + 1);
+                    list.extend(self.iter());
+                    list.push(c);
+                    *self = Clients::Listed(list);
+                }
+            }
+            Clients::Listed(list) => list.push(c),
+        }
+    }
+}
+
+impl FromIterator<Client> for Clients {
+    fn from_iter<I: IntoIterator<Item = Client>>(iter: I) -> Self {
+        let mut clients = Clients::Numbered {
+            first: Client { key: 0, id: 0 },
+            n: 0,
+        };
+        for c in iter {
+            clients.push(c);
+        }
+        clients
     }
 }
 
@@ -158,5 +248,41 @@ impl Source for EndpointMix {
         let row = self.rows[&a.key] as usize;
         a.key = self.table[row * per_row + e];
         Ok(Some(a))
+    }
+}
+
+#[cfg(test)]
+mod clients_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the numbers, the clients are the ones pushed, in order; they are stored
+        /// only when out of step.
+        #[test]
+        fn clients_are_the_ones_pushed(
+            start in (0u32..5, 0u32..5),
+            steps in proptest::collection::vec((0u32..3, 0u32..3), 0..40),
+            near_max in any::<bool>(),
+        ) {
+            let base = if near_max { u32::MAX - 20 } else { 0 };
+            let (mut key, mut id) = (base + start.0, base + start.1);
+            let mut pushed = Vec::new();
+            for (dk, di) in steps {
+                pushed.push(Client { key, id });
+                // Mostly one step each: long numbered runs, sometimes broken.
+                key = key.saturating_add(if dk == 2 { 2 } else { 1 });
+                id = id.saturating_add(if di == 2 { 0 } else { 1 });
+            }
+            let clients: Clients = pushed.iter().copied().collect();
+            prop_assert_eq!(clients.len(), pushed.len());
+            let got: Vec<Client> = clients.iter().collect();
+            prop_assert_eq!(&got, &pushed);
+            let in_step = pushed.iter().enumerate().all(|(j, c)| {
+                c.key as u64 == pushed[0].key as u64 + j as u64
+                    && c.id as u64 == pushed[0].id as u64 + j as u64
+            });
+            prop_assert_eq!(matches!(clients, Clients::Numbered { .. }), in_step);
+        }
     }
 }
