@@ -131,53 +131,166 @@ impl Slot {
     }
 }
 
+/// What [`NameTable`] needs of a slot: the id it holds, the number kept with it, its text.
+trait NameSlot: Copy {
+    /// The slot of the text `texts` has just taken as number `id`.
+    fn new(id: u32, texts: &Texts) -> Self;
+    fn id(&self) -> u32;
+    fn extra(&mut self) -> &mut u32;
+    fn text<'a>(&'a self, texts: &'a Texts) -> &'a [u8];
+}
+
+impl NameSlot for Slot {
+    fn new(id: u32, texts: &Texts) -> Self {
+        Slot::new(id, texts)
+    }
+
+    #[inline]
+    fn id(&self) -> u32 {
+        self.id
+    }
+
+    #[inline]
+    fn extra(&mut self) -> &mut u32 {
+        &mut self.extra
+    }
+
+    #[inline]
+    fn text<'a>(&'a self, texts: &'a Texts) -> &'a [u8] {
+        Slot::text(self, texts)
+    }
+}
+
+/// A slot of ids only (8 bytes, not 40): its text is read by id. For a keyspace whose names
+/// are all interned before the run (synthetic populations), where a million names cost 16 MB
+/// of slots rather than 80 and an insert of a new name writes one slot, not five lines of them.
+#[derive(Debug, Clone, Copy)]
+struct IdSlot {
+    id: u32,
+    extra: u32,
+}
+
+impl NameSlot for IdSlot {
+    fn new(id: u32, _: &Texts) -> Self {
+        IdSlot {
+            id,
+            extra: u32::MAX,
+        }
+    }
+
+    #[inline]
+    fn id(&self) -> u32 {
+        self.id
+    }
+
+    #[inline]
+    fn extra(&mut self) -> &mut u32 {
+        &mut self.extra
+    }
+
+    #[inline]
+    fn text<'a>(&'a self, texts: &'a Texts) -> &'a [u8] {
+        texts.get(self.id).as_bytes()
+    }
+}
+
+/// The hash table of a [`NameTable`]: slots with short texts inline (the default: a replay
+/// looks names up on every line), or ids only ([`NameTable::ids_only`]).
+#[derive(Debug)]
+enum Slots {
+    Inline(HashTable<Slot>),
+    Ids(HashTable<IdSlot>),
+}
+
+impl Default for Slots {
+    fn default() -> Self {
+        Slots::Inline(HashTable::new())
+    }
+}
+
 /// Distinct names (keys), numbered densely in order of first insertion.
 #[derive(Debug, Default)]
 pub(super) struct NameTable {
-    table: HashTable<Slot>,
+    table: Slots,
     texts: Texts,
 }
 
+/// [`NameTable::intern`] in `table`.
+#[inline]
+fn intern_in<'a, S: NameSlot>(
+    table: &'a mut HashTable<S>,
+    texts: &'a mut Texts,
+    hash: u64,
+    text: &str,
+) -> (u32, bool, &'a mut u32, &'a Texts) {
+    let known = &*texts;
+    let entry = table.entry(
+        hash,
+        |slot| slot.text(known) == text.as_bytes(),
+        |slot| hash_bytes(slot.text(known)),
+    );
+    match entry {
+        Entry::Occupied(o) => {
+            let slot = o.into_mut();
+            (slot.id(), false, slot.extra(), texts)
+        }
+        Entry::Vacant(v) => {
+            let id = texts.push(text);
+            let slot = v.insert(S::new(id, texts));
+            (id, true, slot.into_mut().extra(), texts)
+        }
+    }
+}
+
+/// [`NameTable::find`] in `table`.
+#[inline]
+fn find_in<'a, S: NameSlot>(
+    table: &'a mut HashTable<S>,
+    texts: &Texts,
+    hash: u64,
+    text: &str,
+) -> Option<(u32, &'a mut u32)> {
+    let slot = table.find_mut(hash, |slot| slot.text(texts) == text.as_bytes())?;
+    Some((slot.id(), slot.extra()))
+}
+
 impl NameTable {
+    /// Slots of ids only from now on (the table must be empty): for a keyspace whose names
+    /// are interned before the run and seldom looked up during it.
+    pub(super) fn ids_only(&mut self) {
+        debug_assert!(self.is_empty(), "slots change only in an empty table");
+        if self.is_empty() {
+            self.table = Slots::Ids(HashTable::new());
+        }
+    }
+
     /// The id of `text` (whose [`hash`] is `hash`), adding it (with the next id) if new;
     /// whether it was new; the number kept with it (`u32::MAX` until the caller sets it); and
     /// the texts by id, which the caller may read while it sets that number.
     #[inline]
     pub(super) fn intern(&mut self, hash: u64, text: &str) -> (u32, bool, &mut u32, &Texts) {
-        let texts = &self.texts;
-        let entry = self.table.entry(
-            hash,
-            |slot| slot.text(texts) == text.as_bytes(),
-            |slot| hash_bytes(slot.text(texts)),
-        );
-        match entry {
-            Entry::Occupied(o) => {
-                let slot = o.into_mut();
-                (slot.id, false, &mut slot.extra, &self.texts)
-            }
-            Entry::Vacant(v) => {
-                let id = self.texts.push(text);
-                let slot = v.insert(Slot::new(id, &self.texts));
-                (id, true, &mut slot.into_mut().extra, &self.texts)
-            }
+        match &mut self.table {
+            Slots::Inline(t) => intern_in(t, &mut self.texts, hash, text),
+            Slots::Ids(t) => intern_in(t, &mut self.texts, hash, text),
         }
     }
 
     /// The id of `text` (whose [`hash`] is `hash`) and the number kept with it, if it is in.
     #[inline]
     pub(super) fn find(&mut self, hash: u64, text: &str) -> Option<(u32, &mut u32)> {
-        let texts = &self.texts;
-        let slot = self
-            .table
-            .find_mut(hash, |slot| slot.text(texts) == text.as_bytes())?;
-        Some((slot.id, &mut slot.extra))
+        match &mut self.table {
+            Slots::Inline(t) => find_in(t, &self.texts, hash, text),
+            Slots::Ids(t) => find_in(t, &self.texts, hash, text),
+        }
     }
 
     /// Makes room for `more` names of about `bytes_each` bytes without growing on the way.
     pub(super) fn reserve(&mut self, more: usize, bytes_each: usize) {
         let texts = &self.texts;
-        self.table
-            .reserve(more, |slot| hash_bytes(slot.text(texts)));
+        match &mut self.table {
+            Slots::Inline(t) => t.reserve(more, |slot| hash_bytes(slot.text(texts))),
+            Slots::Ids(t) => t.reserve(more, |slot| hash_bytes(slot.text(texts))),
+        }
         self.texts.reserve(more, bytes_each);
     }
 
@@ -287,8 +400,12 @@ mod tests {
         #[test]
         fn numbers_names_like_an_index_set_and_keeps_their_numbers(
             texts in proptest::collection::vec("[a-c]{0,3}|\\PC{28,34}", 0..200),
+            ids_only in any::<bool>(),
         ) {
             let mut table = NameTable::default();
+            if ids_only {
+                table.ids_only();
+            }
             let mut reference = IndexSet::<String>::new();
             for t in &texts {
                 let (id, new, extra, _) = table.intern(hash(t), t);

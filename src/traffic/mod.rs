@@ -273,6 +273,13 @@ pub fn build_sources(
     seed: u64,
     keys: &mut KeySpace,
 ) -> Result<Vec<Box<dyn Source>>> {
+    if keys.is_empty()
+        && !specs
+            .iter()
+            .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }))
+    {
+        keys.interned_up_front();
+    }
     specs
         .iter()
         .enumerate()
