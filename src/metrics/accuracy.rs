@@ -39,8 +39,8 @@ impl ExactLog {
     /// hold nothing to free).
     fn sweep<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut TimeLog, now: Nanos) {
         let window = self.window;
-        self.spilled.retain(|&key| {
-            let log = part(&mut entries[key as usize]);
+        super::dense::retain_entries(&mut self.spilled, entries, |entry| {
+            let log = part(entry);
             while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
                 log.pop_front();
             }

@@ -74,8 +74,8 @@ impl Demand {
         now: Nanos,
     ) {
         let window = self.window;
-        self.spilled.retain(|&id| {
-            let recent = &mut part(&mut entries[id as usize]).recent;
+        super::dense::retain_entries(&mut self.spilled, entries, |entry| {
+            let recent = &mut part(entry).recent;
             // What the id's next offer would drop; what is left moves back inline if short.
             while recent
                 .front()

@@ -189,16 +189,19 @@ impl Keys {
         }
     }
 
-    /// The tally's figures, from every key's and client's part (by id order).
+    /// The tally's figures, from every key's and client's part (by id order). One pass over
+    /// each: a million keys' entries are read once, not once per figure.
     pub fn finish<'a>(
-        keys: impl Iterator<Item = &'a KeyStats> + Clone,
-        clients: impl Iterator<Item = ClientStats> + Clone,
+        keys: impl Iterator<Item = &'a KeyStats>,
+        clients: impl Iterator<Item = ClientStats>,
     ) -> KeysPart {
-        let (mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0);
-        for k in keys.clone() {
+        let (mut seen, mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0, 0);
+        let mut fairness = Jain::default();
+        for k in keys {
             if k.offered == 0 {
                 continue;
             }
+            seen += 1;
             if k.exceeded {
                 over += 1;
                 false_neg += (k.limited == 0) as u64;
@@ -206,27 +209,52 @@ impl Keys {
                 within += 1;
                 false_pos += (k.limited > 0) as u64;
             }
+            if k.legit {
+                fairness.add(k.admitted as f64 / k.offered as f64);
+            }
         }
-        let (mut collateral, mut collateral_clients) = (0, 0);
-        for c in clients.clone() {
+        let (mut collateral, mut collateral_clients, mut gave_up) = (0, 0, 0);
+        for c in clients {
+            gave_up += c.gave_up as u64;
             if c.legit && c.rejected_on_shared_key > 0 && !c.exceeded {
                 collateral += c.rejected_on_shared_key;
                 collateral_clients += 1;
             }
         }
         KeysPart {
-            clients_gave_up: clients.filter(|c| c.gave_up).count() as u64,
-            keys_seen: keys.clone().filter(|k| k.offered > 0).count() as u64,
+            clients_gave_up: gave_up,
+            keys_seen: seen,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,
             false_negative_keys: false_neg,
             collateral_rejections: collateral,
             collateral_clients,
-            fairness_jain: jain(
-                keys.filter(|k| k.legit && k.offered > 0)
-                    .map(|k| k.admitted as f64 / k.offered as f64),
-            ),
+            fairness_jain: fairness.index(),
+        }
+    }
+}
+
+/// Jain's fairness index of values added one at a time (see [`jain`]).
+#[derive(Default)]
+struct Jain {
+    n: f64,
+    sum: f64,
+    squares: f64,
+}
+
+impl Jain {
+    fn add(&mut self, x: f64) {
+        self.n += 1.0;
+        self.sum += x;
+        self.squares += x * x;
+    }
+
+    fn index(&self) -> f64 {
+        if self.squares == 0.0 {
+            1.0
+        } else {
+            self.sum * self.sum / (self.n * self.squares)
         }
     }
 }
@@ -234,17 +262,9 @@ impl Keys {
 /// Jain's fairness index `(Σx)² / (n·Σx²)`: 1 when all `x` are equal, `1/n` when one takes all.
 /// 1 for an empty set or all zeros (nothing was shared unequally).
 pub fn jain(xs: impl Iterator<Item = f64>) -> f64 {
-    let (mut n, mut sum, mut squares) = (0.0, 0.0, 0.0);
-    for x in xs {
-        n += 1.0;
-        sum += x;
-        squares += x * x;
-    }
-    if squares == 0.0 {
-        1.0
-    } else {
-        sum * sum / (n * squares)
-    }
+    let mut j = Jain::default();
+    xs.for_each(|x| j.add(x));
+    j.index()
 }
 
 #[cfg(test)]

@@ -153,7 +153,9 @@ impl Judge {
         now: Nanos,
     ) {
         let mut spilled = std::mem::take(&mut self.spilled);
-        spilled.retain(|&key| self.sweep_one(part(&mut entries[key as usize]), now));
+        super::dense::retain_entries(&mut spilled, entries, |entry| {
+            self.sweep_one(part(entry), now)
+        });
         self.spilled = spilled;
     }
 
