@@ -27,6 +27,7 @@ impl SourceCounts {
         }
     }
 
+    #[inline]
     pub fn on_abandon(&mut self, source: u16) {
         self.counts[source as usize].abandoned += 1;
     }

@@ -153,6 +153,7 @@ impl PerKey {
     }
 
     /// The stats of `key`, when its client mirrors it (`None` once clients are kept).
+    #[inline]
     pub fn mirrored_client(&mut self, key: KeyId) -> Option<&mut KeyStats> {
         match self.clients {
             Some(_) => None,

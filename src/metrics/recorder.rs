@@ -146,6 +146,7 @@ impl Recorder {
     }
 
     /// A rejected request's client gave up on it.
+    #[inline]
     pub fn on_abandon(&mut self, a: &Arrival) {
         self.sources.on_abandon(a.source);
         if a.key != a.client && !self.entries.clients_kept() {

@@ -40,10 +40,12 @@ impl Clients {
         previous: Nanos,
     ) -> Option<(Nanos, Nanos)> {
         let source = arrival.source as usize;
-        let reaction = self.reactions.get(source).copied().unwrap_or_default();
+        // A source without a reaction gives up (the default reaction allows no retry).
+        let reaction = self.reactions.get(source)?;
         if arrival.attempt >= reaction.max_retries {
             return None;
         }
+        let reaction = *reaction;
         let rng = &mut self.rngs[source];
         let sleep = match reaction.retry {
             Retry::GiveUp => return None,
