@@ -81,7 +81,7 @@ impl Accuracy {
 
     /// One decision on `key`, whose exact log is `log`. `estimate` is the algorithm's estimate
     /// of the key's rolling count before it; `truth` gives the true count (asked only when
-    /// there is an estimate).
+    /// there is an estimate). Returns whether the exact limiter admitted the request.
     #[inline]
     pub fn on_decision(
         &mut self,
@@ -91,7 +91,7 @@ impl Accuracy {
         admitted: bool,
         estimate: Option<f64>,
         truth: impl FnOnce() -> u64,
-    ) {
+    ) -> bool {
         if let Some(estimate) = estimate {
             let truth = truth();
             if truth > 0 {
@@ -99,13 +99,15 @@ impl Accuracy {
                 self.estimates += 1;
             }
         }
-        if self.exact.admits(key, log, t) != admitted {
+        let exact = self.exact.admits(key, log, t);
+        if exact != admitted {
             if admitted {
                 self.wrongly_allowed += 1;
             } else {
                 self.wrongly_rejected += 1;
             }
         }
+        exact
     }
 
     /// Frees what `now` allows; `part` finds a key's exact log in its entry of `entries`.
@@ -135,6 +137,34 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        /// A key's offered traffic has exceeded the policy (more than L in a window, judged on
+        /// its own window of offered times) exactly when the exact limiter has rejected one of
+        /// its requests: the keys tally's ground truth (`metrics::keys`) rests on this.
+        #[test]
+        fn exceeding_the_policy_is_the_exact_limiters_first_rejection(
+            limit in 0u64..5,
+            gaps in proptest::collection::vec(0u64..40, 1..200),
+            sweeps in proptest::collection::vec(any::<bool>(), 200),
+        ) {
+            let window = 100;
+            let mut exact = ExactLog { limit, window, spilled: Vec::new() };
+            let mut demand = super::super::demand::Demand::new(limit, window, Vec::new());
+            let mut logs = [TimeLog::default()];
+            let mut offered = [super::super::demand::Offered::default()];
+            let (mut exceeded, mut rejected) = (false, false);
+            let mut t = 0;
+            for (gap, sweep) in gaps.into_iter().zip(sweeps) {
+                t += gap;
+                if sweep {
+                    exact.sweep(&mut logs, |l| l, t);
+                    demand.sweep(&mut offered, |o| o, t);
+                }
+                rejected |= !exact.admits(0, &mut logs[0], t);
+                demand.offer(0, &mut offered[0], &mut exceeded, t);
+                prop_assert_eq!(exceeded, rejected);
+            }
+        }
+
         /// The shadow decides exactly as the sliding window log, sweeps included.
         #[test]
         fn the_shadow_is_the_sliding_window_log(

@@ -13,6 +13,27 @@ pub(super) struct Offered {
     recent: TimeLog,
 }
 
+impl Offered {
+    /// The window of a client that sent exactly the requests of a key whose exact limiter's
+    /// log is `exact` and whose traffic `exceeded` the policy or not (see [`super::keys`]:
+    /// until it exceeds, that log is the key's offered traffic in the window; after, a
+    /// window is never read again).
+    pub fn mirror(exact: &TimeLog, exceeded: bool) -> Offered {
+        Offered {
+            recent: if exceeded {
+                TimeLog::default()
+            } else {
+                exact.clone()
+            },
+        }
+    }
+
+    /// Whether the window is on the heap.
+    pub fn is_spilled(&self) -> bool {
+        self.recent.is_spilled()
+    }
+}
+
 /// The judge of offered-traffic windows for a dense id space (keys, or clients), each id's
 /// [`Offered`] kept with the id's other state.
 pub(super) struct Demand {
@@ -23,11 +44,12 @@ pub(super) struct Demand {
 }
 
 impl Demand {
-    pub fn new(limit: u64, window: Nanos) -> Self {
+    /// A judge whose ids in `spilled` (and only those) have their window on the heap.
+    pub fn new(limit: u64, window: Nanos, spilled: Vec<u32>) -> Self {
         Demand {
             limit,
             window,
-            spilled: Vec::new(),
+            spilled,
         }
     }
 
@@ -51,15 +73,6 @@ impl Demand {
         if o.recent.len() as u64 > self.limit {
             *exceeded = true;
             o.recent.clear();
-        }
-    }
-
-    /// A judge that has seen what `other` has: the same ids' windows, spilled alike.
-    pub fn same_as(other: &Demand) -> Demand {
-        Demand {
-            limit: other.limit,
-            window: other.window,
-            spilled: other.spilled.clone(),
         }
     }
 
@@ -94,7 +107,7 @@ mod tests {
 
     #[test]
     fn exceeding_is_more_than_l_in_one_window() {
-        let mut d = Demand::new(2, 10);
+        let mut d = Demand::new(2, 10, Vec::new());
         let (mut o, mut exceeded) = (Offered::default(), false);
         for t in [0, 5, 10, 15] {
             d.offer(0, &mut o, &mut exceeded, t); // never 3 in (t−10, t]

@@ -1,6 +1,14 @@
 //! Keys tally: what each key and each client asked for and got, judged against the ground truth
-//! of [`Demand`] (did its offered traffic ever exceed the policy?): false positives and
-//! negatives, NAT collateral damage, fairness, clients that gave up.
+//! (did its offered traffic ever exceed the policy?): false positives and negatives, NAT
+//! collateral damage, fairness, clients that gave up.
+//!
+//! A key's offered traffic exceeds the policy (more than L requests in some window `(t−W, t]`)
+//! exactly when the exact limiter (the accuracy tally's sliding window log, same L and W)
+//! rejects one of its requests: until then that limiter has admitted every request, so its log
+//! is the key's offered traffic in the window, and the first request that finds it full is the
+//! (L+1)-th in a window. So a key's ground truth is the exact limiter's first rejection, and
+//! needs no window of its own. A client's requests may span several keys: its offered traffic
+//! has its own window ([`Demand`]).
 
 use super::demand::{Demand, Offered};
 use crate::algorithms::KeyId;
@@ -52,6 +60,13 @@ pub(super) struct ClientStats {
     exceeded: bool,
 }
 
+impl KeyStats {
+    /// The key's offered traffic exceeded the policy at some point.
+    pub fn over_policy(&self) -> bool {
+        self.exceeded
+    }
+}
+
 impl ClientStats {
     /// The stats of a client that has sent exactly the requests of the key with `stats`, and
     /// only on it: the key was never shared.
@@ -65,20 +80,15 @@ impl ClientStats {
     }
 }
 
-/// The keys tally's own state: the ground-truth judges of keys and of clients. What it knows
-/// of each key and client ([`KeyStats`], [`ClientStats`] and their [`Offered`] windows) is
-/// kept in their entries and passed in.
+/// The keys tally's own state: the ground-truth judge of clients. What it knows of each key
+/// and client ([`KeyStats`], [`ClientStats`] and the clients' [`Offered`] windows) is kept in
+/// their entries and passed in.
 pub(super) struct Keys {
-    key_demand: Demand,
-    /// `None` while clients mirror keys ([`super::per_key`]): their judge would see what
-    /// the keys' sees.
+    limit: u64,
+    window: Nanos,
+    /// `None` while clients mirror keys ([`super::per_key`]): a client's ground truth is then
+    /// its key's.
     client_demand: Option<Demand>,
-}
-
-/// One key's part of the tally, as its entry holds it.
-pub(super) struct KeyPart<'a> {
-    pub stats: &'a mut KeyStats,
-    pub demand: &'a mut Offered,
 }
 
 /// One client's part of the tally, as its entry holds it.
@@ -109,32 +119,33 @@ pub(super) struct Seen {
     /// Rejected or delayed.
     pub limited: bool,
     pub rejected: bool,
+    /// The exact limiter rejected the request: the key's offered traffic exceeds the policy.
+    pub over_policy: bool,
 }
 
 impl Keys {
     pub fn new(limit: u64, window: Nanos) -> Self {
         Keys {
-            key_demand: Demand::new(limit, window),
+            limit,
+            window,
             client_demand: None,
         }
     }
 
     #[inline]
-    pub fn on_decision(&mut self, s: Seen, key: KeyPart, client: Option<ClientPart>) {
-        self.key_demand
-            .offer(s.key, key.demand, &mut key.stats.exceeded, s.t);
+    pub fn on_decision(&mut self, s: Seen, key: &mut KeyStats, client: Option<ClientPart>) {
         let Some(client) = client else {
             // The client mirrors the key: its figures will be read off the key's.
             debug_assert_eq!(s.key, s.client, "only a key's own client mirrors it");
-            Self::on_key(&s, key.stats);
+            Self::on_key(&s, key);
             return;
         };
-        let key_demand = &self.key_demand;
+        let (limit, window) = (self.limit, self.window);
         let judge = self
             .client_demand
-            .get_or_insert_with(|| Demand::same_as(key_demand));
+            .get_or_insert_with(|| Demand::new(limit, window, Vec::new()));
         judge.offer(s.client, client.demand, &mut client.stats.exceeded, s.t);
-        let shared = Self::on_key(&s, key.stats);
+        let shared = Self::on_key(&s, key);
         let client = client.stats;
         client.legit |= s.legit;
         if s.rejected && s.legit && shared {
@@ -149,6 +160,7 @@ impl Keys {
         key.admitted += s.admitted as u64;
         key.limited += s.limited as u64;
         key.legit |= s.legit;
+        key.exceeded |= s.over_policy;
         if key.first_client == ClientId::MAX {
             key.first_client = s.client;
         } else if key.first_client != s.client {
@@ -157,10 +169,11 @@ impl Keys {
         key.shared
     }
 
-    /// Clients are kept from now on, each starting as the mirror of its key.
-    pub fn keep_clients(&mut self) {
+    /// Clients are kept from now on, each starting as the mirror of its key; `spilled`: the
+    /// clients whose mirrored window is on the heap.
+    pub fn keep_clients(&mut self, spilled: Vec<ClientId>) {
         if self.client_demand.is_none() {
-            self.client_demand = Some(Demand::same_as(&self.key_demand));
+            self.client_demand = Some(Demand::new(self.limit, self.window, spilled));
         }
     }
 
@@ -175,17 +188,16 @@ impl Keys {
         key.client_gave_up = true;
     }
 
-    /// Frees what `now` allows; `key_part` and `client_part` find a key's and a client's
-    /// window in their entries (`None` while clients mirror keys).
-    pub fn sweep<K, C>(
+    /// Frees what `now` allows; `part` finds a client's window in its entry of `clients`
+    /// (`None` while clients mirror keys).
+    pub fn sweep<C>(
         &mut self,
-        (keys, key_part): (&mut [K], impl Fn(&mut K) -> &mut Offered),
-        (clients, client_part): (Option<&mut [C]>, impl Fn(&mut C) -> &mut Offered),
+        clients: Option<&mut [C]>,
+        part: impl Fn(&mut C) -> &mut Offered,
         now: Nanos,
     ) {
-        self.key_demand.sweep(keys, key_part, now);
         if let (Some(judge), Some(clients)) = (&mut self.client_demand, clients) {
-            judge.sweep(clients, client_part, now);
+            judge.sweep(clients, part, now);
         }
     }
 

@@ -31,10 +31,9 @@ pub(super) struct KeyEntry {
     pub exact: TimeLog,
     /// Windows: the key's admitted history and the rejections still to judge.
     pub history: History,
-    /// Keys: what the key asked for and got.
+    /// Keys: what the key asked for and got, and whether its offered traffic exceeded the
+    /// policy (the ground truth).
     pub stats: KeyStats,
-    /// Keys: the ground truth, the key's offered traffic against the policy.
-    pub demand: Offered,
     /// Headers: what the key's last response advertised.
     pub advertised: Advertised,
 }
@@ -52,7 +51,7 @@ impl ClientEntry {
     fn mirror(key: &KeyEntry) -> ClientEntry {
         ClientEntry {
             stats: ClientStats::mirror(&key.stats),
-            demand: key.demand.clone(),
+            demand: Offered::mirror(&key.exact, key.stats.over_policy()),
         }
     }
 }
@@ -100,9 +99,10 @@ impl PerKey {
     /// differ ends the mirroring.
     #[inline]
     pub fn both(&mut self, key: KeyId, client: ClientId) -> Entries<'_> {
-        if self.clients.is_none() && key != client {
-            self.keep_clients();
-        }
+        debug_assert!(
+            self.clients.is_some() || key == client,
+            "clients kept (PerKey::keep_clients) before a pair of different ids"
+        );
         let key = super::dense::slot(&mut self.keys, key);
         let client = self.clients.as_mut().map(|c| super::dense::slot(c, client));
         (key, client)
@@ -114,9 +114,11 @@ impl PerKey {
         super::dense::slot(&mut self.keys, key)
     }
 
-    /// The entry of `client`, created (empty) if new: from now on clients are kept.
+    /// The entry of `client`, created (empty) if new, once clients are kept
+    /// ([`PerKey::keep_clients`]).
     pub fn client(&mut self, client: ClientId) -> &mut ClientEntry {
-        super::dense::slot(self.keep_clients(), client)
+        let clients = self.clients.as_mut().expect("clients are kept");
+        super::dense::slot(clients, client)
     }
 
     /// The keys' entries and the kept clients' (`None` while they mirror keys).
@@ -139,17 +141,20 @@ impl PerKey {
     }
 
     /// Writes out the entry of every client (each the mirror of its key) if they were not
-    /// kept yet; the clients from now on.
+    /// kept yet; the clients whose offered-traffic window is then on the heap.
     #[cold]
     #[inline(never)]
-    pub fn keep_clients(&mut self) -> &mut Vec<ClientEntry> {
-        let keys = &self.keys;
-        let expected = self.expected_clients;
-        self.clients.get_or_insert_with(|| {
-            let mut clients = Vec::with_capacity(expected.max(keys.len()));
-            clients.extend(keys.iter().map(ClientEntry::mirror));
-            clients
-        })
+    pub fn keep_clients(&mut self) -> Vec<ClientId> {
+        if self.clients.is_some() {
+            return Vec::new();
+        }
+        let mut clients = Vec::with_capacity(self.expected_clients.max(self.keys.len()));
+        clients.extend(self.keys.iter().map(ClientEntry::mirror));
+        let spilled = (0..clients.len() as ClientId)
+            .filter(|&c| clients[c as usize].demand.is_spilled())
+            .collect();
+        self.clients = Some(clients);
+        spilled
     }
 
     /// The stats of `key`, when its client mirrors it (`None` once clients are kept).
@@ -204,15 +209,16 @@ mod tests {
     }
 
     #[test]
-    fn clients_are_kept_from_the_first_pair_of_different_ids() {
+    fn kept_clients_start_as_their_keys_mirrors() {
         let mut entries = PerKey::default();
         assert!(entries.both(0, 0).1.is_none());
         assert!(entries.both(3, 3).1.is_none());
         assert!(!entries.clients_kept());
-        assert!(entries.both(1, 2).1.is_some());
+        assert!(entries.keep_clients().is_empty(), "no window on the heap");
         assert!(entries.clients_kept());
-        // Every client the keys mirrored so far has its entry, and the new one too.
+        // Every client the keys mirrored so far has its entry.
         assert_eq!(entries.split().1.map(|c| c.len()), Some(4));
+        assert!(entries.both(1, 2).1.is_some());
         assert!(entries.both(0, 0).1.is_some());
     }
 }

@@ -15,7 +15,7 @@ use super::burst::Bursts;
 use super::counts::SourceCounts;
 use super::delays::Delays;
 use super::headers::Headers;
-use super::keys::{ClientPart, KeyPart, Keys, Seen};
+use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
 use super::retries::Retries;
@@ -90,10 +90,11 @@ impl Recorder {
         }
         let (key, client) = self.entries.both(a.key, a.client);
         let (bursts, history) = (&self.bursts, &mut key.history);
-        self.accuracy
-            .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
-                bursts.count_now(history, t)
-            });
+        let exact_admits =
+            self.accuracy
+                .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
+                    bursts.count_now(history, t)
+                });
         self.keys.on_decision(
             Seen {
                 key: a.key,
@@ -103,11 +104,9 @@ impl Recorder {
                 admitted,
                 limited: !matches!(outcome, Outcome::Allow),
                 rejected,
+                over_policy: !exact_admits,
             },
-            KeyPart {
-                stats: &mut key.stats,
-                demand: &mut key.demand,
-            },
+            &mut key.stats,
             client.map(|c| ClientPart {
                 stats: &mut c.stats,
                 demand: &mut c.demand,
@@ -141,8 +140,10 @@ impl Recorder {
     #[cold]
     #[inline(never)]
     fn keep_clients(&mut self) {
-        self.entries.keep_clients();
-        self.keys.keep_clients();
+        if !self.entries.clients_kept() {
+            let spilled = self.entries.keep_clients();
+            self.keys.keep_clients(spilled);
+        }
     }
 
     /// A rejected request's client gave up on it.
@@ -181,8 +182,7 @@ impl Recorder {
     pub fn evict_idle(&mut self, now: Nanos) {
         let (keys, clients) = self.entries.split();
         self.bursts.sweep(keys, |e| &mut e.history, now);
-        self.keys
-            .sweep((keys, |e| &mut e.demand), (clients, |c| &mut c.demand), now);
+        self.keys.sweep(clients, |c| &mut c.demand, now);
         self.accuracy.sweep(keys, |e| &mut e.exact, now);
     }
 

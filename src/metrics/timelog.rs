@@ -166,7 +166,6 @@ impl TimeLog {
     }
 
     /// Whether the log holds a heap buffer.
-    #[cfg(test)]
     pub fn is_spilled(&self) -> bool {
         matches!(self, TimeLog::Spilled(_))
     }
