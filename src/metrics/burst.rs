@@ -65,6 +65,18 @@ impl Bursts {
         self.windows.count_now(h, now)
     }
 
+    /// Judges the rejections whose windows have all ended by `now` (before anything at `now`
+    /// is recorded); `part` finds a key's history in its entry of `entries`.
+    #[inline]
+    pub fn judge_due<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut History,
+        now: Nanos,
+    ) {
+        self.windows.judge_due(entries, part, now);
+    }
+
     #[inline]
     pub fn on_reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
         self.windows.reject(key, h, t);

@@ -22,14 +22,14 @@ use super::windows::History;
 use crate::algorithms::KeyId;
 use crate::traffic::ClientId;
 
-/// One key's state in every tally: three whole cache lines (aligned, so none straddles a
-/// fourth).
+/// One key's state in every tally: two whole cache lines (aligned, so none straddles a
+/// third).
 #[derive(Debug, Default)]
 #[repr(align(64))]
 pub(super) struct KeyEntry {
     /// Accuracy: the exact limiter's log of the key.
     pub exact: TimeLog,
-    /// Windows: the key's admitted history and the rejections still to judge.
+    /// Windows: the key's admitted history.
     pub history: History,
     /// Keys: what the key asked for and got, and whether its offered traffic exceeded the
     /// policy (the ground truth).
@@ -203,8 +203,8 @@ mod tests {
 
     /// The point of the entries is their size: a few cache lines, not one table each.
     #[test]
-    fn entries_are_three_cache_lines_and_one() {
-        assert_eq!(std::mem::size_of::<KeyEntry>(), 3 * 64);
+    fn entries_are_two_cache_lines_and_one() {
+        assert_eq!(std::mem::size_of::<KeyEntry>(), 2 * 64);
         assert_eq!(std::mem::size_of::<ClientEntry>(), 64);
     }
 

@@ -88,6 +88,8 @@ impl Recorder {
         if a.key != a.client && !self.entries.clients_kept() {
             self.keep_clients();
         }
+        self.bursts
+            .judge_due(&mut self.entries.keys, |e| &mut e.history, t);
         let (key, client) = self.entries.both(a.key, a.client);
         let (bursts, history) = (&self.bursts, &mut key.history);
         let exact_admits =
@@ -168,6 +170,8 @@ impl Recorder {
     /// Times passed here never decrease.
     #[inline]
     pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
+        self.bursts
+            .judge_due(&mut self.entries.keys, |e| &mut e.history, time);
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time);
         self.timeline.on_admit(time, in_window);

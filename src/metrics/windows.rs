@@ -9,12 +9,19 @@
 //! have pushed the window ending at 1:10 over the limit. Judging a rejection therefore waits
 //! until `t + W` has passed, unless the window ending at `t` is already full (the usual case),
 //! which settles it at once.
+//!
+//! The rejections waiting for their windows wait in one queue for all keys, in time order (a
+//! run's events come in time order), not in each key's state: most keys of a large run never
+//! have one, and a key's state then fits in fewer cache lines. Each is judged at the first event
+//! at or after `t + W` ([`Judge::judge_due`]), before anything at that time is recorded: the
+//! key's history then holds every admission in `(t − W, t + W)`, and nothing later matters.
 
 use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
+use std::collections::VecDeque;
 
-/// One key's admitted history and the rejections still to judge.
+/// One key's admitted history.
 #[derive(Debug, Default)]
 pub(super) struct History {
     /// Admission times after `now − 2W`, oldest first.
@@ -22,8 +29,6 @@ pub(super) struct History {
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
     /// forward, so it only advances: counting the current window is amortised O(1).
     window_start: usize,
-    /// Rejections whose later windows are not complete yet.
-    pending: TimeLog,
 }
 
 impl History {
@@ -38,7 +43,8 @@ impl History {
         (self.admitted.len() - self.window_start) as u64
     }
 
-    /// Drops admissions at or before `now − 2W`: no pending judgment can need them.
+    /// Drops admissions at or before `now − 2W`: no judgment still to come can need them (the
+    /// rejections still waiting at `now` are after `now − W`).
     #[inline]
     fn trim(&mut self, now: Nanos, window: Nanos) {
         while self
@@ -60,14 +66,16 @@ impl History {
 
 /// The judge of every key's [`History`], wherever the histories are kept (one per key in the
 /// recorder's per-key entries, or a rule's own [`KeyWindows`]): the policy's limit and window,
-/// the needless rejections found so far, and the keys whose history moved to the heap.
+/// the rejections still to judge, the needless ones found so far, and the keys whose history
+/// moved to the heap.
 pub(super) struct Judge {
     limit: u64,
     window: Nanos,
-    /// Keys with a history on the heap: the only ones a periodic sweep must visit. Judging a
-    /// rejection can wait for the key's next event or the end of the run (it needs only the
-    /// key's admissions, which nothing drops before judging), so inline keys are left alone.
+    /// Keys with a history on the heap: the only ones a periodic sweep must visit (inline
+    /// histories hold nothing to free).
     spilled: Vec<KeyId>,
+    /// Rejections whose later windows are not complete yet, oldest first, with their keys.
+    pending: VecDeque<(Nanos, KeyId)>,
     needless: u64,
 }
 
@@ -77,7 +85,35 @@ impl Judge {
             limit,
             window,
             spilled: Vec::new(),
+            pending: VecDeque::new(),
             needless: 0,
+        }
+    }
+
+    /// Judges the rejections whose windows have all ended by `now`; `part` finds a key's
+    /// history in its entry of `entries`. Called before anything at `now` is recorded, with
+    /// times that never decrease.
+    #[inline]
+    pub fn judge_due<E>(
+        &mut self,
+        entries: &mut [E],
+        part: impl Fn(&mut E) -> &mut History,
+        now: Nanos,
+    ) {
+        while let Some(&(t, key)) = self.pending.front() {
+            if t.saturating_add(self.window) > now {
+                break;
+            }
+            self.pending.pop_front();
+            self.judge(part(&mut entries[key as usize]), t);
+        }
+    }
+
+    /// Judges the rejection at `t` of the key whose history is `h`.
+    #[inline]
+    fn judge(&mut self, h: &History, t: Nanos) {
+        if is_needless(&h.admitted, t, self.window, self.limit) {
+            self.needless += 1;
         }
     }
 
@@ -91,11 +127,11 @@ impl Judge {
         h.count_now(now, self.window)
     }
 
-    /// Records an admission of `key` (history `h`) at `t` (times never decrease) and returns
-    /// the key's admissions in `(t−W, t]`, this one included.
+    /// Records an admission of `key` (history `h`) at `t` (times never decrease; what was due
+    /// by `t` judged: [`Judge::judge_due`]) and returns the key's admissions in `(t−W, t]`,
+    /// this one included.
     #[inline]
     pub fn admit(&mut self, key: KeyId, h: &mut History, t: Nanos) -> u64 {
-        self.settle(h, t);
         let window = self.window;
         h.trim(t, window);
         let spilled = h.admitted.push_back(t);
@@ -106,52 +142,34 @@ impl Judge {
         count
     }
 
-    /// Records a rejection of `key` (history `h`) at `t`.
+    /// Records a rejection of `key` (history `h`) at `t` (what was due by `t` judged).
     #[inline]
     pub fn reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
-        self.settle(h, t);
-        let (limit, window) = (self.limit, self.window);
         // A full window ending at t settles it: admitting one more would exceed the limit.
-        if h.count_now(t, window) < limit && h.pending.push_back(t) {
-            self.spilled.push(key);
+        if h.count_now(t, self.window) < self.limit {
+            self.pending.push_back((t, key));
         }
     }
 
-    /// Judges the rejections of `h` whose windows ended by `now`.
-    #[inline]
-    fn settle(&mut self, h: &mut History, now: Nanos) {
-        let (limit, window) = (self.limit, self.window);
-        while let Some(t) = h.pending.front() {
-            if t.saturating_add(window) > now {
-                break;
-            }
-            h.pending.pop_front();
-            if is_needless(&h.admitted, t, window, limit) {
-                self.needless += 1;
-            }
-        }
-    }
-
-    /// Settles what `now` allows for `h` and frees its history if nothing in it matters.
-    /// Returns whether it still holds a heap buffer.
+    /// Frees the history `h` if nothing in it matters at `now` any more (what was due by
+    /// `now` judged). Returns whether it still holds a heap buffer.
     fn sweep_one(&mut self, h: &mut History, now: Nanos) -> bool {
-        self.settle(h, now);
         h.trim(now, self.window);
-        if h.admitted.is_empty() && h.pending.is_empty() {
+        if h.admitted.is_empty() {
             *h = History::default();
         }
-        // `|` not `||`: both logs move back inline when short.
-        h.admitted.fit_inline() | h.pending.fit_inline()
+        h.admitted.fit_inline()
     }
 
-    /// Settles and frees what `now` allows for the keys with heap histories; `part` finds a
-    /// key's history in its entry of `entries` (indexed by key id).
+    /// Judges what is due by `now`, then frees what `now` allows for the keys with heap
+    /// histories; `part` finds a key's history in its entry of `entries` (indexed by key id).
     pub fn sweep<E>(
         &mut self,
         entries: &mut [E],
         part: impl Fn(&mut E) -> &mut History,
         now: Nanos,
     ) {
+        self.judge_due(entries, &part, now);
         let mut spilled = std::mem::take(&mut self.spilled);
         super::dense::retain_entries(&mut spilled, entries, |entry| {
             self.sweep_one(part(entry), now)
@@ -159,15 +177,10 @@ impl Judge {
         self.spilled = spilled;
     }
 
-    /// Needless rejections, once the run is over (every pending rejection of every key is
-    /// judged).
+    /// Needless rejections, once the run is over (every rejection still waiting is judged
+    /// against the whole history after it).
     pub fn finish<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut History) -> u64 {
-        for entry in entries {
-            let h = part(entry);
-            if !h.pending.is_empty() {
-                self.settle(h, Nanos::MAX);
-            }
-        }
+        self.judge_due(entries, part, Nanos::MAX);
         self.needless
     }
 }
@@ -190,6 +203,7 @@ impl KeyWindows {
     /// `(t−W, t]`, this one included.
     #[inline]
     pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
+        self.judge.judge_due(&mut self.keys, |h| h, t);
         let h = super::dense::slot(&mut self.keys, key);
         self.judge.admit(key, h, t)
     }
@@ -197,6 +211,7 @@ impl KeyWindows {
     /// Records a rejection at `t`.
     #[inline]
     pub fn reject(&mut self, key: KeyId, t: Nanos) {
+        self.judge.judge_due(&mut self.keys, |h| h, t);
         let h = super::dense::slot(&mut self.keys, key);
         self.judge.reject(key, h, t)
     }
@@ -248,8 +263,55 @@ fn is_needless(sorted: &TimeLog, t: Nanos, window: Nanos, limit: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     const W: Nanos = 10;
+
+    /// Admissions of `admitted` in `(s − W, s]`.
+    fn in_window(admitted: &[Nanos], s: Nanos) -> usize {
+        admitted.iter().filter(|&&a| a + W > s && a <= s).count()
+    }
+
+    proptest! {
+        /// Against brute force over whole histories, for interleaved keys, rejections still
+        /// waiting at sweeps and at the end: each admission's window count, and the needless
+        /// rejections (one more admission at `t` keeps every window `(s − W, s]` with `s` in
+        /// `[t, t + W)` within the limit).
+        #[test]
+        fn windows_agree_with_brute_force(
+            limit in 1u64..4,
+            events in proptest::collection::vec((0u32..4, 0u64..6, any::<bool>(), 0u8..8), 0..150),
+        ) {
+            let mut w = KeyWindows::new(limit, W);
+            let mut admitted: Vec<Vec<Nanos>> = vec![Vec::new(); 4];
+            let mut rejected = Vec::new();
+            let mut t = 0;
+            for (key, gap, admit, sweep) in events {
+                t += gap;
+                if sweep == 0 {
+                    w.sweep(t);
+                }
+                if admit {
+                    admitted[key as usize].push(t);
+                    let want = in_window(&admitted[key as usize], t) as u64;
+                    prop_assert_eq!(w.admit(key, t), want);
+                } else {
+                    w.reject(key, t);
+                    rejected.push((key, t));
+                }
+            }
+            let needless = rejected
+                .iter()
+                .filter(|&&(key, t)| {
+                    let a = &admitted[key as usize];
+                    std::iter::once(t)
+                        .chain(a.iter().copied().filter(|&s| s > t && s < t + W))
+                        .all(|s| (in_window(a, s) as u64) < limit)
+                })
+                .count() as u64;
+            prop_assert_eq!(w.finish(), needless);
+        }
+    }
 
     #[test]
     fn counts_violations_in_the_rolling_window() {
