@@ -140,6 +140,8 @@ impl Keys {
             Self::on_key(&s, key);
             return;
         };
+        // Made by `keep_clients` when clients start being kept; a judge made here would know
+        // no spilled window, which only delays freeing them.
         let (limit, window) = (self.limit, self.window);
         let judge = self
             .client_demand

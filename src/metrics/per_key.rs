@@ -95,8 +95,8 @@ impl PerKey {
         }
     }
 
-    /// The entries of `key` and `client`, created (empty) if new. The first pair whose ids
-    /// differ ends the mirroring.
+    /// The entries of `key` and `client`, created (empty) if new. A pair whose ids differ
+    /// needs the clients kept first ([`PerKey::keep_clients`]).
     #[inline]
     pub fn both(&mut self, key: KeyId, client: ClientId) -> Entries<'_> {
         debug_assert!(
