@@ -135,8 +135,13 @@ impl KeySpec {
 
     /// Writes the key a request maps to into `out`: the value itself for a one-field key, the
     /// values joined by `|` otherwise (`203.0.113.7|/login`). `write` appends one field's value.
-    pub fn render_with(&self, out: &mut String, mut write: impl FnMut(KeyField, &mut String)) {
+    pub fn render_with(&self, out: &mut String, write: impl FnMut(KeyField, &mut String)) {
         out.clear();
+        self.render_onto(out, write);
+    }
+
+    /// [`KeySpec::render_with`], appending to what `out` holds.
+    pub fn render_onto(&self, out: &mut String, mut write: impl FnMut(KeyField, &mut String)) {
         for (i, &field) in self.fields.iter().enumerate() {
             if i > 0 {
                 out.push('|');

@@ -1,6 +1,7 @@
 //! Interning of rate-limiting keys: each distinct key string becomes a dense [`KeyId`].
 
 use super::key_name::{self, ClientTable, NameTable};
+use super::population::Clients;
 use super::via::Wire;
 use super::{Client, ClientId, IdGen, SourceSpec};
 use crate::algorithms::KeyId;
@@ -132,16 +133,9 @@ impl KeySpace {
         client: ClientOf,
     ) -> (KeyId, ClientId) {
         let mut buf = std::mem::take(&mut self.scratch);
-        spec.render_with(&mut buf, |field, out| {
-            KeySpec::write_field(field, who, value_of(field), out)
-        });
         let wire = wire.filter(|_| self.wires.is_some());
-        if let Some(w) = wire {
-            buf.push('|');
-            w.write_path(&mut buf);
-        }
-        let hash = key_name::hash(&buf);
-        let (id, new, own, _) = self.names.intern(hash, &buf);
+        render(spec, who, &value_of, wire, &mut buf);
+        let (id, new, client) = self.intern_text(key_name::hash(&buf), &buf, client);
         if new {
             if let Some(fields) = &mut self.fields {
                 fields.push(KeyField::ALL.map(|f| value_of(f).into()));
@@ -150,18 +144,80 @@ impl KeySpace {
                 wires.push(wire.cloned());
             }
         }
+        self.scratch = buf;
+        (id, client)
+    }
+
+    /// The key named `text` (whose hash is `hash`), whether it is new, and the client `client`
+    /// says.
+    #[inline]
+    fn intern_text(&mut self, hash: u64, text: &str, client: ClientOf) -> (KeyId, bool, ClientId) {
+        let (id, new, own, _) = self.names.intern(hash, text);
         let client = match client {
             ClientOf::None => ClientId::MAX,
-            ClientOf::User(user) if user != buf => self.intern_client(user),
+            ClientOf::User(user) if user != text => self.intern_client(user),
             ClientOf::Key | ClientOf::User(_) => {
                 if *own == ClientId::MAX {
-                    *own = self.clients.intern(hash, &buf, Some(id));
+                    *own = self.clients.intern(hash, text, Some(id));
                 }
                 *own
             }
         };
-        self.scratch = buf;
-        (id, client)
+        (id, new, client)
+    }
+
+    /// Whether synthetic clients can be interned in batches ([`KeySpace::stage`]): unless the
+    /// keyspace keeps each new key's fields or path, which only the client's identity gives.
+    pub(super) fn stages(&self) -> bool {
+        self.fields.is_none() && self.wires.is_none()
+    }
+
+    /// Renders a synthetic client's key and user into `staged`, to be interned with the rest
+    /// of the batch by [`KeySpace::intern_staged`] exactly as
+    /// [`KeySpace::intern_identity_client`] would have, in the same order. Only where
+    /// [`KeySpace::stages`].
+    pub(super) fn stage(&self, spec: &KeySpec, identity: &Identity, staged: &mut Staged) {
+        debug_assert!(
+            self.stages(),
+            "a keyspace that records keys interns one at a time"
+        );
+        let value_of = |f| identity.get(f);
+        let who = identity_who(spec, identity);
+        let start = staged.text.len();
+        spec.render_onto(&mut staged.text, |field, out| {
+            KeySpec::write_field(field, who, value_of(field), out)
+        });
+        let key_end = staged.text.len();
+        let user = identity.user.as_str();
+        let same_user = user == &staged.text[start..];
+        if !same_user {
+            staged.text.push_str(user);
+        }
+        staged.entries.push(StagedKey {
+            hash: key_name::hash(&staged.text[start..key_end]),
+            start,
+            key_end,
+            same_user,
+        });
+    }
+
+    /// Interns the clients of `staged` in order, appends them to `out`, and empties `staged`.
+    pub(super) fn intern_staged(&mut self, staged: &mut Staged, out: &mut Clients) {
+        for (i, e) in staged.entries.iter().enumerate() {
+            let end = staged
+                .entries
+                .get(i + 1)
+                .map_or(staged.text.len(), |n| n.start);
+            let client = if e.same_user {
+                ClientOf::Key
+            } else {
+                ClientOf::User(&staged.text[e.key_end..end])
+            };
+            let (key, _, id) = self.intern_text(e.hash, &staged.text[e.start..e.key_end], client);
+            out.push(Client { key, id });
+        }
+        staged.text.clear();
+        staged.entries.clear();
     }
 
     /// The id of the client (user identity) `user`, adding it if new.
@@ -227,21 +283,9 @@ impl KeySpace {
         identity: &Identity,
         client: ClientOf,
     ) -> (KeyId, ClientId) {
+        let who = identity_who(spec, identity);
         let value_of = |f| identity.get(f);
-        let wire = identity.wire.as_ref();
-        let Some(f) = spec.identity_fn() else {
-            return self.intern_key_client(spec, None, value_of, wire, client);
-        };
-        let user = identity.signed_in_user();
-        let who = match wire {
-            Some(wire) => Some(f.apply(&wire.seen(user))),
-            None => identity
-                .ip
-                .parse()
-                .ok()
-                .map(|ip| f.apply(&Seen::direct(ip, user))),
-        };
-        self.intern_key_client(spec, who, value_of, wire, client)
+        self.intern_key_client(spec, who, value_of, identity.wire.as_ref(), client)
     }
 
     /// The key's text, as the policy keyed on it.
@@ -256,6 +300,69 @@ impl KeySpace {
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+}
+
+/// The identity a synthetic client's key is made of under the policy's identity function (in
+/// place of its `ip`); `None` without one.
+fn identity_who<'a>(spec: &KeySpec, identity: &'a Identity) -> Option<Who<'a>> {
+    let f = spec.identity_fn()?;
+    let user = identity.signed_in_user();
+    match identity.wire.as_ref() {
+        Some(wire) => Some(f.apply(&wire.seen(user))),
+        None => identity
+            .ip
+            .parse()
+            .ok()
+            .map(|ip| f.apply(&Seen::direct(ip, user))),
+    }
+}
+
+/// Writes the key's text into `out` (cleared first): its fields under `spec`, then its network
+/// path when the keyspace tells paths apart (`wire`).
+fn render<'a>(
+    spec: &KeySpec,
+    who: Option<Who>,
+    value_of: impl Fn(KeyField) -> &'a str,
+    wire: Option<&Wire>,
+    out: &mut String,
+) {
+    spec.render_with(out, |field, out| {
+        KeySpec::write_field(field, who, value_of(field), out)
+    });
+    if let Some(w) = wire {
+        out.push('|');
+        w.write_path(out);
+    }
+}
+
+/// Synthetic clients' keys rendered ahead of interning ([`KeySpace::stage`]). A population's
+/// setup renders a batch, then interns it: interned one by one as it was made, each client
+/// waited for the table insert before it (reading back the identity it had just built stalled
+/// behind that insert's cache miss), and a million clients took a tenth of a run; in a batch
+/// the inserts' misses overlap.
+#[derive(Debug, Default)]
+pub(super) struct Staged {
+    /// Each client's key, then its user when that differs from the key.
+    text: String,
+    entries: Vec<StagedKey>,
+}
+
+impl Staged {
+    /// Clients staged so far.
+    pub(super) fn len(&self) -> usize {
+        self.entries.len()
+    }
+}
+
+#[derive(Debug)]
+struct StagedKey {
+    hash: u64,
+    /// Where the key's text starts in [`Staged::text`] and ends (the user, if it differs,
+    /// follows up to the next client's start).
+    start: usize,
+    key_end: usize,
+    /// The client is the one named like the key.
+    same_user: bool,
 }
 
 /// Which client [`KeySpace::intern_key_client`] interns along with the key.
@@ -483,6 +590,8 @@ mod tests {
         Key { ip: String, user: String },
         /// A client alone ([`KeySpace::intern_client`]).
         Client(String),
+        /// Synthetic clients staged, then interned as a batch ([`KeySpace::intern_staged`]).
+        Batch(Vec<(String, String)>),
     }
 
     fn field() -> impl Strategy<Value = String> {
@@ -494,11 +603,13 @@ mod tests {
     }
 
     fn op() -> impl Strategy<Value = Op> {
-        (0..4u8, field(), field()).prop_map(|(kind, ip, user)| match kind {
+        let batch = prop::collection::vec((field(), field()), 0..6);
+        (0..5u8, field(), field(), batch).prop_map(|(kind, ip, user, batch)| match kind {
             0 => Op::Synthetic { ip, user },
             1 => Op::Record { ip, user },
             2 => Op::Key { ip, user },
-            _ => Op::Client(user),
+            3 => Op::Client(user),
+            _ => Op::Batch(batch),
         })
     }
 
@@ -578,6 +689,25 @@ mod tests {
                     }
                     Op::Client(user) => {
                         prop_assert_eq!(keys.intern_client(user), want_clients.id(user));
+                    }
+                    Op::Batch(batch) => {
+                        let mut staged = Staged::default();
+                        for (ip, user) in batch {
+                            let identity = Identity {
+                                ip: ip.clone(),
+                                user: user.clone(),
+                                ..Identity::default()
+                            };
+                            keys.stage(&spec, &identity, &mut staged);
+                        }
+                        let mut got = Clients::default();
+                        keys.intern_staged(&mut staged, &mut got);
+                        prop_assert_eq!(staged.len(), 0);
+                        prop_assert_eq!(got.len(), batch.len());
+                        for ((ip, user), got) in batch.iter().zip(got.iter()) {
+                            let key = want_keys.id(&text(ip, user));
+                            prop_assert_eq!((got.key, got.id), (key, want_clients.id(user)));
+                        }
                     }
                 }
             }

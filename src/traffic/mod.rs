@@ -303,6 +303,10 @@ fn build_source(
     Ok(Box::new(method::Methods::new(inner, methods, rng)))
 }
 
+/// Clients a population's setup renders before interning them ([`keys::Staged`]): enough for
+/// the table inserts of a batch to overlap, few enough for the batch to stay in the L1 cache.
+const STAGED_BATCH: usize = 256;
+
 fn build_keyed_source(
     index: usize,
     spec: &SourceSpec,
@@ -331,20 +335,31 @@ fn build_keyed_source(
     let named_like_keys = key_spec.fields() == [KeyField::User] && key_spec.identity_fn().is_none();
     keys.reserve(n, n, if named_like_keys { 0 } else { n });
     let mut identity = Identity::default();
-    let client_keys: population::Clients = (0..pop.clients)
-        .map(|j| {
-            let first = if forging {
-                via::forged_address(&mut forgery)
-            } else {
-                unspecified
-            };
-            identity.set_client(spec, index, j, first, wanted);
-            if pop.endpoints.len() > 1 || forging {
-                identities.push(identity.clone());
+    let mut client_keys = population::Clients::default();
+    let mut staged = keys.stages().then(keys::Staged::default);
+    for j in 0..pop.clients {
+        let first = if forging {
+            via::forged_address(&mut forgery)
+        } else {
+            unspecified
+        };
+        identity.set_client(spec, index, j, first, wanted);
+        if pop.endpoints.len() > 1 || forging {
+            identities.push(identity.clone());
+        }
+        match &mut staged {
+            Some(staged) => {
+                keys.stage(key_spec, &identity, staged);
+                if staged.len() == STAGED_BATCH {
+                    keys.intern_staged(staged, &mut client_keys);
+                }
             }
-            keys.intern_identity_client(key_spec, &identity)
-        })
-        .collect();
+            None => client_keys.push(keys.intern_identity_client(key_spec, &identity)),
+        }
+    }
+    if let Some(staged) = &mut staged {
+        keys.intern_staged(staged, &mut client_keys);
+    }
     let mut rng = rng::rng(seed, Stream::Arrivals, index);
     // Setup randomness (per-client rates) has its own stream, so a source without it draws
     // exactly the requests it always did.

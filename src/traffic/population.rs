@@ -126,12 +126,19 @@ impl Clients {
     }
 }
 
-impl FromIterator<Client> for Clients {
-    fn from_iter<I: IntoIterator<Item = Client>>(iter: I) -> Self {
-        let mut clients = Clients::Numbered {
+impl Default for Clients {
+    /// No client yet.
+    fn default() -> Self {
+        Clients::Numbered {
             first: Client { key: 0, id: 0 },
             n: 0,
-        };
+        }
+    }
+}
+
+impl FromIterator<Client> for Clients {
+    fn from_iter<I: IntoIterator<Item = Client>>(iter: I) -> Self {
+        let mut clients = Clients::default();
         for c in iter {
             clients.push(c);
         }
