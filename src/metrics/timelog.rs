@@ -10,6 +10,7 @@
 
 use crate::time::Nanos;
 
+/// Times a log holds inline unless its owner says otherwise: a log of 32 bytes.
 const INLINE: usize = 3;
 
 /// Slots of a ring when a log first spills; a ring grows by doubling. Not a power of two on
@@ -18,9 +19,10 @@ const INLINE: usize = 3;
 /// 10^3 keys was a fifth slower from the conflicts).
 const FIRST_RING: usize = 12;
 
+/// `N` times inline (most logs hold a few), the rest on the heap.
 #[derive(Debug, Clone)]
-pub(super) enum TimeLog {
-    Inline { len: u8, times: [Nanos; INLINE] },
+pub(super) enum TimeLog<const N: usize = INLINE> {
+    Inline { len: u8, times: [Nanos; N] },
     Spilled(Ring),
 }
 
@@ -55,16 +57,16 @@ impl Ring {
     }
 }
 
-impl Default for TimeLog {
+impl<const N: usize> Default for TimeLog<N> {
     fn default() -> Self {
         TimeLog::Inline {
             len: 0,
-            times: [0; INLINE],
+            times: [0; N],
         }
     }
 }
 
-impl TimeLog {
+impl<const N: usize> TimeLog<N> {
     #[inline]
     pub fn len(&self) -> usize {
         match self {
@@ -108,7 +110,7 @@ impl TimeLog {
     #[inline]
     pub fn push_back(&mut self, t: Nanos) -> bool {
         match self {
-            TimeLog::Inline { len, times } if (*len as usize) < INLINE => {
+            TimeLog::Inline { len, times } if (*len as usize) < N => {
                 times[*len as usize] = t;
                 *len += 1;
                 false
@@ -117,6 +119,12 @@ impl TimeLog {
                 // Built from the times, not zeroed and then written: a zeroed allocation took
                 // mimalloc's slower path (3% of a 10^6-key run, where keys spill by the
                 // hundred thousand).
+                const {
+                    assert!(
+                        N < FIRST_RING,
+                        "a first ring holds the inline times and more"
+                    )
+                };
                 let mut slots = Vec::with_capacity(FIRST_RING);
                 slots.extend_from_slice(times);
                 slots.push(t);
@@ -124,7 +132,7 @@ impl TimeLog {
                 let slots = slots.into_boxed_slice();
                 *self = TimeLog::Spilled(Ring {
                     head: 0,
-                    len: INLINE as u32 + 1,
+                    len: N as u32 + 1,
                     slots,
                 });
                 true
@@ -150,10 +158,10 @@ impl TimeLog {
     /// still holds a heap buffer.
     pub fn fit_inline(&mut self) -> bool {
         if let TimeLog::Spilled(r) = self {
-            if r.len as usize > INLINE {
+            if r.len as usize > N {
                 return true;
             }
-            let mut times = [0; INLINE];
+            let mut times = [0; N];
             for (i, slot) in times.iter_mut().take(r.len as usize).enumerate() {
                 *slot = r.slots[r.slot(i)];
             }
@@ -239,10 +247,12 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::VecDeque;
 
-    /// The point of the ring: a log stays 32 bytes, inline or spilled.
+    /// The point of the ring: a log stays 32 bytes (40 with four times inline), inline or
+    /// spilled.
     #[test]
     fn a_log_is_32_bytes() {
         assert_eq!(std::mem::size_of::<TimeLog>(), 32);
+        assert_eq!(std::mem::size_of::<TimeLog<4>>(), 40);
     }
 
     proptest! {
@@ -251,9 +261,18 @@ mod tests {
         fn behaves_like_a_deque(
             ops in proptest::collection::vec((any::<Option<u16>>(), proptest::bool::weighted(0.2)), 0..200),
         ) {
-            let (mut log, mut model) = (TimeLog::default(), VecDeque::new());
+            behaves_like_a_deque_with::<INLINE>(&ops)?;
+            behaves_like_a_deque_with::<4>(&ops)?;
+        }
+    }
+
+    fn behaves_like_a_deque_with<const N: usize>(
+        ops: &[(Option<u16>, bool)],
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        {
+            let (mut log, mut model) = (TimeLog::<N>::default(), VecDeque::new());
             let (mut was_long, mut last) = (false, 0);
-            for (op, fit) in ops {
+            for &(op, fit) in ops {
                 match op {
                     Some(gap) => {
                         // Times never decrease, as in every log.
@@ -261,28 +280,32 @@ mod tests {
                         last = t;
                         model.push_back(t);
                         let spilled_now = log.push_back(t);
-                        prop_assert_eq!(spilled_now, !was_long && model.len() > INLINE);
-                        was_long |= model.len() > INLINE;
+                        prop_assert_eq!(spilled_now, !was_long && model.len() > N);
+                        was_long |= model.len() > N;
                         // A log moves to the heap once it outgrows the inline room, and stays
                         // until `fit_inline` finds it short.
                         prop_assert_eq!(log.is_spilled(), was_long);
                     }
                     None => prop_assert_eq!(log.pop_front(), model.pop_front()),
                 }
-                if fit && log.fit_inline() != (model.len() > INLINE) {
+                if fit && log.fit_inline() != (model.len() > N) {
                     prop_assert!(false, "fit_inline keeps the heap only for a long log");
                 }
                 if fit {
-                    was_long = model.len() > INLINE;
+                    was_long = model.len() > N;
                 }
                 prop_assert_eq!(log.len(), model.len());
                 prop_assert_eq!(log.front(), model.front().copied());
                 prop_assert_eq!(log.back(), model.back().copied());
-                prop_assert_eq!(log.iter().collect::<Vec<_>>(), model.iter().copied().collect::<Vec<_>>());
+                prop_assert_eq!(
+                    log.iter().collect::<Vec<_>>(),
+                    model.iter().copied().collect::<Vec<_>>()
+                );
                 let cut = last / 2;
                 let sorted_prefix = model.iter().take_while(|&&t| t < cut).count();
                 prop_assert_eq!(log.partition_point(|&t| t < cut), sorted_prefix);
             }
         }
+        Ok(())
     }
 }
