@@ -63,6 +63,7 @@ fn take<T: Source>(source: &dyn Source) -> Option<fn(Box<dyn Source>) -> T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::poisson::LOOKAHEAD;
     use super::*;
     use crate::policy::{KeyField, KeySpec};
     use crate::traffic::tests::spec;
@@ -103,24 +104,27 @@ mod tests {
             };
             assert_eq!(name, kind);
             let mut out = Arrival::new(0, 0, 0, 0);
-            let mut n = 0;
-            let (mut hinted, mut hints): (Option<Client>, usize) = (None, 0);
+            let (mut arrivals, mut hints) = (Vec::new(), Vec::new());
             while let Some(a) = plain.next_arrival(&mut k1).unwrap() {
                 assert!(direct.next_into(&mut k2, &mut out).unwrap());
                 assert_eq!(out, a);
-                // A hint names the client of the arrival after the one returned with it.
-                if let Some(c) = hinted {
-                    assert_eq!((c.key, c.id), (a.key, a.client));
-                }
-                hinted = direct.hint();
-                hints += usize::from(hinted.is_some());
-                n += 1;
+                arrivals.push(a);
+                hints.push(direct.hint());
             }
-            assert!(hinted.is_none(), "{kind}: no hint past the last arrival");
-            // The Poisson source hints with every arrival but its last; the others never.
-            assert_eq!(hints, if kind == "poisson" { n - 1 } else { 0 });
             assert!(!direct.next_into(&mut k2, &mut out).unwrap());
-            assert!(n > 10, "{kind}: {n} arrivals");
+            let n = arrivals.len();
+            assert!(n > 2 * LOOKAHEAD, "{kind}: {n} arrivals");
+            for (k, hint) in hints.iter().enumerate() {
+                // The Poisson source names the client of the arrival `LOOKAHEAD - 1` after
+                // the one returned with the hint (the last but one, near the end); the others
+                // never hint.
+                let ahead = (k + LOOKAHEAD - 1).min(n.saturating_sub(2));
+                let want = (kind == "poisson" && ahead > k).then(|| {
+                    let a = arrivals[ahead];
+                    (a.key, a.client)
+                });
+                assert_eq!(hint.map(|c| (c.key, c.id)), want, "{kind}: hint {k} of {n}");
+            }
         }
     }
 }

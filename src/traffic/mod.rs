@@ -259,8 +259,8 @@ pub trait Source: Send + std::any::Any {
         }
     }
 
-    /// The client of the arrival after the one last returned, when the source knows it
-    /// already: a hint for fetching its state early (it changes nothing).
+    /// The client of an arrival still to come (a few after the one last returned), when the
+    /// source knows it already: a hint for fetching its state early (it changes nothing).
     fn hint(&self) -> Option<Client> {
         None
     }

@@ -28,18 +28,59 @@ pub struct Poisson {
     ahead: Ahead,
 }
 
-/// A Poisson source's draws ahead of its current arrival, so that memory is asked for early in
-/// a keyspace too large for the caches: the next arrival with its client read (the engine's
-/// [`Source::hint`], whose entries it fetches a request earlier than it could otherwise), and
-/// the one after, whose client's line is on its way. The draws are the same, in the same
-/// order: only their timing moves.
-enum Ahead {
-    /// Nothing drawn yet.
-    Start,
-    Drawn {
-        next: Option<(Nanos, Client)>,
-        after: Option<(Nanos, usize)>,
-    },
+/// How many arrivals a Poisson source draws ahead of the one it returns.
+pub(super) const LOOKAHEAD: usize = 8;
+
+/// A Poisson source's draws ahead of its current arrival, so that memory is asked for early
+/// in a keyspace too large for the caches. The engine fetches the state of the client
+/// [`Source::hint`] names, several requests before deciding on it: fetched one or two requests
+/// ahead, the lines of a million-key run were still on their way when needed. The draws are
+/// the same, in the same order: only their timing moves.
+struct Ahead {
+    /// Arrivals drawn and not returned yet, oldest first from `head` (wrapping): each time
+    /// with its client's index in the population.
+    drawn: [(Nanos, usize); LOOKAHEAD],
+    head: usize,
+    len: usize,
+    /// The draws have begun (the first call draws a full ring).
+    started: bool,
+    /// A draw fell past the source's end: nothing more is drawn.
+    ended: bool,
+}
+
+impl Ahead {
+    fn new() -> Ahead {
+        Ahead {
+            drawn: [(0, 0); LOOKAHEAD],
+            head: 0,
+            len: 0,
+            started: false,
+            ended: false,
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, draw: (Nanos, usize)) {
+        self.drawn[(self.head + self.len) % LOOKAHEAD] = draw;
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Option<(Nanos, usize)> {
+        if self.len == 0 {
+            return None;
+        }
+        let draw = self.drawn[self.head];
+        self.head = (self.head + 1) % LOOKAHEAD;
+        self.len -= 1;
+        Some(draw)
+    }
+
+    /// The `i`-th oldest draw not returned yet.
+    #[inline]
+    fn get(&self, i: usize) -> Option<(Nanos, usize)> {
+        (i < self.len).then(|| self.drawn[(self.head + i) % LOOKAHEAD])
+    }
 }
 
 impl Poisson {
@@ -62,7 +103,7 @@ impl Poisson {
             picker,
             offset: 0.0,
             rng,
-            ahead: Ahead::Start,
+            ahead: Ahead::new(),
         }
     }
 
@@ -79,6 +120,22 @@ impl Poisson {
         }
         Some((time, self.picker.pick(&mut self.rng)))
     }
+
+    /// Draws one more arrival into the ring, unless the source has ended (the first draw past
+    /// its end ends it: no draw after it); asks for its client's line in the population.
+    #[inline]
+    fn draw_ahead(&mut self) {
+        if self.ahead.ended {
+            return;
+        }
+        match self.draw() {
+            Some(draw) => {
+                self.clients.prefetch(draw.1);
+                self.ahead.push(draw);
+            }
+            None => self.ahead.ended = true,
+        }
+    }
 }
 
 impl Source for Poisson {
@@ -87,36 +144,25 @@ impl Source for Poisson {
     // loop stalled there on store forwarding (a twentieth of a 10^6-key run).
     #[inline(always)]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
-        let (next, after) = match self.ahead {
-            Ahead::Drawn { next, after } => (next, after),
-            Ahead::Start => {
-                let first = self.draw();
-                let second = first.and_then(|_| self.draw());
-                (first.map(|(t, i)| (t, self.clients.get(i))), second)
+        if !self.ahead.started {
+            self.ahead.started = true;
+            for _ in 0..LOOKAHEAD {
+                self.draw_ahead();
             }
-        };
-        let Some((time, client)) = next else {
-            self.ahead = Ahead::Drawn { next, after };
+        }
+        let Some((time, j)) = self.ahead.pop() else {
             return Ok(None);
         };
-        let next = after.map(|(t, j)| (t, self.clients.get(j)));
-        // No draw after the source's end: the first draw past it ends it.
-        let after = next.and_then(|_| self.draw());
-        if let Some((_, j)) = after {
-            self.clients.prefetch(j);
-        }
-        self.ahead = Ahead::Drawn { next, after };
+        self.draw_ahead();
+        let client = self.clients.get(j);
         Ok(Some(Arrival::new(time, client.key, client.id, self.source)))
     }
 
     #[inline]
     fn hint(&self) -> Option<Client> {
-        match self.ahead {
-            Ahead::Drawn {
-                next: Some((_, client)),
-                ..
-            } => Some(client),
-            _ => None,
-        }
+        // The furthest draw but one: the newest's client line (in a listed population) was
+        // only just asked for.
+        let (_, j) = self.ahead.get(self.ahead.len.checked_sub(2)?)?;
+        Some(self.clients.get(j))
     }
 }
