@@ -66,11 +66,12 @@ impl Limiter for Gcra {
             };
         }
         s.tat = s.tat.max(now).saturating_add(self.interval);
-        // Each further request at `now` conforms while tat + k·T ≤ now + τ.
-        let slack = (now as u128 + self.tolerance as u128).checked_sub(s.tat as u128);
+        // Each further request at `now` conforms while tat + k·T ≤ now + τ. The new `tat` is
+        // at or after `now`, so the slack is τ − (tat − now), in 64 bits (`now + τ` may not be).
+        let slack = self.tolerance.checked_sub(s.tat - now);
         Decision {
             outcome: Outcome::Allow,
-            remaining: slack.map_or(0, |x| (x / self.interval as u128) as u64 + 1),
+            remaining: slack.map_or(0, |x| x / self.interval + 1),
             reset_at: s.tat,
         }
     }
