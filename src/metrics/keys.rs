@@ -204,14 +204,21 @@ impl Keys {
     }
 
     /// The tally's figures, from every key's and client's part (by id order). One pass over
-    /// each: a million keys' entries are read once, not once per figure.
+    /// each: a million keys' entries are read once, not once per figure. `clients`: the kept
+    /// clients' parts; `None` while clients mirror keys, whose parts are then read off the
+    /// keys' in the same pass.
     pub fn finish<'a>(
         keys: impl Iterator<Item = &'a KeyStats>,
-        clients: impl Iterator<Item = ClientStats>,
+        clients: Option<impl Iterator<Item = ClientStats>>,
     ) -> KeysPart {
         let (mut seen, mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0, 0);
         let mut fairness = Jain::default();
+        let mut collateral = Collateral::default();
+        let mirrored = clients.is_none();
         for k in keys {
+            if mirrored {
+                collateral.add(ClientStats::mirror(k));
+            }
             if k.offered == 0 {
                 continue;
             }
@@ -227,24 +234,38 @@ impl Keys {
                 fairness.add(k.admitted as f64 / k.offered as f64);
             }
         }
-        let (mut collateral, mut collateral_clients, mut gave_up) = (0, 0, 0);
-        for c in clients {
-            gave_up += c.gave_up as u64;
-            if c.legit && c.rejected_on_shared_key > 0 && !c.exceeded {
-                collateral += c.rejected_on_shared_key;
-                collateral_clients += 1;
-            }
+        for c in clients.into_iter().flatten() {
+            collateral.add(c);
         }
         KeysPart {
-            clients_gave_up: gave_up,
+            clients_gave_up: collateral.gave_up,
             keys_seen: seen,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,
             false_negative_keys: false_neg,
-            collateral_rejections: collateral,
-            collateral_clients,
+            collateral_rejections: collateral.rejections,
+            collateral_clients: collateral.clients,
             fairness_jain: fairness.index(),
+        }
+    }
+}
+
+/// The clients' figures, added one client at a time.
+#[derive(Default)]
+struct Collateral {
+    gave_up: u64,
+    rejections: u64,
+    clients: u64,
+}
+
+impl Collateral {
+    #[inline]
+    fn add(&mut self, c: ClientStats) {
+        self.gave_up += c.gave_up as u64;
+        if c.legit && c.rejected_on_shared_key > 0 && !c.exceeded {
+            self.rejections += c.rejected_on_shared_key;
+            self.clients += 1;
         }
     }
 }

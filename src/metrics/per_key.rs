@@ -126,18 +126,10 @@ impl PerKey {
         (&mut self.keys, self.clients.as_deref_mut())
     }
 
-    /// Every client's stats, by id: kept or mirrored.
-    pub fn client_stats(&self) -> impl Iterator<Item = ClientStats> + Clone + '_ {
-        let (kept, mirrored) = match &self.clients {
-            Some(c) => (Some(c.iter().map(|c| c.stats)), None),
-            None => (
-                None,
-                Some(self.keys.iter().map(|k| ClientStats::mirror(&k.stats))),
-            ),
-        };
-        kept.into_iter()
-            .flatten()
-            .chain(mirrored.into_iter().flatten())
+    /// Every kept client's stats, by id; `None` while clients mirror keys (each client's are
+    /// then [`ClientStats::mirror`] of its key's).
+    pub fn kept_client_stats(&self) -> Option<impl Iterator<Item = ClientStats> + '_> {
+        Some(self.clients.as_ref()?.iter().map(|c| c.stats))
     }
 
     /// Writes out the entry of every client (each the mirror of its key) if they were not

@@ -219,7 +219,7 @@ impl Recorder {
             .finish(&mut self.entries.keys, |e| &mut e.history);
         let k = Keys::finish(
             self.entries.keys.iter().map(|e| &e.stats),
-            self.entries.client_stats(),
+            self.entries.kept_client_stats(),
         );
         let headers = self.headers.finish();
         let retries = self.retries.finish();
