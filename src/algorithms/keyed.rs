@@ -50,10 +50,12 @@ pub struct KeyedLimiter<L: Limiter> {
     /// [`KeyedLimiter::settle`]. A map to `()` rather than a set: a set's `insert` makes room
     /// before it looks for a slot (and so grows where a map's vacant entry reuses a tombstone).
     table: hashbrown::HashMap<KeyId, (), Hasher>,
-    /// Keys new since the table was settled, in order, each with the most heap bytes held from
-    /// its arrival to the next new key's: the table learns of new keys in batches (one pass at
-    /// each eviction), not with a cache miss per request.
-    arrived: Vec<(KeyId, usize)>,
+    /// Keys new since the table was settled, in order: the table learns of new keys in batches
+    /// (one pass at each eviction), not with a cache miss per request.
+    arrived: Vec<KeyId>,
+    /// With states that own heap memory, the most heap bytes held from each arrival in
+    /// `arrived` to the next (without, always 0: a state without drop glue owns no heap).
+    arrived_heap: Vec<usize>,
     /// The most heap bytes held after a decision since the table was settled, before the first
     /// new key; `None` without such a decision.
     heap_before: Option<usize>,
@@ -86,6 +88,7 @@ impl<L: Limiter> KeyedLimiter<L> {
             live: 0,
             table: hashbrown::HashMap::default(),
             arrived: Vec::new(),
+            arrived_heap: Vec::new(),
             heap_before: None,
             table_bytes: (0, 0),
             heap_bytes: 0,
@@ -133,17 +136,24 @@ impl<L: Limiter> KeyedLimiter<L> {
         };
         let decision = limiter.decide(state, now);
         let (new_heap, new_redis) = (L::heap_bytes(state), L::redis_bytes(state));
+        debug_assert!(
+            std::mem::needs_drop::<L::State>() || new_heap == 0,
+            "a state that owns heap memory has drop glue"
+        );
         self.heap_bytes = self.heap_bytes + new_heap - heap;
         self.redis_bytes = self.redis_bytes + new_redis - redis;
         if fresh {
             self.live += 1;
             self.peak.live_keys = self.peak.live_keys.max(self.live);
-            self.arrived.push((key, self.heap_bytes));
+            self.arrived.push(key);
+            if std::mem::needs_drop::<L::State>() {
+                self.arrived_heap.push(self.heap_bytes);
+            }
         } else if std::mem::needs_drop::<L::State>() {
             // Only a state that owns heap memory can make a known key's decision a new peak
             // (without, every figure it could give was noted when the table reached its size).
-            let most = match self.arrived.last_mut() {
-                Some((_, most)) => most,
+            let most = match self.arrived_heap.last_mut() {
+                Some(most) => most,
                 None => self.heap_before.get_or_insert(0),
             };
             *most = (*most).max(self.heap_bytes);
@@ -246,13 +256,15 @@ impl<L: Limiter> KeyedLimiter<L> {
             self.peak.state_bytes = self.peak.state_bytes.max(bytes);
         }
         let mut arrived = std::mem::take(&mut self.arrived);
-        for &(key, heap) in &arrived {
+        for (i, &key) in arrived.iter().enumerate() {
+            let heap = self.arrived_heap.get(i).copied().unwrap_or(0);
             self.table.entry(key).or_insert(());
             let bytes = fixed + self.state_table_bytes() + heap;
             self.peak.state_bytes = self.peak.state_bytes.max(bytes);
         }
         arrived.clear();
         self.arrived = arrived;
+        self.arrived_heap.clear();
     }
 
     /// Bytes of a table of states with as many slots as the key table has.
