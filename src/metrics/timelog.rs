@@ -7,11 +7,6 @@
 //! it had to be boxed to keep a log in 32, and every look at a spilled log then chased two
 //! pointers (the box, then the buffer), two dependent cache misses per request in a large
 //! keyspace. The ring keeps its head and length in the log itself: one pointer to follow.
-//!
-//! The inline times are a ring too: dropping the oldest moves its head, not the other times.
-//! Shifted down instead, the copy read back what the shift before it had just written (a
-//! request often expires two or three times), with wider loads than the stores, and stalled
-//! on store forwarding: a twentieth of a million-key run.
 
 use crate::time::Nanos;
 
@@ -27,19 +22,8 @@ const FIRST_RING: usize = 12;
 /// `N` times inline (most logs hold a few), the rest on the heap.
 #[derive(Debug, Clone)]
 pub(super) enum TimeLog<const N: usize = INLINE> {
-    /// `len` times from slot `head`, wrapping.
-    Inline {
-        head: u8,
-        len: u8,
-        times: [Nanos; N],
-    },
+    Inline { len: u8, times: [Nanos; N] },
     Spilled(Ring),
-}
-
-/// Slot `j` (under `2N`) of an inline ring of `N` slots.
-#[inline]
-fn wrap<const N: usize>(j: usize) -> usize {
-    if j >= N { j - N } else { j }
 }
 
 /// A ring of times on the heap: `len` times from slot `head`, wrapping.
@@ -76,7 +60,6 @@ impl Ring {
 impl<const N: usize> Default for TimeLog<N> {
     fn default() -> Self {
         TimeLog::Inline {
-            head: 0,
             len: 0,
             times: [0; N],
         }
@@ -103,7 +86,7 @@ impl<const N: usize> TimeLog<N> {
     pub fn get(&self, i: usize) -> Nanos {
         debug_assert!(i < self.len(), "index out of range");
         match self {
-            TimeLog::Inline { head, times, .. } => times[wrap::<N>(*head as usize + i)],
+            TimeLog::Inline { times, .. } => times[i],
             TimeLog::Spilled(r) => r.slots[r.slot(i)],
         }
     }
@@ -112,7 +95,7 @@ impl<const N: usize> TimeLog<N> {
     #[inline]
     pub fn front(&self) -> Option<Nanos> {
         match self {
-            TimeLog::Inline { head, len, times } => (*len > 0).then(|| times[*head as usize]),
+            TimeLog::Inline { len, times } => (*len > 0).then_some(times[0]),
             TimeLog::Spilled(r) => (r.len > 0).then(|| r.slots[r.head as usize]),
         }
     }
@@ -127,12 +110,12 @@ impl<const N: usize> TimeLog<N> {
     #[inline]
     pub fn push_back(&mut self, t: Nanos) -> bool {
         match self {
-            TimeLog::Inline { head, len, times } if (*len as usize) < N => {
-                times[wrap::<N>(*head as usize + *len as usize)] = t;
+            TimeLog::Inline { len, times } if (*len as usize) < N => {
+                times[*len as usize] = t;
                 *len += 1;
                 false
             }
-            TimeLog::Inline { head, times, .. } => {
+            TimeLog::Inline { times, .. } => {
                 // Built from the times, not zeroed and then written: a zeroed allocation took
                 // mimalloc's slower path (3% of a 10^6-key run, where keys spill by the
                 // hundred thousand).
@@ -143,9 +126,7 @@ impl<const N: usize> TimeLog<N> {
                     )
                 };
                 let mut slots = Vec::with_capacity(FIRST_RING);
-                let head = *head as usize;
-                slots.extend_from_slice(&times[head..]);
-                slots.extend_from_slice(&times[..head]);
+                slots.extend_from_slice(times);
                 slots.push(t);
                 slots.resize(FIRST_RING, 0);
                 let slots = slots.into_boxed_slice();
@@ -185,7 +166,6 @@ impl<const N: usize> TimeLog<N> {
                 *slot = r.slots[r.slot(i)];
             }
             *self = TimeLog::Inline {
-                head: 0,
                 len: r.len as u8,
                 times,
             };
@@ -201,12 +181,12 @@ impl<const N: usize> TimeLog<N> {
     #[inline]
     pub fn pop_front(&mut self) -> Option<Nanos> {
         match self {
-            TimeLog::Inline { head, len, times } => {
+            TimeLog::Inline { len, times } => {
                 if *len == 0 {
                     return None;
                 }
-                let t = times[*head as usize];
-                *head = wrap::<N>(*head as usize + 1) as u8;
+                let t = times[0];
+                times.copy_within(1.., 0);
                 *len -= 1;
                 Some(t)
             }
@@ -232,13 +212,7 @@ impl<const N: usize> TimeLog<N> {
     #[inline]
     fn as_slices(&self) -> (&[Nanos], &[Nanos]) {
         match self {
-            TimeLog::Inline { head, len, times } => {
-                let (head, len) = (*head as usize, *len as usize);
-                match (head + len).checked_sub(N) {
-                    Some(wrapped) if wrapped > 0 => (&times[head..], &times[..wrapped]),
-                    _ => (&times[head..head + len], &[]),
-                }
-            }
+            TimeLog::Inline { len, times } => (&times[..*len as usize], &[]),
             TimeLog::Spilled(r) => {
                 let (head, len) = (r.head as usize, r.len as usize);
                 match (head + len).checked_sub(r.slots.len()) {
