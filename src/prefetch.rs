@@ -1,5 +1,5 @@
 //! A cache hint for per-id tables: a run over a million keys touches a random entry of several
-//! tables per request, and asking for those lines a request ahead overlaps their cache misses
+//! tables per request, and asking for those lines requests ahead overlaps their cache misses
 //! instead of paying them one after another. Only a hint: it changes no result.
 
 /// Asks the CPU to start loading every cache line of the entry of `i`, if there is one (one

@@ -204,7 +204,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         }
     }
 
-    /// Starts loading the state of `key`, a request ahead (a hint: it changes nothing).
+    /// Starts loading the state of `key`, requests ahead (a hint: it changes nothing).
     #[inline]
     pub fn prefetch(&self, key: KeyId) {
         crate::prefetch::prefetch(&self.states, key as usize);

@@ -4,7 +4,7 @@
 //! own table (the exact log, the rolling windows, the key's counts, its offered-traffic window,
 //! what its last response advertised), a request cost one cache miss per table, in as many
 //! places in memory. One entry per key puts them side by side: the lines of one entry, loaded
-//! together (and asked for a request ahead, [`PerKey::prefetch`]). The tallies keep their logic
+//! together (and asked for requests ahead, [`PerKey::prefetch`]). The tallies keep their logic
 //! and their run-wide figures, and take their part of the entry as an argument.
 //!
 //! Clients are often the keys themselves (`key = "user"`: client `i` is key `i`). While every

@@ -78,7 +78,7 @@ pub trait Gate {
     fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>);
     /// Drops the state of idle keys.
     fn evict_idle(&mut self, now: Nanos);
-    /// Starts looking up the state `decide` will need for `arrival`, a request ahead (a hint:
+    /// Starts looking up the state `decide` will need for `arrival`, requests ahead (a hint:
     /// it changes nothing).
     fn prefetch(&self, _arrival: &Arrival) {}
 }
@@ -217,8 +217,8 @@ pub fn simulate<'a, G: Gate>(
                 // its metric state loads while this one is decided.
                 let more = sources[i].next_into(run.keys, &mut pending[i])?;
                 if more && run.keys.len().max(run.keys.clients()) >= PREFETCH_FROM {
-                    // Two requests ahead when the source knows (the next one's state was
-                    // asked for with the previous request), else one.
+                    // Several requests ahead when the source knows what comes (a Poisson
+                    // source names the client seven arrivals on), else one.
                     let early = match sources[i].hint() {
                         Some(c) => Arrival::new(0, c.key, c.id, source),
                         None => pending[i],
