@@ -7,6 +7,7 @@
 
 mod direct;
 pub mod export;
+mod identity;
 pub mod intensity;
 mod key_name;
 mod keys;
@@ -21,8 +22,9 @@ mod replay;
 pub mod via;
 
 pub use direct::Direct;
+pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
 pub use intensity::{Intensity, Periods, Phase};
-pub use keys::{GENERATED_IPV4_SOURCES, Identity, KeySpace, MAX_GENERATED_IPS};
+pub use keys::KeySpace;
 pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
