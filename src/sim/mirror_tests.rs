@@ -41,9 +41,14 @@ const KEYS: [&str; 4] = [
     "\"endpoint\"",
 ];
 
-/// One traffic source: kind, users, rate, whether it retries (and gives up).
+/// One traffic source: kind, users, rate (per second, or per ten seconds: keys seen once or
+/// never), whether it retries (and gives up).
 fn source() -> impl Strategy<Value = String> {
-    (0usize..3, 1u32..6, 1u32..8, any::<bool>(), 0usize..3).prop_map(
+    let rate = prop_oneof![
+        (1u32..8).prop_map(|r| format!("{r}/s")),
+        (1u32..4).prop_map(|r| format!("{r}/10s")),
+    ];
+    (0usize..3, 1u32..6, rate, any::<bool>(), 0usize..3).prop_map(
         |(kind, users, rate, retries, endpoint)| {
             let kind = match kind {
                 0 => format!("kind = \"poisson\"\nusers = {users}"),
@@ -58,7 +63,7 @@ fn source() -> impl Strategy<Value = String> {
             } else {
                 ""
             };
-            format!("{kind}\nrate = \"{rate}/s\"\nendpoint = \"/e{endpoint}\"\n{retry}")
+            format!("{kind}\nrate = \"{rate}\"\nendpoint = \"/e{endpoint}\"\n{retry}")
         },
     )
 }
