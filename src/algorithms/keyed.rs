@@ -4,11 +4,13 @@
 //! engine asks for a few requests ahead ([`KeyedLimiter::prefetch`]). Which keys are live is a
 //! bitmap beside it (an eighth of a byte per key, in the cache): the states need no `Option`
 //! (a GCRA state is 8 bytes, not 16), and an eviction reads the states of the live keys only,
-//! and writes none. A deployed limiter keeps its
-//! keys in a hash table instead, and that is what the memory figures describe: a shadow set of
-//! the live keys goes through exactly the inserts and removals such a table would (new keys,
-//! idle keys dropped in the table's own order), so its allocation, and hence
-//! `peak_state_bytes`, is the one a `HashMap<KeyId, State>` would have held.
+//! and writes none.
+//!
+//! A deployed limiter keeps its keys in a hash table instead, and that is what the memory
+//! figures describe: a shadow set of the live keys goes through exactly the inserts and
+//! removals such a table would (new keys, idle keys dropped in the table's own order), so its
+//! allocation, and hence `peak_state_bytes`, is the one a `HashMap<KeyId, State>` would have
+//! held.
 
 use super::{Decision, Limiter};
 use crate::time::Nanos;
@@ -39,7 +41,7 @@ pub struct MemoryUsage {
 /// [`evict_idle`]: KeyedLimiter::evict_idle
 pub struct KeyedLimiter<L: Limiter> {
     limiter: L,
-    /// The state of each key, by key id: meaningful where `live` says so, a fresh state
+    /// The state of each key, by key id: meaningful where `live_keys` says so, a fresh state
     /// elsewhere (holding no heap memory).
     states: Vec<L::State>,
     /// The keys with a state, by key id.
@@ -215,6 +217,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.settle();
         let limiter = &self.limiter;
         let (mut heap, mut redis, mut dropped) = (0, 0, 0);
+        // `BitVec`'s blocks are `u32`s: walk the set bits of each.
         const BLOCK: usize = u32::BITS as usize;
         for b in 0..self.live_keys.storage().len() {
             let mut bits = self.live_keys.storage()[b];

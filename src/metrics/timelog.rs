@@ -269,42 +269,40 @@ mod tests {
     fn behaves_like_a_deque_with<const N: usize>(
         ops: &[(Option<u16>, bool)],
     ) -> Result<(), proptest::test_runner::TestCaseError> {
-        {
-            let (mut log, mut model) = (TimeLog::<N>::default(), VecDeque::new());
-            let (mut was_long, mut last) = (false, 0);
-            for &(op, fit) in ops {
-                match op {
-                    Some(gap) => {
-                        // Times never decrease, as in every log.
-                        let t = last + gap as Nanos;
-                        last = t;
-                        model.push_back(t);
-                        let spilled_now = log.push_back(t);
-                        prop_assert_eq!(spilled_now, !was_long && model.len() > N);
-                        was_long |= model.len() > N;
-                        // A log moves to the heap once it outgrows the inline room, and stays
-                        // until `fit_inline` finds it short.
-                        prop_assert_eq!(log.is_spilled(), was_long);
-                    }
-                    None => prop_assert_eq!(log.pop_front(), model.pop_front()),
+        let (mut log, mut model) = (TimeLog::<N>::default(), VecDeque::new());
+        let (mut was_long, mut last) = (false, 0);
+        for &(op, fit) in ops {
+            match op {
+                Some(gap) => {
+                    // Times never decrease, as in every log.
+                    let t = last + gap as Nanos;
+                    last = t;
+                    model.push_back(t);
+                    let spilled_now = log.push_back(t);
+                    prop_assert_eq!(spilled_now, !was_long && model.len() > N);
+                    was_long |= model.len() > N;
+                    // A log moves to the heap once it outgrows the inline room, and stays
+                    // until `fit_inline` finds it short.
+                    prop_assert_eq!(log.is_spilled(), was_long);
                 }
-                if fit && log.fit_inline() != (model.len() > N) {
-                    prop_assert!(false, "fit_inline keeps the heap only for a long log");
-                }
-                if fit {
-                    was_long = model.len() > N;
-                }
-                prop_assert_eq!(log.len(), model.len());
-                prop_assert_eq!(log.front(), model.front().copied());
-                prop_assert_eq!(log.back(), model.back().copied());
-                prop_assert_eq!(
-                    log.iter().collect::<Vec<_>>(),
-                    model.iter().copied().collect::<Vec<_>>()
-                );
-                let cut = last / 2;
-                let sorted_prefix = model.iter().take_while(|&&t| t < cut).count();
-                prop_assert_eq!(log.partition_point(|&t| t < cut), sorted_prefix);
+                None => prop_assert_eq!(log.pop_front(), model.pop_front()),
             }
+            if fit && log.fit_inline() != (model.len() > N) {
+                prop_assert!(false, "fit_inline keeps the heap only for a long log");
+            }
+            if fit {
+                was_long = model.len() > N;
+            }
+            prop_assert_eq!(log.len(), model.len());
+            prop_assert_eq!(log.front(), model.front().copied());
+            prop_assert_eq!(log.back(), model.back().copied());
+            prop_assert_eq!(
+                log.iter().collect::<Vec<_>>(),
+                model.iter().copied().collect::<Vec<_>>()
+            );
+            let cut = last / 2;
+            let sorted_prefix = model.iter().take_while(|&&t| t < cut).count();
+            prop_assert_eq!(log.partition_point(|&t| t < cut), sorted_prefix);
         }
         Ok(())
     }

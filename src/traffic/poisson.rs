@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::time::{Nanos, Rate};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp1};
+use std::collections::VecDeque;
 
 pub struct Poisson {
     source: u16,
@@ -37,11 +38,9 @@ pub(super) const LOOKAHEAD: usize = 8;
 /// ahead, the lines of a million-key run were still on their way when needed. The draws are
 /// the same, in the same order: only their timing moves.
 struct Ahead {
-    /// Arrivals drawn and not returned yet, oldest first from `head` (wrapping): each time
-    /// with its client's index in the population.
-    drawn: [(Nanos, usize); LOOKAHEAD],
-    head: usize,
-    len: usize,
+    /// Arrivals drawn and not returned yet, oldest first: each time with its client's index in
+    /// the population. At most [`LOOKAHEAD`], so it never reallocates.
+    drawn: VecDeque<(Nanos, usize)>,
     /// The draws have begun (the first call draws a full ring).
     started: bool,
     /// A draw fell past the source's end: nothing more is drawn.
@@ -51,35 +50,10 @@ struct Ahead {
 impl Ahead {
     fn new() -> Ahead {
         Ahead {
-            drawn: [(0, 0); LOOKAHEAD],
-            head: 0,
-            len: 0,
+            drawn: VecDeque::with_capacity(LOOKAHEAD),
             started: false,
             ended: false,
         }
-    }
-
-    #[inline]
-    fn push(&mut self, draw: (Nanos, usize)) {
-        self.drawn[(self.head + self.len) % LOOKAHEAD] = draw;
-        self.len += 1;
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Option<(Nanos, usize)> {
-        if self.len == 0 {
-            return None;
-        }
-        let draw = self.drawn[self.head];
-        self.head = (self.head + 1) % LOOKAHEAD;
-        self.len -= 1;
-        Some(draw)
-    }
-
-    /// The `i`-th oldest draw not returned yet.
-    #[inline]
-    fn get(&self, i: usize) -> Option<(Nanos, usize)> {
-        (i < self.len).then(|| self.drawn[(self.head + i) % LOOKAHEAD])
     }
 }
 
@@ -131,7 +105,7 @@ impl Poisson {
         match self.draw() {
             Some(draw) => {
                 self.clients.prefetch(draw.1);
-                self.ahead.push(draw);
+                self.ahead.drawn.push_back(draw);
             }
             None => self.ahead.ended = true,
         }
@@ -150,7 +124,7 @@ impl Source for Poisson {
                 self.draw_ahead();
             }
         }
-        let Some((time, j)) = self.ahead.pop() else {
+        let Some((time, j)) = self.ahead.drawn.pop_front() else {
             return Ok(None);
         };
         self.draw_ahead();
@@ -162,7 +136,8 @@ impl Source for Poisson {
     fn hint(&self) -> Option<Client> {
         // The furthest draw but one: the newest's client line (in a listed population) was
         // only just asked for.
-        let (_, j) = self.ahead.get(self.ahead.len.checked_sub(2)?)?;
+        let drawn = &self.ahead.drawn;
+        let &(_, j) = drawn.get(drawn.len().checked_sub(2)?)?;
         Some(self.clients.get(j))
     }
 }
