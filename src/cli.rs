@@ -235,6 +235,10 @@ pub struct RunArgs {
     /// Print no table, expectation lines or progress bar: only errors (and `--format json`).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Add the wall-clock `decisions/s` column to the table (it varies from run to run, so the
+    /// default table leaves it out; `--out`'s throughput.json always has it).
+    #[arg(long)]
+    pub timing: bool,
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
     pub skip_bad_lines: bool,
@@ -542,8 +546,8 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             } else {
                 (&mut *stdout, terminal::stdout_has_colour())
             };
-            let mut text =
-                report::styled_table(&scenario, &report.algorithms, &report.throughput, colour);
+            let timing = args.timing.then_some(report.throughput.as_slice());
+            let mut text = report::styled_table(&scenario, &report.algorithms, timing, colour);
             text.push_str(&observe::alert_lines(&observations));
             text.push_str(&report::deployments::lines(&report.algorithms));
             if !lines.is_empty() {

@@ -6,6 +6,8 @@ use crate::time::format_duration;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
 
+/// The columns; the last, `decisions/s`, is wall-clock and shown only when asked (`--timing`), so
+/// the default table is byte-reproducible like every output file.
 const HEADERS: [&str; 12] = [
     "algorithm",
     "offered",
@@ -21,13 +23,14 @@ const HEADERS: [&str; 12] = [
     "decisions/s",
 ];
 
-/// The summary table, with a one-line header describing the scenario and policy.
+/// The summary table, with a one-line header describing the scenario and policy. With `timing`
+/// (the run's measured throughput, one per algorithm), a last `decisions/s` column.
 pub fn table(
     scenario: &Scenario,
     algorithms: &[AlgorithmReport],
-    throughput: &[Throughput],
+    timing: Option<&[Throughput]>,
 ) -> String {
-    styled_table(scenario, algorithms, throughput, false)
+    styled_table(scenario, algorithms, timing, false)
 }
 
 /// Red for a figure that breaks the policy, yellow for one that hurts legit users.
@@ -54,7 +57,7 @@ fn cell_style(row: Option<&AlgorithmReport>, column: usize) -> Style {
 pub fn styled_table(
     scenario: &Scenario,
     algorithms: &[AlgorithmReport],
-    throughput: &[Throughput],
+    timing: Option<&[Throughput]>,
     colour: bool,
 ) -> String {
     let p = &scenario.policy;
@@ -71,12 +74,17 @@ pub fn styled_table(
         p.key.describe("+"),
         p.burst
     );
-    let rows: Vec<[String; 12]> = algorithms
+    let columns = if timing.is_some() {
+        HEADERS.len()
+    } else {
+        HEADERS.len() - 1
+    };
+    let rows: Vec<Vec<String>> = algorithms
         .iter()
-        .zip(throughput)
-        .map(|(a, t)| {
+        .enumerate()
+        .map(|(i, a)| {
             let [o, ad, d, r, b, v, n, g, l] = key_figures(a);
-            [
+            let mut row = vec![
                 a.algorithm.clone(),
                 o,
                 ad,
@@ -88,8 +96,12 @@ pub fn styled_table(
                 g,
                 l,
                 human_bytes(a.peak_state_bytes),
-                decision_rate(t),
-            ]
+            ];
+            if let Some(t) = timing.and_then(|t| t.get(i)) {
+                row.push(decision_rate(t));
+            }
+            row.resize(columns, String::new());
+            row
         })
         .collect();
     let mut widths = HEADERS.map(str::len);
@@ -100,7 +112,7 @@ pub fn styled_table(
     }
     let line = |cells: &[&str], report: Option<&AlgorithmReport>| {
         let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+        for (i, (cell, w)) in cells.iter().zip(widths).take(columns).enumerate() {
             let style = if colour {
                 cell_style(report, i)
             } else {
@@ -120,7 +132,7 @@ pub fn styled_table(
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         out.push_str(&line(&cells, Some(report)));
     }
-    if throughput.iter().any(|t| t.decisions_timed < WELL_MEASURED) {
+    if timing.is_some_and(|t| t.iter().any(|t| t.decisions_timed < WELL_MEASURED)) {
         out.push_str(
             "* decisions/s timed on fewer than 10^6 decisions: indicative only \
              (`rlsim bench` measures decisions on purpose)\n",

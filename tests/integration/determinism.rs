@@ -55,3 +55,47 @@ fn another_seed_gives_other_traffic() {
         serde_json::from_slice(&std::fs::read(b.path().join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["scenario"]["seed"], 8);
 }
+
+/// The terminal output of `rlsim run` (table, alert and deployment lines, expectation lines) is
+/// as reproducible as the files: no wall-clock figure unless `--timing` asks for one.
+#[test]
+fn default_terminal_output_is_byte_identical() {
+    let print = |scenario: &str, extra: &[&str]| {
+        let out = rlsim()
+            .arg("run")
+            .arg(repo().join(scenario))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{scenario}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for scenario in ["scenarios/boundary.toml", "scenarios/nat.toml"] {
+        let first = print(scenario, &[]);
+        assert_eq!(first, print(scenario, &[]), "{scenario}: stdout differs");
+        let header = first.lines().nth(1).unwrap();
+        assert!(header.ends_with("peak state"), "{header}");
+        assert!(!first.contains("decisions/s"), "{first}");
+    }
+    // The README and docs/outputs.md show this very table.
+    let table: String = print("scenarios/boundary.toml", &[])
+        .lines()
+        .take(8)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for doc in ["README.md", "docs/outputs.md"] {
+        let text = std::fs::read_to_string(repo().join(doc)).unwrap();
+        assert!(
+            text.contains(&table),
+            "{doc} does not show the table as printed:\n{table}"
+        );
+    }
+    // `--timing` adds the column (and nothing else moves).
+    let timed = print("scenarios/boundary.toml", &["--timing"]);
+    let header = timed.lines().nth(1).unwrap();
+    assert!(header.ends_with("peak state  decisions/s"), "{header}");
+    let plain = print("scenarios/boundary.toml", &[]);
+    for (t, p) in timed.lines().zip(plain.lines()).skip(2).take(6) {
+        assert!(t.starts_with(p), "{t:?} does not extend {p:?}");
+    }
+}
