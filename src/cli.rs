@@ -29,7 +29,11 @@ Examples:
   rlsim run scenarios/boundary.toml
   rlsim run scenarios/boundary.toml --out results --seed 7
   rlsim run scenarios/burst.toml --format json --quiet > summary.json
-  rlsim run scenarios/burst.toml --decisions - | grep ',reject,'";
+  rlsim run scenarios/burst.toml --decisions - | grep ',reject,'
+
+Exit status: 0 when the run finished (even if an expectation failed); 1 with --strict when an
+expectation failed (the failures are printed on standard error even under --quiet); 2 for bad
+input.";
 
 const CHECK_EXAMPLES: &str = "\
 Examples:
@@ -45,9 +49,26 @@ Examples:
   rlsim verify scenarios/boundary.toml --store redis://127.0.0.1:6390
   rlsim verify scenarios/diurnal.toml --store redis://127.0.0.1:6390 --limit 20000
 
-Exit status: 0 when every stored algorithm agreed on every decision; 1 when one disagreed;
-2 for bad input or a store that cannot be reached or refuses the scripts; 3 when the store
+Exit status: 0 when every stored algorithm agreed on every decision; 1 when one disagreed, or
+when nothing was verified (no contender decides through the store); 2 for bad input or a store that cannot be reached or refuses the scripts; 3 when the store
 failed during the run.";
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  rlsim sweep scenarios/tune_limit.toml --out sweep
+  rlsim sweep scenarios/nat.toml --set policy.limit=50..500:50 --set policy.key=ip,user
+  rlsim sweep scenarios/tune_limit.toml --shard 1/2 --out shard1
+
+Exit status: 0 when the sweep ran and some row meets every goal of the scenario's [goals] (or it
+has none); 1 when it has goals and no row meets them all (the files are written all the same);
+2 for bad input. A shard exits 0: its `rlsim merge` tells.";
+
+const MERGE_EXAMPLES: &str = "\
+Example:
+  rlsim merge shard1 shard2 --out sweep
+
+Exit status: 0 when some row of the whole sweep meets every goal (or there are none); 1 when the
+scenario has goals and no row meets them all; 2 for bad input or shards that do not fit.";
 
 const TRAFFIC_EXAMPLES: &str = "\
 Examples:
@@ -80,8 +101,10 @@ pub enum Command {
     #[command(after_help = TRAFFIC_EXAMPLES)]
     Traffic(TrafficArgs),
     /// Run a scenario over a grid of field values and recommend one against its [goals].
+    #[command(after_help = SWEEP_EXAMPLES)]
     Sweep(SweepArgs),
     /// Combine the output directories of `rlsim sweep --shard K/N` into the whole sweep's.
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
     /// Measure decisions/s per algorithm at 1, 10^3 and 10^6 keys, and end-to-end requests/s.
     Bench(BenchArgs),
@@ -232,7 +255,8 @@ pub struct RunArgs {
     /// Exit with code 1 when an expectation of the scenario fails.
     #[arg(long)]
     pub strict: bool,
-    /// Print no table, expectation lines or progress bar: only errors (and `--format json`).
+    /// Print no table, passing expectation lines or progress bar: only errors, failed
+    /// expectations (on standard error) and `--format json`.
     #[arg(long, short)]
     pub quiet: bool,
     /// Add the wall-clock `decisions/s` column to the table (it varies from run to run, so the
@@ -324,7 +348,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             let mut line = crate::sweep::report::summary(&whole, &rows);
             line.push('\n');
             print(stdout, line.as_bytes())?;
-            Ok(Status::Success)
+            Ok(status(!goals_unmet(&whole)))
         }
         Command::Bench(args) => {
             let kinds = if args.algorithm.is_empty() {
@@ -335,7 +359,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             print(stdout, crate::bench::run(args.requests, &kinds)?.as_bytes())?;
             Ok(Status::Success)
         }
-        Command::Verify(args) => verify(args, stdout),
+        Command::Verify(args) => verify(args, stdout, stderr),
         Command::StoreMemory(args) => {
             let rows = crate::store::memory::measure(&args.store, args.keys as usize)?;
             match args.format {
@@ -530,15 +554,25 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     }
     let expectations = check::evaluate(&scenario, &report.algorithms);
     let mut lines = String::new();
+    // What `--quiet` still prints: a failure is never silent (`--strict` exits 1 on it).
+    let mut failures = String::new();
     for e in &expectations {
-        lines.push_str(&output::expectation_line(&scenario.name, e));
+        let line = output::expectation_line(&scenario.name, e);
+        if !e.passed {
+            failures.push_str(&line);
+        }
+        lines.push_str(&line);
     }
     let failed = expectations.iter().filter(|e| !e.passed).count();
     if !expectations.is_empty() {
-        lines.push_str(&output::count_line(expectations.len() - failed, failed));
+        let count = output::count_line(expectations.len() - failed, failed);
+        lines.push_str(&count);
+        if failed > 0 {
+            failures.push_str(&count);
+        }
     }
     match args.format {
-        Format::Table if args.quiet => {}
+        Format::Table if args.quiet => print_to(stderr, "<stderr>", failures.as_bytes())?,
         Format::Table => {
             // With `--decisions -` standard output is the log: the table goes beside it.
             let (out, colour): (&mut dyn Write, bool) = if decisions_on_stdout {
@@ -562,16 +596,15 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
                 stdout,
                 &report::summary_json(&Summary::observed(&scenario, &report, &observations)),
             )?;
-            if !args.quiet {
-                print_to(stderr, "<stderr>", lines.as_bytes())?;
-            }
+            let lines = if args.quiet { &failures } else { &lines };
+            print_to(stderr, "<stderr>", lines.as_bytes())?;
         }
     }
     print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
     Ok(status(failed == 0 || !args.strict))
 }
 
-fn verify(args: VerifyArgs, stdout: &mut dyn Write) -> Result<Status> {
+fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     let overrides = args
         .set
         .iter()
@@ -608,6 +641,17 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write) -> Result<Status> {
         ));
     }
     print(stdout, out.as_bytes())?;
+    if !tallies.iter().any(|t| t.script.is_some()) {
+        // Like `check`: a comparison that compared nothing must not look green.
+        print_to(
+            stderr,
+            "<stderr>",
+            b"error: nothing was verified: no contender of the scenario decides through the \
+              store (stacked rules, simulated deployments and profiles without a script run \
+              in memory only)\n",
+        )?;
+        return Ok(Status::ChecksFailed);
+    }
     Ok(status(tallies.iter().all(|t| t.exact())))
 }
 
@@ -665,6 +709,7 @@ fn sweep(args: SweepArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Res
     if let Some(out) = &args.out {
         crate::sweep::outputs::write(out, &file)?;
     }
+    let unmet = goals_unmet(&file);
     if !args.quiet {
         let mut line = match file.shard {
             Some(s) => format!(
@@ -677,7 +722,20 @@ fn sweep(args: SweepArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Res
             line.push_str("(no --out DIR: nothing written)\n");
         }
         print(stdout, line.as_bytes())?;
+    } else if unmet {
+        // The reason for exit 1, even under --quiet.
+        let line = crate::sweep::report::summary(&file, &rows) + "\n";
+        print_to(stderr, "<stderr>", line.as_bytes())?;
     }
-    let _ = stderr;
-    Ok(Status::Success)
+    Ok(status(!unmet))
+}
+
+/// The scenario has `[goals]` and no point of the (whole) sweep meets them all: exit 1, so
+/// that CI notices. A shard cannot tell (its merge does).
+fn goals_unmet(file: &crate::sweep::outputs::SweepFile) -> bool {
+    !file.goals.is_empty()
+        && file
+            .recommendation
+            .as_ref()
+            .is_some_and(|r| r.recommended.is_none())
 }

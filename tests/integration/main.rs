@@ -6,6 +6,7 @@ mod browser;
 mod check;
 mod cli;
 mod closed_loop;
+mod commands;
 mod contenders;
 mod deployment;
 mod determinism;

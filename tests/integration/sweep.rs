@@ -138,7 +138,7 @@ fn no_point_meeting_every_goal_is_said_with_the_nearest() {
         .arg("sweep")
         .arg(&scenario)
         .assert()
-        .success()
+        .code(1)
         .stdout(predicates::str::contains(
             "No point meets `abusive_leakage <= 0.05`: the nearest is 0.1 at point 0 (fixed_window), 0.05 from the bound.",
         ));
