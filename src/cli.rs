@@ -28,6 +28,7 @@ const RUN_EXAMPLES: &str = "\
 Examples:
   rlsim run scenarios/boundary.toml
   rlsim run scenarios/boundary.toml --out results --seed 7
+  rlsim run scenarios/nat.toml --set policy.limit=60 --set traffic.scraper.rate=50/min
   rlsim run scenarios/burst.toml --format json --quiet > summary.json
   rlsim run scenarios/burst.toml --decisions - | grep ',reject,'
 
@@ -266,8 +267,9 @@ pub struct RunArgs {
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
     pub skip_bad_lines: bool,
-    /// Override a field of the scenario by its dotted path (repeatable): `policy.limit=60`,
-    /// `traffic[1].rate=50`, `traffic.scraper.rate=50`.
+    /// Override a field of the scenario by its dotted path (repeatable), the value written as
+    /// in the file: `policy.limit=60`, `policy.window=30s`, `traffic[1].rate=50/min`, or a
+    /// source by name, `traffic.scraper.rate=50/min` (scenarios/nat.toml).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub set: Vec<String>,
     /// Decide through a real Redis (redis://HOST:PORT[/DB]): every algorithm runs as a Lua

@@ -19,10 +19,16 @@ fn quiet_strict_run_prints_the_failed_expectations() {
             .get_output()
             .clone();
         let err = String::from_utf8(out.stderr).unwrap();
-        assert!(err.lines().any(|l| l.starts_with("FAIL  ")), "{format}: {err}");
+        assert!(
+            err.lines().any(|l| l.starts_with("FAIL  ")),
+            "{format}: {err}"
+        );
         assert!(!err.contains("pass  "), "{format}: {err}");
         let count = err.lines().last().unwrap();
-        assert!(count.ends_with(" failed") && !count.ends_with(" 0 failed"), "{count}");
+        assert!(
+            count.ends_with(" failed") && !count.ends_with(" 0 failed"),
+            "{count}"
+        );
         if format == "table" {
             assert!(out.stdout.is_empty());
         }
@@ -63,7 +69,12 @@ fn a_sweep_where_no_point_meets_the_goals_exits_1() {
     let path = write(dir.path(), "goals.toml", GOALS);
     let out = dir.path().join("out");
     rlsim()
-        .args(["sweep", path.to_str().unwrap(), "--set", "policy.limit=10,20"])
+        .args([
+            "sweep",
+            path.to_str().unwrap(),
+            "--set",
+            "policy.limit=10,20",
+        ])
         .arg("--out")
         .arg(&out)
         .assert()
@@ -71,7 +82,12 @@ fn a_sweep_where_no_point_meets_the_goals_exits_1() {
         .stdout(predicate::str::contains("No point meets every goal."));
     assert!(out.join("sweep.json").is_file());
     rlsim()
-        .args(["sweep", path.to_str().unwrap(), "--set", "policy.limit=10,20"])
+        .args([
+            "sweep",
+            path.to_str().unwrap(),
+            "--set",
+            "policy.limit=10,20",
+        ])
         .arg("--quiet")
         .assert()
         .code(1)
@@ -81,7 +97,12 @@ fn a_sweep_where_no_point_meets_the_goals_exits_1() {
     for k in 1..=2 {
         let shard = dir.path().join(format!("shard{k}"));
         rlsim()
-            .args(["sweep", path.to_str().unwrap(), "--set", "policy.limit=10,20"])
+            .args([
+                "sweep",
+                path.to_str().unwrap(),
+                "--set",
+                "policy.limit=10,20",
+            ])
             .args(["--quiet", "--shard", &format!("{k}/2"), "--out"])
             .arg(&shard)
             .assert()
@@ -98,10 +119,42 @@ fn a_sweep_where_no_point_meets_the_goals_exits_1() {
         .stdout(predicate::str::contains("No point meets every goal."));
     // A point that meets them: exit 0.
     rlsim()
-        .args(["sweep", path.to_str().unwrap(), "--set", "policy.limit=1,10"])
+        .args([
+            "sweep",
+            path.to_str().unwrap(),
+            "--set",
+            "policy.limit=1,10",
+        ])
         .arg("--quiet")
         .assert()
         .success()
         .stdout("")
         .stderr("");
+}
+
+/// Every `--set` example of `rlsim run --help` works on scenarios/nat.toml, which they name.
+#[test]
+fn the_set_examples_of_run_help_work() {
+    let help = rlsim().args(["run", "--help"]).output().unwrap().stdout;
+    let help = String::from_utf8(help).unwrap();
+    let start = help
+        .find("--set <FIELD=VALUE>")
+        .expect("run --help documents --set");
+    let paragraph = &help[start..];
+    let paragraph = &paragraph[..paragraph.find("\n\n").unwrap_or(paragraph.len())];
+    let examples: Vec<&str> = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|e| e.contains('='))
+        .collect();
+    assert!(examples.len() >= 4, "{paragraph}");
+    for example in examples {
+        rlsim()
+            .arg("run")
+            .arg(repo().join("scenarios/nat.toml"))
+            .args(["--quiet", "--set", example])
+            .assert()
+            .success();
+    }
 }
