@@ -19,6 +19,48 @@ use std::sync::{Mutex, MutexGuard};
 /// handler sees every file that exists and none is created after it has cleaned up.
 static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
+/// Directories created to hold temporary files, outermost first. Those still empty are removed
+/// when a temporary file is discarded and when a signal stops the process, so a failed run
+/// leaves no empty directory behind (`--decisions new/dir/log.csv`).
+static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn created() -> MutexGuard<'static, Vec<PathBuf>> {
+    CREATED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// `create_dir_all(dir)`, registering the directories it creates.
+fn create_dirs(dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut d = dir;
+    while !d.as_os_str().is_empty() && !d.exists() {
+        missing.push(d.to_path_buf());
+        match d.parent() {
+            Some(parent) => d = parent,
+            None => break,
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    let mut dirs = created();
+    for d in missing.into_iter().rev() {
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    Ok(())
+}
+
+/// Removes the registered directories that are empty, innermost first (a directory holding an
+/// output, or another live temporary file, is not empty and stays).
+fn remove_empty_dirs() {
+    let mut dirs = created();
+    for d in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+    dirs.retain(|d| d.exists());
+}
+
 /// Other cleanups to run on those signals (e.g. the keys a run wrote into an external store).
 static ON_SIGNAL: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
 
@@ -48,6 +90,7 @@ pub fn install_signal_cleanup() -> io::Result<()> {
                 for path in files.iter() {
                     let _ = std::fs::remove_file(path);
                 }
+                remove_empty_dirs();
                 for hook in ON_SIGNAL.lock().unwrap_or_else(|p| p.into_inner()).iter() {
                     hook();
                 }
@@ -86,7 +129,7 @@ impl TempFile {
     /// A new temporary file in `dir`, which is created if missing. Outputs are ordinary readable
     /// files (0644 before the umask), not the private 0600 of a temporary file.
     pub fn new_in(dir: &Path) -> io::Result<TempFile> {
-        std::fs::create_dir_all(dir)?;
+        create_dirs(dir)?;
         let mut builder = tempfile::Builder::new();
         builder.prefix(".rlsim-");
         #[cfg(unix)]
@@ -139,6 +182,7 @@ impl Drop for TempFile {
             let path = file.path().to_path_buf();
             drop(file);
             files.retain(|p| *p != path);
+            remove_empty_dirs();
         }
     }
 }

@@ -17,6 +17,11 @@ pub const NANOS_PER_MIN: Nanos = 60 * NANOS_PER_SEC;
 pub const NANOS_PER_HOUR: Nanos = 60 * NANOS_PER_MIN;
 pub const NANOS_PER_DAY: Nanos = 24 * NANOS_PER_HOUR;
 
+/// The instant (ns since the Unix epoch) virtual time 0 stands for in a synthetic scenario that
+/// states no `start`: 2026-01-01T00:00:00Z. Only profiles of libraries that read the wall clock
+/// and align windows to it (or round its floats) see it; a replay uses its trace's own time.
+pub const DEFAULT_START: Nanos = 1_767_225_600 * NANOS_PER_SEC;
+
 /// Why a duration or rate string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {

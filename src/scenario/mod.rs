@@ -48,6 +48,10 @@ pub struct Scenario {
     pub seed: u64,
     /// Traffic is generated in `[0, duration)`; delayed requests may be released after it.
     pub duration: Nanos,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch: a replayed trace's
+    /// own time, else `start` ([`crate::time::DEFAULT_START`] by default). Profiles whose
+    /// library aligns windows to the wall clock read it (see docs/scenario-format.md).
+    pub start: Nanos,
     pub policy: Policy,
     pub algorithms: Vec<AlgorithmSpec>,
     pub traffic: Vec<SourceSpec>,

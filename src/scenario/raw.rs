@@ -16,6 +16,9 @@ pub struct RawScenario {
     #[serde(default)]
     pub seed: Option<S<i64>>,
     pub duration: S<String>,
+    /// The instant virtual time 0 stands for (RFC 3339), for profiles that read the wall clock.
+    #[serde(default)]
+    pub start: Option<S<String>>,
     pub policy: S<RawPolicy>,
     /// Algorithms to run, by name. Default: all.
     #[serde(default)]

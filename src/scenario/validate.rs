@@ -10,7 +10,7 @@ use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params};
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
-use crate::time::{self, Nanos, UnitError};
+use crate::time::{self, DEFAULT_START, Nanos, UnitError};
 use std::collections::HashSet;
 use std::ops::Range;
 use std::path::Path;
@@ -200,6 +200,7 @@ impl<'a> Ctx<'a> {
         // A replayed trace with `source`/`role` columns or `abusive` addresses becomes one
         // source per (source, role) it holds.
         let (traffic, origin) = crate::traffic::split_sources(traffic)?;
+        let start = self.start(&raw, &traffic)?;
         let reactions = raw
             .traffic
             .iter()
@@ -239,6 +240,14 @@ impl<'a> Ctx<'a> {
                 self.deployed_contender(&mut algorithms[short + i], d, i, &policy, duration)?;
             }
         }
+        for spec in &mut algorithms {
+            spec.profile = spec.profile.map(|p| p.starting_at(start));
+            if let Some(stack) = &mut spec.stack {
+                for rule in &mut stack.rules {
+                    rule.profile = rule.profile.map(|p| p.starting_at(start));
+                }
+            }
+        }
         let mut scenario = Scenario {
             name,
             description: raw
@@ -249,6 +258,7 @@ impl<'a> Ctx<'a> {
             path: self.path.to_path_buf(),
             seed,
             duration,
+            start,
             policy,
             algorithms,
             traffic,
@@ -278,6 +288,39 @@ impl<'a> Ctx<'a> {
                 .map_err(|(span, field, message)| self.err(span, &field, message))?;
         }
         Ok(scenario)
+    }
+
+    /// The instant virtual time 0 stands for: the first replayed trace's own time, else `start`.
+    fn start(&self, raw: &RawScenario, traffic: &[crate::traffic::SourceSpec]) -> Result<Nanos> {
+        let replay = traffic.iter().find_map(|s| match &s.arrivals {
+            crate::traffic::Arrivals::Replay { path, options } => Some((path, options)),
+            _ => None,
+        });
+        match (&raw.start, replay) {
+            (Some(s), Some(_)) => Err(self.err(
+                s.span(),
+                "start",
+                "a replay starts at its trace's own time (the first record's, rounded down to the policy window): remove `start`",
+            )),
+            (Some(s), None) => {
+                let text = s.get_ref().trim();
+                chrono::DateTime::parse_from_rfc3339(text)
+                    .ok()
+                    .and_then(|t| t.timestamp_nanos_opt())
+                    .and_then(|n| u64::try_from(n).ok())
+                    .ok_or_else(|| {
+                        self.err(
+                            s.span(),
+                            "start",
+                            format!("`{text}` is not an RFC 3339 instant between 1970 and 2262 (e.g. \"2025-01-01T00:00:00Z\")"),
+                        )
+                    })
+            }
+            (None, Some((path, options))) => {
+                Ok(crate::traffic::trace_start(path, options)?.unwrap_or(DEFAULT_START))
+            }
+            (None, None) => Ok(DEFAULT_START),
+        }
     }
 
     fn expectations(

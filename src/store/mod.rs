@@ -22,7 +22,7 @@ use crate::traffic::Arrival;
 use scripts::{Bound, ScriptKind, Unscripted};
 use std::any::Any;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use verify::Tally;
 
@@ -176,13 +176,22 @@ fn live() -> std::sync::MutexGuard<'static, Vec<(StoreUrl, Namespace)>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Removes the keys of every open store (on SIGINT, SIGTERM, SIGHUP).
+/// Held shared by every script call while it is in flight. The signal handler takes it
+/// exclusively before deleting the run's keys, so a write still in flight lands before the
+/// deletion (each ends within [`REPLY_TIMEOUT`]), and keeps it until the process exits, so none
+/// starts after it.
+static WRITES: RwLock<()> = RwLock::new(());
+
+/// Removes the keys of every open store (on SIGINT, SIGTERM, SIGHUP), once no script call is
+/// in flight; no call starts again before the process exits.
 fn remove_live() {
+    let writes = WRITES.write().unwrap_or_else(|p| p.into_inner());
     for (url, ns) in live().iter() {
         if let Ok(mut con) = url.connect() {
             let _ = ns.remove(&mut con);
         }
     }
+    std::mem::forget(writes);
 }
 
 /// Whose decision a run follows.
@@ -346,6 +355,7 @@ impl RedisRemote {
             self.exp_key.push_str(":exp");
             invocation.key(&self.exp_key);
         }
+        let _writing = WRITES.read().unwrap_or_else(|p| p.into_inner());
         let reply: Vec<i64> = invocation
             .arg(time)
             .arg(GC_TTL_MS)

@@ -30,7 +30,7 @@ pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
     MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter,
-    TraceData, TraceFormat, prepare_trace, split_sources,
+    TraceData, TraceFormat, prepare_trace, split_sources, trace_start,
 };
 
 use crate::algorithms::KeyId;

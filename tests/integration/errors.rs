@@ -645,3 +645,42 @@ fn traffic_bad_methods() {
         &["bad.toml:11:", "`traffic[0].methods`", "not both"],
     );
 }
+
+#[test]
+fn a_trace_error_mid_run_leaves_no_directory_it_created() {
+    // The bad line comes after thousands of decisions, so the decision log's temporary file
+    // (and the directories it needed) exist when the error ends the run; a directory that was
+    // there before stays.
+    let dir = tempfile::tempdir().unwrap();
+    let mut trace = String::from("time,ip\n");
+    for i in 0..3000 {
+        trace.push_str(&format!("{},10.0.0.{}\n", i * 1000, i % 50));
+    }
+    trace.push_str("soon,10.0.0.1\n");
+    write(dir.path(), "trace.csv", &trace);
+    std::fs::create_dir(dir.path().join("kept")).unwrap();
+    let toml = format!(
+        "{HEAD}algorithms = [\"gcra\"]\n{POLICY}[[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n"
+    );
+    let path = write(dir.path(), "s.toml", &toml);
+    for decisions in ["new/deeper/log.csv", "kept/log.csv"] {
+        rlsim()
+            .current_dir(dir.path())
+            .arg("run")
+            .arg(&path)
+            .args(["--decisions", decisions])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("trace.csv:3002:"));
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["kept", "s.toml", "trace.csv"], "{decisions}");
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("kept")).unwrap().count(),
+            0
+        );
+    }
+}

@@ -582,3 +582,57 @@ fn verify_with_nothing_to_verify_fails() {
         .stdout(predicates::str::contains("two-rules  not stored"))
         .stderr(predicates::str::contains("error: nothing was verified"));
 }
+
+#[test]
+fn a_signal_mid_run_removes_every_key_of_the_run() {
+    let Some(server) = own_server("rlsim --store stopped by signals") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Long enough to be running through Redis when the signal comes; several algorithms, so
+    // several connections are writing at that moment.
+    let path = write(
+        dir.path(),
+        "long.toml",
+        "name = \"long\"\nduration = \"10m\"\nalgorithms = [\"gcra\", \"fixed_window\", \"sliding_window_log\", \"token_bucket\"]\n\
+         [policy]\nlimit = 100\nwindow = \"1m\"\n\
+         [[traffic]]\nname = \"a\"\nkind = \"poisson\"\nrate = \"300/s\"\nusers = 500\n",
+    );
+    let mut con = server.con();
+    for round in 0..3 {
+        for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+            let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("rlsim"))
+                .args([
+                    "run",
+                    path.to_str().unwrap(),
+                    "--quiet",
+                    "--store",
+                    &server.url,
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // Signal once the run has written a few hundred keys (writes are in flight then).
+            let start = std::time::Instant::now();
+            while redis::cmd("DBSIZE").query::<u64>(&mut con).unwrap() < 200 {
+                assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+                assert!(start.elapsed().as_secs() < 60, "no keys appeared");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            let sent = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(sent.success());
+            let out = child.wait_with_output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(code), "{signal}: {stderr}");
+            assert_eq!(
+                rlsim_keys(&server.url),
+                0,
+                "round {round}, {signal}: {stderr}"
+            );
+        }
+    }
+}

@@ -332,6 +332,28 @@ impl Profile {
         }
     }
 
+    /// The profile with virtual time 0 standing for `epoch_ns` after the Unix epoch: the
+    /// scenario's start. Only profiles whose library reads the wall clock and aligns windows to
+    /// it (or rounds its floats) keep it; the others count from virtual 0 (a library's own
+    /// start, or a key's first hit), which an absolute time would not change.
+    pub fn starting_at(self, epoch_ns: u64) -> Profile {
+        match self {
+            Profile::PythonLimitsMovingWindow(l) => {
+                Profile::PythonLimitsMovingWindow(l.starting_at(epoch_ns))
+            }
+            Profile::PythonLimitsFixedWindow(l) => {
+                Profile::PythonLimitsFixedWindow(l.starting_at(epoch_ns))
+            }
+            Profile::PythonLimitsSlidingWindow(l) => {
+                Profile::PythonLimitsSlidingWindow(l.starting_at(epoch_ns))
+            }
+            Profile::Seed003SlidingCounter(l) => {
+                Profile::Seed003SlidingCounter(l.starting_at(epoch_ns))
+            }
+            other => other,
+        }
+    }
+
     /// Calls `visitor` with the concrete limiter (see [`super::AlgorithmKind::visit`]).
     pub fn visit<V: LimiterVisitor>(self, visitor: V) -> V::Output {
         match self {

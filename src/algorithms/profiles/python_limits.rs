@@ -3,24 +3,23 @@
 //!
 //! `limits` reads `time.time()`, a float of seconds since the Unix epoch, and does its window
 //! arithmetic in floats; these profiles do the same float operations in the same order (IEEE
-//! doubles, as CPython). Virtual time 0 is mapped to [`EPOCH_NS`] (2026-01-01T00:00:00Z, a
-//! multiple of every usual window, so the sliding counter's epoch-aligned windows start at 0),
-//! and the clock reads `(EPOCH_NS + now) as f64 / 1e9`, which is how CPython turns its
-//! nanosecond clock into `time.time()`. The storage's background expiry thread (every 10 ms of
+//! doubles, as CPython). Virtual time 0 stands for the scenario's start instant (`epoch_ns`,
+//! nanoseconds since the Unix epoch: a replayed trace's own time, or the scenario's `start`,
+//! 2026-01-01T00:00:00Z by default), and the clock reads `(epoch_ns + now) as f64 / 1e9`, which
+//! is how CPython turns its nanosecond clock into `time.time()`. The absolute time matters: the
+//! sliding counter aligns its windows to the Unix epoch, and every strategy's float rounding
+//! depends on the magnitude of the time. The storage's background expiry thread (every 10 ms of
 //! wall time) is not modelled: it only drops entries, and the decisions below are those of the
 //! storage calls themselves (see docs/profiles.md for the one edge where the thread matters).
 
 use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns, policy_seconds};
 use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
-use crate::time::{NANOS_PER_SEC, Nanos};
+use crate::time::{DEFAULT_START, Nanos};
 use std::collections::VecDeque;
 
-/// The wall-clock time (ns since the Unix epoch) virtual time 0 stands for.
-pub const EPOCH_NS: u64 = 1_767_225_600 * NANOS_PER_SEC;
-
-/// `time.time()` at virtual time `now`.
-pub fn py_time(now: Nanos) -> f64 {
-    (EPOCH_NS + now) as f64 / 1e9
+/// `time.time()` at virtual time `now` when virtual time 0 is `epoch_ns` after the Unix epoch.
+pub fn py_time(epoch_ns: u64, now: Nanos) -> f64 {
+    epoch_ns.saturating_add(now) as f64 / 1e9
 }
 
 /// A `limits` rate string: `"100/minute"`, `"100 per 2 hours"` (one expression).
@@ -66,6 +65,29 @@ fn parse_rate(text: &str) -> Result<(u64, u64), String> {
     Ok((amount, seconds * multiples))
 }
 
+/// The clock and the start instant, shared by the three strategies.
+macro_rules! py_clock {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// `time.time()` at virtual time `now`.
+            fn t(&self, now: Nanos) -> f64 {
+                py_time(self.epoch_ns, now)
+            }
+
+            /// The same limiter with virtual time 0 at `epoch_ns` after the Unix epoch.
+            pub fn starting_at(self, epoch_ns: u64) -> Self {
+                Self { epoch_ns, ..self }
+            }
+        }
+    )*};
+}
+
+py_clock!(
+    PythonLimitsMovingWindow,
+    PythonLimitsFixedWindow,
+    PythonLimitsSlidingWindow
+);
+
 /// The `limit` parameter shared by the three strategies.
 const LIMIT_PARAM: ParamSpec = ParamSpec {
     name: "limit",
@@ -99,6 +121,8 @@ fn reject(now: Nanos, at: Nanos, reset_at: Nanos) -> Decision {
 pub struct PythonLimitsMovingWindow {
     amount: u64,
     expiry: u64,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch.
+    epoch_ns: u64,
 }
 
 /// The admissions' `atime`s, oldest first (the library keeps them newest first); only the
@@ -115,7 +139,11 @@ impl ProfileDef for PythonLimitsMovingWindow {
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (amount, expiry) = build_rate(policy, args)?;
-        Ok(PythonLimitsMovingWindow { amount, expiry })
+        Ok(PythonLimitsMovingWindow {
+            amount,
+            expiry,
+            epoch_ns: DEFAULT_START,
+        })
     }
 }
 
@@ -129,7 +157,7 @@ impl PythonLimitsMovingWindow {
     fn idle_at(&self, s: &MovingWindowState, from: Nanos) -> Nanos {
         match s.atimes.back() {
             None => from,
-            Some(&newest) => first_ns(from, |x| newest < py_time(x) - self.expiry as f64),
+            Some(&newest) => first_ns(from, |x| newest < self.t(x) - self.expiry as f64),
         }
     }
 }
@@ -144,9 +172,9 @@ impl Limiter for PythonLimitsMovingWindow {
     }
 
     fn decide(&self, s: &mut MovingWindowState, now: Nanos) -> Decision {
-        let t = py_time(now);
+        let t = self.t(now);
         if self.refuses(s, t) {
-            let at = first_ns(now, |x| !self.refuses(s, py_time(x)));
+            let at = first_ns(now, |x| !self.refuses(s, self.t(x)));
             return reject(now, at, self.idle_at(s, now));
         }
         s.atimes.push_back(t);
@@ -161,7 +189,7 @@ impl Limiter for PythonLimitsMovingWindow {
     fn is_idle(&self, s: &MovingWindowState, now: Nanos) -> bool {
         s.atimes
             .back()
-            .is_none_or(|&newest| newest < py_time(now) - self.expiry as f64)
+            .is_none_or(|&newest| newest < self.t(now) - self.expiry as f64)
     }
 
     fn heap_bytes(s: &MovingWindowState) -> usize {
@@ -181,6 +209,8 @@ impl Limiter for PythonLimitsMovingWindow {
 pub struct PythonLimitsFixedWindow {
     amount: u64,
     expiry: u64,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch.
+    epoch_ns: u64,
 }
 
 /// The storage's counter and its expiration (`time.time()` of the first hit + expiry).
@@ -198,7 +228,11 @@ impl ProfileDef for PythonLimitsFixedWindow {
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (amount, expiry) = build_rate(policy, args)?;
-        Ok(PythonLimitsFixedWindow { amount, expiry })
+        Ok(PythonLimitsFixedWindow {
+            amount,
+            expiry,
+            epoch_ns: DEFAULT_START,
+        })
     }
 }
 
@@ -211,7 +245,7 @@ impl Limiter for PythonLimitsFixedWindow {
     }
 
     fn decide(&self, s: &mut FixedWindowState, now: Nanos) -> Decision {
-        let t = py_time(now);
+        let t = self.t(now);
         if s.expiration <= t {
             *s = FixedWindowState::default();
         }
@@ -220,7 +254,7 @@ impl Limiter for PythonLimitsFixedWindow {
             s.expiration = t + self.expiry as f64;
         }
         let expiration = s.expiration;
-        let reset_at = first_ns(now, |x| expiration <= py_time(x));
+        let reset_at = first_ns(now, |x| expiration <= self.t(x));
         if s.count <= self.amount {
             Decision::allow(self.amount - s.count, reset_at)
         } else {
@@ -229,7 +263,7 @@ impl Limiter for PythonLimitsFixedWindow {
     }
 
     fn is_idle(&self, s: &FixedWindowState, now: Nanos) -> bool {
-        s.expiration <= py_time(now)
+        s.expiration <= self.t(now)
     }
 
     fn redis_bytes(_: &FixedWindowState) -> usize {
@@ -244,6 +278,8 @@ impl Limiter for PythonLimitsFixedWindow {
 pub struct PythonLimitsSlidingWindow {
     amount: u64,
     expiry: u64,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch.
+    epoch_ns: u64,
 }
 
 /// The storage's counters of this key's windows: (window index, count, expiration).
@@ -269,7 +305,11 @@ impl ProfileDef for PythonLimitsSlidingWindow {
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (amount, expiry) = build_rate(policy, args)?;
-        Ok(PythonLimitsSlidingWindow { amount, expiry })
+        Ok(PythonLimitsSlidingWindow {
+            amount,
+            expiry,
+            epoch_ns: DEFAULT_START,
+        })
     }
 }
 
@@ -311,9 +351,9 @@ impl PythonLimitsSlidingWindow {
     fn retry_at(&self, s: &SlidingWindowState, now: Nanos) -> Nanos {
         let mut x = now;
         for _ in 0..8 {
-            let keys = self.keys(py_time(x));
-            let end = first_ns(x, |y| self.keys(py_time(y)) != keys);
-            let at = first_ns(x, |y| y >= end || self.admits(s, py_time(y)));
+            let keys = self.keys(self.t(x));
+            let end = first_ns(x, |y| self.keys(self.t(y)) != keys);
+            let at = first_ns(x, |y| y >= end || self.admits(s, self.t(y)));
             if at < end {
                 return at;
             }
@@ -333,11 +373,11 @@ impl Limiter for PythonLimitsSlidingWindow {
     }
 
     fn decide(&self, s: &mut SlidingWindowState, now: Nanos) -> Decision {
-        let t = py_time(now);
+        let t = self.t(now);
         let (p, c) = self.keys(t);
         // Windows before the previous one are never read again.
         s.windows.retain(|w| w.0 >= p);
-        let idle_at = |s: &SlidingWindowState| first_ns(now, |x| self.idle(s, py_time(x)));
+        let idle_at = |s: &SlidingWindowState| first_ns(now, |x| self.idle(s, self.t(x)));
         if !self.admits(s, t) {
             return reject(now, self.retry_at(s, now), idle_at(s));
         }
@@ -353,7 +393,7 @@ impl Limiter for PythonLimitsSlidingWindow {
     }
 
     fn is_idle(&self, s: &SlidingWindowState, now: Nanos) -> bool {
-        self.idle(s, py_time(now))
+        self.idle(s, self.t(now))
     }
 
     fn heap_bytes(s: &SlidingWindowState) -> usize {
@@ -384,9 +424,9 @@ mod tests {
     #[test]
     fn clock_is_cpythons() {
         // 2026-01-01T00:00:00Z + 1.5 s.
-        assert_eq!(py_time(1500 * MS), 1_767_225_601.5);
+        assert_eq!(py_time(DEFAULT_START, 1500 * MS), 1_767_225_601.5);
         // Doubles near 1.77e9 s are 2^-22 s (≈ 238 ns) apart: nearby nanoseconds collapse.
-        assert_eq!(py_time(1), py_time(0));
+        assert_eq!(py_time(DEFAULT_START, 1), py_time(DEFAULT_START, 0));
     }
 
     #[test]
@@ -394,6 +434,7 @@ mod tests {
         let m = PythonLimitsMovingWindow {
             amount: 2,
             expiry: 1,
+            epoch_ns: DEFAULT_START,
         };
         let mut s = m.new_state(0);
         assert!(m.decide(&mut s, 0).outcome.is_admitted());
@@ -418,6 +459,7 @@ mod tests {
         let f = PythonLimitsFixedWindow {
             amount: 1,
             expiry: 1,
+            epoch_ns: DEFAULT_START,
         };
         let mut s = f.new_state(0);
         assert_eq!(f.decide(&mut s, 300 * MS).remaining, 0);
@@ -433,6 +475,7 @@ mod tests {
         let w = PythonLimitsSlidingWindow {
             amount: 10,
             expiry: 10,
+            epoch_ns: DEFAULT_START,
         };
         let mut s = w.new_state(0);
         for i in 0..10 {
@@ -443,5 +486,26 @@ mod tests {
             .filter(|_| w.decide(&mut s, 15_000 * MS).outcome.is_admitted())
             .count();
         assert_eq!(admitted, 5);
+    }
+
+    #[test]
+    fn sliding_counter_windows_are_aligned_to_the_unix_epoch() {
+        // `1 per 11 seconds`, hits at 1735689593 s and 10 s later. 1735689593 is a multiple of
+        // 11: both hits are in one window and the library refuses the second. From 2026-01-01
+        // (not a multiple of 11 s) the second hit would fall in the next window and pass.
+        let start = 1_735_689_593_000 * MS;
+        let w = PythonLimitsSlidingWindow {
+            amount: 1,
+            expiry: 11,
+            epoch_ns: DEFAULT_START,
+        };
+        let at_trace = w.starting_at(start);
+        let mut s = at_trace.new_state(0);
+        assert!(at_trace.decide(&mut s, 0).outcome.is_admitted());
+        assert!(!at_trace.decide(&mut s, 10_000 * MS).outcome.is_admitted());
+        // The same two hits at the default start instant: admitted, as the library does there.
+        let mut s = w.new_state(0);
+        assert!(w.decide(&mut s, 0).outcome.is_admitted());
+        assert!(w.decide(&mut s, 10_000 * MS).outcome.is_admitted());
     }
 }

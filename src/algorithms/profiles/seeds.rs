@@ -7,7 +7,7 @@ use super::{
     retry_at_ms,
 };
 use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
-use crate::time::{NANOS_PER_SEC, Nanos};
+use crate::time::{DEFAULT_START, NANOS_PER_SEC, Nanos};
 use std::collections::VecDeque;
 
 const LIMIT: ParamSpec = ParamSpec {
@@ -315,6 +315,9 @@ impl Limiter for Seed003FixedWindow {
 pub struct Seed003SlidingCounter {
     limit: u64,
     window_ms: u64,
+    /// The instant virtual time 0 stands for (ns since the Unix epoch): the windows are aligned
+    /// to the epoch, as `Date.now()` reads it.
+    epoch_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -331,11 +334,30 @@ impl ProfileDef for Seed003SlidingCounter {
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (limit, window_ms) = limit_and_window(policy, args)?;
-        Ok(Seed003SlidingCounter { limit, window_ms })
+        Ok(Seed003SlidingCounter {
+            limit,
+            window_ms,
+            epoch_ns: DEFAULT_START,
+        })
     }
 }
 
 impl Seed003SlidingCounter {
+    /// The same limiter with virtual time 0 at `epoch_ns` after the Unix epoch.
+    pub fn starting_at(self, epoch_ns: u64) -> Self {
+        Self { epoch_ns, ..self }
+    }
+
+    /// `Date.now()` at virtual time `now`.
+    fn date_now(&self, now: Nanos) -> u64 {
+        ms(self.epoch_ns.saturating_add(now))
+    }
+
+    /// The first virtual nanosecond at which `Date.now()` reads `date_ms`.
+    fn at_date(&self, date_ms: u64) -> Nanos {
+        at_ms(date_ms).saturating_sub(self.epoch_ns)
+    }
+
     /// (previous, current) counts as seen at `now_ms`.
     fn counts(&self, s: &SeedWindowsState, now_ms: u64) -> (u64, u64) {
         let w = now_ms / self.window_ms;
@@ -359,25 +381,25 @@ impl Limiter for Seed003SlidingCounter {
 
     fn new_state(&self, now: Nanos) -> SeedWindowsState {
         SeedWindowsState {
-            window: ms(now) / self.window_ms,
+            window: self.date_now(now) / self.window_ms,
             current: 0,
             previous: 0,
         }
     }
 
     fn decide(&self, s: &mut SeedWindowsState, now: Nanos) -> Decision {
-        let now_ms = ms(now);
+        let now_ms = self.date_now(now);
         let (previous, current) = self.counts(s, now_ms);
         *s = SeedWindowsState {
             window: now_ms / self.window_ms,
             current,
             previous,
         };
-        let idle_at = |s: &SeedWindowsState| at_ms((s.window + 2) * self.window_ms);
+        let idle_at = |s: &SeedWindowsState| self.at_date((s.window + 2) * self.window_ms);
         if self.estimated(s, now_ms) >= self.limit as f64 {
             let snapshot = *s;
             let at = first_ns(now, |x| {
-                self.estimated(&snapshot, ms(x)) < self.limit as f64
+                self.estimated(&snapshot, self.date_now(x)) < self.limit as f64
             });
             return Decision {
                 outcome: Outcome::Reject {
@@ -393,7 +415,7 @@ impl Limiter for Seed003SlidingCounter {
     }
 
     fn is_idle(&self, s: &SeedWindowsState, now: Nanos) -> bool {
-        ms(now) / self.window_ms >= s.window + 2 || (s.current == 0 && s.previous == 0)
+        self.date_now(now) / self.window_ms >= s.window + 2 || (s.current == 0 && s.previous == 0)
     }
 
     fn redis_bytes(s: &SeedWindowsState) -> usize {
@@ -476,6 +498,7 @@ mod tests {
         let c = Seed003SlidingCounter {
             limit: 10,
             window_ms: 1000,
+            epoch_ns: DEFAULT_START,
         };
         let mut s = c.new_state(0);
         for _ in 0..10 {
@@ -487,5 +510,23 @@ mod tests {
             .filter(|_| c.decide(&mut s, 1500 * MS).outcome.is_admitted())
             .count();
         assert_eq!(admitted, 5);
+    }
+
+    #[test]
+    fn sliding_counter_windows_are_aligned_to_the_unix_epoch() {
+        // 1 per 7 s from 1735689593 s, 1 s past a multiple of 7 s: the window turns 6 s after
+        // virtual 0, so hits at 0 and 6.5 s are in two windows, the first weighing
+        // 1 − 0.5/7 < 1, and the second passes (from 2026-01-01, a multiple of 7 s, it would not).
+        let c = Seed003SlidingCounter {
+            limit: 1,
+            window_ms: 7000,
+            epoch_ns: DEFAULT_START,
+        }
+        .starting_at(1_735_689_593_000 * MS);
+        let mut s = c.new_state(0);
+        assert!(c.decide(&mut s, 0).outcome.is_admitted());
+        assert!(!c.decide(&mut s, 5_999 * MS).outcome.is_admitted());
+        assert!(!c.decide(&mut s, 6_000 * MS).outcome.is_admitted());
+        assert!(c.decide(&mut s, 6_500 * MS).outcome.is_admitted());
     }
 }

@@ -287,6 +287,42 @@ pub fn prepare_trace(path: &Path, key_spec: &KeySpec, options: &mut ReplayOption
     open(path, Some(key_spec), options).map(|_| ())
 }
 
+/// Malformed lines [`trace_start`] passes over looking for the first record before it gives up
+/// (the replay then reports them, or skips them with `--skip-bad-lines`).
+const START_BAD_LINES: u32 = 1000;
+
+/// The instant (ns since the Unix epoch) a replay's virtual time 0 stands for: the first record
+/// in time order, as [`ReplaySource`] releases it, rounded down to `align`, less `offset`. `None`
+/// for a trace with no record among its first lines. Read at validation, so that limiters of
+/// libraries that align windows to the epoch see the trace's own time.
+pub fn trace_start(path: &Path, options: &ReplayOptions) -> Result<Option<Nanos>> {
+    let mut reader = open(path, None, options)?;
+    let mut rec = Record::default();
+    let (mut first, mut newest, mut bad) = (None::<u64>, 0, 0);
+    loop {
+        match reader.read(&mut rec)? {
+            Outcome::Eof => break,
+            Outcome::Bad(_) => {
+                bad += 1;
+                if bad > START_BAD_LINES {
+                    break;
+                }
+            }
+            Outcome::Record => {
+                let min = first.map_or(rec.epoch_ns, |f| f.min(rec.epoch_ns));
+                first = Some(min);
+                newest = newest.max(rec.epoch_ns);
+                // The earliest record is final once one later than it by more than
+                // `sort_window` has been read (an earlier one after that is refused).
+                if newest - min > options.sort_window || options.sort_window == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    Ok(first.map(|f| (f - f % options.align.max(1)).saturating_sub(options.offset)))
+}
+
 /// Refuses a key the format cannot supply: formats with a fixed set of fields cannot key on the
 /// others (checked when the scenario is loaded; `rlsim traffic` reads every field regardless).
 fn check_key(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {

@@ -2,14 +2,15 @@
 differential tests (tests/integration/differential/python.rs). Our own code; `limits` itself
 comes from PyPI (.ci/run).
 
-stdin: traces one after the other, each a JSON line {"strategy": ..., "limit": "N/unit"} then one
-line per hit, "TIME_NS KEY" (virtual nanoseconds, never decreasing). Each trace gets a fresh
+stdin: traces one after the other, each a JSON line {"strategy": ..., "limit": "N/unit"} (and
+optionally "epoch_ns", the instant virtual time 0 stands for) then one line per hit,
+"TIME_NS KEY" (virtual nanoseconds, never decreasing). Each trace gets a fresh
 storage. stdout, per hit: "A|R REMAINING RESET" from `get_window_stats` right after the hit
 (RESET as repr of the float).
 
-`time.time()` reads float(EPOCH_NS + t) / 1e9, as CPython converts its nanosecond clock. The
-storage's background expiry timer is replaced by one that never fires, so that decisions do not
-depend on wall-clock thread scheduling.
+`time.time()` reads float(epoch_ns + t) / 1e9 (epoch_ns defaults to EPOCH_NS, 2026-01-01), as
+CPython converts its nanosecond clock. The storage's background expiry timer is replaced by one
+that never fires, so that decisions do not depend on wall-clock thread scheduling.
 """
 import json
 import sys
@@ -45,6 +46,7 @@ from limits.strategies import STRATEGIES  # noqa: E402
 def main():
     out = []
     limiter = item = None
+    epoch_ns = EPOCH_NS
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -53,9 +55,10 @@ def main():
             cfg = json.loads(line)
             limiter = STRATEGIES[cfg["strategy"]](MemoryStorage())
             item = limits.parse(cfg["limit"])
+            epoch_ns = int(cfg.get("epoch_ns", EPOCH_NS))
             continue
         t, key = line.split(" ")
-        NOW[0] = float(EPOCH_NS + int(t)) / 1e9
+        NOW[0] = float(epoch_ns + int(t)) / 1e9
         ok = limiter.hit(item, key)
         stats = limiter.get_window_stats(item, key)
         out.append(f"{'A' if ok else 'R'} {stats.remaining} {stats.reset_time!r}")

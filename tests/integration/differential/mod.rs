@@ -154,6 +154,16 @@ pub fn run_driver(
 
 /// rlsim's decisions for `hits` under profile `kind` configured with `given`.
 pub fn decide(kind: ProfileKind, given: &[(&str, ParamValue)], hits: &[Hit]) -> Vec<Decision> {
+    decide_at(kind, given, hits, rlsim::time::DEFAULT_START)
+}
+
+/// [`decide`] with virtual time 0 at `epoch_ns` after the Unix epoch (the scenario's start).
+pub fn decide_at(
+    kind: ProfileKind,
+    given: &[(&str, ParamValue)],
+    hits: &[Hit],
+    epoch_ns: u64,
+) -> Vec<Decision> {
     struct Run<'a>(&'a [Hit]);
     impl LimiterVisitor for Run<'_> {
         type Output = Vec<Decision>;
@@ -174,6 +184,7 @@ pub fn decide(kind: ProfileKind, given: &[(&str, ParamValue)], hits: &[Hit]) -> 
         .collect();
     kind.configure(policy, &given)
         .expect("valid test parameters")
+        .starting_at(epoch_ns)
         .visit(Run(hits))
 }
 
