@@ -12,6 +12,7 @@ mod determinism;
 mod differential;
 mod errors;
 mod exact;
+mod external;
 mod formats;
 mod identity;
 mod io;

@@ -7,11 +7,7 @@ use rlsim::algorithms::profiles::ParamValue::{Int, Str};
 /// The Node driver, if node and the pinned packages are installed.
 fn node() -> Option<Command> {
     let dir = driver_dir("node");
-    let has_node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available(has_node, "node") {
+    if !require_external(on_path("node"), "node", "apt-get install nodejs npm") {
         return None;
     }
     let installed = [
@@ -22,9 +18,10 @@ fn node() -> Option<Command> {
     ]
     .iter()
     .all(|p| dir.join("node_modules").join(p).is_dir());
-    if !available(
+    if !require_external(
         installed,
-        "the npm packages of tests/differential/node (npm ci there)",
+        "the npm packages of tests/differential/node",
+        "cd tests/differential/node && npm ci",
     ) {
         return None;
     }
@@ -149,7 +146,7 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
     assert_eq!(total, TRACES as usize * HITS);
 }
 
-/// The seed articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
+/// The two articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
 fn decisions_only(_: &Hit, d: &Decision) -> Said {
     Said {
         admitted: d.outcome.is_admitted(),
