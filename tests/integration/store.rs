@@ -143,8 +143,8 @@ const SCRIPTED: [AlgorithmKind; 8] = [
     AlgorithmKind::TokenBucket,
     AlgorithmKind::LeakyBucket,
     AlgorithmKind::Gcra,
-    AlgorithmKind::Profile(ProfileKind::Seed000RedisLog),
-    AlgorithmKind::Profile(ProfileKind::Seed003FixedWindow),
+    AlgorithmKind::Profile(ProfileKind::ArticleRedisZsetLog),
+    AlgorithmKind::Profile(ProfileKind::ArticleLuaFixedWindow),
 ];
 
 /// Replays `hits` (key, time) through the model and the store; (decisions, agreed, first).
@@ -251,7 +251,7 @@ fn retrying(seed: u64, limit: u64, window: &str) -> String {
     format!(
         "name = \"redis\"\nseed = {seed}\nduration = \"20s\"\n\
          algorithms = [\"fixed_window\", \"sliding_window_log\", \"sliding_window_counter\", \
-         \"token_bucket\", \"leaky_bucket\", \"gcra\", \"seed-000-redis-log\", \"seed-003-fixed-window\"]\n\
+         \"token_bucket\", \"leaky_bucket\", \"gcra\", \"article-redis-zset-log\", \"article-redis-lua-fixed-window\"]\n\
          [policy]\nlimit = {limit}\nwindow = \"{window}\"\nburst = 3\n\
          [[traffic]]\nname = \"users\"\nkind = \"poisson\"\nrate = \"40/s\"\nusers = 5\n\
          on_reject = {{ retry = \"retry_after\", max_retries = 3, rtt = \"7ms\" }}\n"
@@ -545,7 +545,7 @@ fn store_memory_measures_every_script_and_the_sorted_set_encodings() {
         "skiplist"
     );
     assert_eq!(
-        row("seed-000-redis-log", "129 requests")["encoding"],
+        row("article-redis-zset-log", "129 requests")["encoding"],
         "skiplist"
     );
     assert_eq!(rlsim_keys(&url), 0);

@@ -157,7 +157,7 @@ fn decisions_only(_: &Hit, d: &Decision) -> Said {
 }
 
 #[test]
-fn seed_000_token_bucket_agrees_with_the_articles_code() {
+fn article_float_token_bucket_agrees_with_the_articles_code() {
     let Some(driver) = node() else { return };
     let cases: Vec<Case> = (0..TRACES)
         .map(|seed| {
@@ -167,7 +167,7 @@ fn seed_000_token_bucket_agrees_with_the_articles_code() {
             let window_ms = (capacity as f64 / rate * 1000.0) as u64 + 1;
             Case {
                 config: format!(
-                    r#"{{"profile":"seed-000-token-bucket","capacity":{capacity},"refillRate":{rate:?}}}"#
+                    r#"{{"profile":"article-float-token-bucket","capacity":{capacity},"refillRate":{rate:?}}}"#
                 ),
                 given: vec![
                     ("capacity", Int(capacity as i64)),
@@ -179,14 +179,14 @@ fn seed_000_token_bucket_agrees_with_the_articles_code() {
         .collect();
     differential(
         driver,
-        ProfileKind::Seed000TokenBucket,
+        ProfileKind::ArticleTokenBucket,
         &cases,
         decisions_only,
     );
 }
 
 #[test]
-fn seed_003_sliding_counter_agrees_with_the_articles_code() {
+fn article_sliding_counter_agrees_with_the_articles_code() {
     let Some(driver) = node() else { return };
     let cases: Vec<Case> = (0..TRACES)
         .map(|seed| {
@@ -194,7 +194,7 @@ fn seed_003_sliding_counter_agrees_with_the_articles_code() {
             let window_ms = [60_000, 1000, 1500, 250][seed as usize % 4];
             Case {
                 config: format!(
-                    r#"{{"profile":"seed-003-sliding-counter","limit":{limit},"windowMs":{window_ms}}}"#
+                    r#"{{"profile":"article-sliding-counter","limit":{limit},"windowMs":{window_ms}}}"#
                 ),
                 given: vec![
                     ("limit", Int(limit as i64)),
@@ -206,7 +206,7 @@ fn seed_003_sliding_counter_agrees_with_the_articles_code() {
         .collect();
     differential(
         driver,
-        ProfileKind::Seed003SlidingCounter,
+        ProfileKind::ArticleSlidingCounter,
         &cases,
         decisions_only,
     );
