@@ -79,8 +79,8 @@ impl ScriptKind {
         }
     }
 
-    /// Keys the script touches per rate-limit key: the article's Lua fixed window keeps its virtual expire time in a
-    /// second key (`KEY:exp`).
+    /// Keys the script touches per rate-limit key: the article's Lua fixed window keeps its virtual
+    /// expire time in a second key (`KEY:exp`).
     pub fn keys(self) -> usize {
         match self {
             ScriptKind::ArticleLuaFixedWindow => 2,
@@ -221,7 +221,7 @@ impl Bound {
         Err(Unscripted::NoScript)
     }
 
-    /// `ARGV[1]` for a request at `now`: ns, or ms for the seed scripts. `None` past
+    /// `ARGV[1]` for a request at `now`: ns, or ms for the article scripts. `None` past
     /// [`Bound::max_now`].
     pub fn time_arg(&self, now: Nanos) -> Option<u64> {
         if now > self.max_now {
@@ -286,7 +286,7 @@ fn reject(retry_after: Nanos, reset_at: Nanos) -> Decision {
     }
 }
 
-/// The first virtual nanosecond a millisecond clock reads `ms` (as the seed profiles count).
+/// The first virtual nanosecond a millisecond clock reads `ms` (as the article profiles count).
 fn at_ms(ms: u64) -> Nanos {
     ms.saturating_mul(NANOS_PER_MILLI)
 }

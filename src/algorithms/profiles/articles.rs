@@ -48,8 +48,8 @@ fn refused(now: Nanos, until_ms: u64, reset_at: Nanos) -> Decision {
 // ---------------------------------------------------------------------------------------------
 
 /// “Rate Limiting em Produção”'s `TokenBucketRateLimiter(capacity, refillRate)`, one instance
-/// per key created on its first request: JS numbers (doubles), `elapsed = (now − lastRefill) / 1000`,
-/// `tokens = Math.min(capacity, tokens + elapsed·refillRate)`, admit if `tokens >= 1`.
+/// per key created on its first request: JS numbers (doubles), `elapsed = (now − lastRefill) /
+/// 1000`, `tokens = Math.min(capacity, tokens + elapsed·refillRate)`, admit if `tokens >= 1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArticleTokenBucket {
     capacity: f64,
@@ -157,9 +157,9 @@ impl Limiter for ArticleTokenBucket {
 // ---------------------------------------------------------------------------------------------
 
 /// “Rate Limiting em Produção”'s `DistributedSlidingWindowRateLimiter`: one `MULTI` of
-/// `ZREMRANGEBYSCORE key 0 (now − windowMs)`, `ZCARD`, `ZADD key now "now"`, `EXPIRE`; admitted if the count (taken
-/// before the add) is under `maxRequests`. The add always runs, so refused requests are
-/// logged too, and requests in the same millisecond share one member.
+/// `ZREMRANGEBYSCORE key 0 (now − windowMs)`, `ZCARD`, `ZADD key now "now"`, `EXPIRE`; admitted if
+/// the count (taken before the add) is under `maxRequests`. The add always runs, so refused
+/// requests are logged too, and requests in the same millisecond share one member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArticleRedisZsetLog {
     limit: u64,
@@ -239,9 +239,10 @@ impl Limiter for ArticleRedisZsetLog {
 // ---------------------------------------------------------------------------------------------
 
 /// “Limitação de taxa de API”'s `rateLimitCheck` (Lua): `INCR key`, `PEXPIRE key ttlMs` when
-/// the count is 1, refuse when `count > limit` (returning `PTTL`). A window from the key's first hit; refused
-/// hits count; Redis deletes the key only once `now > expire time`, so a hit at exactly the
-/// expire time still counts against the old window (and the returned PTTL of 0 is 1 ms short).
+/// the count is 1, refuse when `count > limit` (returning `PTTL`). A window from the key's first
+/// hit; refused hits count; Redis deletes the key only once `now > expire time`, so a hit at
+/// exactly the expire time still counts against the old window (and the returned PTTL of 0 is 1 ms
+/// short).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArticleLuaFixedWindow {
     limit: u64,
@@ -310,8 +311,8 @@ impl Limiter for ArticleLuaFixedWindow {
 // ---------------------------------------------------------------------------------------------
 
 /// “Limitação de taxa de API”'s sliding counter: windows `floor(now / windowMs)`,
-/// `progress = (now % windowMs) / windowMs`, `estimated = previous·(1 − progress) + current` (doubles), refuse when
-/// `estimated >= limit`; only admitted requests `INCR` the current window.
+/// `progress = (now % windowMs) / windowMs`, `estimated = previous·(1 − progress) + current`
+/// (doubles), refuse when `estimated >= limit`; only admitted requests `INCR` the current window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArticleSlidingCounter {
     limit: u64,
