@@ -10,6 +10,7 @@ mod contenders;
 mod deployment;
 mod determinism;
 mod differential;
+mod docs;
 mod errors;
 mod exact;
 mod external;
