@@ -122,7 +122,13 @@ pub enum Command {
     },
     /// Print the manual page (roff) to standard output.
     #[command(after_help = "Example:\n  rlsim man > rlsim.1 && man ./rlsim.1")]
-    Man,
+    Man {
+        /// A subcommand's page (`rlsim-run(1)`) instead of the main one.
+        command: Option<String>,
+        /// Write every page (`rlsim.1` and `rlsim-COMMAND.1` for each command) into DIR.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -389,12 +395,24 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             print(stdout, &bytes)?;
             Ok(Status::Success)
         }
-        Command::Man => {
-            let mut bytes = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut bytes)
-                .map_err(|e| Error::io("<stdout>", e))?;
-            print(stdout, &bytes)?;
+        Command::Man { command, dir } => {
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                for page in crate::manpage::pages(Cli::command()) {
+                    let path = dir.join(&page.file_name);
+                    std::fs::write(&path, &page.roff).map_err(|e| Error::io(&path, e))?;
+                }
+                return Ok(Status::Success);
+            }
+            let Some(page) = crate::manpage::page(Cli::command(), command.as_deref()) else {
+                let name = command.unwrap_or_default();
+                let names = crate::manpage::subcommands(Cli::command());
+                return Err(Error::Usage(format!(
+                    "rlsim man: {}",
+                    crate::suggest::unknown("command", &name, names.iter().map(String::as_str))
+                )));
+            };
+            print(stdout, &page.roff)?;
             Ok(Status::Success)
         }
     }

@@ -36,6 +36,7 @@ pub mod bench;
 pub mod check;
 pub mod cli;
 pub mod error;
+pub mod manpage;
 pub mod metrics;
 pub mod observe;
 pub mod output;

@@ -1,4 +1,4 @@
-//! Issue 9, defect 2: releases and retries long after a scenario's end must not size its
+//! Releases and retries long after a scenario's end must not size its
 //! memory. A counting allocator measures the run's peak heap (its own test binary, since the
 //! allocator counts the whole process), and the late events land in the final time bucket.
 

@@ -292,8 +292,10 @@ impl fmt::Display for AlgorithmKind {
 impl FromStr for AlgorithmKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        AlgorithmKind::every()
+        AlgorithmKind::ALL
+            .into_iter()
             .find(|k| k.name() == s)
+            .or_else(|| ProfileKind::parse(s).map(AlgorithmKind::Profile))
             .ok_or_else(|| {
                 crate::suggest::unknown(
                     "algorithm or profile",

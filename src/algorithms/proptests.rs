@@ -345,7 +345,7 @@ fn exact_remaining(kind: ProfileKind) -> bool {
         kind,
         ProfileKind::GoXTimeRate
             | ProfileKind::EnvoyLocal
-            | ProfileKind::Seed000RedisLog
+            | ProfileKind::ArticleRedisZsetLog
             | ProfileKind::PythonLimitsSlidingWindow
     )
 }

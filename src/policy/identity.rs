@@ -111,7 +111,7 @@ pub enum IdentityKind {
     Peer,
     /// The first `X-Forwarded-For` entry, else the peer: trusts whatever the client wrote.
     FirstXff,
-    /// The seed's `getTracker`: `CF-Connecting-IP`, else `X-Real-IP`, else the first
+    /// The NestJS article's `getTracker`: `CF-Connecting-IP`, else `X-Real-IP`, else the first
     /// `X-Forwarded-For` entry, else the peer, all trusted from anyone.
     Headers,
     /// `X-Forwarded-For` read from the right past `trusted_hops` proxies, or past the proxies in

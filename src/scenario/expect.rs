@@ -207,6 +207,15 @@ pub fn resolve(
     let algorithm = match syntax.algorithm {
         "*" => None,
         name => {
+            // A profile's former name stands for its name (ProfileKind::ALIASES).
+            let name = match name.parse::<AlgorithmKind>() {
+                Ok(AlgorithmKind::Profile(p))
+                    if !scenario.algorithms.iter().any(|a| a.name == name) =>
+                {
+                    p.name()
+                }
+                _ => name,
+            };
             if !scenario.algorithms.iter().any(|a| a.name == name) {
                 // An algorithm's name gets the parser's hints; anything else is a contender.
                 let kind: AlgorithmKind = name.parse().map_err(|_| {

@@ -7,7 +7,7 @@ use super::raw::{RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use super::{AlgorithmSpec, Scenario};
 use crate::algorithms::profiles::ParamValue;
-use crate::algorithms::{AlgorithmKind, Params};
+use crate::algorithms::{AlgorithmKind, Params, ProfileKind};
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::time::{self, DEFAULT_START, Nanos, UnitError};
@@ -496,12 +496,33 @@ impl<'a> Ctx<'a> {
                     format!("`{kind}` is not in `algorithms`"),
                 ));
             }
+            // A former name (ProfileKind::ALIASES) and the name are the same table.
+            if let Some((other, _)) = raw
+                .profile
+                .iter()
+                .take_while(|(n, _)| *n != name)
+                .find(|(n, _)| n.parse::<AlgorithmKind>() == Ok(kind))
+            {
+                return Err(self.err(
+                    table.span(),
+                    &field,
+                    format!("`[profile.{other}]` already configures `{kind}`"),
+                ));
+            }
         }
         for spec in specs.iter_mut() {
             let AlgorithmKind::Profile(kind) = spec.kind else {
                 continue;
             };
-            let table = raw.profile.get(kind.name());
+            // The table as the scenario named it: the profile's name or a former one.
+            let (written, table) = match raw
+                .profile
+                .iter()
+                .find(|(n, _)| ProfileKind::parse(n) == Some(kind))
+            {
+                Some((n, t)) => (n.as_str(), Some(t)),
+                None => (kind.name(), None),
+            };
             let given: Vec<(String, ParamValue)> = table
                 .map(|t| {
                     t.get_ref()
@@ -517,9 +538,9 @@ impl<'a> Ctx<'a> {
                     .and_then(|p| table?.get_ref().get_key_value(p));
                 match (param, table) {
                     (Some((p, v)), _) => {
-                        self.err(v.span(), &format!("profile.{kind}.{p}"), e.reason)
+                        self.err(v.span(), &format!("profile.{written}.{p}"), e.reason)
                     }
-                    (None, Some(t)) => self.err(t.span(), &format!("profile.{kind}"), e.reason),
+                    (None, Some(t)) => self.err(t.span(), &format!("profile.{written}"), e.reason),
                     (None, None) => self.err(
                         raw.policy.span(),
                         "policy",

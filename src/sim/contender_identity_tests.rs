@@ -65,8 +65,8 @@ const BYPASS: &str = "[[traffic]]\nname = \"bypass\"\nkind = \"cdn_bypass\"\nrat
 
 /// The blind guard believes every forged entry: one key per request, 1200 admitted. Every
 /// function that reads the chain from the trusted side (one hop, the CDN's CIDRs), the CDN's
-/// header (which the edge overwrites with the true client), the seed's guard (which reads that
-/// header first) or the socket peer (one edge) has one key for it: 60 per rolling minute, 120.
+/// header (which the edge overwrites with the true client), the NestJS article's guard (which reads
+/// that header first) or the socket peer (one edge) has one key for it: 60 per rolling minute, 120.
 #[test]
 fn a_forged_xff_rotator_meets_each_identity_function() {
     let keys = [
@@ -96,9 +96,9 @@ fn a_forged_xff_rotator_meets_each_identity_function() {
     assert_eq!(blind.keys_seen, 1);
 }
 
-/// A CDN bypass has no X-Forwarded-For and a fresh CF-Connecting-IP: the seed's guard believes
-/// the header (1200 keys), `cdn_header` does not (its peer is outside the CDN's ranges), and
-/// the blind guard falls back to the peer, the forger itself.
+/// A CDN bypass has no X-Forwarded-For and a fresh CF-Connecting-IP: the NestJS article's guard
+/// believes the header (1200 keys), `cdn_header` does not (its peer is outside the CDN's ranges),
+/// and the blind guard falls back to the peer, the forger itself.
 #[test]
 fn a_cdn_bypass_escapes_the_seed_guard_but_not_the_cdn_ranges() {
     let keys = [

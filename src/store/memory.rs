@@ -49,7 +49,7 @@ pub fn measure(url: &str, keys: usize) -> Result<Vec<Row>> {
     for kind in ScriptKind::ALL {
         let logs = matches!(
             kind,
-            ScriptKind::SlidingWindowLog | ScriptKind::Seed000RedisLog
+            ScriptKind::SlidingWindowLog | ScriptKind::ArticleRedisZsetLog
         );
         let sizes: &[usize] = if logs { &LOG_SIZES } else { &[1] };
         for &m in sizes {
@@ -71,8 +71,10 @@ fn algorithm(kind: ScriptKind) -> AlgorithmKind {
         ScriptKind::TokenBucket => AlgorithmKind::TokenBucket,
         ScriptKind::LeakyBucket => AlgorithmKind::LeakyBucket,
         ScriptKind::Gcra => AlgorithmKind::Gcra,
-        ScriptKind::Seed000RedisLog => AlgorithmKind::Profile(ProfileKind::Seed000RedisLog),
-        ScriptKind::Seed003FixedWindow => AlgorithmKind::Profile(ProfileKind::Seed003FixedWindow),
+        ScriptKind::ArticleRedisZsetLog => AlgorithmKind::Profile(ProfileKind::ArticleRedisZsetLog),
+        ScriptKind::ArticleLuaFixedWindow => {
+            AlgorithmKind::Profile(ProfileKind::ArticleLuaFixedWindow)
+        }
     }
 }
 

@@ -6,7 +6,7 @@
 //! below 2^53 ([`Bound::max_now`]) and refuses a call past it instead of rounding (2^53 ns is
 //! about 104 days of virtual time, shortened by the window the script adds to it).
 
-use crate::algorithms::profiles::{Seed000RedisLog, Seed003FixedWindow};
+use crate::algorithms::profiles::{ArticleLuaFixedWindow, ArticleRedisZsetLog};
 use crate::algorithms::{
     Decision, FixedWindow, Gcra, LeakyBucket, Outcome, Params, SlidingWindowCounter,
     SlidingWindowLog, TokenBucket,
@@ -26,7 +26,7 @@ macro_rules! script {
     };
 }
 
-/// Every script rlsim ships: the six algorithms, then the seed articles' as written.
+/// Every script rlsim ships: the six algorithms, then the two articles' as written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ScriptKind {
     FixedWindow,
@@ -35,8 +35,8 @@ pub enum ScriptKind {
     TokenBucket,
     LeakyBucket,
     Gcra,
-    Seed000RedisLog,
-    Seed003FixedWindow,
+    ArticleRedisZsetLog,
+    ArticleLuaFixedWindow,
 }
 
 impl ScriptKind {
@@ -47,8 +47,8 @@ impl ScriptKind {
         ScriptKind::TokenBucket,
         ScriptKind::LeakyBucket,
         ScriptKind::Gcra,
-        ScriptKind::Seed000RedisLog,
-        ScriptKind::Seed003FixedWindow,
+        ScriptKind::ArticleRedisZsetLog,
+        ScriptKind::ArticleLuaFixedWindow,
     ];
 
     /// The algorithm (or profile) the script stores, as scenarios name it.
@@ -60,8 +60,8 @@ impl ScriptKind {
             ScriptKind::TokenBucket => "token_bucket",
             ScriptKind::LeakyBucket => "leaky_bucket",
             ScriptKind::Gcra => "gcra",
-            ScriptKind::Seed000RedisLog => "seed-000-redis-log",
-            ScriptKind::Seed003FixedWindow => "seed-003-fixed-window",
+            ScriptKind::ArticleRedisZsetLog => "article-redis-zset-log",
+            ScriptKind::ArticleLuaFixedWindow => "article-redis-lua-fixed-window",
         }
     }
 
@@ -74,25 +74,25 @@ impl ScriptKind {
             ScriptKind::TokenBucket => script!("token_bucket.lua"),
             ScriptKind::LeakyBucket => script!("leaky_bucket.lua"),
             ScriptKind::Gcra => script!("gcra.lua"),
-            ScriptKind::Seed000RedisLog => script!("seed_000_redis_log.lua"),
-            ScriptKind::Seed003FixedWindow => script!("seed_003_fixed_window.lua"),
+            ScriptKind::ArticleRedisZsetLog => script!("article_redis_zset_log.lua"),
+            ScriptKind::ArticleLuaFixedWindow => script!("article_redis_lua_fixed_window.lua"),
         }
     }
 
-    /// Keys the script touches per rate-limit key: seed 003 keeps its virtual expire time in a
-    /// second key (`KEY:exp`).
+    /// Keys the script touches per rate-limit key: the article's Lua fixed window keeps its virtual
+    /// expire time in a second key (`KEY:exp`).
     pub fn keys(self) -> usize {
         match self {
-            ScriptKind::Seed003FixedWindow => 2,
+            ScriptKind::ArticleLuaFixedWindow => 2,
             _ => 1,
         }
     }
 
-    /// Whether the script reads the time in milliseconds (the seed articles' `Date.now()`).
+    /// Whether the script reads the time in milliseconds (the articles' `Date.now()`).
     fn millis(self) -> bool {
         matches!(
             self,
-            ScriptKind::Seed000RedisLog | ScriptKind::Seed003FixedWindow
+            ScriptKind::ArticleRedisZsetLog | ScriptKind::ArticleLuaFixedWindow
         )
     }
 }
@@ -196,10 +196,10 @@ impl Bound {
                 "(burst + 1) × window / limit",
             );
         }
-        if let Some(s) = limiter.downcast_ref::<Seed000RedisLog>() {
+        if let Some(s) = limiter.downcast_ref::<ArticleRedisZsetLog>() {
             let (limit, window_ms) = s.config();
             let mut bound = bound(
-                ScriptKind::Seed000RedisLog,
+                ScriptKind::ArticleRedisZsetLog,
                 [limit, window_ms, 0],
                 window_ms.checked_mul(2),
                 "2 × windowMs",
@@ -207,10 +207,10 @@ impl Bound {
             bound.max_now = bound.max_now.saturating_mul(NANOS_PER_MILLI);
             return Ok(bound);
         }
-        if let Some(s) = limiter.downcast_ref::<Seed003FixedWindow>() {
+        if let Some(s) = limiter.downcast_ref::<ArticleLuaFixedWindow>() {
             let (limit, ttl_ms) = s.config();
             let mut bound = bound(
-                ScriptKind::Seed003FixedWindow,
+                ScriptKind::ArticleLuaFixedWindow,
                 [limit, ttl_ms, 0],
                 ttl_ms.checked_mul(2),
                 "2 × ttlMs",
@@ -221,7 +221,7 @@ impl Bound {
         Err(Unscripted::NoScript)
     }
 
-    /// `ARGV[1]` for a request at `now`: ns, or ms for the seed scripts. `None` past
+    /// `ARGV[1]` for a request at `now`: ns, or ms for the article scripts. `None` past
     /// [`Bound::max_now`].
     pub fn time_arg(&self, now: Nanos) -> Option<u64> {
         if now > self.max_now {
@@ -240,7 +240,7 @@ impl Bound {
         let &[a, b, c, d] = reply else { return None };
         let u = |x: i64| u64::try_from(x).ok();
         match self.kind {
-            ScriptKind::Seed000RedisLog => {
+            ScriptKind::ArticleRedisZsetLog => {
                 // {count before the add, members after, newest member, blocking member}.
                 let (limit, window_ms) = (self.args[0], self.args[1]);
                 let reset_at = at_ms(u(c)? + window_ms);
@@ -250,7 +250,7 @@ impl Bound {
                     reject(retry_at_ms(now, u(d)? + window_ms), reset_at)
                 })
             }
-            ScriptKind::Seed003FixedWindow => {
+            ScriptKind::ArticleLuaFixedWindow => {
                 // {allowed, PTTL or -1, count, expire time}.
                 let limit = self.args[0];
                 let (count, at) = (u(c)?, u(d)?);
@@ -286,7 +286,7 @@ fn reject(retry_after: Nanos, reset_at: Nanos) -> Decision {
     }
 }
 
-/// The first virtual nanosecond a millisecond clock reads `ms` (as the seed profiles count).
+/// The first virtual nanosecond a millisecond clock reads `ms` (as the article profiles count).
 fn at_ms(ms: u64) -> Nanos {
     ms.saturating_mul(NANOS_PER_MILLI)
 }
@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(b.time_arg(1_234_567_891), Some(1_234_567_891));
         assert_eq!(b.time_arg(b.max_now + 1), None);
         let b = Bound {
-            kind: ScriptKind::Seed003FixedWindow,
+            kind: ScriptKind::ArticleLuaFixedWindow,
             args: [10, 1000, 0],
             max_now: u64::MAX,
         };
@@ -369,7 +369,7 @@ mod tests {
         assert_eq!(b.decode(5, &[0, 0, -1, 12]), None);
         assert_eq!(b.decode(5, &[0, 0, 1]), None);
         let seed = Bound {
-            kind: ScriptKind::Seed003FixedWindow,
+            kind: ScriptKind::ArticleLuaFixedWindow,
             args: [1, 1000, 0],
             max_now: u64::MAX,
         };

@@ -1,4 +1,4 @@
-//! Work the generators would do, bounded up front (issue 9, defects 6 and 13): sources that
+//! Work the generators would do, bounded up front: sources that
 //! send few requests but draw or switch without end, several sources that are each within
 //! bounds but not together, and malformed numbers. Checked through the library so that a
 //! regression fails instead of running for days; one case goes through the binary for exit 2.

@@ -8,7 +8,8 @@
 //! proxy that lead nowhere so nothing leaves the machine. The browser's own background requests
 //! carry no page initiator (`not an origin`); a request from the page has one. A canary page
 //! with a console error and an image URL proves both detectors fire.
-//! Skips with a message when Chromium is missing, unless `RLSIM_REQUIRE_EXTERNAL=1`.
+//! Skipped (and listed at the end of `cargo test`) when Chromium is missing, unless
+//! `RLSIM_REQUIRE_EXTERNAL=1`.
 
 use crate::util::{repo, rlsim};
 use rlsim::report::charts::Chart;
@@ -21,12 +22,7 @@ use std::process::Command;
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|c| {
-            Command::new(c)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|c| crate::external::on_path(c))
 }
 
 /// What the browser saw of one page.
@@ -95,13 +91,12 @@ fn load(browser: &str, page: &Path, work: &Path) -> Load {
 
 #[test]
 fn every_shipped_report_renders_offline_in_chromium_with_its_charts_and_tables() {
-    let Some(browser) = chromium() else {
-        if std::env::var("RLSIM_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-            panic!("chromium is required (RLSIM_REQUIRE_EXTERNAL=1): apt-get install chromium");
-        }
-        eprintln!("SKIPPED (needs chromium): report.html not checked in a browser");
+    let browser = chromium();
+    if !crate::external::require_external(browser.is_some(), "chromium", "apt-get install chromium")
+    {
         return;
-    };
+    }
+    let browser = browser.unwrap();
     let dir = tempfile::tempdir().unwrap();
 
     // The detectors work: a page that logs an error and asks for an image is caught twice.

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     &["report"],
     &["sweep"],
     &["check", "bench"],
-    &["terminal"],
+    &["terminal", "manpage"],
     &["cli"],
 ];
 

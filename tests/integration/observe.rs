@@ -4,20 +4,11 @@
 use crate::util::{boundary_attack, rlsim, write};
 use std::process::Command;
 
-/// `promtool`, or `None` after a visible skip (a failure under `RLSIM_REQUIRE_EXTERNAL=1`).
-fn promtool(what: &str) -> Option<&'static str> {
-    let found = Command::new("promtool")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return Some("promtool");
-    }
-    if std::env::var("RLSIM_REQUIRE_EXTERNAL").as_deref() == Ok("1") {
-        panic!("promtool is required (RLSIM_REQUIRE_EXTERNAL=1): apt-get install prometheus");
-    }
-    eprintln!("SKIPPED (needs promtool): {what}");
-    None
+/// `promtool`, or `None` after a recorded skip (a failure under `RLSIM_REQUIRE_EXTERNAL=1`).
+fn promtool() -> Option<&'static str> {
+    let found = crate::external::on_path("promtool");
+    crate::external::require_external(found, "promtool", "apt-get install prometheus")
+        .then_some("promtool")
 }
 
 const SEED_ALERT: &str = "\n[[alert]]\nname = \"ip_refusals\"\ncount = \"refusals\"\nby = \"ip\"\n\
@@ -64,8 +55,7 @@ fn metrics_out_passes_promtool_and_backfills() {
         .success();
     assert_eq!(std::fs::read(&again).unwrap(), text.as_bytes());
 
-    let Some(promtool) = promtool("promtool check metrics and a TSDB backfill of --metrics-out")
-    else {
+    let Some(promtool) = promtool() else {
         return;
     };
     let check = Command::new(promtool)

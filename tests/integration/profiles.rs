@@ -31,10 +31,10 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "python-limits-sliding-window-counter",
             "go-x-time-rate",
             "envoy-local",
-            "seed-000-token-bucket",
-            "seed-000-redis-log",
-            "seed-003-fixed-window",
-            "seed-003-sliding-counter",
+            "article-float-token-bucket",
+            "article-redis-zset-log",
+            "article-redis-lua-fixed-window",
+            "article-sliding-counter",
         ]
     );
     assert!(
@@ -211,4 +211,57 @@ fn bad_profile_parameters_name_file_line_and_field() {
         e.contains("field `policy`: profile `express-rate-limit`: the policy window 1.5ms is not a whole number of milliseconds; set `windowMs`"),
         "{e}"
     );
+}
+
+/// The four article profiles under their former names (`seed-...`) and under their names: the
+/// same reports (named by the new names), and an `expect` line may use either.
+#[test]
+fn former_profile_names_are_aliases_with_identical_results() {
+    let pairs = [
+        ("seed-000-token-bucket", "article-float-token-bucket"),
+        ("seed-000-redis-log", "article-redis-zset-log"),
+        ("seed-003-fixed-window", "article-redis-lua-fixed-window"),
+        ("seed-003-sliding-counter", "article-sliding-counter"),
+    ];
+    let scenario = |names: [&str; 4]| {
+        boundary_attack(&names)
+            + &format!("[profile.{}]\nwindowMs = 30000\n", names[1])
+            + &format!("[profile.{}]\nlimit = 50\n", names[2])
+    };
+    let old = scenario(pairs.map(|p| p.0));
+    let new = scenario(pairs.map(|p| p.1));
+    let (old_reports, new_reports) = (run_toml(&old), run_toml(&new));
+    assert_eq!(
+        serde_json::to_value(&old_reports).unwrap(),
+        serde_json::to_value(&new_reports).unwrap()
+    );
+    let names: Vec<&str> = old_reports.iter().map(|r| r.algorithm.as_str()).collect();
+    assert_eq!(names, pairs.map(|p| p.1));
+    // A profile's own table reached it under its former name: 50 per window, not the policy's 100.
+    let lua = by_name(&old_reports, "article-redis-lua-fixed-window");
+    assert_eq!(lua.admitted, 50);
+
+    // End to end, with expectations naming the profiles the old way and the new way.
+    let admitted = by_name(&new_reports, "article-float-token-bucket").admitted;
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "old.toml",
+        &old.replacen(
+            "duration = \"3m\"\n",
+            &format!(
+                "duration = \"3m\"\nexpect = [\"seed-000-token-bucket admitted == {admitted}\", \
+                 \"article-float-token-bucket admitted == {admitted}\"]\n"
+            ),
+            1,
+        ),
+    );
+    let out = rlsim()
+        .args(["run", "--strict"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout);
+    assert!(stdout.contains("article-float-token-bucket"), "{stdout}");
+    assert!(!stdout.contains("seed-000"), "{stdout}");
 }

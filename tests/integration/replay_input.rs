@@ -1,4 +1,4 @@
-//! Replay input under hostile conditions (issue 9, defects 3, 5, 7, 8 and 11): over-long lines,
+//! Replay input under hostile conditions: over-long lines,
 //! invalid UTF-8 in every line format, HAR documents without entries, pipes and devices, loops
 //! held in memory, `sort_window` as documented, times past the u64 range, the skipped count in
 //! `summary.json`, and traces that keep their sources and roles.
@@ -148,8 +148,8 @@ fn har_entries_without_a_time_are_skippable_and_a_har_needs_entries() {
 
 #[test]
 fn a_device_that_never_ends_is_refused_at_validation() {
-    if !Path::new("/dev/zero").exists() {
-        eprintln!("SKIPPED (needs /dev/zero): a device as a trace");
+    let found = Path::new("/dev/zero").exists();
+    if !crate::external::require_external(found, "/dev/zero", "a Unix system with /dev") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -168,15 +168,12 @@ fn a_device_that_never_ends_is_refused_at_validation() {
 fn a_trace_fifo_is_read_once() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("t.csv");
-    match std::process::Command::new("mkfifo").arg(&fifo).status() {
-        Ok(s) if s.success() => {}
-        _ if std::env::var("RLSIM_REQUIRE_EXTERNAL").as_deref() == Ok("1") => {
-            panic!("mkfifo is required (RLSIM_REQUIRE_EXTERNAL=1)")
-        }
-        _ => {
-            eprintln!("SKIPPED (needs mkfifo): a trace given as a FIFO");
-            return;
-        }
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !crate::external::require_external(made, "mkfifo", "apt-get install coreutils") {
+        return;
     }
     let writer = {
         let fifo = fifo.clone();

@@ -2,7 +2,7 @@
 //!
 //! Each test starts its own `redis-server` (no persistence, a free loopback port) and stops it
 //! when done. Without `redis-server` on PATH, the tests that only need some Redis use
-//! `RLSIM_REDIS_URL`; with neither, they skip with a message on stderr, unless
+//! `RLSIM_REDIS_URL`; with neither, they skip (listed at the end of `cargo test`), unless
 //! `RLSIM_REQUIRE_EXTERNAL=1` (CI), where a missing Redis fails them. The errors a bad or
 //! unreachable address gives need no Redis at all.
 
@@ -18,17 +18,6 @@ use rlsim::store::{Mode, RedisStore};
 use rlsim::traffic::Arrival;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-
-fn require_external() -> bool {
-    std::env::var("RLSIM_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
-}
-
-fn skip(what: &str) {
-    if require_external() {
-        panic!("{what} is missing and RLSIM_REQUIRE_EXTERNAL=1 (.ci/run installs redis-server)");
-    }
-    eprintln!("SKIPPED (needs redis-server): {what}");
-}
 
 /// A redis-server of the test's own, killed on drop.
 struct Server {
@@ -106,17 +95,20 @@ fn ping(url: &str) -> bool {
         .is_ok()
 }
 
-/// Our own server, or `None` after a visible skip.
-fn own_server(what: &str) -> Option<Server> {
+/// Our own server, or `None` after a recorded skip (crate::external).
+fn own_server() -> Option<Server> {
     let server = Server::start();
-    if server.is_none() {
-        skip(what);
-    }
+    // Without one, a recorded skip (a panic under RLSIM_REQUIRE_EXTERNAL=1).
+    crate::external::require_external(
+        server.is_some(),
+        "redis-server",
+        "apt-get install redis-server",
+    );
     server
 }
 
-/// A Redis to talk to: our own, else `RLSIM_REDIS_URL`, else `None` after a visible skip.
-fn some_redis(what: &str) -> Option<(Option<Server>, String)> {
+/// A Redis to talk to: our own, else `RLSIM_REDIS_URL`, else `None` after a recorded skip.
+fn some_redis() -> Option<(Option<Server>, String)> {
     if let Some(s) = Server::start() {
         let url = s.url.clone();
         return Some((Some(s), url));
@@ -124,7 +116,11 @@ fn some_redis(what: &str) -> Option<(Option<Server>, String)> {
     match std::env::var("RLSIM_REDIS_URL") {
         Ok(url) if ping(&url) => Some((None, url)),
         _ => {
-            skip(what);
+            crate::external::require_external(
+                false,
+                "redis-server or RLSIM_REDIS_URL",
+                "apt-get install redis-server, or set RLSIM_REDIS_URL=redis://HOST:PORT",
+            );
             None
         }
     }
@@ -139,7 +135,7 @@ fn rlsim_keys(url: &str) -> usize {
         .len()
 }
 
-/// Every script: the six algorithms and the seed articles' two.
+/// Every script: the six algorithms and the two articles'.
 const SCRIPTED: [AlgorithmKind; 8] = [
     AlgorithmKind::FixedWindow,
     AlgorithmKind::SlidingWindowLog,
@@ -147,8 +143,8 @@ const SCRIPTED: [AlgorithmKind; 8] = [
     AlgorithmKind::TokenBucket,
     AlgorithmKind::LeakyBucket,
     AlgorithmKind::Gcra,
-    AlgorithmKind::Profile(ProfileKind::Seed000RedisLog),
-    AlgorithmKind::Profile(ProfileKind::Seed003FixedWindow),
+    AlgorithmKind::Profile(ProfileKind::ArticleRedisZsetLog),
+    AlgorithmKind::Profile(ProfileKind::ArticleLuaFixedWindow),
 ];
 
 /// Replays `hits` (key, time) through the model and the store; (decisions, agreed, first).
@@ -217,7 +213,7 @@ fn traces() -> impl Strategy<Value = (u64, u64, u64, Vec<(u32, u64)>)> {
 
 #[test]
 fn every_script_agrees_with_its_model_on_random_traces() {
-    let Some((_server, url)) = some_redis("random traces through every script") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
@@ -255,7 +251,7 @@ fn retrying(seed: u64, limit: u64, window: &str) -> String {
     format!(
         "name = \"redis\"\nseed = {seed}\nduration = \"20s\"\n\
          algorithms = [\"fixed_window\", \"sliding_window_log\", \"sliding_window_counter\", \
-         \"token_bucket\", \"leaky_bucket\", \"gcra\", \"seed-000-redis-log\", \"seed-003-fixed-window\"]\n\
+         \"token_bucket\", \"leaky_bucket\", \"gcra\", \"article-redis-zset-log\", \"article-redis-lua-fixed-window\"]\n\
          [policy]\nlimit = {limit}\nwindow = \"{window}\"\nburst = 3\n\
          [[traffic]]\nname = \"users\"\nkind = \"poisson\"\nrate = \"40/s\"\nusers = 5\n\
          on_reject = {{ retry = \"retry_after\", max_retries = 3, rtt = \"7ms\" }}\n"
@@ -264,7 +260,7 @@ fn retrying(seed: u64, limit: u64, window: &str) -> String {
 
 #[test]
 fn verify_agrees_on_seeded_scenarios_with_retries() {
-    let Some((_server, url)) = some_redis("rlsim verify on seeded scenarios") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -287,7 +283,7 @@ fn verify_agrees_on_seeded_scenarios_with_retries() {
 
 #[test]
 fn verify_agrees_on_every_shipped_scenario_over_a_prefix() {
-    let Some((_server, url)) = some_redis("rlsim verify on the shipped scenarios") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
@@ -325,7 +321,7 @@ fn verify_agrees_on_every_shipped_scenario_over_a_prefix() {
 /// The outputs of a run through Redis are the in-memory run's, byte for byte.
 #[test]
 fn a_run_through_redis_writes_the_in_memory_outputs() {
-    let Some((_server, url)) = some_redis("rlsim run --store") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -354,7 +350,7 @@ fn a_run_through_redis_writes_the_in_memory_outputs() {
 
 #[test]
 fn a_flushed_script_is_reloaded() {
-    let Some(server) = own_server("NOSCRIPT reload") else {
+    let Some(server) = own_server() else {
         return;
     };
     let params = Params {
@@ -422,7 +418,7 @@ fn a_bad_or_unreachable_address_is_bad_input_and_writes_nothing() {
 
 #[test]
 fn a_user_without_scripting_is_refused_before_the_run() {
-    let Some(server) = own_server("ACL user without EVALSHA") else {
+    let Some(server) = own_server() else {
         return;
     };
     redis::cmd("ACL")
@@ -460,7 +456,7 @@ fn a_user_without_scripting_is_refused_before_the_run() {
 
 #[test]
 fn a_store_dying_mid_run_fails_the_run_and_writes_nothing() {
-    let Some(mut server) = own_server("redis-server killed mid-run") else {
+    let Some(mut server) = own_server() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -505,7 +501,7 @@ fn a_store_dying_mid_run_fails_the_run_and_writes_nothing() {
 
 #[test]
 fn store_memory_measures_every_script_and_the_sorted_set_encodings() {
-    let Some((_server, url)) = some_redis("rlsim store-memory") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let out = rlsim()
@@ -551,7 +547,7 @@ fn store_memory_measures_every_script_and_the_sorted_set_encodings() {
         "skiplist"
     );
     assert_eq!(
-        row("seed-000-redis-log", "129 requests")["encoding"],
+        row("article-redis-zset-log", "129 requests")["encoding"],
         "skiplist"
     );
     assert_eq!(rlsim_keys(&url), 0);

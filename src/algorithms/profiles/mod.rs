@@ -11,6 +11,7 @@
 //! short form). A later `[[contender]]` rule takes the same keys, so the table shape is the
 //! contract: [`ProfileKind::configure`] reads it whatever surrounds it.
 
+mod articles;
 mod envoy;
 mod express;
 mod flexible;
@@ -19,8 +20,10 @@ mod governor;
 mod nestjs;
 mod nginx;
 pub mod python_limits;
-mod seeds;
 
+pub use articles::{
+    ArticleLuaFixedWindow, ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket,
+};
 pub use envoy::EnvoyLocal;
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
@@ -31,7 +34,6 @@ pub use nginx::NginxLimitReq;
 pub use python_limits::{
     PythonLimitsFixedWindow, PythonLimitsMovingWindow, PythonLimitsSlidingWindow,
 };
-pub use seeds::{Seed000RedisLog, Seed000TokenBucket, Seed003FixedWindow, Seed003SlidingCounter};
 
 use super::{Limiter, LimiterVisitor, Params};
 use crate::time::{self, NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
@@ -50,10 +52,10 @@ pub enum ProfileKind {
     PythonLimitsSlidingWindow,
     GoXTimeRate,
     EnvoyLocal,
-    Seed000TokenBucket,
-    Seed000RedisLog,
-    Seed003FixedWindow,
-    Seed003SlidingCounter,
+    ArticleTokenBucket,
+    ArticleRedisZsetLog,
+    ArticleLuaFixedWindow,
+    ArticleSlidingCounter,
 }
 
 /// The type of one native parameter, as a scenario writes it.
@@ -154,10 +156,10 @@ impl ProfileKind {
         ProfileKind::PythonLimitsSlidingWindow,
         ProfileKind::GoXTimeRate,
         ProfileKind::EnvoyLocal,
-        ProfileKind::Seed000TokenBucket,
-        ProfileKind::Seed000RedisLog,
-        ProfileKind::Seed003FixedWindow,
-        ProfileKind::Seed003SlidingCounter,
+        ProfileKind::ArticleTokenBucket,
+        ProfileKind::ArticleRedisZsetLog,
+        ProfileKind::ArticleLuaFixedWindow,
+        ProfileKind::ArticleSlidingCounter,
     ];
 
     pub fn name(self) -> &'static str {
@@ -172,10 +174,10 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
             ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
-            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::NAME,
-            ProfileKind::Seed000RedisLog => Seed000RedisLog::NAME,
-            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::NAME,
-            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::NAME,
+            ProfileKind::ArticleTokenBucket => ArticleTokenBucket::NAME,
+            ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::NAME,
+            ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::NAME,
+            ProfileKind::ArticleSlidingCounter => ArticleSlidingCounter::NAME,
         }
     }
 
@@ -191,10 +193,10 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
             ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
-            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::DESCRIPTION,
-            ProfileKind::Seed000RedisLog => Seed000RedisLog::DESCRIPTION,
-            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::DESCRIPTION,
-            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::DESCRIPTION,
+            ProfileKind::ArticleTokenBucket => ArticleTokenBucket::DESCRIPTION,
+            ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::DESCRIPTION,
+            ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::DESCRIPTION,
+            ProfileKind::ArticleSlidingCounter => ArticleSlidingCounter::DESCRIPTION,
         }
     }
 
@@ -210,15 +212,36 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
             ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
-            ProfileKind::Seed000TokenBucket => Seed000TokenBucket::PARAMS,
-            ProfileKind::Seed000RedisLog => Seed000RedisLog::PARAMS,
-            ProfileKind::Seed003FixedWindow => Seed003FixedWindow::PARAMS,
-            ProfileKind::Seed003SlidingCounter => Seed003SlidingCounter::PARAMS,
+            ProfileKind::ArticleTokenBucket => ArticleTokenBucket::PARAMS,
+            ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::PARAMS,
+            ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::PARAMS,
+            ProfileKind::ArticleSlidingCounter => ArticleSlidingCounter::PARAMS,
         }
     }
 
+    /// Former names, still accepted: profiles once named after the article they transcribe
+    /// (`seed-000-...`) are now named after what they are; old scenarios keep running.
+    pub const ALIASES: [(&'static str, ProfileKind); 4] = [
+        ("seed-000-token-bucket", ProfileKind::ArticleTokenBucket),
+        ("seed-000-redis-log", ProfileKind::ArticleRedisZsetLog),
+        ("seed-003-fixed-window", ProfileKind::ArticleLuaFixedWindow),
+        (
+            "seed-003-sliding-counter",
+            ProfileKind::ArticleSlidingCounter,
+        ),
+    ];
+
+    /// The profile named `name`, or formerly named so ([`ProfileKind::ALIASES`]).
     pub fn parse(name: &str) -> Option<ProfileKind> {
-        ProfileKind::ALL.into_iter().find(|k| k.name() == name)
+        ProfileKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .or_else(|| {
+                ProfileKind::ALIASES
+                    .iter()
+                    .find(|(alias, _)| *alias == name)
+                    .map(|&(_, k)| k)
+            })
     }
 
     /// Builds the profile from the policy's parameters and the native parameters `given`
@@ -271,17 +294,17 @@ impl ProfileKind {
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
             ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
-            ProfileKind::Seed000TokenBucket => {
-                Profile::Seed000TokenBucket(Seed000TokenBucket::build(policy, &args)?)
+            ProfileKind::ArticleTokenBucket => {
+                Profile::ArticleTokenBucket(ArticleTokenBucket::build(policy, &args)?)
             }
-            ProfileKind::Seed000RedisLog => {
-                Profile::Seed000RedisLog(Seed000RedisLog::build(policy, &args)?)
+            ProfileKind::ArticleRedisZsetLog => {
+                Profile::ArticleRedisZsetLog(ArticleRedisZsetLog::build(policy, &args)?)
             }
-            ProfileKind::Seed003FixedWindow => {
-                Profile::Seed003FixedWindow(Seed003FixedWindow::build(policy, &args)?)
+            ProfileKind::ArticleLuaFixedWindow => {
+                Profile::ArticleLuaFixedWindow(ArticleLuaFixedWindow::build(policy, &args)?)
             }
-            ProfileKind::Seed003SlidingCounter => {
-                Profile::Seed003SlidingCounter(Seed003SlidingCounter::build(policy, &args)?)
+            ProfileKind::ArticleSlidingCounter => {
+                Profile::ArticleSlidingCounter(ArticleSlidingCounter::build(policy, &args)?)
             }
         })
     }
@@ -306,10 +329,10 @@ pub enum Profile {
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
     EnvoyLocal(EnvoyLocal),
-    Seed000TokenBucket(Seed000TokenBucket),
-    Seed000RedisLog(Seed000RedisLog),
-    Seed003FixedWindow(Seed003FixedWindow),
-    Seed003SlidingCounter(Seed003SlidingCounter),
+    ArticleTokenBucket(ArticleTokenBucket),
+    ArticleRedisZsetLog(ArticleRedisZsetLog),
+    ArticleLuaFixedWindow(ArticleLuaFixedWindow),
+    ArticleSlidingCounter(ArticleSlidingCounter),
 }
 
 impl Profile {
@@ -325,10 +348,10 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
             Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
-            Profile::Seed000TokenBucket(_) => ProfileKind::Seed000TokenBucket,
-            Profile::Seed000RedisLog(_) => ProfileKind::Seed000RedisLog,
-            Profile::Seed003FixedWindow(_) => ProfileKind::Seed003FixedWindow,
-            Profile::Seed003SlidingCounter(_) => ProfileKind::Seed003SlidingCounter,
+            Profile::ArticleTokenBucket(_) => ProfileKind::ArticleTokenBucket,
+            Profile::ArticleRedisZsetLog(_) => ProfileKind::ArticleRedisZsetLog,
+            Profile::ArticleLuaFixedWindow(_) => ProfileKind::ArticleLuaFixedWindow,
+            Profile::ArticleSlidingCounter(_) => ProfileKind::ArticleSlidingCounter,
         }
     }
 
@@ -347,8 +370,8 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(l) => {
                 Profile::PythonLimitsSlidingWindow(l.starting_at(epoch_ns))
             }
-            Profile::Seed003SlidingCounter(l) => {
-                Profile::Seed003SlidingCounter(l.starting_at(epoch_ns))
+            Profile::ArticleSlidingCounter(l) => {
+                Profile::ArticleSlidingCounter(l.starting_at(epoch_ns))
             }
             other => other,
         }
@@ -367,10 +390,10 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
             Profile::EnvoyLocal(l) => visitor.visit(l),
-            Profile::Seed000TokenBucket(l) => visitor.visit(l),
-            Profile::Seed000RedisLog(l) => visitor.visit(l),
-            Profile::Seed003FixedWindow(l) => visitor.visit(l),
-            Profile::Seed003SlidingCounter(l) => visitor.visit(l),
+            Profile::ArticleTokenBucket(l) => visitor.visit(l),
+            Profile::ArticleRedisZsetLog(l) => visitor.visit(l),
+            Profile::ArticleLuaFixedWindow(l) => visitor.visit(l),
+            Profile::ArticleSlidingCounter(l) => visitor.visit(l),
         }
     }
 }

@@ -109,7 +109,7 @@ fn cdn_header_only_from_the_cdn_ranges() {
         ..Seen::direct(ip("203.0.113.9"), None)
     };
     assert_eq!(key(&f, &bypass), "203.0.113.9");
-    // The seed's guard believes it.
+    // The NestJS article's guard believes it.
     assert_eq!(key(&IdentityFn::new(Rule::Headers), &bypass), "6.6.6.6");
     // A trusted peer without the header: the peer.
     let bare = Seen::direct(ip("173.245.48.9"), None);

@@ -1,5 +1,5 @@
-//! Dashboard chart: retry intervals of clients, per contender (the seed's "retry durations to
-//! spot misconfigured clients").
+//! Dashboard chart: retry intervals of clients, per contender (the NestJS article's "retry
+//! durations to spot misconfigured clients").
 
 use super::bars::{self, Bars};
 use crate::error::Result;

@@ -92,8 +92,9 @@ function flexibleLimiter(cfg) {
   };
 }
 
-// Seed article 000's TokenBucketRateLimiter, as printed (one instance per key, created on the
-// key's first request), and seed article 003's sliding counter with an in-memory map in place
+// The article “Rate Limiting em Produção”'s TokenBucketRateLimiter, as printed (one instance per
+// key, created on the key's first request), and the article “Limitação de taxa de API”'s sliding
+// counter with an in-memory map in place
 // of Redis `MGET`/`INCR` (the expiries it sets never fire before the counter is unused).
 class TokenBucketRateLimiter {
   constructor(capacity, refillRate) {
@@ -121,7 +122,7 @@ class TokenBucketRateLimiter {
   }
 }
 
-function seedTokenBucket(cfg) {
+function articleTokenBucket(cfg) {
   const limiters = new Map();
   return async (key) => {
     if (!limiters.has(key)) limiters.set(key, new TokenBucketRateLimiter(cfg.capacity, cfg.refillRate));
@@ -129,7 +130,7 @@ function seedTokenBucket(cfg) {
   };
 }
 
-function seedSlidingCounter(cfg) {
+function articleSlidingCounter(cfg) {
   const redis = new Map();
   return async (userId) => {
     const now = Date.now();
@@ -146,8 +147,8 @@ function seedSlidingCounter(cfg) {
 }
 
 const LIMITERS = {
-  'seed-000-token-bucket': seedTokenBucket,
-  'seed-003-sliding-counter': seedSlidingCounter,
+  'article-float-token-bucket': articleTokenBucket,
+  'article-sliding-counter': articleSlidingCounter,
   'express-rate-limit': expressLimiter,
   'nestjs-throttler': nestjsLimiter,
   'rate-limiter-flexible': flexibleLimiter,

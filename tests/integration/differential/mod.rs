@@ -4,11 +4,13 @@
 //! exactly one window apart), runs them through the profile and through the library (a Node or
 //! Python driver under tests/differential/, run as a subprocess with a faked clock), and requires
 //! every decision, and every reset / retry-after value the library exposes, to be identical.
-//! Missing tools skip with a message on stderr, unless `RLSIM_REQUIRE_EXTERNAL=1`.
+//! A missing tool skips the test (listed at the end of `cargo test`), unless
+//! `RLSIM_REQUIRE_EXTERNAL=1` (crate::external).
 
 mod node;
 mod python;
 
+pub use crate::external::{on_path, require_external};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlsim::algorithms::profiles::ParamValue;
@@ -22,23 +24,6 @@ use std::process::{Command, Stdio};
 /// Traces per configuration set and hits per trace.
 pub const TRACES: u64 = 24;
 pub const HITS: usize = 3000;
-
-/// Whether a missing external tool fails the test (CI) or skips it.
-pub fn require_external() -> bool {
-    std::env::var("RLSIM_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
-}
-
-/// `Some(())` if `ok`, else skips (prints why) or, under `RLSIM_REQUIRE_EXTERNAL=1`, panics.
-pub fn available(ok: bool, what: &str) -> bool {
-    if ok {
-        return true;
-    }
-    if require_external() {
-        panic!("{what} is missing and RLSIM_REQUIRE_EXTERNAL=1 (install it with .ci/run)");
-    }
-    eprintln!("SKIPPED (needs {what}): differential test not run");
-    false
-}
 
 /// One hit: virtual time (ns) and key index.
 #[derive(Debug, Clone, Copy)]

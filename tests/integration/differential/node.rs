@@ -7,11 +7,7 @@ use rlsim::algorithms::profiles::ParamValue::{Int, Str};
 /// The Node driver, if node and the pinned packages are installed.
 fn node() -> Option<Command> {
     let dir = driver_dir("node");
-    let has_node = Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available(has_node, "node") {
+    if !require_external(on_path("node"), "node", "apt-get install nodejs npm") {
         return None;
     }
     let installed = [
@@ -22,9 +18,10 @@ fn node() -> Option<Command> {
     ]
     .iter()
     .all(|p| dir.join("node_modules").join(p).is_dir());
-    if !available(
+    if !require_external(
         installed,
-        "the npm packages of tests/differential/node (npm ci there)",
+        "the npm packages of tests/differential/node",
+        "cd tests/differential/node && npm ci",
     ) {
         return None;
     }
@@ -149,7 +146,7 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
     assert_eq!(total, TRACES as usize * HITS);
 }
 
-/// The seed articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
+/// The two articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
 fn decisions_only(_: &Hit, d: &Decision) -> Said {
     Said {
         admitted: d.outcome.is_admitted(),
@@ -160,7 +157,7 @@ fn decisions_only(_: &Hit, d: &Decision) -> Said {
 }
 
 #[test]
-fn seed_000_token_bucket_agrees_with_the_articles_code() {
+fn article_float_token_bucket_agrees_with_the_articles_code() {
     let Some(driver) = node() else { return };
     let cases: Vec<Case> = (0..TRACES)
         .map(|seed| {
@@ -170,7 +167,7 @@ fn seed_000_token_bucket_agrees_with_the_articles_code() {
             let window_ms = (capacity as f64 / rate * 1000.0) as u64 + 1;
             Case {
                 config: format!(
-                    r#"{{"profile":"seed-000-token-bucket","capacity":{capacity},"refillRate":{rate:?}}}"#
+                    r#"{{"profile":"article-float-token-bucket","capacity":{capacity},"refillRate":{rate:?}}}"#
                 ),
                 given: vec![
                     ("capacity", Int(capacity as i64)),
@@ -182,14 +179,14 @@ fn seed_000_token_bucket_agrees_with_the_articles_code() {
         .collect();
     differential(
         driver,
-        ProfileKind::Seed000TokenBucket,
+        ProfileKind::ArticleTokenBucket,
         &cases,
         decisions_only,
     );
 }
 
 #[test]
-fn seed_003_sliding_counter_agrees_with_the_articles_code() {
+fn article_sliding_counter_agrees_with_the_articles_code() {
     let Some(driver) = node() else { return };
     let cases: Vec<Case> = (0..TRACES)
         .map(|seed| {
@@ -197,7 +194,7 @@ fn seed_003_sliding_counter_agrees_with_the_articles_code() {
             let window_ms = [60_000, 1000, 1500, 250][seed as usize % 4];
             Case {
                 config: format!(
-                    r#"{{"profile":"seed-003-sliding-counter","limit":{limit},"windowMs":{window_ms}}}"#
+                    r#"{{"profile":"article-sliding-counter","limit":{limit},"windowMs":{window_ms}}}"#
                 ),
                 given: vec![
                     ("limit", Int(limit as i64)),
@@ -209,7 +206,7 @@ fn seed_003_sliding_counter_agrees_with_the_articles_code() {
         .collect();
     differential(
         driver,
-        ProfileKind::Seed003SlidingCounter,
+        ProfileKind::ArticleSlidingCounter,
         &cases,
         decisions_only,
     );

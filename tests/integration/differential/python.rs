@@ -11,9 +11,10 @@ fn python() -> Option<Command> {
         .args(["-c", "import limits"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !available(
+    if !require_external(
         has,
-        "python3 with the `limits` package (pip install limits==5.8.0)",
+        "python3 with the `limits` package",
+        "python3 -m pip install limits==5.8.0",
     ) {
         return None;
     }

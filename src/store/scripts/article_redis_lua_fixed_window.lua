@@ -1,4 +1,4 @@
--- Seed article 003's rateLimitCheck, as written, with its PEXPIRE kept on the virtual clock:
+-- The article “Limitação de taxa de API”'s rateLimitCheck, as written, with its PEXPIRE kept on the virtual clock:
 -- KEYS[2] holds the key's virtual expire time (ms), and a key past it is deleted first, as
 -- Redis deletes a key once its clock is past the expire time (`now > when`).
 -- ARGV[1] here is the virtual time in ms. ARGV: limit, ttlMs.

@@ -1,4 +1,4 @@
--- Seed article 000's DistributedSlidingWindowRateLimiter, its MULTI as written:
+-- The article “Rate Limiting em Produção”'s DistributedSlidingWindowRateLimiter, its MULTI as written:
 --   zRemRangeByScore(key, 0, windowStart); zCard(key); zAdd(key, {score: now, value: now});
 --   expire(key, ceil(windowMs / 1000))  -- Redis's clock: replaced by the run's GC TTL.
 -- ARGV[1] here is the virtual `Date.now()` in ms. ARGV: maxRequests, windowMs.

@@ -1,6 +1,7 @@
-//! The seed articles' own code, as written (docs/profiles.md quotes the lines): seed 000's
-//! in-memory `TokenBucketRateLimiter` and its Redis `DistributedSlidingWindowRateLimiter`, seed
-//! 003's Lua `rateLimitCheck` (fixed window) and its sliding counter. All read `Date.now()` (ms).
+//! Two articles' own code, as written (docs/profiles.md quotes the lines and the titles in
+//! full): from “Rate Limiting em Produção”, the in-memory `TokenBucketRateLimiter` and the Redis
+//! `DistributedSlidingWindowRateLimiter`; from “Limitação de taxa de API”, the Lua
+//! `rateLimitCheck` (fixed window) and the sliding counter. All read `Date.now()` (ms).
 
 use super::{
     Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, first_ns, ms, policy_millis,
@@ -46,27 +47,27 @@ fn refused(now: Nanos, until_ms: u64, reset_at: Nanos) -> Decision {
 
 // ---------------------------------------------------------------------------------------------
 
-/// Seed 000 `TokenBucketRateLimiter(capacity, refillRate)`, one instance per key created on
-/// its first request: JS numbers (doubles), `elapsed = (now − lastRefill) / 1000`,
-/// `tokens = Math.min(capacity, tokens + elapsed·refillRate)`, admit if `tokens >= 1`.
+/// “Rate Limiting em Produção”'s `TokenBucketRateLimiter(capacity, refillRate)`, one instance
+/// per key created on its first request: JS numbers (doubles), `elapsed = (now − lastRefill) /
+/// 1000`, `tokens = Math.min(capacity, tokens + elapsed·refillRate)`, admit if `tokens >= 1`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Seed000TokenBucket {
+pub struct ArticleTokenBucket {
     capacity: f64,
     refill_rate: f64,
 }
 
-impl Eq for Seed000TokenBucket {}
+impl Eq for ArticleTokenBucket {}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SeedBucketState {
+pub struct ArticleBucketState {
     pub tokens: f64,
     /// `lastRefill` (ms); `None` before the instance exists.
     pub last_refill: Option<u64>,
 }
 
-impl ProfileDef for Seed000TokenBucket {
-    const NAME: &'static str = "seed-000-token-bucket";
-    const DESCRIPTION: &'static str = "seed article 000's in-memory TokenBucketRateLimiter: float tokens refilled on each request, ms clock";
+impl ProfileDef for ArticleTokenBucket {
+    const NAME: &'static str = "article-float-token-bucket";
+    const DESCRIPTION: &'static str = "the article “Rate Limiting em Produção”'s in-memory TokenBucketRateLimiter: float tokens refilled on each request, ms clock";
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "capacity",
@@ -90,16 +91,16 @@ impl ProfileDef for Seed000TokenBucket {
             Some(r) => r,
             None => policy.limit as f64 / (policy.window as f64 / NANOS_PER_SEC as f64),
         };
-        Ok(Seed000TokenBucket {
+        Ok(ArticleTokenBucket {
             capacity,
             refill_rate,
         })
     }
 }
 
-impl Seed000TokenBucket {
+impl ArticleTokenBucket {
     /// `refill()` at `now_ms`, without storing.
-    fn refilled(&self, s: &SeedBucketState, now_ms: u64) -> f64 {
+    fn refilled(&self, s: &ArticleBucketState, now_ms: u64) -> f64 {
         match s.last_refill {
             None => self.capacity,
             Some(last) => {
@@ -110,18 +111,18 @@ impl Seed000TokenBucket {
     }
 }
 
-impl Limiter for Seed000TokenBucket {
-    type State = SeedBucketState;
-    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::Seed000TokenBucket);
+impl Limiter for ArticleTokenBucket {
+    type State = ArticleBucketState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::ArticleTokenBucket);
 
-    fn new_state(&self, _now: Nanos) -> SeedBucketState {
-        SeedBucketState {
+    fn new_state(&self, _now: Nanos) -> ArticleBucketState {
+        ArticleBucketState {
             tokens: self.capacity,
             last_refill: None,
         }
     }
 
-    fn decide(&self, s: &mut SeedBucketState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut ArticleBucketState, now: Nanos) -> Decision {
         let now_ms = ms(now);
         s.tokens = self.refilled(s, now_ms);
         s.last_refill = Some(now_ms);
@@ -144,60 +145,60 @@ impl Limiter for Seed000TokenBucket {
         }
     }
 
-    fn is_idle(&self, s: &SeedBucketState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &ArticleBucketState, now: Nanos) -> bool {
         self.refilled(s, ms(now)) >= self.capacity
     }
 
-    fn redis_bytes(_: &SeedBucketState) -> usize {
+    fn redis_bytes(_: &ArticleBucketState) -> usize {
         crate::algorithms::redis::SMALL_HASH_KEY
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 
-/// Seed 000 `DistributedSlidingWindowRateLimiter`: one `MULTI` of `ZREMRANGEBYSCORE key 0
-/// (now − windowMs)`, `ZCARD`, `ZADD key now "now"`, `EXPIRE`; admitted if the count (taken
-/// before the add) is under `maxRequests`. The add always runs, so refused requests are
-/// logged too, and requests in the same millisecond share one member.
+/// “Rate Limiting em Produção”'s `DistributedSlidingWindowRateLimiter`: one `MULTI` of
+/// `ZREMRANGEBYSCORE key 0 (now − windowMs)`, `ZCARD`, `ZADD key now "now"`, `EXPIRE`; admitted if
+/// the count (taken before the add) is under `maxRequests`. The add always runs, so refused
+/// requests are logged too, and requests in the same millisecond share one member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seed000RedisLog {
+pub struct ArticleRedisZsetLog {
     limit: u64,
     window_ms: u64,
 }
 
 /// The sorted set's members (distinct ms), oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct SeedLogState {
+pub struct ArticleLogState {
     pub members: VecDeque<u64>,
 }
 
-impl ProfileDef for Seed000RedisLog {
-    const NAME: &'static str = "seed-000-redis-log";
-    const DESCRIPTION: &'static str = "seed article 000's Redis sorted-set log: counted before the add, refused requests logged, same-ms requests collapse";
+impl ProfileDef for ArticleRedisZsetLog {
+    const NAME: &'static str = "article-redis-zset-log";
+    const DESCRIPTION: &'static str = "the article “Rate Limiting em Produção”'s Redis sorted-set log: counted before the add, refused requests logged, same-ms requests collapse";
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (limit, window_ms) = limit_and_window(policy, args)?;
-        Ok(Seed000RedisLog { limit, window_ms })
+        Ok(ArticleRedisZsetLog { limit, window_ms })
     }
 }
 
-impl Seed000RedisLog {
+impl ArticleRedisZsetLog {
     /// `(maxRequests, windowMs)`: what the article's Redis commands are called with.
     pub fn config(&self) -> (u64, u64) {
         (self.limit, self.window_ms)
     }
 }
 
-impl Limiter for Seed000RedisLog {
-    type State = SeedLogState;
-    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::Seed000RedisLog);
+impl Limiter for ArticleRedisZsetLog {
+    type State = ArticleLogState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::ArticleRedisZsetLog);
 
-    fn new_state(&self, _now: Nanos) -> SeedLogState {
-        SeedLogState::default()
+    fn new_state(&self, _now: Nanos) -> ArticleLogState {
+        ArticleLogState::default()
     }
 
-    fn decide(&self, s: &mut SeedLogState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut ArticleLogState, now: Nanos) -> Decision {
         let now_ms = ms(now);
         // ZREMRANGEBYSCORE key 0 windowStart: scores ≤ now − windowMs go.
         if let Some(start) = now_ms.checked_sub(self.window_ms) {
@@ -220,70 +221,71 @@ impl Limiter for Seed000RedisLog {
         }
     }
 
-    fn is_idle(&self, s: &SeedLogState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &ArticleLogState, now: Nanos) -> bool {
         s.members
             .back()
             .is_none_or(|&m| ms(now) >= m + self.window_ms)
     }
 
-    fn heap_bytes(s: &SeedLogState) -> usize {
+    fn heap_bytes(s: &ArticleLogState) -> usize {
         s.members.capacity() * size_of::<u64>()
     }
 
-    fn redis_bytes(s: &SeedLogState) -> usize {
+    fn redis_bytes(s: &ArticleLogState) -> usize {
         crate::algorithms::redis::sorted_set(s.members.len())
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 
-/// Seed 003 `rateLimitCheck` (Lua): `INCR key`, `PEXPIRE key ttlMs` when the count is 1,
-/// refuse when `count > limit` (returning `PTTL`). A window from the key's first hit; refused
-/// hits count; Redis deletes the key only once `now > expire time`, so a hit at exactly the
-/// expire time still counts against the old window (and the returned PTTL of 0 is 1 ms short).
+/// “Limitação de taxa de API”'s `rateLimitCheck` (Lua): `INCR key`, `PEXPIRE key ttlMs` when
+/// the count is 1, refuse when `count > limit` (returning `PTTL`). A window from the key's first
+/// hit; refused hits count; Redis deletes the key only once `now > expire time`, so a hit at
+/// exactly the expire time still counts against the old window (and the returned PTTL of 0 is 1 ms
+/// short).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seed003FixedWindow {
+pub struct ArticleLuaFixedWindow {
     limit: u64,
     window_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SeedCounterState {
+pub struct ArticleCounterState {
     pub count: u64,
     /// The key's expire time (ms); meaningless while `count` is 0.
     pub expires_at: u64,
 }
 
-impl ProfileDef for Seed003FixedWindow {
-    const NAME: &'static str = "seed-003-fixed-window";
-    const DESCRIPTION: &'static str = "seed article 003's Lua INCR + PEXPIRE on the first hit: window from the first hit, refused hits counted, inclusive expiry";
+impl ProfileDef for ArticleLuaFixedWindow {
+    const NAME: &'static str = "article-redis-lua-fixed-window";
+    const DESCRIPTION: &'static str = "the article “Limitação de taxa de API”'s Lua INCR + PEXPIRE on the first hit: window from the first hit, refused hits counted, inclusive expiry";
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (limit, window_ms) = limit_and_window(policy, args)?;
-        Ok(Seed003FixedWindow { limit, window_ms })
+        Ok(ArticleLuaFixedWindow { limit, window_ms })
     }
 }
 
-impl Seed003FixedWindow {
+impl ArticleLuaFixedWindow {
     /// `(limit, ttlMs)`: the article's script arguments.
     pub fn config(&self) -> (u64, u64) {
         (self.limit, self.window_ms)
     }
 }
 
-impl Limiter for Seed003FixedWindow {
-    type State = SeedCounterState;
-    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::Seed003FixedWindow);
+impl Limiter for ArticleLuaFixedWindow {
+    type State = ArticleCounterState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::ArticleLuaFixedWindow);
 
-    fn new_state(&self, _now: Nanos) -> SeedCounterState {
-        SeedCounterState::default()
+    fn new_state(&self, _now: Nanos) -> ArticleCounterState {
+        ArticleCounterState::default()
     }
 
-    fn decide(&self, s: &mut SeedCounterState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut ArticleCounterState, now: Nanos) -> Decision {
         let now_ms = ms(now);
         if s.count > 0 && now_ms > s.expires_at {
-            *s = SeedCounterState::default();
+            *s = ArticleCounterState::default();
         }
         s.count += 1;
         if s.count == 1 {
@@ -297,22 +299,22 @@ impl Limiter for Seed003FixedWindow {
         }
     }
 
-    fn is_idle(&self, s: &SeedCounterState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &ArticleCounterState, now: Nanos) -> bool {
         s.count == 0 || ms(now) > s.expires_at
     }
 
-    fn redis_bytes(_: &SeedCounterState) -> usize {
+    fn redis_bytes(_: &ArticleCounterState) -> usize {
         crate::algorithms::redis::STRING_KEY
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 
-/// Seed 003's sliding counter: windows `floor(now / windowMs)`, `progress = (now % windowMs) /
-/// windowMs`, `estimated = previous·(1 − progress) + current` (doubles), refuse when
-/// `estimated >= limit`; only admitted requests `INCR` the current window.
+/// “Limitação de taxa de API”'s sliding counter: windows `floor(now / windowMs)`,
+/// `progress = (now % windowMs) / windowMs`, `estimated = previous·(1 − progress) + current`
+/// (doubles), refuse when `estimated >= limit`; only admitted requests `INCR` the current window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seed003SlidingCounter {
+pub struct ArticleSlidingCounter {
     limit: u64,
     window_ms: u64,
     /// The instant virtual time 0 stands for (ns since the Unix epoch): the windows are aligned
@@ -321,20 +323,20 @@ pub struct Seed003SlidingCounter {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SeedWindowsState {
+pub struct ArticleWindowsState {
     pub window: u64,
     pub current: u64,
     pub previous: u64,
 }
 
-impl ProfileDef for Seed003SlidingCounter {
-    const NAME: &'static str = "seed-003-sliding-counter";
-    const DESCRIPTION: &'static str = "seed article 003's sliding counter: two aligned windows, previous weighted by (1 − (now % W) / W) in doubles";
+impl ProfileDef for ArticleSlidingCounter {
+    const NAME: &'static str = "article-sliding-counter";
+    const DESCRIPTION: &'static str = "the article “Limitação de taxa de API”'s sliding counter: two aligned windows, previous weighted by (1 − (now % W) / W) in doubles";
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
         let (limit, window_ms) = limit_and_window(policy, args)?;
-        Ok(Seed003SlidingCounter {
+        Ok(ArticleSlidingCounter {
             limit,
             window_ms,
             epoch_ns: DEFAULT_START,
@@ -342,7 +344,7 @@ impl ProfileDef for Seed003SlidingCounter {
     }
 }
 
-impl Seed003SlidingCounter {
+impl ArticleSlidingCounter {
     /// The same limiter with virtual time 0 at `epoch_ns` after the Unix epoch.
     pub fn starting_at(self, epoch_ns: u64) -> Self {
         Self { epoch_ns, ..self }
@@ -359,7 +361,7 @@ impl Seed003SlidingCounter {
     }
 
     /// (previous, current) counts as seen at `now_ms`.
-    fn counts(&self, s: &SeedWindowsState, now_ms: u64) -> (u64, u64) {
+    fn counts(&self, s: &ArticleWindowsState, now_ms: u64) -> (u64, u64) {
         let w = now_ms / self.window_ms;
         match w.checked_sub(s.window) {
             Some(0) => (s.previous, s.current),
@@ -368,34 +370,34 @@ impl Seed003SlidingCounter {
         }
     }
 
-    fn estimated(&self, s: &SeedWindowsState, now_ms: u64) -> f64 {
+    fn estimated(&self, s: &ArticleWindowsState, now_ms: u64) -> f64 {
         let (previous, current) = self.counts(s, now_ms);
         let progress = (now_ms % self.window_ms) as f64 / self.window_ms as f64;
         previous as f64 * (1.0 - progress) + current as f64
     }
 }
 
-impl Limiter for Seed003SlidingCounter {
-    type State = SeedWindowsState;
-    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::Seed003SlidingCounter);
+impl Limiter for ArticleSlidingCounter {
+    type State = ArticleWindowsState;
+    const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::ArticleSlidingCounter);
 
-    fn new_state(&self, now: Nanos) -> SeedWindowsState {
-        SeedWindowsState {
+    fn new_state(&self, now: Nanos) -> ArticleWindowsState {
+        ArticleWindowsState {
             window: self.date_now(now) / self.window_ms,
             current: 0,
             previous: 0,
         }
     }
 
-    fn decide(&self, s: &mut SeedWindowsState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut ArticleWindowsState, now: Nanos) -> Decision {
         let now_ms = self.date_now(now);
         let (previous, current) = self.counts(s, now_ms);
-        *s = SeedWindowsState {
+        *s = ArticleWindowsState {
             window: now_ms / self.window_ms,
             current,
             previous,
         };
-        let idle_at = |s: &SeedWindowsState| self.at_date((s.window + 2) * self.window_ms);
+        let idle_at = |s: &ArticleWindowsState| self.at_date((s.window + 2) * self.window_ms);
         if self.estimated(s, now_ms) >= self.limit as f64 {
             let snapshot = *s;
             let at = first_ns(now, |x| {
@@ -414,11 +416,11 @@ impl Limiter for Seed003SlidingCounter {
         Decision::allow(left.max(0.0).ceil() as u64, idle_at(s))
     }
 
-    fn is_idle(&self, s: &SeedWindowsState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &ArticleWindowsState, now: Nanos) -> bool {
         self.date_now(now) / self.window_ms >= s.window + 2 || (s.current == 0 && s.previous == 0)
     }
 
-    fn redis_bytes(s: &SeedWindowsState) -> usize {
+    fn redis_bytes(s: &ArticleWindowsState) -> usize {
         (usize::from(s.current > 0) + usize::from(s.previous > 0))
             * crate::algorithms::redis::STRING_KEY
     }
@@ -432,7 +434,7 @@ mod tests {
     #[test]
     fn token_bucket_refills_in_doubles_per_request() {
         // capacity 2, 100 per minute → 1.6666666666666667 tokens/s.
-        let b = Seed000TokenBucket {
+        let b = ArticleTokenBucket {
             capacity: 2.0,
             refill_rate: 100.0 / 60.0,
         };
@@ -452,7 +454,7 @@ mod tests {
 
     #[test]
     fn redis_log_records_refusals_and_collapses_same_ms() {
-        let l = Seed000RedisLog {
+        let l = ArticleRedisZsetLog {
             limit: 2,
             window_ms: 1000,
         };
@@ -480,7 +482,7 @@ mod tests {
 
     #[test]
     fn lua_fixed_window_expires_after_the_expire_time() {
-        let f = Seed003FixedWindow {
+        let f = ArticleLuaFixedWindow {
             limit: 1,
             window_ms: 1000,
         };
@@ -495,7 +497,7 @@ mod tests {
 
     #[test]
     fn sliding_counter_weights_in_doubles() {
-        let c = Seed003SlidingCounter {
+        let c = ArticleSlidingCounter {
             limit: 10,
             window_ms: 1000,
             epoch_ns: DEFAULT_START,
@@ -517,7 +519,7 @@ mod tests {
         // 1 per 7 s from 1735689593 s, 1 s past a multiple of 7 s: the window turns 6 s after
         // virtual 0, so hits at 0 and 6.5 s are in two windows, the first weighing
         // 1 − 0.5/7 < 1, and the second passes (from 2026-01-01, a multiple of 7 s, it would not).
-        let c = Seed003SlidingCounter {
+        let c = ArticleSlidingCounter {
             limit: 1,
             window_ms: 7000,
             epoch_ns: DEFAULT_START,
