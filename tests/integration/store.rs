@@ -557,7 +557,7 @@ fn store_memory_measures_every_script_and_the_sorted_set_encodings() {
 /// with nothing to check, it fails (exit 1) and says so.
 #[test]
 fn verify_with_nothing_to_verify_fails() {
-    let Some((_server, url)) = some_redis("rlsim verify with nothing stored") else {
+    let Some((_server, url)) = some_redis() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -581,7 +581,7 @@ fn verify_with_nothing_to_verify_fails() {
 
 #[test]
 fn a_signal_mid_run_removes_every_key_of_the_run() {
-    let Some(server) = own_server("rlsim --store stopped by signals") else {
+    let Some(server) = own_server() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
