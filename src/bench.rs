@@ -153,8 +153,77 @@ pub fn end_to_end(algorithm: AlgorithmKind, keys: u64, requests: u64) -> Result<
     Ok((report.offered, report.offered as f64 / elapsed.max(1e-9)))
 }
 
-/// Runs every measurement with `n` decisions (and requests) each and returns the table.
-pub fn run(n: u64, algorithms: &[AlgorithmKind]) -> Result<String> {
+/// Every measurement of one `rlsim bench` (what `--format json` prints).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BenchReport {
+    /// Decisions (and simulated requests) per measurement.
+    pub requests: u64,
+    /// Bare decisions: per algorithm, per key choice, per keyspace.
+    pub decisions: Vec<DecisionRow>,
+    /// End to end: per algorithm, per keyspace.
+    pub end_to_end: Vec<EndToEndRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DecisionRow {
+    pub algorithm: &'static str,
+    /// `uniform` or `zipf`.
+    pub choice: &'static str,
+    pub keys: u64,
+    pub decisions: u64,
+    pub decisions_per_sec: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EndToEndRow {
+    pub algorithm: &'static str,
+    pub keys: u64,
+    pub requests: u64,
+    pub simulated_requests_per_sec: f64,
+}
+
+/// Runs every measurement with `n` decisions (and requests) each.
+pub fn measure(n: u64, algorithms: &[AlgorithmKind]) -> Result<BenchReport> {
+    let mut drawn = Vec::new();
+    for choice in [KeyChoice::Uniform, KeyChoice::Zipf] {
+        for keys in KEYS {
+            drawn.push((choice, keys, choice.keys(keys, n as usize)));
+        }
+    }
+    let mut report = BenchReport {
+        requests: n,
+        decisions: Vec::new(),
+        end_to_end: Vec::new(),
+    };
+    for &kind in algorithms {
+        for (choice, keyspace, keys) in &drawn {
+            let r = decisions(kind, keys, *keyspace, *choice);
+            report.decisions.push(DecisionRow {
+                algorithm: kind.name(),
+                choice: choice.name(),
+                keys: r.keys,
+                decisions: r.decisions,
+                decisions_per_sec: r.per_sec,
+            });
+        }
+    }
+    for &kind in algorithms {
+        for keys in KEYS {
+            let (requests, per_sec) = end_to_end(kind, keys, n)?;
+            report.end_to_end.push(EndToEndRow {
+                algorithm: kind.name(),
+                keys,
+                requests,
+                simulated_requests_per_sec: per_sec,
+            });
+        }
+    }
+    Ok(report)
+}
+
+/// The two tables, for people: one row per algorithm, in the order measured.
+pub fn text(report: &BenchReport) -> String {
+    let n = report.requests;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -172,17 +241,11 @@ pub fn run(n: u64, algorithms: &[AlgorithmKind]) -> Result<String> {
         }
     }
     out.push('\n');
-    let mut drawn = Vec::new();
-    for choice in [KeyChoice::Uniform, KeyChoice::Zipf] {
-        for keys in KEYS {
-            drawn.push((choice, keys, choice.keys(keys, n as usize)));
-        }
-    }
-    for &kind in algorithms {
-        let _ = write!(out, "{:<24}", kind.name());
-        for (choice, keyspace, keys) in &drawn {
-            let r = decisions(kind, keys, *keyspace, *choice);
-            let _ = write!(out, "  {:>14}", rate(r.per_sec));
+    let columns = 2 * KEYS.len();
+    for row in report.decisions.chunks(columns) {
+        let _ = write!(out, "{:<24}", row[0].algorithm);
+        for r in row {
+            let _ = write!(out, "  {:>14}", rate(r.decisions_per_sec));
         }
         out.push('\n');
     }
@@ -195,15 +258,19 @@ pub fn run(n: u64, algorithms: &[AlgorithmKind]) -> Result<String> {
         let _ = write!(out, "  {:>14}", format!("{} keys", human(keys)));
     }
     out.push('\n');
-    for &kind in algorithms {
-        let _ = write!(out, "{:<24}", kind.name());
-        for keys in KEYS {
-            let (_, per_sec) = end_to_end(kind, keys, n)?;
-            let _ = write!(out, "  {:>14}", rate(per_sec));
+    for row in report.end_to_end.chunks(KEYS.len()) {
+        let _ = write!(out, "{:<24}", row[0].algorithm);
+        for r in row {
+            let _ = write!(out, "  {:>14}", rate(r.simulated_requests_per_sec));
         }
         out.push('\n');
     }
-    Ok(out)
+    out
+}
+
+/// Runs every measurement with `n` decisions (and requests) each and returns the table.
+pub fn run(n: u64, algorithms: &[AlgorithmKind]) -> Result<String> {
+    measure(n, algorithms).map(|r| text(&r))
 }
 
 /// `1`, `10^3`, `10^6`: the key counts as the docs write them.

@@ -21,7 +21,7 @@ Examples:
   rlsim run scenarios/boundary.toml                 compare the algorithms, print a table
   rlsim run scenarios/boundary.toml --out results   also write the data, charts and reports
   rlsim check scenarios/ --junit junit.xml          the CI gate: check every expectation
-  rlsim traffic scenarios/burst.toml --out -        the generated requests, as CSV
+  rlsim traffic scenarios/burst.toml                the generated requests, as CSV
   rlsim completions bash > ~/.local/share/bash-completion/completions/rlsim";
 
 const RUN_EXAMPLES: &str = "\
@@ -73,8 +73,8 @@ scenario has goals and no row meets them all; 2 for bad input or shards that do 
 
 const TRAFFIC_EXAMPLES: &str = "\
 Examples:
-  rlsim traffic scenarios/burst.toml --out burst.csv
-  rlsim traffic scenarios/burst.toml --out - | head";
+  rlsim traffic scenarios/burst.toml | head
+  rlsim traffic scenarios/burst.toml --out burst.csv";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -133,7 +133,7 @@ pub enum Command {
 
 #[derive(Debug, clap::Args)]
 pub struct SweepArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or `-` to read it from standard input.
     pub scenario: PathBuf,
     /// A swept field and its values (repeatable; several make a grid): `policy.limit=10,50,100`,
     /// `policy.limit=50..500:50`, `policy.window=10s..2m:10s`, `policy.limit=1..10000:x10`.
@@ -152,7 +152,11 @@ pub struct SweepArgs {
     /// The figure of the line chart and heatmap (default: `[sweep] chart`, else legit_goodput).
     #[arg(long, value_name = "FIGURE")]
     pub chart: Option<String>,
-    /// No progress bar and no summary line.
+    /// What to print on standard output: the summary line, or sweep.json (the line then goes
+    /// to standard error).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// No progress bar and no summary line (unless no point meets the goals: exit 1).
     #[arg(long, short)]
     pub quiet: bool,
     /// Skip malformed lines of replayed traces instead of failing.
@@ -168,6 +172,13 @@ pub struct MergeArgs {
     /// Where to write the whole sweep's files.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// What to print on standard output: the summary line, or sweep.json (the line then goes
+    /// to standard error).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// No summary line (unless no point meets the goals: exit 1).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -179,11 +190,14 @@ pub struct BenchArgs {
     /// Only these algorithms (repeatable; default: all six).
     #[arg(long, value_name = "NAME")]
     pub algorithm: Vec<AlgorithmKind>,
+    /// What to print: the two tables, or one JSON document of every measurement.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or `-` to read it from standard input.
     pub scenario: PathBuf,
     /// The Redis to compare with: redis://HOST:PORT[/DB] (docs/redis.md).
     #[arg(long, value_name = "URL")]
@@ -198,6 +212,12 @@ pub struct VerifyArgs {
     /// Override a field of the scenario (repeatable), e.g. `duration=2m` for a shorter run.
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub set: Vec<String>,
+    /// What to print: the text report, or one JSON document.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Print the text report only when an algorithm disagreed (errors always).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -223,11 +243,15 @@ pub struct AlgorithmsArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct TrafficArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or `-` to read it from standard input.
     pub scenario: PathBuf,
-    /// The CSV file to write (`-` for standard output): time,ip,user,api_key,endpoint,source,role.
+    /// The CSV file to write (default, or `-`: standard output):
+    /// time,ip,user,api_key,endpoint,source,role.
     #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
+    pub out: Option<PathBuf>,
+    /// No note of how many requests were written or lines skipped: errors only.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Override the scenario's seed (0 to 18446744073709551615).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub seed: Option<u64>,
@@ -238,7 +262,7 @@ pub struct TrafficArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The scenario file (TOML).
+    /// The scenario file (TOML), or `-` to read it from standard input.
     pub scenario: PathBuf,
     /// Write every output into this directory (created if missing): summary.json, summary.csv,
     /// timeseries.csv, delays.csv, throughput.json, charts/*.svg, report.md and report.html
@@ -292,6 +316,9 @@ pub struct CheckArgs {
     /// What to print on standard output: the text report, or the result document (docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Print only failed expectations (and the count line) and the baseline's table.
+    #[arg(long, short)]
+    pub quiet: bool,
     /// Also write the results as JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -330,6 +357,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             let options = CheckOptions {
                 paths: args.paths,
                 json: args.format == Format::Json,
+                quiet: args.quiet,
                 junit: args.junit,
                 baselines: args.baseline,
                 tolerance: Tolerance::parse(args.tolerance, &args.tolerance_for)?,
@@ -349,22 +377,18 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         }
         Command::Traffic(args) => traffic(args, stdout, stderr),
         Command::Sweep(args) => sweep(args, stdout, stderr),
-        Command::Merge(args) => {
-            let whole = crate::sweep::outputs::merge(&args.dirs)?;
-            crate::sweep::outputs::write(&args.out, &whole)?;
-            let rows = whole.rows()?;
-            let mut line = crate::sweep::report::summary(&whole, &rows);
-            line.push('\n');
-            print(stdout, line.as_bytes())?;
-            Ok(status(!goals_unmet(&whole)))
-        }
+        Command::Merge(args) => merge(args, stdout, stderr),
         Command::Bench(args) => {
             let kinds = if args.algorithm.is_empty() {
                 AlgorithmKind::ALL.to_vec()
             } else {
                 args.algorithm
             };
-            print(stdout, crate::bench::run(args.requests, &kinds)?.as_bytes())?;
+            let report = crate::bench::measure(args.requests, &kinds)?;
+            match args.format {
+                Format::Table => print(stdout, crate::bench::text(&report).as_bytes())?,
+                Format::Json => print(stdout, &json_bytes(&report)?)?,
+            }
             Ok(Status::Success)
         }
         Command::Verify(args) => verify(args, stdout, stderr),
@@ -372,12 +396,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
             let rows = crate::store::memory::measure(&args.store, args.keys as usize)?;
             match args.format {
                 Format::Table => print(stdout, crate::store::memory::markdown(&rows).as_bytes())?,
-                Format::Json => {
-                    let mut bytes = serde_json::to_vec_pretty(&rows)
-                        .map_err(|e| Error::Internal(e.to_string()))?;
-                    bytes.push(b'\n');
-                    print(stdout, &bytes)?
-                }
+                Format::Json => print(stdout, &json_bytes(&rows)?)?,
             }
             Ok(Status::Success)
         }
@@ -418,6 +437,13 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     }
 }
 
+/// A result model as pretty JSON, with a final newline.
+fn json_bytes(value: &impl serde::Serialize) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
 fn status(passed: bool) -> Status {
     if passed {
         Status::Success
@@ -434,7 +460,8 @@ fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) ->
     if args.skip_bad_lines {
         scenario = scenario.with_skip_bad_lines();
     }
-    let destination = Destination::or_stdout(&args.out)?;
+    let out_path = args.out.unwrap_or_else(|| PathBuf::from("-"));
+    let destination = Destination::or_stdout(&out_path)?;
     destination.refuse_inputs("--out", scenario.inputs())?;
     let mut out = destination.create(stdout)?;
     let count = crate::traffic::export::write_trace(
@@ -449,9 +476,14 @@ fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) ->
         Err(e) if e.is_broken_pipe() => return Ok(Status::Success),
         other => other?,
     };
-    let mut note = format!("{count} requests written to {}\n", args.out.display());
-    note.push_str(&skipped_lines(&scenario));
-    print_to(stderr, "<stderr>", note.as_bytes())?;
+    if !args.quiet {
+        let mut note = format!(
+            "{count} requests written to {}\n",
+            destination.path().display()
+        );
+        note.push_str(&skipped_lines(&scenario));
+        print_to(stderr, "<stderr>", note.as_bytes())?;
+    }
     Ok(Status::Success)
 }
 
@@ -472,7 +504,7 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         .collect::<Result<Vec<_>>>()?;
     // Read once: the reports name the scenario file by the hash of these very bytes.
     let text = Scenario::read(&args.scenario)?;
-    let mut scenario = Scenario::parse_with(&text, &args.scenario, &overrides)?;
+    let mut scenario = Scenario::parse_with(&text, Scenario::shown(&args.scenario), &overrides)?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
@@ -631,7 +663,7 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> R
         .map(|s| Override::parse(s))
         .collect::<Result<Vec<_>>>()?;
     let text = Scenario::read(&args.scenario)?;
-    let mut scenario = Scenario::parse_with(&text, &args.scenario, &overrides)?;
+    let mut scenario = Scenario::parse_with(&text, Scenario::shown(&args.scenario), &overrides)?;
     if let Some(seed) = args.seed {
         scenario = scenario.with_seed(seed);
     }
@@ -648,20 +680,22 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> R
     let tallies: Vec<_> = store.tallies().into_iter().flatten().collect();
     let url = store.url().to_string();
     store.close()?;
-    let mut out = crate::store::verify::text(&args.scenario.display().to_string(), &url, &tallies);
-    for c in &stacked {
-        out.push_str(&format!(
-            "  {}  not stored: stacked rules and simulated deployments decide in memory only\n",
-            c.name
-        ));
+    let in_memory: Vec<&str> = stacked.iter().map(|c| c.name.as_str()).collect();
+    let scenario_name = scenario.path.display().to_string();
+    let verification = crate::store::verify::Verification {
+        scenario: &scenario_name,
+        url: &url,
+        limit: args.limit,
+        tallies: &tallies,
+        in_memory: &in_memory,
+    };
+    match args.format {
+        Format::Json => print(stdout, &crate::store::verify::json(&verification))?,
+        // Under --quiet, the report only when something disagreed.
+        Format::Table if args.quiet && verification.passed() => {}
+        Format::Table => print(stdout, crate::store::verify::text(&verification).as_bytes())?,
     }
-    if let Some(n) = args.limit {
-        out.push_str(&format!(
-            "(at most {n} decisions per algorithm compared: --limit)\n"
-        ));
-    }
-    print(stdout, out.as_bytes())?;
-    if !tallies.iter().any(|t| t.script.is_some()) {
+    if verification.verified() == 0 {
         // Like `check`: a comparison that compared nothing must not look green.
         print_to(
             stderr,
@@ -672,7 +706,7 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> R
         )?;
         return Ok(Status::ChecksFailed);
     }
-    Ok(status(tallies.iter().all(|t| t.exact())))
+    Ok(status(verification.passed()))
 }
 
 /// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`).
@@ -729,22 +763,44 @@ fn sweep(args: SweepArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Res
     if let Some(out) = &args.out {
         crate::sweep::outputs::write(out, &file)?;
     }
-    let unmet = goals_unmet(&file);
-    if !args.quiet {
-        let mut line = match file.shard {
-            Some(s) => format!(
-                "shard {}/{}: {} of {} points run\n",
-                s.index, s.count, plan.share, file.points
-            ),
-            None => crate::sweep::report::summary(&file, &rows) + "\n",
-        };
-        if args.out.is_none() {
-            line.push_str("(no --out DIR: nothing written)\n");
-        }
+    let mut line = match file.shard {
+        Some(s) => format!(
+            "shard {}/{}: {} of {} points run\n",
+            s.index, s.count, plan.share, file.points
+        ),
+        None => crate::sweep::report::summary(&file, &rows) + "\n",
+    };
+    if args.out.is_none() && args.format == Format::Table {
+        line.push_str("(no --out DIR: nothing written)\n");
+    }
+    sweep_outcome(&file, &line, args.format, args.quiet, stdout, stderr)
+}
+
+fn merge(args: MergeArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
+    let whole = crate::sweep::outputs::merge(&args.dirs)?;
+    crate::sweep::outputs::write(&args.out, &whole)?;
+    let rows = whole.rows()?;
+    let line = crate::sweep::report::summary(&whole, &rows) + "\n";
+    sweep_outcome(&whole, &line, args.format, args.quiet, stdout, stderr)
+}
+
+/// What `sweep` and `merge` print, and their exit status: the summary `line` (on standard error
+/// beside `--format json`'s sweep.json; under `--quiet` only when it is the reason for exit 1).
+fn sweep_outcome(
+    file: &crate::sweep::outputs::SweepFile,
+    line: &str,
+    format: Format,
+    quiet: bool,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<Status> {
+    let unmet = goals_unmet(file);
+    if format == Format::Json {
+        print(stdout, &crate::sweep::outputs::sweep_json(file))?;
+    }
+    if !quiet && format == Format::Table {
         print(stdout, line.as_bytes())?;
-    } else if unmet {
-        // The reason for exit 1, even under --quiet.
-        let line = crate::sweep::report::summary(&file, &rows) + "\n";
+    } else if !quiet || unmet {
         print_to(stderr, "<stderr>", line.as_bytes())?;
     }
     Ok(status(!unmet))

@@ -37,6 +37,8 @@ impl ScenarioResult {
 pub struct CheckOptions {
     pub paths: Vec<PathBuf>,
     pub json: bool,
+    /// The text report keeps only what failed (and the count line).
+    pub quiet: bool,
     pub junit: Option<PathBuf>,
     pub baselines: Vec<PathBuf>,
     pub tolerance: Tolerance,
@@ -114,7 +116,7 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     let stdout = if options.json {
         output::json(&results, comparison.as_ref(), &options.tolerance)
     } else {
-        output::text(&results, comparison.as_ref()).into_bytes()
+        output::text(&results, comparison.as_ref(), options.quiet).into_bytes()
     };
     let failed: usize = results.iter().map(ScenarioResult::failed).sum();
     let regressed = comparison.as_ref().map_or(0, Comparison::regressed);

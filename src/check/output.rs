@@ -23,7 +23,10 @@ pub fn percent(change: Option<f64>) -> String {
 pub fn expectation_line(scenario: &str, e: &ExpectationResult) -> String {
     let status = if e.passed { "pass" } else { "FAIL" };
     let measured = match e.measured {
-        Some(v) => format!("measured {v}"),
+        Some(v) => format!(
+            "measured {}",
+            crate::report::human_number_against(v, Some(e.bound))
+        ),
         None => format!("measured n/a: {}", not_applicable(&e.metric)),
     };
     format!("{status}  {scenario}: {} ({measured})\n", e.expectation)
@@ -43,15 +46,18 @@ pub fn count_line(passed: usize, failed: usize) -> String {
 }
 
 /// The text report: expectation lines, then (with a baseline) the diff table, then the counts.
-pub fn text(results: &[ScenarioResult], comparison: Option<&Comparison>) -> String {
+/// `quiet` keeps only the failed expectations (with the count line) and the baseline's table.
+pub fn text(results: &[ScenarioResult], comparison: Option<&Comparison>, quiet: bool) -> String {
     let mut out = String::new();
     for r in results {
-        for e in &r.expectations {
+        for e in r.expectations.iter().filter(|e| !quiet || !e.passed) {
             out.push_str(&expectation_line(&r.scenario.name, e));
         }
     }
     // Without a baseline, a scenario without expectations is run for nothing: say so.
-    let unchecked = results.iter().filter(|r| r.expectations.is_empty());
+    let unchecked = results
+        .iter()
+        .filter(|r| r.expectations.is_empty() && !quiet);
     for r in unchecked.filter(|_| comparison.is_none()) {
         let _ = writeln!(
             out,
@@ -64,7 +70,9 @@ pub fn text(results: &[ScenarioResult], comparison: Option<&Comparison>) -> Stri
         out.push_str(&diff_table(c));
     }
     let (passed, failed) = counts(results);
-    out.push_str(&count_line(passed, failed));
+    if !quiet || failed > 0 {
+        out.push_str(&count_line(passed, failed));
+    }
     out
 }
 
@@ -92,8 +100,9 @@ fn diff_table(c: &Comparison) -> String {
                 r.scenario.clone(),
                 r.algorithm.clone(),
                 r.metric.clone(),
-                r.baseline.to_string(),
-                r.current.to_string(),
+                // Rounded, but never so far that two different figures look the same.
+                crate::report::human_number_against(r.baseline, Some(r.current)),
+                crate::report::human_number_against(r.current, Some(r.baseline)),
                 percent(r.change),
                 verdict_name(r.verdict).to_string(),
             ]

@@ -23,7 +23,7 @@ pub use files::{
 };
 pub use provenance::{Provenance, command_line};
 pub use review::reports;
-pub use table::{human_bytes, human_rate, styled_table, table};
+pub use table::{human_bytes, human_number, human_number_against, human_rate, styled_table, table};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;

@@ -189,6 +189,38 @@ pub fn human_bytes(bytes: u64) -> String {
     }
 }
 
+/// A measured number for people: an integer exactly, any other to 4 significant digits (never
+/// fewer than its integer digits), so a message reads `0.9057`, not `0.9056341937274494`. Files
+/// and JSON keep every digit.
+pub fn human_number(v: f64) -> String {
+    human_number_against(v, None)
+}
+
+/// [`human_number`], with as many more digits as it takes for the shown value to compare with
+/// `bound` as the exact one does: `admitted_share < 1.0 (measured 0.99996)`, not `(measured 1)`.
+pub fn human_number_against(v: f64, bound: Option<f64>) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let integer_digits = if v.abs() >= 1.0 {
+        v.abs().log10().floor() as usize + 1
+    } else {
+        1
+    };
+    for digits in integer_digits.max(4)..=17 {
+        let shown: f64 = format!("{:.*e}", digits - 1, v)
+            .parse()
+            .expect("a formatted float parses");
+        if bound.is_none_or(|b| shown.partial_cmp(&b) == v.partial_cmp(&b)) {
+            return shown.to_string();
+        }
+    }
+    v.to_string()
+}
+
 pub fn human_rate(per_sec: f64) -> String {
     match per_sec {
         r if r >= 1e9 => format!("{:.2} G", r / 1e9),
@@ -208,6 +240,32 @@ mod tests {
         assert_eq!(human_bytes(1536), "1.5 KiB");
         assert_eq!(human_rate(12_345_678.0), "12.3 M");
         assert_eq!(human_rate(999.0), "999");
+    }
+
+    #[test]
+    fn numbers_for_people_are_rounded_but_keep_their_side_of_a_bound() {
+        assert_eq!(human_number(0.7734572878488863), "0.7735");
+        assert_eq!(human_number(0.06476275773074834), "0.06476");
+        assert_eq!(human_number(2.0), "2");
+        assert_eq!(human_number(123456789.0), "123456789");
+        assert_eq!(human_number(12345.678), "12346");
+        assert_eq!(human_number(-1.23456), "-1.235");
+        // 4 digits would show 1 against `>= 0.99` (still true) but also `< 1.0` (not shown true).
+        assert_eq!(human_number_against(0.9999966685322886, Some(0.99)), "1");
+        assert_eq!(
+            human_number_against(0.9999966685322886, Some(1.0)),
+            "0.999997"
+        );
+        assert_eq!(
+            human_number_against(0.10983333333333334, Some(0.11)),
+            "0.1098"
+        );
+        // Exactly on the bound stays on it; a hair off it never shows as it.
+        assert_eq!(human_number_against(0.25, Some(0.25)), "0.25");
+        assert_eq!(
+            human_number_against(0.25000000000000006, Some(0.25)),
+            "0.2500000000000001"
+        );
     }
 
     #[test]

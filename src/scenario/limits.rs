@@ -15,10 +15,34 @@ pub const MAX_NAME_BYTES: usize = 256;
 /// Longest other string (a description, a trace path, an expectation).
 pub const MAX_STRING_BYTES: usize = 64 << 10;
 
-/// Reads a scenario file once (a FIFO can be read only once), refusing one over
-/// [`MAX_FILE_BYTES`] or not UTF-8.
+/// What a scenario read from standard input (`rlsim run -`) is called in errors and reports.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// The name `path` goes by: [`STDIN_NAME`] for `-`, else itself.
+pub fn shown(path: &Path) -> &Path {
+    if path == Path::new("-") {
+        Path::new(STDIN_NAME)
+    } else {
+        path
+    }
+}
+
+/// Reads a scenario file once (a FIFO can be read only once), or standard input for `-`,
+/// refusing one over [`MAX_FILE_BYTES`] or not UTF-8.
 pub fn read(path: &Path) -> Result<String> {
-    let err = |message: String| Error::Scenario {
+    if path == Path::new("-") {
+        return read_from(Path::new(STDIN_NAME), std::io::stdin().lock());
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(refused(path, "is a directory, not a scenario file".into()));
+    }
+    read_from(path, file)
+}
+
+/// A scenario file refused as a whole (no line or field to name).
+fn refused(path: &Path, message: String) -> Error {
+    Error::Scenario {
         location: Location {
             path: path.to_path_buf(),
             line: None,
@@ -26,13 +50,14 @@ pub fn read(path: &Path) -> Result<String> {
         },
         field: None,
         message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(err("is a directory, not a scenario file".into()));
     }
+}
+
+fn read_from(path: &Path, input: impl Read) -> Result<String> {
+    let err = |message: String| refused(path, message);
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    input
+        .take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {

@@ -120,15 +120,21 @@ impl AlgorithmSpec {
 }
 
 impl Scenario {
-    /// Reads and validates a scenario file.
+    /// Reads and validates a scenario file (standard input for `-`).
     pub fn load(path: &Path) -> Result<Scenario> {
-        Scenario::parse(&Scenario::read(path)?, path)
+        Scenario::parse(&Scenario::read(path)?, Scenario::shown(path))
     }
 
-    /// Reads a scenario file's text, once (a FIFO can be read only once), refusing a file over
-    /// 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
+    /// Reads a scenario file's text, once (a FIFO can be read only once), or standard input for
+    /// `-`, refusing a file over 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
     pub fn read(path: &Path) -> Result<String> {
         limits::read(path)
+    }
+
+    /// The name a scenario path goes by in errors and reports: `<stdin>` for `-`. Relative
+    /// trace paths of a scenario read from standard input resolve from the working directory.
+    pub fn shown(path: &Path) -> &Path {
+        limits::shown(path)
     }
 
     /// Reads a scenario file with `--set` overrides applied before validation.
@@ -136,7 +142,7 @@ impl Scenario {
         if overrides.is_empty() {
             return Scenario::load(path);
         }
-        Scenario::parse_with(&Scenario::read(path)?, path, overrides)
+        Scenario::parse_with(&Scenario::read(path)?, Scenario::shown(path), overrides)
     }
 
     /// Parses scenario text with `--set` overrides spliced in, validated exactly like the file.

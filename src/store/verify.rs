@@ -80,11 +80,41 @@ fn decision(d: &Decision) -> String {
     )
 }
 
+/// What `rlsim verify` compared: the scenario, the store and each contender's tally.
+#[derive(Debug, Clone)]
+pub struct Verification<'a> {
+    pub scenario: &'a str,
+    pub url: &'a str,
+    /// `--limit`: at most this many decisions per algorithm compared.
+    pub limit: Option<u64>,
+    pub tallies: &'a [Tally],
+    /// Contenders that decide in memory only (stacked rules, simulated deployments).
+    pub in_memory: &'a [&'a str],
+}
+
+impl Verification<'_> {
+    /// Algorithms compared through a script.
+    pub fn verified(&self) -> usize {
+        self.tallies.iter().filter(|t| t.script.is_some()).count()
+    }
+
+    /// Something was compared, and every comparison agreed.
+    pub fn passed(&self) -> bool {
+        self.verified() > 0 && self.tallies.iter().all(Tally::exact)
+    }
+}
+
 /// The text report: one line per algorithm, and the first disagreement of each that has one.
-pub fn text(scenario: &str, url: &str, tallies: &[Tally]) -> String {
-    let mut out = format!("verify {scenario} against {url}\n");
-    let width = tallies.iter().map(|t| t.algorithm.len()).max().unwrap_or(0);
-    for t in tallies {
+pub fn text(v: &Verification) -> String {
+    let mut out = format!("verify {} against {}\n", v.scenario, v.url);
+    let width = v
+        .tallies
+        .iter()
+        .map(|t| t.algorithm.len())
+        .chain(v.in_memory.iter().map(|n| n.len()))
+        .max()
+        .unwrap_or(0);
+    for t in v.tallies {
         let name = &t.algorithm;
         let Some(script) = t.script else {
             let _ = writeln!(out, "  {name:width$}  not stored: no Redis script for it");
@@ -116,6 +146,120 @@ pub fn text(scenario: &str, url: &str, tallies: &[Tally]) -> String {
             );
         }
     }
+    for name in v.in_memory {
+        let _ = writeln!(
+            out,
+            "  {name:width$}  not stored: stacked rules and simulated deployments decide in memory only"
+        );
+    }
+    if let Some(n) = v.limit {
+        let _ = writeln!(
+            out,
+            "(at most {n} decisions per algorithm compared: --limit)"
+        );
+    }
+    out
+}
+
+/// The same report as one JSON document (`rlsim verify --format json`).
+pub fn json(v: &Verification) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct Doc<'a> {
+        rlsim_version: &'static str,
+        scenario: &'a str,
+        store: &'a str,
+        limit: Option<u64>,
+        /// Algorithms compared through a script; 0 fails the verification.
+        verified: usize,
+        passed: bool,
+        algorithms: Vec<Row<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct Row<'a> {
+        algorithm: &'a str,
+        /// The script that stored it; `null` when nothing did (`not_stored` says why).
+        script: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        not_stored: Option<&'static str>,
+        decisions: u64,
+        agreed: u64,
+        admissions_agreed: u64,
+        exact: bool,
+        first_disagreement: Option<First>,
+    }
+    #[derive(serde::Serialize)]
+    struct First {
+        request: u64,
+        time_ns: Nanos,
+        key: KeyId,
+        model: Shown,
+        store: Shown,
+    }
+    #[derive(serde::Serialize)]
+    struct Shown {
+        outcome: &'static str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        delay_ns: Option<Nanos>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        retry_after_ns: Option<Nanos>,
+        remaining: u64,
+        reset_at_ns: Nanos,
+    }
+    let shown = |d: &Decision| {
+        let (outcome, delay_ns, retry_after_ns) = match d.outcome {
+            Outcome::Allow => ("allow", None, None),
+            Outcome::Delay(n) => ("delay", Some(n), None),
+            Outcome::Reject { retry_after } => ("reject", None, Some(retry_after)),
+        };
+        Shown {
+            outcome,
+            delay_ns,
+            retry_after_ns,
+            remaining: d.remaining,
+            reset_at_ns: d.reset_at,
+        }
+    };
+    let mut algorithms: Vec<Row> = v
+        .tallies
+        .iter()
+        .map(|t| Row {
+            algorithm: &t.algorithm,
+            script: t.script,
+            not_stored: t.script.is_none().then_some("no Redis script for it"),
+            decisions: t.decisions,
+            agreed: t.agreed,
+            admissions_agreed: t.admissions_agreed,
+            exact: t.exact(),
+            first_disagreement: t.first.map(|d| First {
+                request: d.request,
+                time_ns: d.time,
+                key: d.key,
+                model: shown(&d.model),
+                store: shown(&d.store),
+            }),
+        })
+        .collect();
+    algorithms.extend(v.in_memory.iter().map(|name| Row {
+        algorithm: name,
+        script: None,
+        not_stored: Some("stacked rules and simulated deployments decide in memory only"),
+        decisions: 0,
+        agreed: 0,
+        admissions_agreed: 0,
+        exact: true,
+        first_disagreement: None,
+    }));
+    let doc = Doc {
+        rlsim_version: env!("CARGO_PKG_VERSION"),
+        scenario: v.scenario,
+        store: v.url,
+        limit: v.limit,
+        verified: v.verified(),
+        passed: v.passed(),
+        algorithms,
+    };
+    let mut out = serde_json::to_vec_pretty(&doc).expect("plain data serialises");
+    out.push(b'\n');
     out
 }
 
@@ -144,7 +288,16 @@ mod tests {
         let first = t.first.unwrap();
         assert_eq!((first.request, first.time, first.key), (2, 2, 7));
         assert!(!t.exact());
-        let report = text("s.toml", "redis://x:1", &[t]);
+        let tallies = [t];
+        let v = Verification {
+            scenario: "s.toml",
+            url: "redis://x:1",
+            limit: None,
+            tallies: &tallies,
+            in_memory: &["stack"],
+        };
+        assert_eq!((v.verified(), v.passed()), (1, false));
+        let report = text(&v);
         assert!(
             report.contains("DISAGREE 1/3 decisions agree (33.333%)"),
             "{report}"
@@ -161,5 +314,19 @@ mod tests {
             report.contains("redis: allow, remaining 2, reset at 10 ns"),
             "{report}"
         );
+        assert!(
+            report.contains("stack  not stored: stacked rules"),
+            "{report}"
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&json(&v)).unwrap();
+        assert_eq!(
+            (doc["verified"].as_u64(), doc["passed"].as_bool()),
+            (Some(1), Some(false))
+        );
+        let first = &doc["algorithms"][0]["first_disagreement"];
+        assert_eq!(first["request"], 2);
+        assert_eq!(first["store"]["remaining"], 2);
+        assert_eq!(doc["algorithms"][1]["algorithm"], "stack");
+        assert_eq!(doc["algorithms"][1]["script"], serde_json::Value::Null);
     }
 }

@@ -36,7 +36,7 @@ pub struct Plan {
 pub fn plan(c: &SweepCommand) -> Result<Plan> {
     let path = &c.scenario;
     let text = Scenario::read(path)?;
-    let scenario = Scenario::parse(&text, path)?;
+    let scenario = Scenario::parse(&text, Scenario::shown(path))?;
     let axes = super::axes(&scenario, &c.set)?;
     let shard = c.shard.as_deref().map(Shard::parse).transpose()?;
     let options = SweepOptions {

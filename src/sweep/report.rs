@@ -200,10 +200,10 @@ pub fn summary(file: &SweepFile, rows: &[Row]) -> String {
             (Some(at), Some(v)) => out.push_str(&format!(
                 " No point meets `{}`: the nearest is {} at point {} ({}), {} from the bound.",
                 g.describe(),
-                trim_number(v),
+                crate::report::human_number_against(v, Some(u.bound)),
                 at.point,
                 at.name,
-                trim_number((v - u.bound).abs())
+                crate::report::human_number((v - u.bound).abs())
             )),
             _ => out.push_str(&format!(" No point has a value for `{}`.", g.metric)),
         }

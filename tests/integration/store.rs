@@ -577,6 +577,26 @@ fn verify_with_nothing_to_verify_fails() {
         .code(1)
         .stdout(predicates::str::contains("two-rules  not stored"))
         .stderr(predicates::str::contains("error: nothing was verified"));
+    let out = rlsim()
+        .args([
+            "verify",
+            path.to_str().unwrap(),
+            "--store",
+            &url,
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        (doc["verified"].as_u64(), doc["passed"].as_bool()),
+        (Some(0), Some(false))
+    );
+    assert_eq!(doc["algorithms"][0]["algorithm"], "two-rules");
 }
 
 #[test]
