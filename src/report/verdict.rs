@@ -150,8 +150,15 @@ pub fn expectations(scenario: &Scenario, results: &[ExpectationResult]) -> Vec<B
     }
     let passed = results.iter().filter(|r| r.passed).count();
     let mut items = Vec::with_capacity(scenario.expectations.len());
-    for (i, e) in scenario.expectations.iter().enumerate() {
-        let mine: Vec<&ExpectationResult> = results.iter().filter(|r| r.index == i).collect();
+    // Each line's results, grouped once: filtering all results per line was quadratic
+    // (100,000 lines took minutes).
+    let mut by_line: Vec<Vec<&ExpectationResult>> = vec![Vec::new(); scenario.expectations.len()];
+    for r in results {
+        if let Some(line) = by_line.get_mut(r.index) {
+            line.push(r);
+        }
+    }
+    for (e, mine) in scenario.expectations.iter().zip(&by_line) {
         let failed: Vec<&str> = mine
             .iter()
             .filter(|r| !r.passed)

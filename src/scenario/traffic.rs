@@ -8,11 +8,18 @@ use crate::error::Result;
 use crate::policy::Policy;
 use crate::time::{self, Nanos, Rate};
 use crate::traffic::{
-    ArrivalKind, Arrivals, GENERATED_IPV4_SOURCES, IdGen, Intensity, Role, SourceSpec, TrafficKind,
+    ArrivalKind, Arrivals, GENERATED_IPV4_SOURCES, IdGen, Intensity, Periods, Role, SourceSpec,
+    TrafficKind,
 };
 
 /// Most requests one source may be expected to send: about 10^11, a few hours of simulation.
 pub(super) const MAX_REQUESTS_PER_SOURCE: f64 = 1e11;
+/// Most on/off or MMPP state switches one source may walk through: about a second of work.
+/// Switches yield no request, so their count is bounded on its own, not against the output.
+pub(super) const MAX_SWITCHES: f64 = 1e8;
+/// Thinning may draw this many candidates per request it keeps, beyond [`MAX_SWITCHES`]
+/// draws: a process whose peak far exceeds its mean spends its time drawing and dropping.
+pub(super) const MAX_DRAWS_PER_REQUEST: f64 = 10.0;
 /// Most clients of all sources together: each costs a key, an identity and limiter state.
 pub(super) const MAX_CLIENTS: u64 = 4_000_000;
 
@@ -109,32 +116,98 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        // Thinning draws candidates at the peak rate and walks every on/off or MMPP switch:
-        // `on = "1ns"` sends little but never ends.
-        if let Some(n) = spec.expected_work()
-            && n > MAX_REQUESTS_PER_SOURCE
-        {
-            let (field, span) = match &spec.arrivals {
-                Arrivals::Poisson(Intensity::OnOff { .. }) => {
-                    ("on", t.on.as_ref().map(|s| s.span()))
+        self.work_guard(i, t, &spec)?;
+        Ok(spec)
+    }
+
+    /// Refuses a thinned Poisson process whose generation would do far more work than the
+    /// requests it yields (estimated from its parameters, before any work): state switches
+    /// beyond [`MAX_SWITCHES`], or candidates beyond [`MAX_DRAWS_PER_REQUEST`] per request
+    /// (and [`MAX_SWITCHES`]). `on = "1ns"` sends little but would never end.
+    fn work_guard(&self, i: usize, t: &RawTraffic, spec: &SourceSpec) -> Result<()> {
+        let Arrivals::Poisson(intensity) = &spec.arrivals else {
+            return Ok(());
+        };
+        let f = |name: &str| format!("traffic[{i}].{name}");
+        let span = spec.stop - spec.start;
+        let over = time::format_duration(span);
+        let clients = spec.population.clients as f64;
+        let work = intensity.work(span, clients);
+        let requests = spec.expected_requests().unwrap_or(0.0);
+        let at = |span: Option<std::ops::Range<usize>>| span.unwrap_or(t.kind.span());
+        if work.switches > MAX_SWITCHES {
+            let (field, span, what) = match intensity {
+                Intensity::OnOff {
+                    on, off, periods, ..
+                } => {
+                    let what = format!(
+                        "`{}` on and `{}` off periods",
+                        time::format_duration(*on),
+                        time::format_duration(*off)
+                    );
+                    // Blame the shape when the same means with exponential periods would pass.
+                    let exponential = Intensity::OnOff {
+                        rate: 0.0,
+                        on: *on,
+                        off: *off,
+                        periods: Periods::Exponential,
+                    };
+                    match periods {
+                        Periods::Pareto { alpha }
+                            if exponential.work(span, clients).switches <= MAX_SWITCHES =>
+                        {
+                            let what = format!("{what} with a Pareto shape of {alpha}");
+                            let s = t.pareto_alpha.as_ref().map(|a| a.span());
+                            ("pareto_alpha", at(s), what)
+                        }
+                        _ => ("on", at(t.on.as_ref().map(|s| s.span())), what),
+                    }
                 }
-                Arrivals::Poisson(Intensity::Mmpp { .. }) => {
-                    ("mmpp_stay", t.mmpp_stay.as_ref().map(|s| s.span()))
-                }
-                Arrivals::Poisson(Intensity::Spike { .. }) => {
-                    ("peak", t.peak.as_ref().map(|s| s.span()))
-                }
-                _ => ("rate", t.rate.as_ref().map(|s| s.span())),
+                Intensity::Mmpp { stay, .. } => (
+                    "mmpp_stay",
+                    at(t.mmpp_stay.as_ref().map(|s| s.span())),
+                    format!(
+                        "mean stays of `{}` and `{}`",
+                        time::format_duration(stay[0]),
+                        time::format_duration(stay[1])
+                    ),
+                ),
+                _ => unreachable!("only on/off and MMPP processes switch"),
+            };
+            let per = if matches!(intensity, Intensity::OnOff { .. }) && clients > 1.0 {
+                format!(" for {} clients", spec.population.clients)
+            } else {
+                String::new()
             };
             return Err(self.err(
-                span.unwrap_or(t.kind.span()),
+                span,
                 &f(field),
                 format!(
-                    "generating this source would take about {n:.1e} steps (candidates drawn at its peak rate, and on/off or MMPP switches; more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the periods and the duration"
+                    "{what} over {over}{per} are about {:.1e} state switches to generate; at most {MAX_SWITCHES:.0e} allowed: lengthen the periods or shorten the source",
+                    work.switches
                 ),
             ));
         }
-        Ok(spec)
+        let allowed = MAX_SWITCHES.max(MAX_DRAWS_PER_REQUEST * requests);
+        if work.candidates > allowed {
+            let (field, span) = match intensity {
+                Intensity::Spike { .. } => ("peak", t.peak.as_ref().map(|s| s.span())),
+                Intensity::Mmpp { .. } => ("mmpp_rates", t.mmpp_rates.as_ref().map(|s| s.span())),
+                Intensity::Phases(_) => ("phases", t.phases.as_ref().map(|s| s.span())),
+                Intensity::Ramp { .. } => ("rate_to", t.rate_to.as_ref().map(|s| s.span())),
+                _ => ("rate", t.rate.as_ref().map(|s| s.span())),
+            };
+            return Err(self.err(
+                at(span),
+                &f(field),
+                format!(
+                    "thinning draws candidates at the peak rate ({:.3e}/s) over {over}: about {:.1e} draws for about {requests:.1e} requests; at most {MAX_SWITCHES:.0e} or {MAX_DRAWS_PER_REQUEST} per request allowed: lower the peak or shorten the source",
+                    intensity.max_rate() * 1e9,
+                    work.candidates
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `[start, stop)`: when the source sends, within the scenario's duration.

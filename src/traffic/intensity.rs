@@ -163,25 +163,75 @@ impl Intensity {
     }
 }
 
+/// The work of generating a thinned Poisson process, estimated from its parameters (see
+/// [`Intensity::work`]): what the work guard weighs against the requests it yields.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Work {
+    /// Candidates drawn at the peak rate (most may be dropped).
+    pub candidates: f64,
+    /// On/off or MMPP state switches, walked through even where no candidate falls.
+    pub switches: f64,
+}
+
 impl Intensity {
     /// About how many steps generating `clients` clients over `length` takes: thinning
-    /// candidates drawn at the peak rate (most may be dropped), plus on/off and MMPP state
-    /// switches, which are walked through even where no candidate falls. Floating point: an
-    /// estimate for the work guard, never for generation.
+    /// candidates drawn at the peak rate, plus on/off and MMPP state switches. Floating point:
+    /// an estimate for the work guard, never for generation.
     pub fn expected_work(&self, length: Nanos, clients: f64) -> f64 {
+        let w = self.work(length, clients);
+        w.candidates + w.switches
+    }
+
+    /// [`Self::expected_work`], by kind of step.
+    pub fn work(&self, length: Nanos, clients: f64) -> Work {
         let t = length as f64;
         let candidates = match self {
             Intensity::Flat(_) => self.expected_events(length) * clients,
             _ => self.max_rate() * t * clients,
         };
         let switches = match self {
-            // Two switches per on+off cycle, per client.
-            Intensity::OnOff { on, off, .. } => 2.0 * clients * t / (on + off).max(1) as f64,
+            // Two switches per on+off cycle, per client. A period's mean is not what sets the
+            // count over a finite span: with a Pareto shape near 1 the mean comes from rare
+            // periods far longer than the span, and the periods actually drawn are mostly
+            // near the minimum. The mean of a period cut at the span is what a cycle takes.
+            Intensity::OnOff {
+                on, off, periods, ..
+            } => {
+                let cycle = periods.mean_within(*on, t) + periods.mean_within(*off, t);
+                2.0 * clients * t / cycle.max(1.0)
+            }
             // Two per cycle of the shared state.
             Intensity::Mmpp { stay, .. } => 2.0 * t / (stay[0] + stay[1]).max(1) as f64,
             _ => 0.0,
         };
-        candidates + switches
+        Work {
+            candidates,
+            switches,
+        }
+    }
+}
+
+impl Periods {
+    /// The mean of `min(period, horizon)` for periods of mean `mean` (ns): about how long a
+    /// period lasts within a span of `horizon`, so `horizon / mean_within` periods fit in it.
+    pub fn mean_within(self, mean: Nanos, horizon: f64) -> f64 {
+        let mean = mean as f64;
+        if horizon <= 0.0 {
+            return mean;
+        }
+        match self {
+            // E[min(X, h)] = μ (1 − e^(−h/μ)).
+            Periods::Exponential => mean * -(-horizon / mean).exp_m1(),
+            Periods::Pareto { alpha } => {
+                // E[min(X, h)] = x_m + x_m/(α−1) · (1 − (x_m/h)^(α−1)) for h ≥ x_m.
+                let x_m = mean * (alpha - 1.0) / alpha;
+                if horizon <= x_m {
+                    return horizon;
+                }
+                let tail = -((alpha - 1.0) * (x_m / horizon).ln()).exp_m1();
+                x_m + x_m / (alpha - 1.0) * tail
+            }
+        }
     }
 }
 
@@ -316,6 +366,12 @@ fn period(periods: Periods, mean: Nanos, rng: &mut ChaCha8Rng) -> f64 {
             x_m * u.powf(-1.0 / alpha)
         }
     }
+}
+
+/// Samples one period: for the work guard's test.
+#[cfg(test)]
+pub(crate) fn period_of(periods: Periods, mean: Nanos, rng: &mut ChaCha8Rng) -> f64 {
+    period(periods, mean, rng)
 }
 
 /// Samples one Pareto period: for the tail test.

@@ -23,7 +23,7 @@ pub mod via;
 
 pub use direct::Direct;
 pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
-pub use intensity::{Intensity, Periods, Phase};
+pub use intensity::{Intensity, Periods, Phase, Work};
 pub use keys::KeySpace;
 pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;

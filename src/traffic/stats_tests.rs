@@ -292,3 +292,34 @@ fn lognormal_rates_average_the_given_rate() {
         "{ratio}"
     );
 }
+
+#[test]
+fn periods_within_a_span_are_counted_as_the_work_guard_estimates() {
+    // The work guard counts a source's periods as `span / mean_within(span)`. Not a
+    // statistical test (a Pareto shape near 1 has no variance to speak of): the estimate must
+    // be within a factor of 1.5 of the periods drawn, averaged over 8 seeds, where the plain
+    // mean is off by 10^4 for α = 1.000001.
+    let span = 6.0 * SEC as f64;
+    for (periods, mean) in [
+        (Periods::Pareto { alpha: 1.000001 }, SEC),
+        (Periods::Pareto { alpha: 1.5 }, SEC / 10),
+        (Periods::Exponential, SEC / 100),
+        (Periods::Exponential, 10 * SEC),
+    ] {
+        let mut drawn = 0u64;
+        for seed in 0..8 {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let mut t = 0.0;
+            while t < span {
+                t += super::intensity::period_of(periods, mean, &mut rng);
+                drawn += 1;
+            }
+        }
+        let got = drawn as f64 / 8.0;
+        let estimate = span / periods.mean_within(mean, span);
+        assert!(
+            got / estimate < 1.5 && estimate / got < 1.5,
+            "{periods:?}, mean {mean}: {got} periods drawn, {estimate} estimated"
+        );
+    }
+}

@@ -57,6 +57,13 @@ impl TraceData {
     }
 }
 
+impl TraceData {
+    /// Whether the bytes are held in memory.
+    pub fn held(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 #[cfg(test)]
 impl TraceData {
     /// A trace held in memory, as if read from a pipe.

@@ -25,6 +25,7 @@ mod jsonl;
 mod local_keys;
 mod source;
 mod split;
+mod tape;
 
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use source::ReplaySource;

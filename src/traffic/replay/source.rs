@@ -1,5 +1,6 @@
 //! [`ReplaySource`]: a trace's records, in time order, as arrivals.
 
+use super::tape::{Entry, Tape};
 use super::{Outcome, Record, RecordReader, ReplayOptions, field_index, open_ahead, trace_error};
 use crate::algorithms::KeyId;
 use crate::error::Result;
@@ -47,6 +48,9 @@ pub struct ReplaySource {
     skipped: u64,
     eof: bool,
     scratch: String,
+    /// A small looped trace's first reading, read back for the next repetitions.
+    tape: Tape,
+    has_parts: bool,
 }
 
 impl ReplaySource {
@@ -58,9 +62,18 @@ impl ReplaySource {
         key_spec: &KeySpec,
         options: &ReplayOptions,
     ) -> Result<Self> {
+        let reader = open_ahead(path, options, Some(key_spec))?;
+        // Held in memory because small and looped (see `TraceData::load`): read it once.
+        let tape = if options.loops > 1 && options.data.held() {
+            Tape::Recording(Vec::new())
+        } else {
+            Tape::Off
+        };
         Ok(ReplaySource {
             path: path.to_path_buf(),
-            reader: open_ahead(path, options, Some(key_spec))?,
+            has_parts: reader.has_parts(),
+            tape,
+            reader,
             source,
             start,
             stop,
@@ -103,6 +116,7 @@ impl ReplaySource {
                     return Ok(false);
                 }
                 Outcome::Bad(_) if self.options.skip_bad_lines => {
+                    self.tape.record(|| Entry::Skipped);
                     self.skipped += 1;
                     // Every part of a split trace reads every line: the first one counts.
                     if self.options.skipped_lines().is_some() {
@@ -110,7 +124,10 @@ impl ReplaySource {
                     }
                 }
                 Outcome::Bad(e) => return Err(e),
-                Outcome::Record => break,
+                Outcome::Record => {
+                    self.tape.record(|| Entry::Record(rec.clone()));
+                    break;
+                }
             }
         }
         // Out of order by more than `sort_window` behind the latest record read is an error,
@@ -176,7 +193,10 @@ impl ReplaySource {
             // The next repetition's first record lands on this one's last.
             self.loop_shift = self.last_trace_time - (first - origin);
             self.cut = 0;
-            self.reader = open_ahead(&self.path, &self.options, Some(&self.key_spec))?;
+            self.reader = match self.tape.reader(self.path.clone(), self.has_parts) {
+                Some(tape) => Box::new(tape),
+                None => open_ahead(&self.path, &self.options, Some(&self.key_spec))?,
+            };
             // A new read numbers its keys anew.
             self.interned.clear();
             self.last = None;
