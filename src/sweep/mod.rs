@@ -77,6 +77,50 @@ pub fn coordinates(axes: &[Axis], mut point: usize) -> Vec<usize> {
     out
 }
 
+/// The point at `coords` (the inverse of [`coordinates`]).
+pub fn point_at(axes: &[Axis], coords: &[usize]) -> usize {
+    axes.iter()
+        .zip(coords)
+        .fold(0, |p, (a, &k)| p * a.values.len() + k)
+}
+
+/// Whether contender `j` runs exactly the same in `a` as in `b`: the same limiter once the
+/// parameters it ignores are set aside (the burst of an algorithm without one; the policy's
+/// figures a profile did not take), and the same everything else (traffic, duration, seed,
+/// deployment). The policy's own burst only sets the reference the figures compare against.
+fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
+    fn limiter(spec: &crate::scenario::AlgorithmSpec) -> crate::scenario::AlgorithmSpec {
+        let mut spec = spec.clone();
+        let plain = |kind: crate::algorithms::AlgorithmKind,
+                     params: &mut crate::algorithms::Params,
+                     profile: bool| {
+            if profile {
+                *params = crate::algorithms::Params {
+                    limit: 0,
+                    window: 0,
+                    burst: 0,
+                };
+            } else if !kind.uses_burst() {
+                params.burst = 0;
+            }
+        };
+        plain(spec.kind, &mut spec.params, spec.profile.is_some());
+        if let Some(stack) = &mut spec.stack {
+            for rule in &mut stack.rules {
+                plain(rule.kind, &mut rule.params, rule.profile.is_some());
+            }
+        }
+        spec
+    }
+    let alone = |s: &Scenario| {
+        let mut s = s.clone();
+        s.algorithms = vec![limiter(&s.algorithms[j])];
+        s.policy.burst = 0;
+        s
+    };
+    a.algorithms.len() == b.algorithms.len() && alone(a) == alone(b)
+}
+
 /// The overrides that make `point` out of the base scenario.
 pub fn point_overrides(axes: &[Axis], point: usize) -> Vec<Override> {
     axes.iter()
@@ -148,6 +192,11 @@ pub fn point_scenario(
 /// Runs the points of `axes` (only the shard's share, with `options.shard`) and returns their
 /// rows in point order. Every point is validated before any runs, so a bad value costs nothing.
 /// `tick` is called once per finished point (a progress bar).
+///
+/// A contender that runs exactly as at the point with one axis back at its first value (the
+/// axis does not apply to it: `policy.burst` for `fixed_window`) is not run again and has no
+/// row there: its row at that point stands for both, so parameters it ignores do not multiply
+/// identical rows.
 pub fn run(
     text: &str,
     path: &Path,
@@ -171,6 +220,15 @@ pub fn run(
         .par_iter()
         .map(|&p| {
             let scenario = point_scenario(text, path, &overrides(p), options)?;
+            let coords = coordinates(axes, p);
+            let firsts: Vec<Scenario> = (0..axes.len())
+                .filter(|&i| coords[i] != 0)
+                .map(|i| {
+                    let mut c = coords.clone();
+                    c[i] = 0;
+                    point_scenario(text, path, &overrides(point_at(axes, &c)), options)
+                })
+                .collect::<Result<_>>()?;
             let values: Vec<Value> = axes
                 .iter()
                 .zip(coordinates(axes, p))
@@ -179,8 +237,10 @@ pub fn run(
             let reports: Vec<_> = scenario
                 .algorithms
                 .par_iter()
+                .enumerate()
+                .filter(|(j, _)| !firsts.iter().any(|f| same_run(&scenario, f, *j)))
                 // With `[[alert]]` rules, their figures join each point's (see `observe`).
-                .map(|spec| crate::observe::simulate_one(&scenario, spec))
+                .map(|(_, spec)| crate::observe::simulate_one(&scenario, spec))
                 .collect::<Result<_>>()?;
             tick();
             Ok(reports

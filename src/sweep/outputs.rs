@@ -80,7 +80,13 @@ impl SweepFile {
         self.rows = rows.iter().map(|r| row_object(&self.axes, r)).collect();
         self.recommendation = match self.shard {
             Some(_) => None,
-            None => Some(recommend(rows, &self.goals(), self.prefer)),
+            None => {
+                let mut rec = recommend(rows, &self.goals(), self.prefer);
+                if let Some(pick) = &rec.recommended {
+                    rec.edges = super::recommend::edges(&self.axes, rows, pick);
+                }
+                Some(rec)
+            }
         };
         self
     }

@@ -71,6 +71,54 @@ pub struct Recommendation {
     /// Without a recommendation: the row missing the fewest goals, and the goals it misses.
     pub nearest: Option<Pick>,
     pub nearest_misses: Vec<String>,
+    /// The axes on which the recommended point sits at the first or last value swept (a
+    /// better point may lie beyond); see [`edges`].
+    pub edges: Vec<Edge>,
+}
+
+/// An axis on whose edge the recommended point sits.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Edge {
+    pub field: String,
+    pub value: serde_json::Value,
+    /// `first` or `last`: which end of the values swept.
+    pub end: &'static str,
+}
+
+/// The axes of three or more numeric values on which `pick` is at the first or the last value,
+/// among those its contender has rows at (an axis that does not apply to it has one).
+pub fn edges(axes: &[super::Axis], rows: &[Row], pick: &Pick) -> Vec<Edge> {
+    let row = &rows[pick.row];
+    let at = super::coordinates(axes, pick.point);
+    let mut out = Vec::new();
+    for (i, axis) in axes.iter().enumerate() {
+        let n = axis.values.len();
+        if n < 3 || super::numeric(&row.values[i]).is_none() {
+            continue;
+        }
+        // The values of this axis the contender has rows at, the other axes as at the pick.
+        let seen: Vec<usize> = rows
+            .iter()
+            .filter(|r| r.name() == pick.name)
+            .map(|r| super::coordinates(axes, r.point))
+            .filter(|c| (0..axes.len()).all(|j| j == i || c[j] == at[j]))
+            .map(|c| c[i])
+            .collect();
+        if seen.len() < 2 {
+            continue;
+        }
+        let end = match at[i] {
+            0 => "first",
+            k if k == n - 1 => "last",
+            _ => continue,
+        };
+        out.push(Edge {
+            field: axis.field.clone(),
+            value: row.values[i].clone(),
+            end,
+        });
+    }
+    out
 }
 
 fn better(goal: &Goal, a: Option<f64>, b: Option<f64>) -> Ordering {
@@ -156,6 +204,7 @@ pub fn recommend(rows: &[Row], goals: &[Goal], prefer: usize) -> Recommendation 
         unmet,
         nearest,
         nearest_misses,
+        edges: Vec::new(),
     }
 }
 

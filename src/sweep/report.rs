@@ -57,10 +57,26 @@ fn at_anchor<'a>(file: &SweepFile, rows: &'a [Row], free: &[usize]) -> Vec<&'a R
     let Some(base) = rows.iter().find(|r| r.point == anchor(file)) else {
         return Vec::new();
     };
-    rows.iter()
-        .filter(|r| {
-            (0..file.axes.len()).all(|i| free.contains(&i) || r.values[i] == base.values[i])
+    // A contender with no row at the anchor's value of an axis has that axis collapsed (it does
+    // not apply to it, see `sweep::run`): its row at the first value stands for the anchor's.
+    let at_base: Vec<std::collections::HashSet<&str>> = (0..file.axes.len())
+        .map(|i| {
+            rows.iter()
+                .filter(|r| r.values[i] == base.values[i])
+                .map(Row::name)
+                .collect()
         })
+        .collect();
+    let firsts: Vec<serde_json::Value> = file
+        .axes
+        .iter()
+        .map(|a| super::json_value(&a.values[0]))
+        .collect();
+    let stands_for = |r: &Row, i: usize| {
+        r.values[i] == base.values[i] || r.values[i] == firsts[i] && !at_base[i].contains(r.name())
+    };
+    rows.iter()
+        .filter(|r| (0..file.axes.len()).all(|i| free.contains(&i) || stands_for(r, i)))
         .collect()
 }
 
@@ -180,7 +196,7 @@ pub fn summary(file: &SweepFile, rows: &[Row]) -> String {
     };
     if let Some(p) = &rec.recommended {
         let row = &rows[p.row];
-        return format!(
+        let mut out = format!(
             "Recommended: {}: {} of {} rows meet every goal, and this one is best on `{}` ({}).",
             describe(row),
             rec.meeting,
@@ -188,6 +204,25 @@ pub fn summary(file: &SweepFile, rows: &[Row]) -> String {
             rec.prefer.as_deref().unwrap_or(""),
             figures(row)
         );
+        if !rec.edges.is_empty() {
+            let ends: Vec<String> = rec
+                .edges
+                .iter()
+                .map(|e| {
+                    format!(
+                        "`{}` = {} is the {} value swept",
+                        e.field,
+                        text(&e.value),
+                        e.end
+                    )
+                })
+                .collect();
+            out.push_str(&format!(
+                " Warning: it sits on the edge of the grid ({}): a better point may lie beyond; extend the range.",
+                ends.join(", ")
+            ));
+        }
+        return out;
     }
     let mut out = String::from("No point meets every goal.");
     for u in &rec.unmet {

@@ -324,3 +324,102 @@ fn the_shipped_tune_limit_scenario_recommends_a_point() {
             "tune_limit: sweep: recommended.policy.limit == 90",
         ));
 }
+
+/// `rlsim sweep` of HAND with `algorithms` and `sets`: (stdout, sweep.csv, sweep.json).
+fn hand_sweep(algorithms: &str, sets: &[&str]) -> (String, String, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = HAND.replace(
+        "algorithms = [\"fixed_window\", \"sliding_window_log\"]",
+        &format!("algorithms = {algorithms}"),
+    );
+    let scenario = write(dir.path(), "hand.toml", &text);
+    let out = dir.path().join("out");
+    let mut cmd = rlsim();
+    cmd.arg("sweep").arg(&scenario).arg("--out").arg(&out);
+    for s in sets {
+        cmd.args(["--set", s]);
+    }
+    let stdout = String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap();
+    let csv = String::from_utf8(read(&out, "sweep.csv")).unwrap();
+    let json = serde_json::from_slice(&read(&out, "sweep.json")).unwrap();
+    (stdout, csv, json)
+}
+
+/// (algorithm, the values of the swept fields) of each row of `csv`, whose first `axes`
+/// columns after `point` are the swept fields.
+fn row_keys(csv: &str, axes: usize) -> Vec<String> {
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let name = header.iter().position(|h| *h == "algorithm").unwrap();
+    csv.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            format!("{} {}", f[name], f[1..=axes].join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn parameters_a_contender_ignores_do_not_multiply_its_rows() {
+    // 2 limits × 3 bursts: token_bucket has a row at each of the 6 points; fixed_window ignores
+    // the burst, so it has one row per limit, at the first burst.
+    let (_, csv, json) = hand_sweep(
+        r#"["fixed_window", "token_bucket"]"#,
+        &["policy.limit=10,20", "policy.burst=1,5,10"],
+    );
+    assert_eq!(
+        row_keys(&csv, 2),
+        [
+            "fixed_window 10 1",
+            "token_bucket 10 1",
+            "token_bucket 10 5",
+            "token_bucket 10 10",
+            "fixed_window 20 1",
+            "token_bucket 20 1",
+            "token_bucket 20 5",
+            "token_bucket 20 10",
+        ]
+    );
+    assert_eq!(json["rows"].as_array().unwrap().len(), 8);
+    assert_eq!(json["points"], 6);
+    // Another contender's override applies to that contender only (a profile too).
+    let (_, csv, _) = hand_sweep(
+        "[\"fixed_window\", \"token_bucket\", \"python-limits-moving-window\"]\n\
+         [algorithm.token_bucket]\nburst = 1",
+        &["policy.limit=10,20", "algorithm.token_bucket.burst=2,4"],
+    );
+    assert_eq!(
+        row_keys(&csv, 2),
+        [
+            "fixed_window 10 2",
+            "token_bucket 10 2",
+            "python-limits-moving-window 10 2",
+            "token_bucket 10 4",
+            "fixed_window 20 2",
+            "token_bucket 20 2",
+            "python-limits-moving-window 20 2",
+            "token_bucket 20 4",
+        ]
+    );
+}
+
+#[test]
+fn a_recommendation_on_the_edge_of_the_grid_is_warned_about() {
+    // HAND recommends the lowest limit that passes: 10, the first value of 10..40.
+    let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=10..40:10"]);
+    assert!(
+        stdout.contains(
+            "Warning: it sits on the edge of the grid (`policy.limit` = 10 is the first value swept): a better point may lie beyond; extend the range."
+        ),
+        "{stdout}"
+    );
+    assert_eq!(
+        json["recommendation"]["edges"],
+        serde_json::json!([{"field": "policy.limit", "value": 10, "end": "first"}])
+    );
+    // A limit of 1 rejects the user (5/min): 10, inside the grid, is recommended, unwarned.
+    let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=1,10,20"]);
+    assert!(stdout.contains("`policy.limit` = 10 (point 1)"), "{stdout}");
+    assert!(!stdout.contains("Warning"), "{stdout}");
+    assert_eq!(json["recommendation"]["edges"], serde_json::json!([]));
+}
