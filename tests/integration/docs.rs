@@ -112,7 +112,11 @@ fn every_man_page_it_refers_to_exists_with_its_examples_intact() {
     assert_eq!(referred, expected, "{main}");
 
     let dir = tempfile::tempdir().unwrap();
-    rlsim().args(["man", "--dir"]).arg(dir.path()).assert().success();
+    rlsim()
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .assert()
+        .success();
     let mut files: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -122,7 +126,10 @@ fn every_man_page_it_refers_to_exists_with_its_examples_intact() {
     expected.push("rlsim.1".into());
     expected.sort();
     assert_eq!(files, expected);
-    assert_eq!(std::fs::read_to_string(dir.path().join("rlsim.1")).unwrap(), main);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("rlsim.1")).unwrap(),
+        main
+    );
 
     for (command, _) in commands() {
         let page = stdout(&rlsim().args(["man", &command]).assert().success());
@@ -143,10 +150,18 @@ fn every_man_page_it_refers_to_exists_with_its_examples_intact() {
             continue;
         }
         let section = &page[page.find(".SH EXAMPLES\n.nf\n").expect(&page)..];
-        let lines: Vec<&str> = section.lines().skip(2).take_while(|l| *l != ".fi").collect();
+        let lines: Vec<&str> = section
+            .lines()
+            .skip(2)
+            .take_while(|l| *l != ".fi")
+            .collect();
         let unescaped: Vec<String> = lines
             .iter()
-            .map(|l| l.replace("\\-", "-").replace("\\(aq", "'").replace("\\*(Aq", "'"))
+            .map(|l| {
+                l.replace("\\-", "-")
+                    .replace("\\(aq", "'")
+                    .replace("\\*(Aq", "'")
+            })
             .map(|l| l.replace("\\e", "\\").replace("\\\\", "\\"))
             .collect();
         assert_eq!(unescaped, examples, "rlsim man {command}");
@@ -155,5 +170,199 @@ fn every_man_page_it_refers_to_exists_with_its_examples_intact() {
 
     let out = rlsim().args(["man", "verfy"]).assert().code(2);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(err.contains("unknown command `verfy`: did you mean `verify`?"), "{err}");
+    assert!(
+        err.contains("unknown command `verfy`: did you mean `verify`?"),
+        "{err}"
+    );
+}
+
+/// Where an example comes from, and the command line as written.
+struct Example {
+    source: String,
+    command: String,
+    /// Examples of one code block run in order: a later line may use an earlier one's output.
+    block: usize,
+}
+
+/// The lines after the `Example:`/`Examples:` header of a `--help` text, up to a blank line;
+/// a command is separated from its comment by two spaces or more.
+fn help_examples(args: &[&str]) -> Vec<Example> {
+    let help = stdout(&rlsim().args(args).arg("--help").assert().success());
+    help.lines()
+        .skip_while(|l| !l.starts_with("Example"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| Example {
+            source: format!("rlsim {} --help", args.join(" ")).replace("  ", " "),
+            command: l.trim().split("  ").next().unwrap().to_string(),
+            block: 0,
+        })
+        .collect()
+}
+
+/// The lines of README.md's and docs/*.md's `sh` code blocks that run rlsim (`rlsim ...`, or
+/// another program handing work to rlsim, `... | xargs rlsim ...`), without a trailing
+/// `# comment`. Block ids start at 1.
+fn markdown_examples() -> Vec<Example> {
+    let mut files = vec![repo().join("README.md")];
+    let mut docs: Vec<_> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    let mut examples = Vec::new();
+    let mut blocks = 0;
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.strip_prefix(repo()).unwrap().display().to_string();
+        let mut in_sh = false;
+        for (n, line) in text.lines().enumerate() {
+            if line.starts_with("```") {
+                in_sh = line == "```sh" || line == "```bash";
+                blocks += 1;
+                continue;
+            }
+            let line = line.trim();
+            let command = match line.find(" # ") {
+                Some(i) => line[..i].trim_end(),
+                None => line,
+            };
+            if in_sh && (command.starts_with("rlsim ") || command.contains(" rlsim ")) {
+                examples.push(Example {
+                    source: format!("{name}:{}", n + 1),
+                    command: command.to_string(),
+                    block: blocks,
+                });
+            }
+        }
+    }
+    examples
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every example command of `--help`, README.md and docs/*.md runs and exits 0: through `sh`
+/// (pipes and redirections as written), with the built rlsim first on PATH, in a directory
+/// holding a copy of the shipped scenarios the examples name (all of them would make the
+/// `check scenarios/` examples take minutes in a debug build). A Redis address is replaced by a
+/// live Redis (or the example is skipped, see crate::external). Not run: a line whose first
+/// program is not installed (GNU parallel, Slurm's sbatch) or that reads a shell variable set
+/// by a job scheduler, and the lines after it in its code block (they use its output).
+#[test]
+fn every_documented_example_runs() {
+    let mut examples = help_examples(&[]);
+    for (command, _) in commands() {
+        examples.extend(help_examples(&[&command]));
+    }
+    examples.extend(markdown_examples());
+    assert!(examples.len() > 20, "{} examples", examples.len());
+
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    copy_dir(&repo().join("scenarios/data"), &scenarios.join("data"));
+    for example in &examples {
+        for word in example.command.split_whitespace() {
+            if let Some(name) = word.strip_prefix("scenarios/")
+                && name.ends_with(".toml")
+            {
+                let from = repo().join("scenarios").join(name);
+                assert!(from.is_file(), "{}: no {word}", example.source);
+                std::fs::copy(from, scenarios.join(name)).unwrap();
+            }
+        }
+    }
+    let home = dir.path().join("home");
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rlsim"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let redis = std::cell::OnceCell::new();
+    let mut failures = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut broken_block = None;
+    let mut ran = 0;
+    for example in &examples {
+        let mut command = example.command.clone();
+        if example.block > 0 && broken_block == Some(example.block) {
+            continue;
+        }
+        let program = command.split_whitespace().next().unwrap();
+        let installed = program == "rlsim"
+            || std::process::Command::new("sh")
+                .args(["-c", &format!("command -v {program}")])
+                .output()
+                .is_ok_and(|o| o.status.success());
+        if !installed || command.contains('$') {
+            broken_block = Some(example.block);
+            continue;
+        }
+        // The same command twice (in help and in the README) runs once.
+        if example.block == 0 && !seen.insert(command.clone()) {
+            continue;
+        }
+        if let Some(at) = command.find("redis://") {
+            let end = command[at..]
+                .find(|c: char| c.is_whitespace())
+                .map_or(command.len(), |e| at + e);
+            let live = redis.get_or_init(crate::store::some_redis);
+            let Some((_, url)) = live else { continue };
+            command.replace_range(at..end, url);
+        }
+        if command.contains("&& man ")
+            && !crate::external::require_external(
+                crate::external::on_path("man"),
+                "man",
+                "apt-get install man-db",
+            )
+        {
+            continue;
+        }
+        // A redirection's directory exists, as on the machine the example was written for.
+        for target in command.split("> ").skip(1) {
+            let file = target.split_whitespace().next().unwrap_or("");
+            let file = file.replacen('~', &home.display().to_string(), 1);
+            if let Some(parent) = dir.path().join(file).parent() {
+                std::fs::create_dir_all(parent).unwrap();
+            }
+        }
+        let out = std::process::Command::new("sh")
+            .args(["-c", &command])
+            .current_dir(dir.path())
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        ran += 1;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            failures.push(format!(
+                "{}: `{}` exited {:?}: {}",
+                example.source,
+                example.command,
+                out.status.code(),
+                err.lines().last().unwrap_or("")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(ran > 20, "{ran} examples ran");
 }

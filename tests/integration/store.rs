@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 /// A redis-server of the test's own, killed on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     url: String,
     _dir: tempfile::TempDir,
@@ -108,7 +108,7 @@ fn own_server() -> Option<Server> {
 }
 
 /// A Redis to talk to: our own, else `RLSIM_REDIS_URL`, else `None` after a recorded skip.
-fn some_redis() -> Option<(Option<Server>, String)> {
+pub(crate) fn some_redis() -> Option<(Option<Server>, String)> {
     if let Some(s) = Server::start() {
         let url = s.url.clone();
         return Some((Some(s), url));
