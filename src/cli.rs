@@ -262,9 +262,9 @@ pub struct CheckArgs {
     /// Compare with an earlier summary.json or `rlsim check --format json` output (repeatable).
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
-    /// Relative worsening accepted before a metric counts as a regression (0.05 = 5%).
-    #[arg(long, value_name = "REL", default_value_t = 0.0)]
-    pub tolerance: f64,
+    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5%.
+    #[arg(long, value_name = "REL", default_value = "0")]
+    pub tolerance: String,
     /// The tolerance for one metric, overriding --tolerance (repeatable).
     #[arg(long = "tolerance-for", value_name = "METRIC=REL")]
     pub tolerance_for: Vec<String>,
@@ -296,7 +296,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
                 json: args.format == Format::Json,
                 junit: args.junit,
                 baselines: args.baseline,
-                tolerance: Tolerance::parse(args.tolerance, &args.tolerance_for)?,
+                tolerance: Tolerance::parse(&args.tolerance, &args.tolerance_for)?,
             };
             let report = check::check(&options)?;
             print(stdout, &report.stdout)?;
