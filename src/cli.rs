@@ -563,7 +563,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             }
         }
     }
-    print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
+    if !args.quiet {
+        print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
+    }
     Ok(status(failed == 0 || !args.strict))
 }
 
