@@ -325,9 +325,9 @@ pub struct CheckArgs {
     /// Compare with an earlier summary.json or `rlsim check --format json` output (repeatable).
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
-    /// Relative worsening accepted before a metric counts as a regression (0.05 = 5%).
-    #[arg(long, value_name = "REL", default_value_t = 0.0)]
-    pub tolerance: f64,
+    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5%.
+    #[arg(long, value_name = "REL", default_value = "0")]
+    pub tolerance: String,
     /// The tolerance for one metric, overriding --tolerance (repeatable).
     #[arg(long = "tolerance-for", value_name = "METRIC=REL")]
     pub tolerance_for: Vec<String>,
@@ -360,7 +360,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
                 quiet: args.quiet,
                 junit: args.junit,
                 baselines: args.baseline,
-                tolerance: Tolerance::parse(args.tolerance, &args.tolerance_for)?,
+                tolerance: Tolerance::parse(&args.tolerance, &args.tolerance_for)?,
             };
             let report = check::check(&options)?;
             print(stdout, &report.stdout)?;
@@ -652,7 +652,9 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
             print_to(stderr, "<stderr>", lines.as_bytes())?;
         }
     }
-    print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
+    if !args.quiet {
+        print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
+    }
     Ok(status(failed == 0 || !args.strict))
 }
 

@@ -66,9 +66,18 @@ pub enum Error {
         message: String,
         during_run: bool,
     },
+    /// Several inputs were bad (`rlsim check DIR` with several broken scenarios): each one,
+    /// in order, one per line (the binary's `error: ` prefix starts the first).
+    #[error("{}", several(.0))]
+    Several(Vec<Error>),
     /// A broken invariant inside rlsim: a bug to report, not an input problem.
     #[error("internal error (please report): {0}")]
     Internal(String),
+}
+
+fn several(errors: &[Error]) -> String {
+    let lines: Vec<String> = errors.iter().map(Error::to_string).collect();
+    lines.join("\nerror: ")
 }
 
 fn field_prefix(field: &Option<String>) -> String {
@@ -84,6 +93,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Internal(_) => 70,
+            Error::Several(errors) => errors.iter().map(Error::exit_code).max().unwrap_or(2),
             Error::Store {
                 during_run: true, ..
             } => 3,

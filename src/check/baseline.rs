@@ -25,14 +25,24 @@ pub struct Tolerance {
 }
 
 impl Tolerance {
-    /// From `--tolerance REL` and each `--tolerance-for METRIC=REL`.
-    pub fn parse(default: f64, overrides: &[String]) -> Result<Tolerance> {
-        let check = |v: f64, what: &str| {
+    /// From `--tolerance REL` and each `--tolerance-for METRIC=REL`. A tolerance is a
+    /// fraction (`0.05`) or a percentage (`5%`).
+    pub fn parse(default: &str, overrides: &[String]) -> Result<Tolerance> {
+        let check = |text: &str, what: &str| {
+            let (number, scale) = match text.trim().strip_suffix('%') {
+                Some(percent) => (percent.trim(), 100.0),
+                None => (text.trim(), 1.0),
+            };
+            let v = number.parse::<f64>().map_err(|_| {
+                Error::Usage(format!(
+                    "{what}: `{text}` is not a number (a fraction like 0.05, or a percentage like 5%)"
+                ))
+            })? / scale;
             if v.is_finite() && v >= 0.0 {
                 Ok(v)
             } else {
                 Err(Error::Usage(format!(
-                    "{what}: the tolerance must be a number of 0 or more, got {v}"
+                    "{what}: the tolerance must be a number of 0 or more, got {text}"
                 )))
             }
         };
@@ -50,9 +60,6 @@ impl Tolerance {
                 let msg = suggest::unknown("compared metric", metric, known);
                 return Err(Error::Usage(format!("{what}: {msg}")));
             }
-            let rel: f64 = rel
-                .parse()
-                .map_err(|_| Error::Usage(format!("{what}: `{rel}` is not a number")))?;
             tolerance
                 .per_metric
                 .insert(metric.to_string(), check(rel, &what)?);
@@ -273,17 +280,26 @@ mod tests {
 
     #[test]
     fn tolerance_overrides() {
-        let t = Tolerance::parse(0.05, &["burst_factor=0.5".into()]).unwrap();
+        let t = Tolerance::parse("0.05", &["burst_factor=0.5".into()]).unwrap();
         assert_eq!(
             (t.for_metric("burst_factor"), t.for_metric("x")),
             (0.5, 0.05)
         );
-        let err = |d: f64, o: &str| Tolerance::parse(d, &[o.into()]).unwrap_err().to_string();
-        assert!(err(0.0, "burst_factr=1").contains("did you mean `burst_factor`"));
-        assert!(err(0.0, "burst_factor").contains("expected METRIC=REL"));
-        assert!(err(0.0, "burst_factor=x").contains("not a number"));
-        assert!(err(0.0, "burst_factor=-1").contains("0 or more"));
-        assert!(Tolerance::parse(-0.1, &[]).is_err());
+        let err = |d: &str, o: &str| Tolerance::parse(d, &[o.into()]).unwrap_err().to_string();
+        assert!(err("0", "burst_factr=1").contains("did you mean `burst_factor`"));
+        assert!(err("0", "burst_factor").contains("expected METRIC=REL"));
+        assert!(err("0", "burst_factor=x").contains("not a number"));
+        assert!(err("0", "burst_factor=-1").contains("0 or more"));
+        assert!(err("5 %%", "burst_factor=1").contains("`5 %%` is not a number"));
+        assert!(Tolerance::parse("-0.1", &[]).is_err());
+        assert!(Tolerance::parse("-1%", &[]).is_err());
+    }
+
+    #[test]
+    fn tolerances_are_fractions_or_percentages() {
+        let t = Tolerance::parse("5%", &["burst_factor=12.5%".into()]).unwrap();
+        assert_eq!((t.default, t.for_metric("burst_factor")), (0.05, 0.125));
+        assert_eq!(Tolerance::parse("0.05", &[]).unwrap().default, 0.05);
     }
 
     #[test]

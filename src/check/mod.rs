@@ -58,11 +58,19 @@ pub struct CheckReport {
 /// reported before anything is simulated or written.
 pub fn check(options: &CheckOptions) -> Result<CheckReport> {
     let files = scenario_files(&options.paths)?;
-    // Loaded in order, so that of several bad files the first one is reported.
-    let scenarios: Vec<Scenario> = files
-        .iter()
-        .map(|f| Scenario::load(f))
-        .collect::<Result<_>>()?;
+    // Every file is loaded, and every bad one reported (in order) before anything runs.
+    let (mut scenarios, mut bad) = (Vec::new(), Vec::new());
+    for f in &files {
+        match Scenario::load(f) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => bad.push(e),
+        }
+    }
+    match bad.len() {
+        0 => {}
+        1 => return Err(bad.remove(0)),
+        _ => return Err(Error::Several(bad)),
+    }
     // Sweeps with claims (`[sweep] expect`), planned and parsed before anything runs.
     let sweeps: Vec<Option<SweepCheck>> = scenarios
         .iter()
@@ -218,6 +226,20 @@ pub fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Whether a `*.toml` file found in a directory is a scenario: one whose top level has a
+/// `[policy]` or a `[[traffic]]` (every scenario has both), so that `Cargo.toml` or a tool's
+/// configuration beside the scenarios is left alone. A file that is not TOML at all is taken
+/// for a broken scenario and reported. A file named on the command line is always a scenario.
+fn is_scenario(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return true;
+    };
+    match toml::from_str::<toml::Table>(&text) {
+        Ok(table) => table.contains_key("policy") || table.contains_key("traffic"),
+        Err(_) => true,
+    }
+}
+
 fn find_toml(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries: Vec<(PathBuf, std::fs::FileType)> = std::fs::read_dir(dir)
         .and_then(|rd| {
@@ -236,7 +258,7 @@ fn find_toml(dir: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
         // A symlinked directory is not followed: it could lead back up the tree.
         if kind.is_dir() {
             find_toml(&path, files)?;
-        } else if path.extension().is_some_and(|e| e == "toml") {
+        } else if path.extension().is_some_and(|e| e == "toml") && is_scenario(&path) {
             files.push(path);
         }
     }

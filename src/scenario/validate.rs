@@ -105,10 +105,11 @@ impl<'a> Ctx<'a> {
                 .replace(".$__serde_spanned_private_value", "")
                 .replace("$__serde_spanned_private_value", "");
             let inner = e.into_inner();
+            let message = hint(&path, inner.message());
             Error::Scenario {
                 location: self.location(inner.span()),
                 field: (path != ".").then_some(path),
-                message: inner.message().to_string(),
+                message,
             }
         })
     }
@@ -217,11 +218,9 @@ impl<'a> Ctx<'a> {
             }
         }
         let short = algorithms.len();
-        for (i, c) in self
-            .contenders(&raw.contender, &policy, &traffic)?
-            .into_iter()
-            .enumerate()
-        {
+        let contenders = self.contenders(&raw.contender, &policy, &traffic)?;
+        self.identity_addresses(&raw, &traffic, &contenders)?;
+        for (i, c) in contenders.into_iter().enumerate() {
             if algorithms.iter().any(|a| a.name == c.name) {
                 let span = raw.contender[i].get_ref().name.span();
                 return Err(self.err(
@@ -340,6 +339,40 @@ impl<'a> Ctx<'a> {
                     .map_err(|m| self.err(text.span(), &format!("expect[{i}]"), m))
             })
             .collect()
+    }
+
+    /// A fixed `ip` must be an address when a contender's rule keys by an identity function,
+    /// which reads it as one (the policy's own identity function is checked per source).
+    fn identity_addresses(
+        &self,
+        raw: &RawScenario,
+        traffic: &[crate::traffic::SourceSpec],
+        contenders: &[super::AlgorithmSpec],
+    ) -> Result<()> {
+        let Some(rule) = contenders
+            .iter()
+            .filter_map(|c| c.stack.as_deref())
+            .flat_map(|s| &s.rules)
+            .find(|r| r.key.identity_fn().is_some())
+        else {
+            return Ok(());
+        };
+        for (i, (t, spec)) in raw.traffic.iter().zip(traffic).enumerate() {
+            if let (Some(ip), crate::traffic::IdGen::Fixed(text)) =
+                (&t.get_ref().ip, &spec.population.ip)
+                && text.parse::<std::net::IpAddr>().is_err()
+            {
+                return Err(self.err(
+                    ip.span(),
+                    &format!("traffic[{i}].ip"),
+                    format!(
+                        "`{text}` is not an IP address, which rule `{}` needs: it keys by an identity function",
+                        rule.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn duration(&self, s: &S<String>, field: &str, positive: bool) -> Result<Nanos> {
@@ -616,4 +649,75 @@ fn leading_comment(text: &str) -> String {
         out.push('\n');
     }
     out.trim().to_string()
+}
+
+/// Fields whose values are rates (`"50/min"`) and durations (`"900s"`), by their last name.
+const RATE_FIELDS: &[&str] = &[
+    "rate",
+    "rate_to",
+    "amplitude",
+    "peak",
+    "ramp_to",
+    "mmpp_rates",
+];
+const DURATION_FIELDS: &[&str] = &[
+    "at",
+    "base",
+    "bucket",
+    "cap",
+    "clock_offset",
+    "decay",
+    "duration",
+    "every",
+    "for",
+    "lead",
+    "max_gap",
+    "mmpp_stay",
+    "off",
+    "offset",
+    "on",
+    "period",
+    "phase",
+    "rise",
+    "rtt",
+    "sort_window",
+    "spike_at",
+    "spread",
+    "start",
+    "stop",
+    "sync_every",
+    "window",
+];
+
+/// serde's message with what to write instead: the closest known field for an unknown one,
+/// and the unit a bare number lacks (`rate = 50`, `window = 900`).
+fn hint(path: &str, message: &str) -> String {
+    if let Some(rest) = message.strip_prefix("unknown field `")
+        && let Some((name, expected)) = rest.split_once('`')
+    {
+        let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+        if let Some(close) = crate::suggest::closest(name, known.iter().copied()) {
+            return format!("unknown field `{name}`: did you mean `{close}`?");
+        }
+        return message.to_string();
+    }
+    let number = ["invalid type: integer `", "invalid type: floating point `"]
+        .iter()
+        .find_map(|p| message.strip_prefix(p))
+        .and_then(|rest| rest.split_once('`'))
+        .filter(|(_, tail)| tail.ends_with("expected a string"))
+        .map(|(n, _)| n);
+    let Some(n) = number else {
+        return message.to_string();
+    };
+    // `traffic[0].mmpp_stay[1]` → `mmpp_stay`.
+    let field = path.rsplit('.').next().unwrap_or(path);
+    let field = field.split('[').next().unwrap_or(field);
+    if RATE_FIELDS.contains(&field) {
+        format!("{message}: a rate is a string with its unit, like `\"{n}/min\"` or `\"{n}/s\"`")
+    } else if DURATION_FIELDS.contains(&field) {
+        format!("{message}: a duration is a string with its unit, like `\"{n}s\"` or `\"{n}ms\"`")
+    } else {
+        message.to_string()
+    }
 }

@@ -684,3 +684,112 @@ fn a_trace_error_mid_run_leaves_no_directory_it_created() {
         );
     }
 }
+
+#[test]
+fn unknown_fields_suggest_the_intended_one() {
+    let policy = POLICY.replace("limit", "limt");
+    assert_fails(
+        &format!("{HEAD}{policy}{TRAFFIC}"),
+        &[],
+        &["bad.toml:4:1: field `policy.limt`: unknown field `limt`: did you mean `limit`?"],
+    );
+    let traffic = TRAFFIC.replace("rate", "rat");
+    let (_, stderr) = fails_with(&format!("{HEAD}{POLICY}{traffic}"));
+    assert!(
+        stderr.contains("field `traffic[0].rat`: unknown field `rat`: did you mean `rate`?"),
+        "{stderr}"
+    );
+    // Not one of sixty names listed.
+    assert!(!stderr.contains("expected one of"), "{stderr}");
+    // Nothing close: the known fields are listed.
+    let policy = POLICY.replace("limit", "zzzz");
+    let (_, stderr) = fails_with(&format!("{HEAD}{policy}{TRAFFIC}"));
+    assert!(
+        stderr.contains("unknown field `zzzz`, expected one of `limit`"),
+        "{stderr}"
+    );
+}
+
+/// `rlsim run` on `toml`: its exit code (2, checked) and standard error.
+fn fails_with(toml: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "bad.toml", toml);
+    let out = rlsim()
+        .arg("run")
+        .arg(&path)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    (2, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn a_bare_number_for_a_rate_or_duration_suggests_the_unit() {
+    let traffic = TRAFFIC.replace("rate = \"1/s\"", "rate = 50");
+    assert_fails(
+        &format!("{HEAD}{POLICY}{traffic}"),
+        &[],
+        &[
+            "bad.toml:9:8: field `traffic[0].rate`: invalid type: integer `50`, expected a string: a rate is a string with its unit, like `\"50/min\"` or `\"50/s\"`",
+        ],
+    );
+    let policy = POLICY.replace("window = \"1s\"", "window = 900");
+    assert_fails(
+        &format!("{HEAD}{policy}{TRAFFIC}"),
+        &[],
+        &[
+            "bad.toml:5:10: field `policy.window`",
+            "a duration is a string with its unit, like `\"900s\"`",
+        ],
+    );
+    // The same through --set, which names the override instead of a line.
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &format!("{HEAD}{POLICY}{TRAFFIC}"));
+    for (set, hint) in [
+        ("traffic[0].rate=50", "like `\"50/min\"` or `\"50/s\"`"),
+        ("traffic.a.rate=2.5", "like `\"2.5/min\"` or `\"2.5/s\"`"),
+        ("policy.window=900", "like `\"900s\"`"),
+    ] {
+        rlsim()
+            .arg("run")
+            .arg(&path)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .arg("--set")
+            .arg(set)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "error: --set {set}: field `"
+            )))
+            .stderr(predicates::str::contains(hint));
+    }
+}
+
+#[test]
+fn a_fixed_ip_must_be_an_address_when_a_contender_rule_keys_by_identity() {
+    let contender = "[[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"tracker\"\nalgorithm = \"gcra\"\nlimit = 10\nwindow = \"1s\"\nkey = { identity = \"peer\" }\n";
+    let traffic = format!("{TRAFFIC}ip = \"scraper-host\"\n");
+    assert_fails(
+        &format!("{HEAD}{POLICY}{traffic}{contender}"),
+        &[],
+        &[
+            "bad.toml:10:6: field `traffic[0].ip`: `scraper-host` is not an IP address, which rule `tracker` needs: it keys by an identity function",
+        ],
+    );
+    // Keyed by fields only, a name is a fine `ip`.
+    let fields = contender.replace("{ identity = \"peer\" }", "\"ip\"");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "ok.toml",
+        &format!("{HEAD}{POLICY}{traffic}{fields}"),
+    );
+    rlsim()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(predicates::ord::ne(2));
+}

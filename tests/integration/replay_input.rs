@@ -470,3 +470,53 @@ fn the_shipped_replay_marks_its_scraper() {
         assert_eq!(a.roles.legit_goodput, 1.0, "{alg}");
     }
 }
+
+#[test]
+fn a_bad_line_names_the_option_and_is_reported_once_and_not_under_quiet() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two parts (`source` values) read the same trace: one bad line between them.
+    write(
+        dir.path(),
+        "parts.csv",
+        "time,ip,source\n0,10.0.0.1,web\n1000,10.0.0.2,api\nbad,line,x\n2000,10.0.0.1,web\n",
+    );
+    let path = write(
+        dir.path(),
+        "s.toml",
+        "name = \"x\"\nduration = \"1m\"\n[policy]\nlimit = 10\nwindow = \"1s\"\n[[traffic]]\nname = \"t\"\nkind = \"replay\"\npath = \"parts.csv\"\nformat = \"csv\"\n",
+    );
+    let run = |args: &[&str]| {
+        let out = rlsim()
+            .arg("run")
+            .args(args)
+            .arg("--out")
+            .arg(dir.path().join("out"))
+            .arg(&path)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (code, stderr) = run(&["--quiet"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("parts.csv:4: field `time`: `bad` is neither")
+            && stderr
+                .trim_end()
+                .ends_with("; pass --skip-bad-lines to skip malformed lines"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&["--skip-bad-lines"]);
+    assert_eq!(code, 0, "{stderr}");
+    let skipped: Vec<&str> = stderr.lines().filter(|l| l.contains("skipped")).collect();
+    assert_eq!(skipped.len(), 1, "{stderr}");
+    assert!(
+        skipped[0].starts_with("source `web`: skipped 1 malformed line of ")
+            && skipped[0].ends_with("parts.csv"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&["--skip-bad-lines", "--quiet"]);
+    assert_eq!((code, stderr.as_str()), (0, ""));
+}

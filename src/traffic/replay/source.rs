@@ -123,7 +123,12 @@ impl ReplaySource {
                         self.options.skipped.set(self.skipped);
                     }
                 }
-                Outcome::Bad(e) => return Err(e),
+                Outcome::Bad(mut e) => {
+                    if let crate::error::Error::Trace { message, .. } = &mut e {
+                        message.push_str("; pass --skip-bad-lines to skip malformed lines");
+                    }
+                    return Err(e);
+                }
                 Outcome::Record => {
                     self.tape.record(|| Entry::Record(rec.clone()));
                     break;

@@ -226,3 +226,35 @@ fn bad_baselines_and_tolerances_exit_2() {
         .code(2);
     assert!(stderr(out.get_output()).contains("are both named `edge`"));
 }
+
+#[test]
+fn a_tolerance_may_be_a_percentage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "s.toml", &scenario("edge", &[]));
+    let baseline = baseline_arg(&better_baseline(dir.path(), &path));
+    let result = check_json(&[&baseline, "--tolerance", "6%"], &[&path], 0);
+    let b = result.baseline.unwrap();
+    assert_eq!((b.regressed, b.tolerance), (0, 0.06));
+    let result = check_json(
+        &[
+            &baseline,
+            "--tolerance=6%",
+            "--tolerance-for",
+            "policy_violations=1%",
+        ],
+        &[&path],
+        1,
+    );
+    assert_eq!(
+        result.baseline.unwrap().tolerance_for["policy_violations"],
+        0.01
+    );
+    rlsim()
+        .args(["check", "--tolerance", "five%"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--tolerance: `five%` is not a number (a fraction like 0.05, or a percentage like 5%)",
+        ));
+}

@@ -287,3 +287,36 @@ fn exit_codes() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn every_broken_scenario_of_a_directory_is_reported_and_other_toml_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "ok.toml", &scenario("ok", &["* admitted >= 1"]));
+    // Not scenarios: skipped, not reported as broken.
+    write(
+        dir.path(),
+        "Cargo.toml",
+        "[package]\nname = \"x\"\nversion = \"0.1.0\"\n",
+    );
+    write(dir.path(), "rustfmt.toml", "edition = \"2024\"\n");
+    let ok = rlsim().arg("check").arg(dir.path()).assert().code(0);
+    assert!(stdout(ok.get_output()).starts_with("pass  ok: "));
+    let broken = |typo: &str| scenario("bad", &[]).replace("limit =", typo);
+    write(dir.path(), "a.toml", &broken("limt ="));
+    std::fs::create_dir(dir.path().join("z")).unwrap();
+    write(&dir.path().join("z"), "b.toml", &broken("lmit ="));
+    let out = rlsim().arg("check").arg(dir.path()).assert().code(2);
+    let err = stderr(out.get_output());
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(
+        lines[0].starts_with("error: ") && lines[0].contains("a.toml:"),
+        "{err}"
+    );
+    assert!(lines[0].ends_with("did you mean `limit`?"), "{err}");
+    assert!(
+        lines[1].starts_with("error: ") && lines[1].contains("b.toml:"),
+        "{err}"
+    );
+    assert!(stdout(out.get_output()).is_empty());
+}
