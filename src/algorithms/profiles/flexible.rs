@@ -7,9 +7,17 @@
 //! refused hit (count ≤ points + 1) rewrites the record to expire at `now + blockDuration·1000`,
 //! keeping the count: the block replaces the window's end, even when it ends sooner. The
 //! record's deletion timer fires at its expiry, when `incrby` would restart it anyway.
+//!
+//! `duration` and `blockDuration` may be fractional seconds, as the library takes them. Then
+//! `duration·1000` is a double (`1.1 · 1000 = 1100.0000000000002`) and the record dies at the
+//! first of `expiresAt = Date.now() + duration·1000` and its deletion timer, whose delay
+//! Node (and the fake timers of the differential test) cut to whole milliseconds, at least 1:
+//! the timer is never the later, so the window is `max(1, trunc(duration·1000))` ms, the timer
+//! taken as firing on time.
 
 use super::{
-    Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, ms, policy_seconds, retry_at_ms,
+    Args, ParamSpec, ParamType, ParamValue, ProfileDef, ProfileError, at_ms, ms, policy_seconds,
+    retry_at_ms,
 };
 use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
 use crate::time::Nanos;
@@ -46,13 +54,13 @@ impl ProfileDef for RateLimiterFlexible {
             name: "duration",
             ty: ParamType::Duration,
             default: "policy window (whole seconds)",
-            doc: "duration: the window (an integer in seconds, or a duration string)",
+            doc: "duration: the window (seconds, whole or fractional, or a duration string)",
         },
         ParamSpec {
             name: "blockDuration",
             ty: ParamType::Duration,
             default: "0 (no block)",
-            doc: "blockDuration: refuse the key this long after its first refusal (s or duration string)",
+            doc: "blockDuration: refuse the key this long after its first refusal (seconds, whole or fractional, or a duration string)",
         },
     ];
 
@@ -60,17 +68,43 @@ impl ProfileDef for RateLimiterFlexible {
         let points = args
             .count("points", u32::MAX as u64)?
             .unwrap_or(policy.limit);
-        let duration = match args.seconds("duration", true)? {
+        let duration_ms = match timer_ms(args, "duration", true)? {
             Some(d) => d,
-            None => policy_seconds(policy.window, "duration")?,
+            None => policy_seconds(policy.window, "duration")? * 1000,
         };
-        let block = args.seconds("blockDuration", false)?.unwrap_or(0);
+        let block_ms = timer_ms(args, "blockDuration", false)?.unwrap_or(0);
         Ok(RateLimiterFlexible {
             points,
-            duration_ms: duration * 1000,
-            block_ms: block * 1000,
+            duration_ms,
+            block_ms,
         })
     }
+}
+
+/// A duration in seconds as the library takes it (an integer, a fraction, or a duration string
+/// read as its seconds), as the milliseconds a record lives: `duration·1000` in doubles, cut
+/// to whole milliseconds and at least 1 (0 for a `blockDuration` of 0: no block).
+fn timer_ms(args: &Args<'_>, name: &str, positive: bool) -> Result<Option<u64>, ProfileError> {
+    let seconds = match args.value(name) {
+        None => return Ok(None),
+        Some(ParamValue::Float(_)) => args.number(name)?.expect("given"),
+        Some(ParamValue::Int(_)) => return Ok(args.seconds(name, positive)?.map(|s| s * 1000)),
+        Some(_) => match args.duration(name, positive)? {
+            None => return Ok(None),
+            Some(ns) => ns as f64 / 1e9,
+        },
+    };
+    if seconds == 0.0 {
+        return Ok(Some(0));
+    }
+    let ms = (seconds * 1000.0).trunc().max(1.0);
+    if ms >= 2f64.powi(53) {
+        return Err(ProfileError::param(
+            name,
+            format!("{seconds} s is too long"),
+        ));
+    }
+    Ok(Some(ms as u64))
 }
 
 impl Limiter for RateLimiterFlexible {
@@ -154,5 +188,48 @@ mod tests {
         assert_eq!(s.value, 4);
         // At 1002 ms the record restarts: a fresh window of 10 s.
         assert_eq!(f.decide(&mut s, 1002 * MS), Decision::allow(1, 11_002 * MS));
+    }
+
+    #[test]
+    fn fractional_seconds_are_taken_as_the_library_takes_them() {
+        use crate::algorithms::profiles::{Profile, ProfileKind};
+        let policy = Params {
+            limit: 1,
+            window: 60 * crate::time::NANOS_PER_SEC,
+            burst: 1,
+        };
+        let build = |duration: ParamValue, block: ParamValue| {
+            let given = [
+                ("duration".to_string(), duration),
+                ("blockDuration".to_string(), block),
+            ];
+            match ProfileKind::RateLimiterFlexible.configure(policy, &given) {
+                Ok(Profile::RateLimiterFlexible(f)) => Ok((f.duration_ms, f.block_ms)),
+                Ok(other) => panic!("{other:?}"),
+                Err(e) => Err(e.reason),
+            }
+        };
+        use ParamValue::{Float, Int, Str};
+        // 1.5 s is 1500 ms; 1.1 · 1000 is 1100.0000000000002 in doubles, a 1100 ms timer;
+        // under a millisecond, Node's timer waits 1 ms; "250ms" is 0.25 s.
+        assert_eq!(build(Float(1.5), Int(0)), Ok((1500, 0)));
+        assert_eq!(build(Float(1.1), Float(0.5)), Ok((1100, 500)));
+        assert_eq!(build(Float(0.0004), Int(2)), Ok((1, 2000)));
+        assert_eq!(
+            build(Str("250ms".into()), Str("1.5s".into())),
+            Ok((250, 1500))
+        );
+        assert!(build(Float(-1.0), Int(0)).unwrap_err().contains("positive"));
+        assert!(build(Float(f64::NAN), Int(0)).is_err());
+        // A fractional window decides like a whole one of its milliseconds.
+        let f = RateLimiterFlexible {
+            points: 1,
+            duration_ms: build(Float(1.1), Int(0)).unwrap().0,
+            block_ms: 0,
+        };
+        let mut s = f.new_state(0);
+        assert!(f.decide(&mut s, 0).outcome.is_admitted());
+        assert!(!f.decide(&mut s, 1099 * MS).outcome.is_admitted());
+        assert!(f.decide(&mut s, 1100 * MS).outcome.is_admitted());
     }
 }

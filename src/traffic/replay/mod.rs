@@ -301,7 +301,11 @@ pub fn trace_start(path: &Path, options: &ReplayOptions) -> Result<Option<Nanos>
     let mut rec = Record::default();
     let (mut first, mut newest, mut bad) = (None::<u64>, 0, 0);
     loop {
-        match reader.read(&mut rec)? {
+        // An error is the replay's to report, where it always has (a HAR document's, at run).
+        let Ok(outcome) = reader.read(&mut rec) else {
+            break;
+        };
+        match outcome {
             Outcome::Eof => break,
             Outcome::Bad(_) => {
                 bad += 1;

@@ -146,6 +146,45 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
     assert_eq!(total, TRACES as usize * HITS);
 }
 
+#[test]
+fn rate_limiter_flexible_takes_fractional_seconds_as_the_npm_package() {
+    // `duration` and `blockDuration` as JavaScript numbers with a fraction (whole milliseconds
+    // once multiplied by 1000, so that the library's reported instants are whole too).
+    let Some(driver) = node() else { return };
+    use rlsim::algorithms::profiles::ParamValue::Float;
+    let cases: Vec<Case> = (0..12u64)
+        .map(|seed| {
+            let points = 1 + seed % 5;
+            let duration = [0.25, 1.5, 2.5, 0.75][seed as usize % 4];
+            let block = [0.0, 0.5, 1.25][(seed / 4) as usize % 3];
+            Case {
+                config: format!(
+                    r#"{{"profile":"rate-limiter-flexible","points":{points},"duration":{duration},"blockDuration":{block}}}"#
+                ),
+                given: vec![
+                    ("points", Int(points as i64)),
+                    ("duration", Float(duration)),
+                    if block == 0.0 {
+                        ("blockDuration", Int(0))
+                    } else {
+                        ("blockDuration", Float(block))
+                    },
+                ],
+                hits: trace(seed + 2500, (duration * 1000.0) as u64, keys(seed), HITS),
+            }
+        })
+        .collect();
+    let total = differential(driver, ProfileKind::RateLimiterFlexible, &cases, |h, d| {
+        Said {
+            admitted: d.outcome.is_admitted(),
+            remaining: Some(d.remaining),
+            instant_ms: Some(retry_instant_ms(h, d).unwrap_or(d.reset_at / NANOS_PER_MILLI)),
+            seconds: None,
+        }
+    });
+    assert_eq!(total, 12 * HITS);
+}
+
 /// The two articles' JavaScript as printed (tests/differential/node/driver.js transcribes it).
 fn decisions_only(_: &Hit, d: &Decision) -> Said {
     Said {
