@@ -25,6 +25,7 @@ mod replay;
 mod replay_input;
 mod report;
 mod review;
+mod schema;
 mod store;
 mod svg;
 mod sweep;
