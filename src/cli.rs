@@ -51,13 +51,13 @@ Examples:
   rlsim verify scenarios/diurnal.toml --store redis://127.0.0.1:6390 --limit 20000
 
 Exit status: 0 when every stored algorithm agreed on every decision; 1 when one disagreed, or
-when nothing was verified (no contender decides through the store); 2 for bad input or a store that cannot be reached or refuses the scripts; 3 when the store
-failed during the run.";
+when nothing was verified (no contender decides through the store); 2 for bad input or a store
+that cannot be reached or refuses the scripts; 3 when the store failed during the run.";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
   rlsim sweep scenarios/tune_limit.toml --out sweep
-  rlsim sweep scenarios/nat.toml --set policy.limit=50..500:50 --set policy.key=ip,user
+  rlsim sweep scenarios/nat.toml --set policy.limit=50..200:50 --set policy.key=ip,user
   rlsim sweep scenarios/tune_limit.toml --shard 1/2 --out shard1
 
 Exit status: 0 when the sweep ran and some row meets every goal of the scenario's [goals] (or it

@@ -7,7 +7,9 @@ use identity::{IdentityFn, Rule, Who};
 use std::fmt;
 
 /// A request attribute a policy can key on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum KeyField {
     Ip,
@@ -151,6 +153,37 @@ impl KeySpec {
     }
 }
 
+/// The schema of [`KeySpec`]'s three serialized shapes (docs/schema/).
+impl schemars::JsonSchema for KeySpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "KeySpec".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let fields = generator.subschema_for::<Vec<KeyField>>();
+        // An identity function: its name and its parameters, as the scenario writes them.
+        let identity = schemars::json_schema!({
+            "type": "object",
+            "required": ["identity"],
+            "properties": { "identity": { "type": "string" } },
+            "not": { "required": ["fields"] }
+        });
+        schemars::json_schema!({
+            "description": "The key fields; or an identity function in place of `ip`; or both.",
+            "oneOf": [
+                fields,
+                identity,
+                {
+                    "type": "object",
+                    "required": ["identity", "fields"],
+                    "properties": { "identity": identity, "fields": fields },
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
 impl serde::Serialize for KeySpec {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.identity {
@@ -170,7 +203,7 @@ impl serde::Serialize for KeySpec {
 }
 
 /// The policy's intent, against which every algorithm is measured.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Policy {
     /// At most this many requests per key ...
     pub limit: u64,

@@ -147,7 +147,7 @@ impl Baseline {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Unchanged,
@@ -158,7 +158,7 @@ pub enum Verdict {
 }
 
 /// One metric of one algorithm of one scenario, then and now.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Change {
     pub scenario: String,
     pub algorithm: String,

@@ -156,9 +156,14 @@ fn verdict_name(v: Verdict) -> &'static str {
     }
 }
 
-/// `rlsim check --format json`. The schema is documented in `docs/ci.md`.
-#[derive(Debug, Serialize)]
+/// `rlsim check --format json`. Documented in `docs/ci.md`; its JSON schema is
+/// docs/schema/check.schema.json ([`schema`]).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[schemars(title = "rlsim check --format json")]
 struct CheckJson<'a> {
+    /// The version of this document's shape: raised when a field is removed, renamed or changes
+    /// meaning (docs/schema/).
+    schema_version: u32,
     rlsim_version: &'static str,
     passed: usize,
     failed: usize,
@@ -166,7 +171,7 @@ struct CheckJson<'a> {
     baseline: Option<BaselineJson<'a>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct ScenarioJson<'a> {
     name: &'a str,
     path: String,
@@ -176,7 +181,7 @@ struct ScenarioJson<'a> {
     algorithms: &'a [AlgorithmReport],
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct BaselineJson<'a> {
     tolerance: f64,
     tolerance_for: &'a BTreeMap<String, f64>,
@@ -193,6 +198,7 @@ pub fn json(
 ) -> Vec<u8> {
     let (passed, failed) = counts(results);
     let doc = CheckJson {
+        schema_version: crate::report::SCHEMA_VERSION,
         rlsim_version: env!("CARGO_PKG_VERSION"),
         passed,
         failed,
@@ -218,4 +224,9 @@ pub fn json(
     let mut out = serde_json::to_vec_pretty(&doc).expect("plain data serialises");
     out.push(b'\n');
     out
+}
+
+/// The JSON schema of `rlsim check --format json` (docs/schema/check.schema.json).
+pub fn schema() -> schemars::Schema {
+    crate::report::schema_of::<CheckJson<'static>>()
 }

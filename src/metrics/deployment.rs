@@ -10,7 +10,7 @@ use serde::Serialize;
 
 /// A deployment's figures (`summary.json`'s `deployment` section, present only when the
 /// contender runs with a deployment; flattened as `deployment_<field>`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DeploymentReport {
     pub replicas: u64,
     /// `local`, `shared` or `cached`.

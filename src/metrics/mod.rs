@@ -73,7 +73,7 @@ impl Counts {
 }
 
 /// One traffic source's fate under one algorithm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SourceReport {
     pub name: String,
     pub role: Role,
@@ -121,7 +121,7 @@ impl SourceReport {
 
 /// Totals per role: how much wanted traffic got through, how long it waited, and how much of
 /// the attack leaked.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RoleReport {
     pub legit_offered: u64,
     pub legit_admitted: u64,
@@ -169,7 +169,7 @@ impl RoleReport {
 
 /// Distribution of the delays a shaper added. Percentiles come from an HdrHistogram with three
 /// significant figures (within 0.1%); `count`, `mean_ns` and `max_ns` are exact.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DelayStats {
     pub count: u64,
     pub mean_ns: f64,
@@ -193,7 +193,7 @@ pub struct TimeBucket {
 }
 
 /// Everything measured for one algorithm.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlgorithmReport {
     pub algorithm: String,
     /// The parameters the algorithm ran with (the policy's unless overridden).

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Which way a metric is better.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
     Lower,

@@ -14,7 +14,7 @@ use crate::traffic::ClientId;
 use serde::Serialize;
 
 /// One rule's figures (`rules[]` in `summary.json`; docs/metrics.md "Per-rule figures").
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleReport {
     pub name: String,
     pub algorithm: String,
@@ -54,7 +54,7 @@ pub struct RuleReport {
 }
 
 /// Distinct keys per real client of one source under one rule (`rules[].keys_per_client[]`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SourceKeys {
     pub source: String,
     pub max: f64,

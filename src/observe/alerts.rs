@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::VecDeque;
 
 /// One firing of one label value: fired at an evaluation instant, resolved at a later one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Episode {
     /// The label value (empty for `by = "none"` or `"contender"`).
     pub label: String,

@@ -209,7 +209,7 @@ pub fn retry_class_names() -> Vec<String> {
 }
 
 /// One rule's outcome for one contender (`summary.json`'s `alerts` section).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlertResult {
     pub contender: String,
     pub alert: String,
@@ -226,7 +226,7 @@ pub struct AlertResult {
 /// Episodes kept per rule in the summary (the count is always complete).
 pub const EPISODES_KEPT: usize = 20;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Detection {
     pub source: String,
     /// `None`: never detected.

@@ -36,9 +36,18 @@ use crate::traffic::{Arrivals, Role};
 use serde::Serialize;
 use std::path::Path;
 
+/// The version of the shape of rlsim's JSON documents (`summary.json`, `sweep.json`,
+/// `rlsim check --format json`; schemas in docs/schema/). Raised when a field is removed or
+/// renamed or changes meaning; a new field does not raise it.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The deterministic result of a run, as `summary.json` holds it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[schemars(title = "rlsim summary.json")]
 pub struct Summary<'a> {
+    /// The version of this document's shape: raised when a field is removed, renamed or changes
+    /// meaning (docs/schema/).
+    pub schema_version: u32,
     pub rlsim_version: &'static str,
     pub scenario: ScenarioInfo<'a>,
     pub algorithms: &'a [AlgorithmReport],
@@ -47,7 +56,7 @@ pub struct Summary<'a> {
     pub alerts: Vec<&'a crate::observe::AlertResult>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ScenarioInfo<'a> {
     pub name: &'a str,
     pub description: &'a str,
@@ -58,7 +67,7 @@ pub struct ScenarioInfo<'a> {
     pub sources: Vec<SourceInfo<'a>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SourceInfo<'a> {
     pub name: &'a str,
     pub role: Role,
@@ -70,6 +79,20 @@ pub struct SourceInfo<'a> {
     /// generated sources and for the later parts of a split trace (the first one counts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_lines: Option<u64>,
+}
+
+/// The JSON schema of a document rlsim writes, as it serializes (a field skipped when empty is
+/// not required): draft 2020-12, field docs as descriptions.
+pub fn schema_of<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+}
+
+/// The JSON schema of `summary.json` (docs/schema/summary.schema.json).
+pub fn summary_schema() -> schemars::Schema {
+    schema_of::<Summary<'static>>()
 }
 
 impl<'a> Summary<'a> {
@@ -84,6 +107,7 @@ impl<'a> Summary<'a> {
         observations: &'a [crate::observe::Observation],
     ) -> Self {
         Summary {
+            schema_version: SCHEMA_VERSION,
             rlsim_version: env!("CARGO_PKG_VERSION"),
             scenario: ScenarioInfo {
                 name: &scenario.name,

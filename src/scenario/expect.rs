@@ -27,7 +27,7 @@ pub struct Expectation {
     pub bound_text: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub enum Op {
     #[serde(rename = "<=")]
     Le,

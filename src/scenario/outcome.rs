@@ -7,7 +7,7 @@ use crate::traffic::Role;
 use serde::Serialize;
 
 /// One expectation checked against one algorithm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ExpectationResult {
     /// The expectation with `*` replaced by the algorithm.
     pub expectation: String,

@@ -14,7 +14,9 @@ use crate::time::{self, Nanos};
 pub const MAX_VALUES: usize = 10_000;
 
 /// A swept field: its dotted path and its values, as TOML text.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Axis {
     pub field: String,
     pub values: Vec<String>,

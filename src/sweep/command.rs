@@ -95,6 +95,7 @@ pub fn plan_of(
         .filter(|&p| options.shard.is_none_or(|s| s.owns(p)))
         .count();
     let file = SweepFile {
+        schema_version: crate::report::SCHEMA_VERSION,
         rlsim_version: env!("CARGO_PKG_VERSION").to_string(),
         scenario: scenario.name.clone(),
         scenario_sha256: sha2::Sha256::digest(text.as_bytes())

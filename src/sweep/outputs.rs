@@ -15,8 +15,12 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
 /// What a sweep was, and its rows: the content of `sweep.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(title = "rlsim sweep.json")]
 pub struct SweepFile {
+    /// The version of this document's shape: raised when a field is removed, renamed or changes
+    /// meaning (docs/schema/).
+    pub schema_version: u32,
     pub rlsim_version: String,
     pub scenario: String,
     /// SHA-256 of the scenario file's bytes: shards of different files do not merge.
@@ -39,6 +43,11 @@ pub struct SweepFile {
     pub recommendation: Option<Recommendation>,
     /// One object per point × contender: `point`, each swept field, every figure.
     pub rows: Vec<Map<String, Value>>,
+}
+
+/// The JSON schema of `sweep.json` (docs/schema/sweep.schema.json).
+pub fn schema() -> schemars::Schema {
+    crate::report::schema_of::<SweepFile>()
 }
 
 impl SweepFile {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
 /// A goal as `sweep.json` carries it: `min_legit_goodput` and its bound.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GoalSpec {
     pub goal: String,
     pub bound: f64,
@@ -40,7 +40,7 @@ impl GoalSpec {
 }
 
 /// One row, by its point and contender.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Pick {
     pub point: usize,
     pub name: String,
@@ -50,7 +50,7 @@ pub struct Pick {
 }
 
 /// A goal no row meets, and the row that came nearest.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Unmet {
     pub goal: String,
     pub bound: f64,
@@ -59,7 +59,7 @@ pub struct Unmet {
     pub at: Option<Pick>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Recommendation {
     /// The goal the pick is best on.
     pub prefer: Option<String>,

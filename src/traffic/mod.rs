@@ -41,7 +41,9 @@ use crate::time::{Nanos, Rate};
 use std::path::PathBuf;
 
 /// Whether a source's requests are wanted traffic or an attack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Legit,

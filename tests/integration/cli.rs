@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Summary {
+    schema_version: u32,
     rlsim_version: String,
     scenario: ScenarioInfo,
     algorithms: Vec<Algorithm>,
@@ -201,6 +202,7 @@ fn boundary_scenario_writes_every_output() {
 
     let summary: Summary =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary.schema_version, rlsim::report::SCHEMA_VERSION);
     assert_eq!(summary.rlsim_version, env!("CARGO_PKG_VERSION"));
     assert_eq!(summary.scenario.name, "boundary attack");
     assert!(!summary.scenario.description.is_empty());

@@ -28,6 +28,7 @@ mod replay_input;
 mod report;
 mod review;
 mod start;
+mod schema;
 mod store;
 mod svg;
 mod sweep;

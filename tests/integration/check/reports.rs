@@ -142,6 +142,7 @@ fn junit_xml_has_a_suite_per_scenario_and_a_case_per_check() {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CheckJson {
+    pub schema_version: u32,
     pub rlsim_version: String,
     pub passed: u64,
     pub failed: u64,
@@ -219,6 +220,7 @@ fn json_result_schema() {
         &scenario("edge", &["* source=attacker admitted >= 150"]),
     );
     let result = check_json(&[], &[&path], 1);
+    assert_eq!(result.schema_version, rlsim::report::SCHEMA_VERSION);
     assert_eq!(result.rlsim_version, env!("CARGO_PKG_VERSION"));
     assert_eq!((result.passed, result.failed), (1, 1));
     assert!(result.baseline.is_none());
