@@ -77,9 +77,11 @@ pub struct Recommendation {
 }
 
 /// An axis on whose edge the recommended point sits.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Edge {
+    /// The swept field.
     pub field: String,
+    /// The recommended point's value of it.
     pub value: serde_json::Value,
     /// `first` or `last`: which end of the values swept.
     pub end: &'static str,
