@@ -300,11 +300,9 @@ pub fn trace_start(path: &Path, options: &ReplayOptions) -> Result<Option<Nanos>
     let mut reader = open(path, None, options)?;
     let mut rec = Record::default();
     let (mut first, mut newest, mut bad) = (None::<u64>, 0, 0);
-    loop {
-        // An error is the replay's to report, where it always has (a HAR document's, at run).
-        let Ok(outcome) = reader.read(&mut rec) else {
-            break;
-        };
+    // An error ends the look-ahead: it is the replay's to report, where it always has been (a
+    // HAR document's, at run).
+    while let Ok(outcome) = reader.read(&mut rec) {
         match outcome {
             Outcome::Eof => break,
             Outcome::Bad(_) => {
