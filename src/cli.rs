@@ -59,6 +59,7 @@ Examples:
   rlsim sweep scenarios/tune_limit.toml --out sweep
   rlsim sweep scenarios/nat.toml --set policy.limit=50..200:50 --set policy.key=ip,user
   rlsim sweep scenarios/tune_limit.toml --shard 1/2 --out shard1
+  rlsim sweep scenarios/tune_limit.toml --shard 2/2 --out shard2
 
 Exit status: 0 when the sweep ran and some row meets every goal of the scenario's [goals] (or it
 has none); 1 when it has goals and no row meets them all (the files are written all the same);
