@@ -541,15 +541,21 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         }
         None => None,
     };
-    // Before anything runs or is written: an unusable store is bad input.
+    // Before anything runs or is written: an unusable store, or a contender it cannot decide
+    // for, is bad input.
     let store = match &args.store {
-        Some(url) => Some(RedisStore::open(url, Mode::Drive)?),
+        Some(url) => {
+            for c in &scenario.algorithms {
+                c.through_store(&scenario.path)?;
+            }
+            Some(RedisStore::open(url, Mode::Drive)?)
+        }
         None => None,
     };
     let observe = observe::wanted(&scenario, metrics_out.is_some());
     let decisions_on_stdout = decisions.as_ref().is_some_and(|d| d.kind() == Kind::Stdout);
     let log = decisions.map(DecisionLog::new);
-    let make_sink = |_, spec: &crate::scenario::AlgorithmSpec| {
+    let make_sink = |_, spec: &crate::scenario::Contender| {
         let part = match &log {
             Some(log) => Some(log.part(&spec.name)?),
             None => None,
@@ -567,7 +573,11 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
     let progress = sim::Progress::new();
     let (mut report, sinks) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
         let remote = store.as_ref().map(|s| s as &dyn sim::RemoteFactory);
-        sim::run_through(&scenario, remote, make_sink, Some(&progress))
+        let options = sim::RunOptions::new()
+            .timed(true)
+            .progress(&progress)
+            .through(remote);
+        sim::run_all(&scenario, options.with_sinks(make_sink))
     })?;
     if let Some(store) = store {
         let url = store.url().to_string();
@@ -677,10 +687,11 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> R
         .algorithms
         .iter()
         .cloned()
-        .partition(|a| a.stack.is_none() && a.deployment.is_none());
+        .partition(|a| a.through_store(&scenario.path).is_ok());
     scenario.algorithms = stored;
-    sim::run_through::<report::DecisionPart, _>(&scenario, Some(&store), |_, _| Ok(None), None)?;
-    let tallies: Vec<_> = store.tallies().into_iter().flatten().collect();
+    let options = sim::RunOptions::new().through(Some(&store));
+    let (report, _) = sim::run_all(&scenario, options)?;
+    let tallies: Vec<_> = report.stored.into_iter().flatten().collect();
     let url = store.url().to_string();
     store.close()?;
     let in_memory: Vec<&str> = stacked.iter().map(|c| c.name.as_str()).collect();

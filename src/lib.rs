@@ -1,7 +1,7 @@
 //! rlsim: a rate-limiting policy simulator.
 //!
 //! A [`Scenario`] describes a policy ("at most L requests per key per window W"), the algorithms
-//! to compare and the traffic to replay. [`sim::run`] drives that traffic through every algorithm
+//! to compare and the traffic to replay. [`sim::run_all`] drives that traffic through every algorithm
 //! under a virtual clock (time is a `u64` of nanoseconds; nothing reads the wall clock) and
 //! measures each one against the policy's intent. The [`report`] module turns the results into
 //! tables, JSON and CSV; the [`check`] module holds them to the scenario's expectations and to an
@@ -23,7 +23,7 @@
 //!     ip = "203.0.113.7"
 //! "#;
 //! let scenario = Scenario::parse(toml, "inline.toml".as_ref()).unwrap();
-//! let (report, _) = sim::run::<rlsim::report::DecisionPart, _>(&scenario, |_, _| Ok(None), None).unwrap();
+//! let (report, _) = sim::run_all(&scenario, sim::RunOptions::new()).unwrap();
 //! // 100 requests at 59.9 s and 100 at 60 s: the fixed window admits both batches.
 //! assert_eq!(report.algorithms[0].admitted, 200);
 //! assert_eq!(report.algorithms[0].burst_factor, 2.0);

@@ -75,10 +75,8 @@ mod tests {
         "#;
         let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
         let names = crate::scenario::metric_names(&scenario);
-        let report =
-            crate::sim::run::<crate::report::DecisionPart, _>(&scenario, |_, _| Ok(None), None)
-                .unwrap()
-                .0;
+        let options = crate::sim::RunOptions::new();
+        let report = crate::sim::run_all(&scenario, options).unwrap().0;
         let flat = Flat::of_report(&report.algorithms[0]);
         for scope in [
             Scope::Algorithm,

@@ -197,11 +197,7 @@ impl SweepCheck {
 /// Every algorithm of `scenario`, in parallel. Unlike `rlsim run`, decisions are not timed: a
 /// check needs only the deterministic figures.
 pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
-    scenario
-        .algorithms
-        .par_iter()
-        .map(|spec| crate::observe::simulate_one(scenario, spec))
-        .collect()
+    crate::observe::simulate(scenario, crate::sim::RunOptions::new())
 }
 
 /// The scenario files named by `paths`: files as given, directories searched (recursively,

@@ -14,11 +14,14 @@ mod flat;
 mod headers;
 mod keys;
 mod keys_per_client;
+mod memory;
 pub mod names;
 mod per_key;
 mod recorder;
 mod retries;
 mod rules;
+mod shape;
+mod throughput;
 mod timeline;
 mod timelog;
 mod windows;
@@ -31,6 +34,8 @@ pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_v
 pub(crate) use per_key::{MIRRORED_AT_FINISH, NO_MIRROR};
 pub use recorder::Recorder;
 pub use rules::{RuleReport, RuleTally, SourceKeys};
+pub use shape::Features;
+pub use throughput::{Throughput, Timing};
 pub use timeline::{TAIL_FACTOR, final_bucket};
 
 use crate::time::Nanos;
@@ -319,20 +324,6 @@ pub struct AlgorithmReport {
     pub legit_delay: DelayStats,
     #[serde(skip)]
     pub abusive_delay: DelayStats,
-}
-
-/// Wall-clock speed of one algorithm. Not deterministic: kept out of every deterministic output.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Throughput {
-    pub algorithm: String,
-    /// Decisions timed, replaying the run's first arrivals through a fresh limiter.
-    pub decisions_timed: u64,
-    pub decision_elapsed_ns: u64,
-    pub decisions_per_sec: f64,
-    /// Wall time of the whole simulation of this algorithm (traffic, decisions, metrics).
-    pub simulation_elapsed_ns: u64,
-    /// `offered / simulation time`: end-to-end simulated requests per second.
-    pub simulated_requests_per_sec: f64,
 }
 
 /// `num / den`, or 0 when nothing was counted.

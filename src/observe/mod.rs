@@ -344,17 +344,22 @@ pub fn alert_lines(observations: &[Observation]) -> String {
     out
 }
 
-/// Runs one contender with an observer when the scenario has alert rules, and puts the alert
-/// figures into its report (for `rlsim check`, which needs only the deterministic figures).
-pub fn simulate_one(
+/// Runs the contenders of `scenario` that `options` keeps, each with an observer when the
+/// scenario has alert rules, and puts the alert figures into its report (for `rlsim check`
+/// and sweeps, which need only the deterministic figures).
+pub fn simulate(
     scenario: &Scenario,
-    spec: &crate::scenario::AlgorithmSpec,
-) -> Result<AlgorithmReport> {
-    let observer = wanted(scenario, false)
-        .then(|| Observer::new(scenario, spec.kind.name(), spec.params.window, false));
-    let (mut report, _, observer) = crate::sim::run_one(scenario, spec, observer, false, None)?;
-    if let Some(o) = observer {
-        o.finish(scenario).attach(&mut report);
+    options: crate::sim::RunOptions<'_>,
+) -> Result<Vec<AlgorithmReport>> {
+    let alerts = wanted(scenario, false);
+    let options = options.with_sinks(|_, c: &crate::scenario::Contender| {
+        Ok(alerts.then(|| Observer::new(scenario, c.kind.name(), c.params.window, false)))
+    });
+    let (mut report, observers) = crate::sim::run_all(scenario, options)?;
+    for (r, o) in report.algorithms.iter_mut().zip(observers) {
+        if let Some(o) = o {
+            o.finish(scenario).attach(r);
+        }
     }
-    Ok(report)
+    Ok(report.algorithms)
 }

@@ -10,7 +10,7 @@ use crate::time::format_duration;
 pub fn blocks(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<Block> {
     let mut b = Vec::new();
     for (spec, report) in scenario.algorithms.iter().zip(algorithms) {
-        let Some(stack) = &spec.stack else {
+        let Some(stack) = spec.stack() else {
             continue;
         };
         if b.is_empty() {

@@ -7,7 +7,7 @@
 
 use super::raw::{RawKey, S};
 use super::validate::Ctx;
-use super::{AlgorithmSpec, Scenario};
+use super::{Contender, Scenario, Shape};
 use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::{KeySpec, Policy};
@@ -260,7 +260,7 @@ impl Ctx<'_> {
         raw: &[S<RawContender>],
         policy: &Policy,
         sources: &[SourceSpec],
-    ) -> Result<Vec<AlgorithmSpec>> {
+    ) -> Result<Vec<Contender>> {
         if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
             // The policy's key is the intent every contender is measured against; the metrics key
             // each request once, from its fields (rules may key by identity functions).
@@ -329,7 +329,7 @@ impl Ctx<'_> {
                 Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
             };
             let first = &rules[0];
-            out.push(AlgorithmSpec {
+            out.push(Contender {
                 name,
                 description: c
                     .description
@@ -338,9 +338,8 @@ impl Ctx<'_> {
                     .unwrap_or_default(),
                 kind: first.kind,
                 params: first.params,
-                profile: first.profile,
-                deployment: None,
-                stack: Some(Box::new(Stack {
+                field: format!("contender[{i}]"),
+                shape: Shape::Stack(Box::new(Stack {
                     commit,
                     rules,
                     bypass,
@@ -684,7 +683,7 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
 /// The contender list of a scenario: `[[contender]]` entries when there are any, else one per
 /// algorithm of the short form (see the module docs).
 pub fn uses_contenders(scenario: &Scenario) -> bool {
-    scenario.algorithms.iter().any(|a| a.stack.is_some())
+    scenario.algorithms.iter().any(|a| a.stack().is_some())
 }
 
 /// A window-long span, for the rules' idle eviction: the longest window of the stack.

@@ -505,7 +505,7 @@ impl Ctx<'_> {
 
 /// Whether some contender of `scenario` runs with a deployment.
 pub fn uses_deployments(scenario: &super::Scenario) -> bool {
-    scenario.algorithms.iter().any(|a| a.deployment.is_some())
+    scenario.algorithms.iter().any(|a| a.deployment().is_some())
 }
 
 impl Ctx<'_> {
@@ -514,14 +514,14 @@ impl Ctx<'_> {
     /// limiter under the policy's key; stacked rules behind replicas are not modelled).
     pub(super) fn deployed_contender(
         &self,
-        spec: &mut super::AlgorithmSpec,
+        spec: &mut super::Contender,
         raw: &S<RawDeployment>,
         i: usize,
         policy: &crate::policy::Policy,
         duration: Nanos,
     ) -> Result<()> {
         let field = format!("contender[{i}].deployment");
-        let stack = spec.stack.as_ref().expect("a contender has a stack");
+        let stack = spec.stack().expect("a contender has a stack");
         let plain = stack.rules.len() == 1
             && stack.bypass.is_empty()
             && stack.rules[0].key == policy.key
@@ -536,9 +536,8 @@ impl Ctx<'_> {
                  behind replicas are not modelled",
             ));
         }
-        let dep = self.deployment(raw, &field, spec.kind, spec.profile.is_some(), duration)?;
-        spec.deployment = Some(Box::new(dep));
-        spec.stack = None;
+        let dep = self.deployment(raw, &field, spec.kind, spec.profile().is_some(), duration)?;
+        spec.deploy(dep, &field);
         Ok(())
     }
 }

@@ -1,29 +1,29 @@
 //! The metric names a scenario's reports offer, for validating `expect` lines and `[goals]`
-//! before anything runs: the shape of an empty report ([`crate::metrics::shape`]) plus the
-//! figures this scenario's features add (identity, contenders, alerts).
+//! before anything runs: the shape of an empty report ([`crate::metrics::shape`]) with the
+//! figures this scenario's features add ([`crate::metrics::Features`]), and its alerts'.
 
 use super::Scenario;
+use crate::metrics::Features;
+
+impl Scenario {
+    /// What of this scenario adds figures to every row of its report.
+    pub fn features(&self) -> Features {
+        Features {
+            contenders: super::contender::uses_contenders(self),
+            deployments: super::deployment::uses_deployments(self),
+            keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
+        }
+    }
+}
 
 /// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
 /// empty report, built without running or recording anything).
+///
+/// [`shape`]: crate::metrics::shape
 pub fn metric_names(scenario: &Scenario) -> crate::metrics::MetricNames {
     let mut report =
         crate::metrics::shape(scenario.traffic.iter().map(|s| (s.name.as_str(), s.role)));
-    if crate::metrics::keys_per_client_kept(&scenario.policy.key, &scenario.traffic) {
-        for source in &mut report.sources {
-            source.keys_per_client_max = Some(0.0);
-            source.keys_per_client_mean = Some(0.0);
-        }
-    }
-    if scenario.algorithms.iter().any(|a| a.stack.is_some()) {
-        // Contenders add their own figures to every row of the scenario.
-        report.bypassed = Some(0);
-        report.unlimited = Some(0);
-        report.warned = Some(0);
-    }
-    if super::deployment::uses_deployments(scenario) {
-        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
-    }
+    scenario.features().fill(&mut report);
     let mut names = crate::metrics::MetricNames::of_report(&report);
     // Alert figures exist only in runs that evaluate the scenario's rules.
     names

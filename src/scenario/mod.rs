@@ -53,7 +53,7 @@ pub struct Scenario {
     /// library aligns windows to the wall clock read it (see docs/scenario-format.md).
     pub start: Nanos,
     pub policy: Policy,
-    pub algorithms: Vec<AlgorithmSpec>,
+    pub algorithms: Vec<Contender>,
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.
     pub bucket: Nanos,
@@ -79,43 +79,150 @@ pub struct SweepSpec {
 }
 
 /// One contender to run: an algorithm of the short form with its parameters (the policy's,
-/// unless overridden), or a `[[contender]]` with its stack of rules. Reports name it `name`.
+/// unless overridden), a profile, a `[[contender]]` with its stack of rules, or one of these
+/// deployed on replicas. Reports name it `name`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AlgorithmSpec {
+pub struct Contender {
     /// The algorithm's name in the short form; the contender's name otherwise.
     pub name: String,
     pub description: String,
     /// The (first rule's) algorithm and parameters.
     pub kind: AlgorithmKind,
     pub params: Params,
-    /// `None`: one limiter under the policy's key for every request (the short form).
-    pub stack: Option<Box<contender::Stack>>,
-    /// For a profile, the limiter configured from its native parameters (`[profile.NAME]`).
-    pub profile: Option<Profile>,
-    /// Several replicas and a store (`[deployment]`, `[contender.deployment]`); `None`: one node.
-    pub deployment: Option<Box<deployment::Deployment>>,
+    /// Where the scenario declares it (`algorithms`, `contender[2]`), for errors.
+    pub field: String,
+    /// How it decides: only the legal shapes can be built.
+    pub shape: Shape,
 }
 
-impl AlgorithmSpec {
+/// The former name of [`Contender`], kept while branches that name it merge.
+pub type AlgorithmSpec = Contender;
+
+/// One limiter under the policy's key: `kind` with `params`, or a profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Single {
+    /// `kind` built from `params`.
+    Algorithm,
+    /// The limiter configured from its native parameters (`[profile.NAME]`).
+    Profile(Profile),
+}
+
+/// How a [`Contender`] decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// One limiter on one node (the short form, a profile).
+    Single(Single),
+    /// A `[[contender]]`'s stack of rules, in memory on one node.
+    Stack(Box<contender::Stack>),
+    /// One limiter on several replicas and a store (`[deployment]`, `[contender.deployment]`).
+    Deployed {
+        single: Single,
+        deployment: Box<deployment::Deployment>,
+    },
+}
+
+impl Contender {
     /// A short-form entry: `kind` under the policy, named after it.
     pub fn short(kind: AlgorithmKind, params: Params) -> Self {
-        AlgorithmSpec {
+        Contender {
             name: kind.name().to_string(),
             description: String::new(),
             kind,
             params,
-            stack: None,
-            profile: None,
-            deployment: None,
+            field: "algorithms".into(),
+            shape: Shape::Single(Single::Algorithm),
         }
     }
 
-    /// Calls `visitor` with the concrete limiter this spec runs.
+    /// Calls `visitor` with the concrete limiter this contender runs (its first rule's for a
+    /// stack).
     pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
-        match self.profile {
+        match self.profile() {
             Some(profile) => Ok(profile.visit(visitor)),
             None => self.kind.visit(self.params, visitor),
         }
+    }
+
+    /// The profile it runs (its first rule's for a stack); `None` for an algorithm.
+    pub fn profile(&self) -> Option<Profile> {
+        match &self.shape {
+            Shape::Single(Single::Profile(p)) => Some(*p),
+            Shape::Deployed {
+                single: Single::Profile(p),
+                ..
+            } => Some(*p),
+            Shape::Stack(stack) => stack.rules[0].profile,
+            _ => None,
+        }
+    }
+
+    pub fn profile_mut(&mut self) -> Option<&mut Profile> {
+        match &mut self.shape {
+            Shape::Single(Single::Profile(p))
+            | Shape::Deployed {
+                single: Single::Profile(p),
+                ..
+            } => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn stack(&self) -> Option<&contender::Stack> {
+        match &self.shape {
+            Shape::Stack(stack) => Some(stack),
+            _ => None,
+        }
+    }
+
+    pub fn stack_mut(&mut self) -> Option<&mut contender::Stack> {
+        match &mut self.shape {
+            Shape::Stack(stack) => Some(stack),
+            _ => None,
+        }
+    }
+
+    pub fn deployment(&self) -> Option<&deployment::Deployment> {
+        match &self.shape {
+            Shape::Deployed { deployment, .. } => Some(deployment),
+            _ => None,
+        }
+    }
+
+    /// Puts the contender on `deployment`, declared at `field`. A stack must be one plain rule
+    /// (validation checks it), which then decides alone.
+    pub fn deploy(&mut self, deployment: deployment::Deployment, field: &str) {
+        let single = match self.profile() {
+            Some(p) => Single::Profile(p),
+            None => Single::Algorithm,
+        };
+        self.shape = Shape::Deployed {
+            single,
+            deployment: Box::new(deployment),
+        };
+        self.field = field.to_string();
+    }
+
+    /// Refuses a contender an external store cannot decide for (`--store`, `rlsim verify`):
+    /// stacked rules and simulated deployments decide in memory only. `path` is the scenario's.
+    pub fn through_store(&self, path: &Path) -> Result<()> {
+        let what = match self.shape {
+            Shape::Single(_) => return Ok(()),
+            Shape::Stack(_) => "stacked rules decide",
+            Shape::Deployed { .. } => "a simulated deployment decides",
+        };
+        Err(crate::error::Error::Scenario {
+            location: Location {
+                path: path.to_path_buf(),
+                line: None,
+                column: None,
+            },
+            field: Some(self.field.clone()),
+            message: format!(
+                "contender `{}`: {what} in memory only; an external store (--store) runs the \
+                 short-form algorithms",
+                self.name
+            ),
+        })
     }
 }
 

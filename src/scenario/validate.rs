@@ -5,7 +5,7 @@ use super::expect::{self, Expectation};
 use super::metric_names;
 use super::raw::{RawOverride, RawScenario, S};
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
-use super::{AlgorithmSpec, Scenario};
+use super::{Contender, Scenario, Shape, Single};
 use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params, ProfileKind};
 use crate::error::{Error, Location, Result};
@@ -212,9 +212,14 @@ impl<'a> Ctx<'a> {
         let mut algorithms = algorithms;
         if let Some(d) = &raw.deployment {
             for spec in &mut algorithms {
-                let dep =
-                    self.deployment(d, "deployment", spec.kind, spec.profile.is_some(), duration)?;
-                spec.deployment = Some(Box::new(dep));
+                let dep = self.deployment(
+                    d,
+                    "deployment",
+                    spec.kind,
+                    spec.profile().is_some(),
+                    duration,
+                )?;
+                spec.deploy(dep, "deployment");
             }
         }
         let short = algorithms.len();
@@ -240,8 +245,10 @@ impl<'a> Ctx<'a> {
             }
         }
         for spec in &mut algorithms {
-            spec.profile = spec.profile.map(|p| p.starting_at(start));
-            if let Some(stack) = &mut spec.stack {
+            if let Some(p) = spec.profile_mut() {
+                *p = p.starting_at(start);
+            }
+            if let Some(stack) = spec.stack_mut() {
                 for rule in &mut stack.rules {
                     rule.profile = rule.profile.map(|p| p.starting_at(start));
                 }
@@ -347,11 +354,11 @@ impl<'a> Ctx<'a> {
         &self,
         raw: &RawScenario,
         traffic: &[crate::traffic::SourceSpec],
-        contenders: &[super::AlgorithmSpec],
+        contenders: &[Contender],
     ) -> Result<()> {
         let Some(rule) = contenders
             .iter()
-            .filter_map(|c| c.stack.as_deref())
+            .filter_map(|c| c.stack())
             .flat_map(|s| &s.rules)
             .find(|r| r.key.identity_fn().is_some())
         else {
@@ -425,7 +432,7 @@ impl<'a> Ctx<'a> {
             .map_err(|m: String| self.err(s.span(), field, m))
     }
 
-    fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<AlgorithmSpec>> {
+    fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<Contender>> {
         let kinds: Vec<AlgorithmKind> = match &raw.algorithms {
             // With contenders, the short form runs only the algorithms it lists.
             None if !raw.contender.is_empty() => Vec::new(),
@@ -459,9 +466,9 @@ impl<'a> Ctx<'a> {
             window: policy.window,
             burst: policy.burst,
         };
-        let mut specs: Vec<AlgorithmSpec> = kinds
+        let mut specs: Vec<Contender> = kinds
             .iter()
-            .map(|&kind| AlgorithmSpec::short(kind, base))
+            .map(|&kind| Contender::short(kind, base))
             .collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");
@@ -492,7 +499,7 @@ impl<'a> Ctx<'a> {
             }
         }
         self.profiles(raw, &mut specs)?;
-        for spec in specs.iter().filter(|s| s.profile.is_none()) {
+        for spec in specs.iter().filter(|s| s.profile().is_none()) {
             spec.kind.validate(spec.params).map_err(|e| {
                 // Point at the table the parameters came from: the override, or the policy.
                 let name = spec.kind.name();
@@ -509,7 +516,7 @@ impl<'a> Ctx<'a> {
 
     /// Configures every profile of `specs` from its `[profile.NAME]` table (or the policy alone),
     /// pointing any error at the parameter's line.
-    fn profiles(&self, raw: &RawScenario, specs: &mut [AlgorithmSpec]) -> Result<()> {
+    fn profiles(&self, raw: &RawScenario, specs: &mut [Contender]) -> Result<()> {
         for (name, table) in &raw.profile {
             let field = format!("profile.{name}");
             let kind: AlgorithmKind = name
@@ -581,7 +588,7 @@ impl<'a> Ctx<'a> {
                     ),
                 }
             })?;
-            spec.profile = Some(profile);
+            spec.shape = Shape::Single(Single::Profile(profile));
         }
         Ok(())
     }

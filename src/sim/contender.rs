@@ -6,24 +6,23 @@
 //! keys it its own way. What a rule needs to know of a request (route, user, tier, bypass) is
 //! worked out once per identity and source, not per request.
 
-use super::engine::{Capture, Detail, Gate, Observers, simulate};
-use super::{Clients, DecisionSink, Progress};
+use super::engine::{Capture, Detail, Gate};
+use super::harness::{ARRIVAL_CAPTURE_LIMIT, Captured, Contest, Setup, time_gate};
 use crate::algorithms::{
-    Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome,
+    Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, Recorder, RuleTally, Throughput};
+use crate::metrics::{AlgorithmReport, RuleTally, Timing};
 use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
+use crate::scenario::Scenario;
 use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
-use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
 use crate::traffic::via::Wire;
 use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 /// One rule's keyed limiter, whatever its algorithm.
 trait RuleLimiter: Send {
@@ -130,7 +129,7 @@ struct RuleRun {
 }
 
 /// A contender's rules as the engine's [`Gate`].
-struct StackGate<'a> {
+pub(super) struct StackGate<'a> {
     stack: &'a Stack,
     rules: Vec<RuleRun>,
     ids: Arc<Mutex<Identities>>,
@@ -155,9 +154,6 @@ struct StackGate<'a> {
     peak: MemoryUsage,
     /// Whether the rules' tallies (metrics, not decisions) are kept: not while timing.
     tallies: bool,
-    /// The first arrivals decided, to time the stack afterwards (up to `capture_limit`).
-    capture: Vec<Arrival>,
-    capture_limit: usize,
 }
 
 /// The key `spec` gives a request with identity `fields` seen through `wire` (`None`: a direct
@@ -283,9 +279,6 @@ impl Gate for StackGate<'_> {
     }
 
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
-        if self.capture.len() < self.capture_limit {
-            self.capture.push(*a);
-        }
         let now = a.time;
         let known = self.known(a);
         let unlimited = (
@@ -320,18 +313,13 @@ impl Gate for StackGate<'_> {
 }
 
 impl StackGate<'_> {
+    /// The memory the rules hold together now.
+    fn current(&mut self) -> MemoryUsage {
+        self.rules.iter_mut().map(|r| r.limiter.current()).sum()
+    }
+
     fn note_memory(&mut self) {
-        let mut sum = MemoryUsage::default();
-        for r in &mut self.rules {
-            let m = r.limiter.current();
-            sum.live_keys += m.live_keys;
-            sum.state_bytes += m.state_bytes;
-            sum.redis_bytes += m.redis_bytes;
-        }
-        let p = &mut self.peak;
-        p.live_keys = p.live_keys.max(sum.live_keys);
-        p.state_bytes = p.state_bytes.max(sum.state_bytes);
-        p.redis_bytes = p.redis_bytes.max(sum.redis_bytes);
+        self.peak = self.peak.max(self.current());
     }
 
     /// The stack's decision on a request some rule applies to (its keys in `keys_now`).
@@ -441,7 +429,6 @@ impl<'a> StackGate<'a> {
         ids: Arc<Mutex<Identities>>,
         tiers: Vec<FxHashMap<String, String>>,
         signed_in: Vec<Option<bool>>,
-        capture_limit: usize,
     ) -> Self {
         let rules = stack
             .rules
@@ -489,185 +476,141 @@ impl<'a> StackGate<'a> {
             warned: 0,
             peak: MemoryUsage::default(),
             tallies: true,
-            capture: Vec::with_capacity(capture_limit.min(1 << 14)),
-            capture_limit,
         }
     }
 }
 
-/// Arrivals kept per contender to time its stack afterwards (32 bytes each: 16 MiB at most).
-const CAPTURE_LIMIT: usize = 1 << 19;
+/// A contender's stack of rules as the harness runs it (see the module docs).
+pub(super) struct StackContest<'a> {
+    stack: &'a Stack,
+    scenario: &'a Scenario,
+    ids: Option<Arc<Mutex<Identities>>>,
+    tiers: Vec<FxHashMap<String, String>>,
+    signed_in: Vec<Option<bool>>,
+}
 
-/// `(decisions, wall ns)` of `gate` deciding `arrivals` again, looped (shifted later in time
-/// each pass by their span plus the longest window; at least once) until enough were timed, as the short
-/// form times one limiter (`time_decisions`): the whole stack's decision (matching, keying,
-/// every applying rule) per request, without the metrics.
-fn time_stack(gate: &mut StackGate, arrivals: &[Arrival], window: Nanos) -> (u64, u64) {
-    let mut decisions = 0u64;
-    let started = Instant::now();
-    if let (Some(first), Some(last)) = (arrivals.first(), arrivals.last()) {
-        let span = (last.time - first.time).saturating_add(window);
-        let mut offset = 0u64;
-        // At least one pass, so every captured arrival is timed whatever the machine's load.
-        loop {
-            for a in arrivals {
-                let shifted = Arrival {
-                    time: (a.time - first.time).saturating_add(offset),
-                    ..*a
-                };
-                std::hint::black_box(gate.decide(&shifted).0);
-            }
-            decisions += arrivals.len() as u64;
-            offset = offset.saturating_add(span);
-            if decisions >= super::TIMING_DECISIONS || started.elapsed() >= super::TIMING_BUDGET {
-                break;
+impl<'a> StackContest<'a> {
+    pub fn new(scenario: &'a Scenario, stack: &'a Stack) -> Self {
+        StackContest {
+            stack,
+            scenario,
+            ids: None,
+            tiers: scenario.traffic.iter().enumerate().map(tiers).collect(),
+            signed_in: scenario.traffic.iter().map(source_signed_in).collect(),
+        }
+    }
+
+    fn build_gate(&self) -> StackGate<'a> {
+        let ids = Arc::clone(self.ids.as_ref().expect("sources built first"));
+        let (tiers, signed_in) = (self.tiers.clone(), self.signed_in.clone());
+        StackGate::new(self.stack, self.scenario, ids, tiers, signed_in)
+    }
+}
+
+/// Per user of source `index`, its tier (for a source with tiers).
+fn tiers((index, s): (usize, &traffic::SourceSpec)) -> FxHashMap<String, String> {
+    let mut map = FxHashMap::default();
+    if !s.population.tiers.is_empty() {
+        for j in 0..s.population.clients {
+            let unspecified = std::net::IpAddr::from([0, 0, 0, 0]);
+            let user = Identity::of_client(s, index, j, unspecified, |_| false).user;
+            if let Some(t) = s.population.tier(j) {
+                map.entry(user).or_insert_with(|| t.to_string());
             }
         }
     }
-    (decisions, started.elapsed().as_nanos() as u64)
+    map
 }
 
-/// Simulates one contender with a stack of rules (see the module docs).
-pub fn run_stack<S: DecisionSink>(
-    scenario: &Scenario,
-    spec: &AlgorithmSpec,
-    stack: &Stack,
-    mut sink: Option<S>,
-    measure_decisions: bool,
-    progress: Option<&Progress>,
-) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
-    let started = Instant::now();
-    let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
-    let mut space = KeySpace::recording_paths();
-    let inner = traffic::build_sources(&scenario.traffic, &all, scenario.seed, &mut space)?;
-    let mut keys = KeySpace::new();
-    let mut ids = Identities {
-        space,
-        policy: scenario.policy.key.clone(),
-        to_key: Vec::new(),
-        to_client: Vec::new(),
-    };
-    // Every synthetic client's key up front, in the order the short form registers them.
-    if !ids.space.is_empty() {
-        let (last, clients) = (ids.space.len() - 1, ids.space.clients());
-        ids.map(
-            last as KeyId,
-            clients.saturating_sub(1) as ClientId,
-            &mut keys,
-        );
+impl<'a> Contest for StackContest<'a> {
+    type Gate = Captured<StackGate<'a>>;
+
+    /// The metrics' keys only: the identities live in the stack's own keyspace.
+    fn keyspace(&self, _: bool) -> KeySpace {
+        KeySpace::new()
     }
-    let ids = Arc::new(Mutex::new(ids));
-    let sources: Vec<Box<dyn Source>> = inner
-        .into_iter()
-        .map(|inner| {
-            Box::new(Identified {
-                inner,
-                ids: Arc::clone(&ids),
-            }) as Box<dyn Source>
-        })
-        .collect();
-    let tiers = scenario
-        .traffic
-        .iter()
-        .enumerate()
-        .map(|(index, s)| {
-            let mut map = FxHashMap::default();
-            if !s.population.tiers.is_empty() {
-                for j in 0..s.population.clients {
-                    let unspecified = std::net::IpAddr::from([0, 0, 0, 0]);
-                    let user = Identity::of_client(s, index, j, unspecified, |_| false).user;
-                    if let Some(t) = s.population.tier(j) {
-                        map.entry(user).or_insert_with(|| t.to_string());
-                    }
-                }
-            }
-            map
-        })
-        .collect();
-    let signed_in: Vec<Option<bool>> = scenario.traffic.iter().map(source_signed_in).collect();
-    let capture_limit = if measure_decisions { CAPTURE_LIMIT } else { 0 };
-    let mut gate = StackGate::new(
-        stack,
-        scenario,
-        Arc::clone(&ids),
-        tiers,
-        signed_in,
-        capture_limit,
-    );
-    let mut recorder = Recorder::new(
-        &scenario.policy,
-        &scenario.traffic,
-        scenario.duration,
-        scenario.bucket,
-    );
-    recorder.reserve_for(&keys);
-    let mut capture = Capture::new(0);
-    let unobserved = Progress::new();
-    let observers = Observers {
-        recorder: &mut recorder,
-        sink: sink.as_mut().map(|s| s as &mut dyn DecisionSink),
-        capture: &mut capture,
-        progress: progress.unwrap_or(&unobserved),
-    };
-    let mut clients = Clients::new(&scenario.reactions, scenario.seed);
-    simulate(
-        &mut gate,
-        sources,
-        &mut keys,
-        &mut clients,
-        scenario.policy.window,
-        observers,
-    )?;
-    let elapsed = started.elapsed();
-    let mut end = MemoryUsage::default();
-    for r in &mut gate.rules {
-        let e = r.limiter.current();
-        end.live_keys += e.live_keys;
-        end.state_bytes += e.state_bytes;
-        end.redis_bytes += e.redis_bytes;
+
+    fn sources(
+        &mut self,
+        scenario: &Scenario,
+        keys: &mut KeySpace,
+    ) -> Result<Vec<Box<dyn Source>>> {
+        let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
+        let mut space = KeySpace::recording_paths();
+        let inner = traffic::build_sources(&scenario.traffic, &all, scenario.seed, &mut space)?;
+        let mut ids = Identities {
+            space,
+            policy: scenario.policy.key.clone(),
+            to_key: Vec::new(),
+            to_client: Vec::new(),
+        };
+        // Every synthetic client's key up front, in the order the short form registers them.
+        if !ids.space.is_empty() {
+            let (last, clients) = (ids.space.len() - 1, ids.space.clients());
+            ids.map(last as KeyId, clients.saturating_sub(1) as ClientId, keys);
+        }
+        let ids = Arc::new(Mutex::new(ids));
+        self.ids = Some(Arc::clone(&ids));
+        Ok(inner
+            .into_iter()
+            .map(|inner| {
+                let ids = Arc::clone(&ids);
+                Box::new(Identified { inner, ids }) as Box<dyn Source>
+            })
+            .collect())
     }
-    let peak = gate.peak;
-    // A fresh stack (fresh limiters, no tallies) decides the captured arrivals again, timed.
-    let arrivals = std::mem::take(&mut gate.capture);
-    let mut fresh = StackGate::new(
-        stack,
-        scenario,
-        Arc::clone(&ids),
-        gate.tiers.clone(),
-        gate.signed_in.clone(),
-        0,
-    );
-    fresh.tallies = false;
-    let timed = time_stack(&mut fresh, &arrivals, longest_window(stack));
-    let mut report = recorder.finish(&scenario.traffic, &spec.name, spec.params, &keys, peak, end);
-    report.bypassed = Some(gate.bypassed);
-    report.unlimited = Some(gate.unlimited);
-    report.warned = Some(gate.warned);
-    if crate::scenario::deployment::uses_deployments(scenario) {
-        report.deployment = Some(crate::metrics::DeploymentReport::single_node());
+
+    fn gate(&mut self, setup: &Setup, _: &KeySpace) -> Result<Self::Gate> {
+        let limit = if setup.timed {
+            ARRIVAL_CAPTURE_LIMIT
+        } else {
+            0
+        };
+        Ok(Captured::new(self.build_gate(), limit))
     }
-    let source_names: Vec<String> = scenario.traffic.iter().map(|s| s.name.clone()).collect();
-    report.rules = gate
-        .rules
-        .into_iter()
-        .zip(&stack.rules)
-        .map(|(run, rule)| {
-            run.tally.finish(
-                rule.name.clone(),
-                rule.kind.name(),
-                rule.params,
-                rule.key.clone(),
-                &source_names,
-            )
-        })
-        .collect();
-    let throughput = Throughput {
-        algorithm: spec.name.clone(),
-        decisions_timed: timed.0,
-        decision_elapsed_ns: timed.1,
-        decisions_per_sec: timed.0 as f64 / (timed.1 as f64 / 1e9).max(1e-9),
-        simulation_elapsed_ns: elapsed.as_nanos() as u64,
-        simulated_requests_per_sec: report.offered as f64 / elapsed.as_secs_f64().max(1e-9),
-    };
-    Ok((report, throughput, sink))
+
+    fn params(&self) -> Params {
+        let first = &self.stack.rules[0];
+        first.params
+    }
+
+    fn evict_every(&self) -> Nanos {
+        self.scenario.policy.window
+    }
+
+    fn memory(&self, gate: &mut Self::Gate) -> (MemoryUsage, MemoryUsage) {
+        let end = gate.gate.current();
+        (gate.gate.peak, end)
+    }
+
+    fn figures(&self, gate: &mut Self::Gate, report: &mut AlgorithmReport) {
+        let gate = &mut gate.gate;
+        report.bypassed = Some(gate.bypassed);
+        report.unlimited = Some(gate.unlimited);
+        report.warned = Some(gate.warned);
+        let source_names: Vec<String> = self
+            .scenario
+            .traffic
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        report.rules = std::mem::take(&mut gate.rules)
+            .into_iter()
+            .zip(&self.stack.rules)
+            .map(|(run, rule)| {
+                let (name, key) = (rule.name.clone(), rule.key.clone());
+                run.tally
+                    .finish(name, rule.kind.name(), rule.params, key, &source_names)
+            })
+            .collect();
+    }
+
+    /// A fresh stack (fresh limiters, no tallies) decides the captured arrivals again: the
+    /// whole stack's decision (matching, keying, every applying rule) per request, without
+    /// the metrics.
+    fn time(self, gate: Self::Gate, _: &Capture) -> Timing {
+        let mut fresh = self.build_gate();
+        fresh.tallies = false;
+        time_gate(&mut fresh, &gate.arrivals, longest_window(self.stack))
+    }
 }

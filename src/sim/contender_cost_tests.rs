@@ -1,17 +1,7 @@
 //! What a contender costs: the peak memory of its rules together, and its decisions timed.
 
-use super::{DecisionSink, Detail, run};
-use crate::algorithms::Decision;
-use crate::error::Result;
+use super::{RunOptions, run_all};
 use crate::scenario::Scenario;
-use crate::traffic::{Arrival, KeySpace};
-
-struct NoSink;
-impl DecisionSink for NoSink {
-    fn record(&mut self, _: &Arrival, _: &Decision, _: &Detail, _: &KeySpace) -> Result<()> {
-        Ok(())
-    }
-}
 
 /// Ten clients on /a for the first 3 s, ten others on /b from 10 s to 13 s; one rule per
 /// route. Idle keys are swept every second (the policy's window), so /a's ten keys are gone
@@ -56,7 +46,7 @@ fn peak_memory_is_the_peak_of_the_sum() {
         routes = ["/b"]
     "#;
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
     let r = &report.algorithms[0];
     assert_eq!(r.offered, 120);
     assert_eq!(r.peak_live_keys, 10);
@@ -105,7 +95,7 @@ fn a_rule_matches_http_methods() {
         methods = ["POST"]
     "#;
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
     let r = &report.algorithms[0];
     let source = |n: &str| r.sources.iter().find(|s| s.name == n).unwrap();
     assert_eq!(

@@ -4,19 +4,9 @@
 //! `tests/integration/identity.rs`): a rule keyed by an identity function decides like the
 //! short form keyed by it.
 
-use super::{DecisionSink, Detail, run};
-use crate::algorithms::Decision;
-use crate::error::Result;
+use super::{RunOptions, run_all};
 use crate::metrics::{AlgorithmReport, SourceKeys};
 use crate::scenario::Scenario;
-use crate::traffic::{Arrival, KeySpace};
-
-struct NoSink;
-impl DecisionSink for NoSink {
-    fn record(&mut self, _: &Arrival, _: &Decision, _: &Detail, _: &KeySpace) -> Result<()> {
-        Ok(())
-    }
-}
 
 /// One contender per `(name, key)`, each one sliding-window-log rule of 60 per minute keyed by
 /// `key`, over 2 minutes of `sources`. The policy keys by the true address.
@@ -35,7 +25,7 @@ fn scenario(keys: &[(&str, &str)], sources: &str) -> String {
 
 fn run_text(text: &str) -> Vec<AlgorithmReport> {
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
     report.algorithms
 }
 

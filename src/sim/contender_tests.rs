@@ -1,7 +1,7 @@
 //! Hand-computed runs of `[[contender]]` stacks: both commit semantics, matchers, per-tier
 //! limits, bypass, warnings and per-rule accuracy.
 
-use super::{DecisionSink, Detail, run};
+use super::{DecisionSink, Detail, RunOptions, run_all};
 use crate::algorithms::{Decision, Outcome};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -32,7 +32,11 @@ impl DecisionSink for Log {
 
 fn run_logged(text: &str) -> (Vec<AlgorithmReport>, Vec<Log>) {
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, logs) = run(&scenario, |_, _| Ok(Some(Log::default())), None).unwrap();
+    let (report, logs) = run_all(
+        &scenario,
+        RunOptions::new().with_sinks(|_, _| Ok(Some(Log::default()))),
+    )
+    .unwrap();
     (
         report.algorithms,
         logs.into_iter().map(Option::unwrap).collect(),

@@ -185,6 +185,11 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         }
     }
 
+    /// The limiter each replica runs (to deploy it afresh).
+    pub fn into_limiter(self) -> L {
+        self.limiter
+    }
+
     /// The replica the balancer sends `a` to.
     fn replica(&mut self, a: &Arrival) -> usize {
         let n = self.dep.replicas as u64;
@@ -350,11 +355,7 @@ impl<'d, L: Limiter> Deployed<'d, L> {
     pub fn note_memory(&mut self) {
         let m = self.memory();
         self.end = m;
-        if m.live_keys > self.peak.live_keys {
-            self.peak.live_keys = m.live_keys;
-        }
-        self.peak.state_bytes = self.peak.state_bytes.max(m.state_bytes);
-        self.peak.redis_bytes = self.peak.redis_bytes.max(m.redis_bytes);
+        self.peak = self.peak.max(m);
     }
 
     fn incr(&mut self, key: KeyId, t: Nanos) -> Decision {

@@ -2,20 +2,11 @@
 //! every decision's client has its key's id) give every figure a run with client entries
 //! kept from the start gives: the same scenarios, run both ways, give the same reports.
 
-use super::{DecisionSink, Detail, run};
-use crate::algorithms::Decision;
-use crate::error::Result;
+use super::{RunOptions, run_all};
 use crate::metrics::{MIRRORED_AT_FINISH, NO_MIRROR};
 use crate::scenario::Scenario;
-use crate::traffic::{Arrival, KeySpace};
-use proptest::prelude::*;
 
-struct NoSink;
-impl DecisionSink for NoSink {
-    fn record(&mut self, _: &Arrival, _: &Decision, _: &Detail, _: &KeySpace) -> Result<()> {
-        Ok(())
-    }
-}
+use proptest::prelude::*;
 
 /// The reports of `text` as JSON, and how many algorithms finished with mirrored clients.
 fn reports(text: &str, mirror: bool) -> (String, u32) {
@@ -28,7 +19,7 @@ fn reports(text: &str, mirror: bool) -> (String, u32) {
     pool.install(|| {
         NO_MIRROR.set(!mirror);
         MIRRORED_AT_FINISH.set(0);
-        let (report, _) = run::<NoSink, _>(&scenario, |_, _| Ok(None), None).unwrap();
+        let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
         let json = serde_json::to_string(&report.algorithms).unwrap();
         (json, MIRRORED_AT_FINISH.get())
     })

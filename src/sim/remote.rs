@@ -7,12 +7,11 @@
 //! decision compared). This module knows no Redis: the store module implements [`Remote`].
 
 use super::engine::{Detail, Gate};
-use crate::algorithms::{Decision, KeyedLimiter, Limiter};
+use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter};
 use crate::error::Result;
-use crate::scenario::AlgorithmSpec;
+use crate::scenario::Contender;
 use crate::time::Nanos;
 use crate::traffic::Arrival;
-use std::any::Any;
 
 /// One algorithm's decisions made by an external store.
 pub trait Remote: Send {
@@ -22,20 +21,14 @@ pub trait Remote: Send {
     /// [`Remote::finish`] returns it.
     fn decide(&mut self, arrival: &Arrival, model: &Decision) -> Decision;
 
-    /// After the run: the first failure, if any. Called once.
-    fn finish(&mut self) -> Result<()>;
+    /// After the run: what was compared, or the first failure. Called once.
+    fn finish(&mut self) -> Result<Tally>;
 }
 
 /// Opens a [`Remote`] per algorithm of a run.
 pub trait RemoteFactory: Sync {
-    /// The remote for the algorithm `spec` (index `index` in the scenario), whose concrete
-    /// in-memory limiter is `limiter` (to read its configuration).
-    fn open(
-        &self,
-        index: usize,
-        spec: &AlgorithmSpec,
-        limiter: &dyn Any,
-    ) -> Result<Box<dyn Remote>>;
+    /// The remote for `contender` (index `index` in the scenario).
+    fn open(&self, index: usize, contender: &Contender) -> Result<Box<dyn Remote>>;
 }
 
 /// The in-memory limiter with a remote deciding beside it.
@@ -57,5 +50,67 @@ impl<L: Limiter> Gate for Shadowed<L> {
     fn evict_idle(&mut self, now: Nanos) {
         // Only the model's memory: the store's keys carry their own (virtual) expiry.
         self.keyed.evict_idle(now)
+    }
+}
+
+/// The first decision on which the store and the model differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Disagreement {
+    /// 1-based position among the algorithm's decisions.
+    pub request: u64,
+    pub time: Nanos,
+    pub key: KeyId,
+    pub model: Decision,
+    pub store: Decision,
+}
+
+/// One algorithm's comparison.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tally {
+    pub algorithm: String,
+    /// The script that stored it; `None` when no script does (the model ran alone).
+    pub script: Option<&'static str>,
+    /// Decisions made by both.
+    pub decisions: u64,
+    /// Decisions equal in every field (outcome, retry-after or delay, remaining, reset).
+    pub agreed: u64,
+    /// Decisions whose admission (admitted or refused) agrees.
+    pub admissions_agreed: u64,
+    pub first: Option<Disagreement>,
+}
+
+impl Tally {
+    pub fn new(algorithm: &str, script: Option<&'static str>) -> Tally {
+        Tally {
+            algorithm: algorithm.to_string(),
+            script,
+            decisions: 0,
+            agreed: 0,
+            admissions_agreed: 0,
+            first: None,
+        }
+    }
+
+    pub fn record(&mut self, arrival: &Arrival, model: &Decision, store: &Decision) {
+        self.decisions += 1;
+        if model == store {
+            self.agreed += 1;
+        } else if self.first.is_none() {
+            self.first = Some(Disagreement {
+                request: self.decisions,
+                time: arrival.time,
+                key: arrival.key,
+                model: *model,
+                store: *store,
+            });
+        }
+        if model.outcome.is_admitted() == store.outcome.is_admitted() {
+            self.admissions_agreed += 1;
+        }
+    }
+
+    /// Every decision agreed (vacuously so for an algorithm without a script).
+    pub fn exact(&self) -> bool {
+        self.agreed == self.decisions
     }
 }

@@ -103,84 +103,22 @@ fn case(
         window: NANOS_PER_MIN,
         burst: 10_000,
     };
-    struct Model<'a> {
-        times: &'a [u64],
-        keys: usize,
-        params: Params,
-    }
-    impl LimiterVisitor for Model<'_> {
-        type Output = std::result::Result<(Bound, f64), String>;
-        fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output {
-            let bound = Bound::for_limiter(&limiter, self.params).map_err(|e| e.to_string())?;
-            let mut keyed = KeyedLimiter::new(limiter);
-            for key in 0..self.keys as u32 {
-                for &t in self.times {
-                    keyed.decide(key, t);
-                }
-            }
-            Ok((bound, keyed.memory().redis_bytes as f64 / self.keys as f64))
-        }
-    }
-    let (bound, estimate) = algorithm(kind)
-        .visit(
-            params,
-            Model {
-                times: &times,
-                keys,
-                params,
-            },
-        )
-        .map_err(|e| Error::Internal(e.to_string()))?
-        .map_err(Error::Internal)?;
+    let bound = Bound::for_limiter(algorithm(kind), params, None)
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    let estimate = estimate(kind, params, &times, keys)?;
     let failed = |e: redis::RedisError| Error::Store {
         url: url.url.clone(),
         message: format!("measuring {}: {e}", kind.name()),
         during_run: true,
     };
-    let script = redis::Script::new(kind.source());
-    script.load(con).map_err(failed)?;
+    redis::Script::new(kind.source())
+        .load(con)
+        .map_err(failed)?;
     let ns = Namespace::fresh();
     let before = used_memory(con).map_err(failed)?;
-    let mut names = String::new();
-    let mut pipe = redis::pipe();
-    let mut queued = 0;
-    for key in 0..keys as u32 {
-        ns.key(0, key, &mut names);
-        for &t in &times {
-            let call = pipe.cmd("EVALSHA").arg(script.get_hash()).arg(kind.keys());
-            call.arg(&names);
-            if kind.keys() == 2 {
-                call.arg(format!("{names}:exp"));
-            }
-            let time = bound.time_arg(t).expect("times are small");
-            call.arg(time).arg(GC_TTL_MS).arg(&bound.args[..]).ignore();
-            queued += 1;
-            if queued == BATCH {
-                pipe.query::<()>(con).map_err(failed)?;
-                pipe.clear();
-                queued = 0;
-            }
-        }
-    }
-    if queued > 0 {
-        pipe.query::<()>(con).map_err(failed)?;
-    }
+    write_keys(con, &ns, &bound, &times, keys).map_err(failed)?;
     let after = used_memory(con).map_err(failed)?;
-    let sample = keys.min(100) as u32;
-    let mut usage = 0u64;
-    for key in 0..sample {
-        ns.key(0, key, &mut names);
-        usage += memory_usage(con, &names).map_err(failed)?;
-        if kind.keys() == 2 {
-            usage += memory_usage(con, &format!("{names}:exp")).map_err(failed)?;
-        }
-    }
-    ns.key(0, 0, &mut names);
-    let encoding: String = redis::cmd("OBJECT")
-        .arg("ENCODING")
-        .arg(&names)
-        .query(con)
-        .map_err(failed)?;
+    let (usage, sample, encoding) = usage(con, &ns, kind, keys).map_err(failed)?;
     ns.remove(con).map_err(failed)?;
     let case = if shrink {
         format!("{m} then shrunk to 2")
@@ -196,6 +134,94 @@ fn case(
         info_delta: (after as f64 - before as f64) / keys as f64,
         estimate,
     })
+}
+
+/// rlsim's estimate of the Redis bytes per key of `kind` after requests at `times` on each of
+/// `keys` keys.
+fn estimate(kind: ScriptKind, params: Params, times: &[u64], keys: usize) -> Result<f64> {
+    struct Model<'a> {
+        times: &'a [u64],
+        keys: usize,
+    }
+    impl LimiterVisitor for Model<'_> {
+        type Output = f64;
+        fn visit<L: Limiter + 'static>(self, limiter: L) -> f64 {
+            let mut keyed = KeyedLimiter::new(limiter);
+            for key in 0..self.keys as u32 {
+                for &t in self.times {
+                    keyed.decide(key, t);
+                }
+            }
+            keyed.memory().redis_bytes as f64 / self.keys as f64
+        }
+    }
+    algorithm(kind)
+        .visit(params, Model { times, keys })
+        .map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// Runs the script of `bound` for requests at `times` on `keys` keys of `ns`, pipelined.
+fn write_keys(
+    con: &mut redis::Connection,
+    ns: &Namespace,
+    bound: &Bound,
+    times: &[u64],
+    keys: usize,
+) -> redis::RedisResult<()> {
+    let kind = bound.kind;
+    // Loaded by the caller, before the memory was first read.
+    let script = redis::Script::new(kind.source());
+    let mut names = String::new();
+    let mut pipe = redis::pipe();
+    let mut queued = 0;
+    for key in 0..keys as u32 {
+        ns.key(0, key, &mut names);
+        for &t in times {
+            let call = pipe.cmd("EVALSHA").arg(script.get_hash()).arg(kind.keys());
+            call.arg(&names);
+            if kind.keys() == 2 {
+                call.arg(format!("{names}:exp"));
+            }
+            let time = bound.time_arg(t).expect("times are small");
+            call.arg(time).arg(GC_TTL_MS).arg(&bound.args[..]).ignore();
+            queued += 1;
+            if queued == BATCH {
+                pipe.query::<()>(con)?;
+                pipe.clear();
+                queued = 0;
+            }
+        }
+    }
+    if queued > 0 {
+        pipe.query::<()>(con)?;
+    }
+    Ok(())
+}
+
+/// `MEMORY USAGE` summed over a sample of the keys of `ns`, the sample's size, and the first
+/// key's encoding.
+fn usage(
+    con: &mut redis::Connection,
+    ns: &Namespace,
+    kind: ScriptKind,
+    keys: usize,
+) -> redis::RedisResult<(u64, u32, String)> {
+    let mut names = String::new();
+    let sample = keys.min(100) as u32;
+    let mut usage = 0u64;
+    for key in 0..sample {
+        ns.key(0, key, &mut names);
+        usage += memory_usage(con, &names)?;
+        if kind.keys() == 2 {
+            usage += memory_usage(con, &format!("{names}:exp"))?;
+        }
+    }
+    ns.key(0, 0, &mut names);
+    let encoding: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg(&names)
+        .query(con)?;
+    Ok((usage, sample, encoding))
 }
 
 fn used_memory(con: &mut redis::Connection) -> redis::RedisResult<u64> {

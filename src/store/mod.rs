@@ -16,15 +16,13 @@ pub mod verify;
 
 use crate::algorithms::Decision;
 use crate::error::{Error, Result};
-use crate::scenario::AlgorithmSpec;
-use crate::sim::{Remote, RemoteFactory};
+use crate::scenario::Contender;
+use crate::sim::{Remote, RemoteFactory, Tally};
 use crate::traffic::Arrival;
 use scripts::{Bound, ScriptKind, Unscripted};
-use std::any::Any;
 use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
-use verify::Tally;
 
 /// Wall-clock TTL of every key a run writes: only a crashed run's leftovers ever reach it.
 pub const GC_TTL_MS: u64 = 24 * 3600 * 1000;
@@ -209,8 +207,6 @@ pub struct RedisStore {
     url: StoreUrl,
     namespace: Namespace,
     mode: Mode,
-    /// Per algorithm index: its comparison, filled in when its run ends.
-    tallies: Arc<Mutex<Vec<Option<Tally>>>>,
 }
 
 impl RedisStore {
@@ -233,20 +229,11 @@ impl RedisStore {
             url,
             namespace,
             mode,
-            tallies: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
     pub fn url(&self) -> &str {
         &self.url.url
-    }
-
-    /// Each algorithm's comparison, by index (`None`: it did not run through the store).
-    pub fn tallies(&self) -> Vec<Option<Tally>> {
-        self.tallies
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
     }
 
     /// Removes the run's keys; the number removed.
@@ -277,13 +264,9 @@ impl Drop for RedisStore {
 }
 
 impl RemoteFactory for RedisStore {
-    fn open(
-        &self,
-        index: usize,
-        spec: &AlgorithmSpec,
-        limiter: &dyn Any,
-    ) -> Result<Box<dyn Remote>> {
-        let bound = match Bound::for_limiter(limiter, spec.params) {
+    fn open(&self, index: usize, spec: &Contender) -> Result<Box<dyn Remote>> {
+        let profile = spec.profile();
+        let bound = match Bound::for_limiter(spec.kind, spec.params, profile.as_ref()) {
             Ok(b) => Some(b),
             // verify reports such an algorithm as not stored; a run through Redis cannot have it.
             Err(Unscripted::NoScript) if matches!(self.mode, Mode::Verify { .. }) => None,
@@ -310,7 +293,6 @@ impl RemoteFactory for RedisStore {
             exp_key: String::new(),
             tally: Tally::new(&spec.name, bound.map(|b| b.kind.name())),
             failure: None,
-            slots: Arc::clone(&self.tallies),
         }))
     }
 }
@@ -329,7 +311,6 @@ struct RedisRemote {
     exp_key: String,
     tally: Tally,
     failure: Option<Error>,
-    slots: Arc<Mutex<Vec<Option<Tally>>>>,
 }
 
 impl RedisRemote {
@@ -413,15 +394,10 @@ impl Remote for RedisRemote {
         }
     }
 
-    fn finish(&mut self) -> Result<()> {
-        let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        if slots.len() <= self.index {
-            slots.resize(self.index + 1, None);
-        }
-        slots[self.index] = Some(self.tally.clone());
+    fn finish(&mut self) -> Result<Tally> {
         match self.failure.take() {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(self.tally.clone()),
         }
     }
 }

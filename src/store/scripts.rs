@@ -6,13 +6,8 @@
 //! below 2^53 ([`Bound::max_now`]) and refuses a call past it instead of rounding (2^53 ns is
 //! about 104 days of virtual time, shortened by the window the script adds to it).
 
-use crate::algorithms::profiles::{ArticleLuaFixedWindow, ArticleRedisZsetLog};
-use crate::algorithms::{
-    Decision, FixedWindow, Gcra, LeakyBucket, Outcome, Params, SlidingWindowCounter,
-    SlidingWindowLog, TokenBucket,
-};
+use crate::algorithms::{AlgorithmKind, Decision, Outcome, Params, Profile};
 use crate::time::{NANOS_PER_MILLI, Nanos, gcd};
-use std::any::Any;
 
 /// Integers a Lua number holds exactly: below 2^53.
 pub const EXACT: u64 = 1 << 53;
@@ -107,6 +102,24 @@ pub struct Bound {
     pub max_now: Nanos,
 }
 
+/// `kind` with `args`, exact until `margin` (the most any value exceeds `now` by, in the
+/// script's time unit) past `now`; `what` names the margin when it is too large.
+fn bound(
+    kind: ScriptKind,
+    args: [u64; 3],
+    margin: Option<u64>,
+    what: &'static str,
+) -> Result<Bound, Unscripted> {
+    let margin = margin
+        .filter(|&m| m < EXACT / 2)
+        .ok_or(Unscripted::TooLarge(what))?;
+    Ok(Bound {
+        kind,
+        args,
+        max_now: EXACT - 1 - margin,
+    })
+}
+
 /// Why a limiter cannot run as a script.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Unscripted {
@@ -117,108 +130,102 @@ pub enum Unscripted {
 }
 
 impl Bound {
-    /// The script for `limiter` (the concrete in-memory limiter a scenario built, from
-    /// `params` unless it is a profile).
-    pub fn for_limiter(limiter: &dyn Any, params: Params) -> Result<Bound, Unscripted> {
+    /// The script for the limiter of `kind` built from `params`, or for `profile` (which a
+    /// profile kind needs: its native parameters configure the script).
+    pub fn for_limiter(
+        kind: AlgorithmKind,
+        params: Params,
+        profile: Option<&Profile>,
+    ) -> Result<Bound, Unscripted> {
         let (l, w, b) = (params.limit, params.window, params.burst);
-        // `margin`: the most any value exceeds `now` by, in the script's time unit.
-        let bound = |kind, args, margin: Option<u64>, what| {
-            let margin = margin
-                .filter(|&m| m < EXACT / 2)
-                .ok_or(Unscripted::TooLarge(what))?;
-            Ok(Bound {
-                kind,
-                args,
-                max_now: EXACT - 1 - margin,
-            })
-        };
-        if limiter.is::<FixedWindow>() {
-            return bound(
+        match kind {
+            AlgorithmKind::FixedWindow => bound(
                 ScriptKind::FixedWindow,
                 [l, w, 0],
                 w.checked_mul(2),
                 "2 × window",
-            );
-        }
-        if limiter.is::<SlidingWindowLog>() {
-            return bound(
+            ),
+            AlgorithmKind::SlidingWindowLog => bound(
                 ScriptKind::SlidingWindowLog,
                 [l, w, 0],
                 w.checked_mul(2),
                 "2 × window",
-            );
+            ),
+            AlgorithmKind::SlidingWindowCounter => {
+                // limit × window is compared with the weighted previous count.
+                let margin = l.checked_add(3).and_then(|k| k.checked_mul(w));
+                let what = "(limit + 3) × window";
+                bound(ScriptKind::SlidingWindowCounter, [l, w, 0], margin, what)
+            }
+            AlgorithmKind::TokenBucket => {
+                let g = gcd(l, w);
+                let (refill, token) = (l / g, w / g);
+                let capacity = b.checked_mul(token);
+                let margin = capacity.and_then(|c| c.checked_add(token));
+                let args = [refill, token, capacity.unwrap_or(0)];
+                let what = "(burst + 1) × window / gcd(limit, window)";
+                bound(ScriptKind::TokenBucket, args, margin, what)
+            }
+            AlgorithmKind::LeakyBucket => {
+                let g = gcd(l, w);
+                let (scale, interval) = (l / g, w / g);
+                let depth = b.checked_mul(interval);
+                let margin = depth.and_then(|d| d.checked_add(interval.checked_mul(2)?));
+                let args = [scale, interval, depth.unwrap_or(0)];
+                let what = "(burst + 2) × window / gcd(limit, window)";
+                let mut bound = bound(ScriptKind::LeakyBucket, args, margin, what)?;
+                // The script works in ns × scale.
+                bound.max_now /= scale;
+                Ok(bound)
+            }
+            AlgorithmKind::Gcra => {
+                let interval = w / l;
+                let tolerance = b.saturating_sub(1).checked_mul(interval);
+                let margin = tolerance.and_then(|t| t.checked_add(interval.checked_mul(2)?));
+                let args = [interval, tolerance.unwrap_or(0), 0];
+                bound(
+                    ScriptKind::Gcra,
+                    args,
+                    margin,
+                    "(burst + 1) × window / limit",
+                )
+            }
+            AlgorithmKind::Profile(p) => match profile {
+                Some(profile) => Bound::for_profile(profile),
+                // Configured from the policy alone, as a scenario naming it without a table.
+                None => match p.configure(params, &[]) {
+                    Ok(profile) => Bound::for_profile(&profile),
+                    Err(_) => Err(Unscripted::NoScript),
+                },
+            },
         }
-        if limiter.is::<SlidingWindowCounter>() {
-            // limit × window is compared with the weighted previous count.
-            let margin = l.checked_add(3).and_then(|k| k.checked_mul(w));
-            return bound(
-                ScriptKind::SlidingWindowCounter,
-                [l, w, 0],
-                margin,
-                "(limit + 3) × window",
-            );
-        }
-        if limiter.is::<TokenBucket>() {
-            let g = gcd(l, w);
-            let (refill, token) = (l / g, w / g);
-            let capacity = b.checked_mul(token);
-            let margin = capacity.and_then(|c| c.checked_add(token));
-            return bound(
-                ScriptKind::TokenBucket,
-                [refill, token, capacity.unwrap_or(0)],
-                margin,
-                "(burst + 1) × window / gcd(limit, window)",
-            );
-        }
-        if limiter.is::<LeakyBucket>() {
-            let g = gcd(l, w);
-            let (scale, interval) = (l / g, w / g);
-            let depth = b.checked_mul(interval);
-            let margin = depth.and_then(|d| d.checked_add(interval.checked_mul(2)?));
-            let mut bound = bound(
-                ScriptKind::LeakyBucket,
-                [scale, interval, depth.unwrap_or(0)],
-                margin,
-                "(burst + 2) × window / gcd(limit, window)",
-            )?;
-            // The script works in ns × scale.
-            bound.max_now /= scale;
-            return Ok(bound);
-        }
-        if limiter.is::<Gcra>() {
-            let interval = w / l;
-            let tolerance = b.saturating_sub(1).checked_mul(interval);
-            let margin = tolerance.and_then(|t| t.checked_add(interval.checked_mul(2)?));
-            return bound(
-                ScriptKind::Gcra,
-                [interval, tolerance.unwrap_or(0), 0],
-                margin,
-                "(burst + 1) × window / limit",
-            );
-        }
-        if let Some(s) = limiter.downcast_ref::<ArticleRedisZsetLog>() {
-            let (limit, window_ms) = s.config();
-            let mut bound = bound(
-                ScriptKind::ArticleRedisZsetLog,
-                [limit, window_ms, 0],
-                window_ms.checked_mul(2),
-                "2 × windowMs",
-            )?;
-            bound.max_now = bound.max_now.saturating_mul(NANOS_PER_MILLI);
-            return Ok(bound);
-        }
-        if let Some(s) = limiter.downcast_ref::<ArticleLuaFixedWindow>() {
-            let (limit, ttl_ms) = s.config();
-            let mut bound = bound(
-                ScriptKind::ArticleLuaFixedWindow,
-                [limit, ttl_ms, 0],
-                ttl_ms.checked_mul(2),
-                "2 × ttlMs",
-            )?;
-            bound.max_now = bound.max_now.saturating_mul(NANOS_PER_MILLI);
-            return Ok(bound);
-        }
-        Err(Unscripted::NoScript)
+    }
+
+    /// The script of a profile: only the articles' Redis scripts are stored as written.
+    fn for_profile(profile: &Profile) -> Result<Bound, Unscripted> {
+        let (kind, (limit, window_ms), what) = match profile {
+            Profile::ArticleRedisZsetLog(s) => {
+                (ScriptKind::ArticleRedisZsetLog, s.config(), "2 × windowMs")
+            }
+            Profile::ArticleLuaFixedWindow(s) => {
+                (ScriptKind::ArticleLuaFixedWindow, s.config(), "2 × ttlMs")
+            }
+            Profile::Governor(_)
+            | Profile::NginxLimitReq(_)
+            | Profile::ExpressRateLimit(_)
+            | Profile::NestjsThrottler(_)
+            | Profile::RateLimiterFlexible(_)
+            | Profile::PythonLimitsMovingWindow(_)
+            | Profile::PythonLimitsFixedWindow(_)
+            | Profile::PythonLimitsSlidingWindow(_)
+            | Profile::GoXTimeRate(_)
+            | Profile::EnvoyLocal(_)
+            | Profile::ArticleTokenBucket(_)
+            | Profile::ArticleSlidingCounter(_) => return Err(Unscripted::NoScript),
+        };
+        let mut bound = bound(kind, [limit, window_ms, 0], window_ms.checked_mul(2), what)?;
+        bound.max_now = bound.max_now.saturating_mul(NANOS_PER_MILLI);
+        Ok(bound)
     }
 
     /// `ARGV[1]` for a request at `now`: ns, or ms for the article scripts. `None` past
@@ -298,6 +305,7 @@ fn retry_at_ms(now: Nanos, ms: u64) -> Nanos {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::algorithms::ProfileKind;
     use crate::time::NANOS_PER_MIN;
 
     fn params(limit: u64, window: Nanos, burst: u64) -> Params {
@@ -311,20 +319,18 @@ mod tests {
     #[test]
     fn binds_the_derived_integers_of_each_algorithm() {
         let p = params(100, NANOS_PER_MIN, 25);
-        let tb = TokenBucket::new(p).unwrap();
-        let b = Bound::for_limiter(&tb, p).unwrap();
+        let b = Bound::for_limiter(AlgorithmKind::TokenBucket, p, None).unwrap();
         // gcd(100, 60e9) = 100: 1 unit per ns, a token is 6e8 units, 25 of them.
         assert_eq!(b.args, [1, 600_000_000, 15_000_000_000]);
         assert_eq!(b.max_now, EXACT - 1 - 15_600_000_000);
-        let lb = LeakyBucket::new(p).unwrap();
-        let b = Bound::for_limiter(&lb, p).unwrap();
+        let b = Bound::for_limiter(AlgorithmKind::LeakyBucket, p, None).unwrap();
         assert_eq!(b.args, [1, 600_000_000, 15_000_000_000]);
-        let g = Gcra::new(p).unwrap();
-        let b = Bound::for_limiter(&g, p).unwrap();
+        let b = Bound::for_limiter(AlgorithmKind::Gcra, p, None).unwrap();
         assert_eq!(b.args, [600_000_000, 24 * 600_000_000, 0]);
-        let fw = FixedWindow::new(p).unwrap();
         assert_eq!(
-            Bound::for_limiter(&fw, p).unwrap().max_now,
+            Bound::for_limiter(AlgorithmKind::FixedWindow, p, None)
+                .unwrap()
+                .max_now,
             EXACT - 1 - 2 * NANOS_PER_MIN
         );
     }
@@ -333,18 +339,24 @@ mod tests {
     fn refuses_what_doubles_cannot_hold_and_what_has_no_script() {
         // 10^6 per hour: limit × window = 3.6e18 > 2^53.
         let p = params(1_000_000, 3600 * 1_000_000_000, 1);
-        let swc = SlidingWindowCounter::new(p).unwrap();
         assert!(matches!(
-            Bound::for_limiter(&swc, p),
+            Bound::for_limiter(AlgorithmKind::SlidingWindowCounter, p, None),
             Err(Unscripted::TooLarge(_))
         ));
-        assert_eq!(Bound::for_limiter(&7u32, p), Err(Unscripted::NoScript));
+        let governor = ProfileKind::Governor.configure(p, &[]).unwrap();
+        let kind = AlgorithmKind::Profile(ProfileKind::Governor);
+        let none = Err(Unscripted::NoScript);
+        assert_eq!(Bound::for_limiter(kind, p, Some(&governor)), none);
+        assert_eq!(Bound::for_limiter(kind, p, None), none);
+        let article = AlgorithmKind::Profile(ProfileKind::ArticleLuaFixedWindow);
+        let b = Bound::for_limiter(article, p, None).unwrap();
+        assert_eq!(b.kind, ScriptKind::ArticleLuaFixedWindow);
     }
 
     #[test]
     fn time_is_ns_or_ms_and_bounded() {
         let p = params(10, 1_000_000_000, 1);
-        let b = Bound::for_limiter(&FixedWindow::new(p).unwrap(), p).unwrap();
+        let b = Bound::for_limiter(AlgorithmKind::FixedWindow, p, None).unwrap();
         assert_eq!(b.time_arg(1_234_567_891), Some(1_234_567_891));
         assert_eq!(b.time_arg(b.max_now + 1), None);
         let b = Bound {
@@ -358,7 +370,7 @@ mod tests {
     #[test]
     fn decodes_replies() {
         let p = params(10, 1_000_000_000, 1);
-        let b = Bound::for_limiter(&FixedWindow::new(p).unwrap(), p).unwrap();
+        let b = Bound::for_limiter(AlgorithmKind::FixedWindow, p, None).unwrap();
         assert_eq!(
             b.decode(5, &[0, 0, 9, 1_000_000_000]),
             Some(Decision::allow(9, 1_000_000_000))

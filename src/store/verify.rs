@@ -3,70 +3,9 @@
 
 use crate::algorithms::{Decision, KeyId, Outcome};
 use crate::time::Nanos;
-use crate::traffic::Arrival;
 use std::fmt::Write as _;
 
-/// The first decision on which the store and the model differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Disagreement {
-    /// 1-based position among the algorithm's decisions.
-    pub request: u64,
-    pub time: Nanos,
-    pub key: KeyId,
-    pub model: Decision,
-    pub store: Decision,
-}
-
-/// One algorithm's comparison.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tally {
-    pub algorithm: String,
-    /// The script that stored it; `None` when no script does (the model ran alone).
-    pub script: Option<&'static str>,
-    /// Decisions made by both.
-    pub decisions: u64,
-    /// Decisions equal in every field (outcome, retry-after or delay, remaining, reset).
-    pub agreed: u64,
-    /// Decisions whose admission (admitted or refused) agrees.
-    pub admissions_agreed: u64,
-    pub first: Option<Disagreement>,
-}
-
-impl Tally {
-    pub fn new(algorithm: &str, script: Option<&'static str>) -> Tally {
-        Tally {
-            algorithm: algorithm.to_string(),
-            script,
-            decisions: 0,
-            agreed: 0,
-            admissions_agreed: 0,
-            first: None,
-        }
-    }
-
-    pub fn record(&mut self, arrival: &Arrival, model: &Decision, store: &Decision) {
-        self.decisions += 1;
-        if model == store {
-            self.agreed += 1;
-        } else if self.first.is_none() {
-            self.first = Some(Disagreement {
-                request: self.decisions,
-                time: arrival.time,
-                key: arrival.key,
-                model: *model,
-                store: *store,
-            });
-        }
-        if model.outcome.is_admitted() == store.outcome.is_admitted() {
-            self.admissions_agreed += 1;
-        }
-    }
-
-    /// Every decision agreed (vacuously so for an algorithm without a script).
-    pub fn exact(&self) -> bool {
-        self.agreed == self.decisions
-    }
-}
+pub use crate::sim::{Disagreement, Tally};
 
 fn decision(d: &Decision) -> String {
     let outcome = match d.outcome {
@@ -266,6 +205,7 @@ pub fn json(v: &Verification) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::traffic::Arrival;
 
     fn arrival(time: Nanos, key: KeyId) -> Arrival {
         Arrival::new(time, key, 0, 0)

@@ -89,7 +89,7 @@ pub fn point_at(axes: &[Axis], coords: &[usize]) -> usize {
 /// figures a profile did not take), and the same everything else (traffic, duration, seed,
 /// deployment). The policy's own burst only sets the reference the figures compare against.
 fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
-    fn limiter(spec: &crate::scenario::AlgorithmSpec) -> crate::scenario::AlgorithmSpec {
+    fn limiter(spec: &crate::scenario::Contender) -> crate::scenario::Contender {
         let mut spec = spec.clone();
         let plain = |kind: crate::algorithms::AlgorithmKind,
                      params: &mut crate::algorithms::Params,
@@ -104,8 +104,9 @@ fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
                 params.burst = 0;
             }
         };
-        plain(spec.kind, &mut spec.params, spec.profile.is_some());
-        if let Some(stack) = &mut spec.stack {
+        let profile = spec.profile().is_some();
+        plain(spec.kind, &mut spec.params, profile);
+        if let Some(stack) = spec.stack_mut() {
             for rule in &mut stack.rules {
                 plain(rule.kind, &mut rule.params, rule.profile.is_some());
             }
@@ -234,14 +235,10 @@ pub fn run(
                 .zip(coordinates(axes, p))
                 .map(|(a, i)| json_value(&a.values[i]))
                 .collect();
-            let reports: Vec<_> = scenario
-                .algorithms
-                .par_iter()
-                .enumerate()
-                .filter(|(j, _)| !firsts.iter().any(|f| same_run(&scenario, f, *j)))
-                // With `[[alert]]` rules, their figures join each point's (see `observe`).
-                .map(|(_, spec)| crate::observe::simulate_one(&scenario, spec))
-                .collect::<Result<_>>()?;
+            let new = |j: usize| !firsts.iter().any(|f| same_run(&scenario, f, j));
+            // With `[[alert]]` rules, their figures join each point's (see `observe`).
+            let options = crate::sim::RunOptions::new().only(&new);
+            let reports = crate::observe::simulate(&scenario, options)?;
             tick();
             Ok(reports
                 .iter()

@@ -540,8 +540,9 @@ fn the_busiest_key_and_per_role_delays_match_every_admission() {
         let scenario = rlsim::Scenario::load(&repo().join("scenarios").join(file)).unwrap();
         let (w, bucket) = (scenario.policy.window, scenario.bucket);
         let last = rlsim::metrics::final_bucket(scenario.duration, bucket);
-        let (run, sinks) =
-            rlsim::sim::run(&scenario, |_, _| Ok(Some(Admissions::default())), None).unwrap();
+        let options =
+            rlsim::sim::RunOptions::new().with_sinks(|_, _| Ok(Some(Admissions::default())));
+        let (run, sinks) = rlsim::sim::run_all(&scenario, options).unwrap();
         for (a, sink) in run.algorithms.iter().zip(sinks) {
             let mut by_key: std::collections::BTreeMap<String, Vec<u64>> = Default::default();
             for (key, t) in sink.unwrap().0 {
@@ -602,8 +603,9 @@ fn the_worst_moment_data_is_every_admission_of_the_worst_key_around_its_window()
     ] {
         let scenario = rlsim::Scenario::load(&repo().join("scenarios").join(file)).unwrap();
         let window = scenario.policy.window;
-        let (run, sinks) =
-            rlsim::sim::run(&scenario, |_, _| Ok(Some(Admissions::default())), None).unwrap();
+        let options =
+            rlsim::sim::RunOptions::new().with_sinks(|_, _| Ok(Some(Admissions::default())));
+        let (run, sinks) = rlsim::sim::run_all(&scenario, options).unwrap();
         for (a, sink) in run.algorithms.iter().zip(sinks) {
             let end = a.worst_window_end_ns;
             let mut expected: Vec<u64> = sink

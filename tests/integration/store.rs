@@ -12,8 +12,9 @@ use proptest::prelude::*;
 use rlsim::algorithms::{
     AlgorithmKind, Decision, KeyedLimiter, Limiter, LimiterVisitor, Params, ProfileKind,
 };
-use rlsim::scenario::AlgorithmSpec;
+use rlsim::scenario::Contender;
 use rlsim::sim::RemoteFactory;
+use rlsim::sim::Tally;
 use rlsim::store::{Mode, RedisStore};
 use rlsim::traffic::Arrival;
 use std::path::PathBuf;
@@ -156,32 +157,32 @@ fn replay(
 ) -> (u64, u64, String) {
     struct V<'a> {
         store: &'a RedisStore,
-        spec: AlgorithmSpec,
+        spec: Contender,
         hits: &'a [(u32, u64)],
     }
     impl LimiterVisitor for V<'_> {
-        type Output = ();
-        fn visit<L: Limiter + 'static>(self, limiter: L) {
-            let mut remote = self.store.open(0, &self.spec, &limiter).unwrap();
+        type Output = Tally;
+        fn visit<L: Limiter + 'static>(self, limiter: L) -> Tally {
+            let mut remote = self.store.open(0, &self.spec).unwrap();
             let mut keyed = KeyedLimiter::new(limiter);
             for &(key, time) in self.hits {
                 let model: Decision = keyed.decide(key, time);
                 remote.decide(&Arrival::new(time, key, 0, 0), &model);
             }
-            remote.finish().unwrap();
+            remote.finish().unwrap()
         }
     }
     let store = RedisStore::open(url, Mode::Verify { limit: u64::MAX }).unwrap();
-    kind.visit(
-        params,
-        V {
-            store: &store,
-            spec: AlgorithmSpec::short(kind, params),
-            hits,
-        },
-    )
-    .unwrap();
-    let t = store.tallies()[0].clone().unwrap();
+    let t = kind
+        .visit(
+            params,
+            V {
+                store: &store,
+                spec: Contender::short(kind, params),
+                hits,
+            },
+        )
+        .unwrap();
     assert_eq!(t.script, Some(kind.name()));
     (t.decisions, t.agreed, format!("{:?}", t.first))
 }
@@ -360,10 +361,10 @@ fn a_flushed_script_is_reloaded() {
     };
     struct V<'a>(&'a RedisStore, &'a Server, Params);
     impl LimiterVisitor for V<'_> {
-        type Output = Vec<Decision>;
-        fn visit<L: Limiter + 'static>(self, limiter: L) -> Vec<Decision> {
-            let spec = AlgorithmSpec::short(AlgorithmKind::Gcra, self.2);
-            let mut remote = self.0.open(0, &spec, &limiter).unwrap();
+        type Output = (Vec<Decision>, Tally);
+        fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output {
+            let spec = Contender::short(AlgorithmKind::Gcra, self.2);
+            let mut remote = self.0.open(0, &spec).unwrap();
             let mut keyed = KeyedLimiter::new(limiter);
             let mut out = Vec::new();
             for t in [0, 1, 2] {
@@ -375,18 +376,17 @@ fn a_flushed_script_is_reloaded() {
                     .query::<()>(&mut self.1.con())
                     .unwrap();
             }
-            remote.finish().unwrap();
-            out
+            (out, remote.finish().unwrap())
         }
     }
     let store = RedisStore::open(&server.url, Mode::Drive).unwrap();
-    let decisions = AlgorithmKind::Gcra
+    let (decisions, tally) = AlgorithmKind::Gcra
         .visit(params, V(&store, &server, params))
         .unwrap();
     let admitted: Vec<bool> = decisions.iter().map(|d| d.outcome.is_admitted()).collect();
     // GCRA, 2 per second, burst 1: one admitted, then refused for 500 ms.
     assert_eq!(admitted, [true, false, false]);
-    assert_eq!(store.tallies()[0].as_ref().unwrap().agreed, 3);
+    assert_eq!(tally.agreed, 3);
 }
 
 #[test]

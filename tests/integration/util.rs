@@ -1,7 +1,6 @@
 //! Shared helpers: running the binary and the library on scenarios written to temp dirs.
 
 use rlsim::metrics::AlgorithmReport;
-use rlsim::report::DecisionPart;
 use rlsim::{Scenario, sim};
 use std::path::{Path, PathBuf};
 
@@ -27,7 +26,7 @@ pub fn run_toml(toml: &str) -> Vec<AlgorithmReport> {
 }
 
 pub fn run_scenario(scenario: &Scenario) -> Vec<AlgorithmReport> {
-    let (report, _) = sim::run::<DecisionPart, _>(scenario, |_, _| Ok(None), None).unwrap();
+    let (report, _) = sim::run_all(scenario, sim::RunOptions::new()).unwrap();
     report.algorithms
 }
 

@@ -1,0 +1,42 @@
+//! The figures a scenario's features add to every row of its report, whichever contender the
+//! row is: every row of summary.csv has the same columns, and `expect` lines are checked
+//! against the same names before anything runs.
+
+use super::{AlgorithmReport, DeploymentReport};
+
+/// What of a scenario adds figures to every row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    /// Some contender is a `[[contender]]`: bypassed, unlimited and warned counts.
+    pub contenders: bool,
+    /// Some contender runs with a deployment: the deployment figures.
+    pub deployments: bool,
+    /// The keys-per-client figures are kept ([`super::keys_per_client_kept`]).
+    pub keys_per_client: bool,
+}
+
+impl Features {
+    /// Gives `report` the figures its row lacks: zeros for a contender's counts, a single
+    /// node's deployment figures (one replica, no store), zero keys per client. Figures the
+    /// run measured are left as they are.
+    pub fn fill(&self, report: &mut AlgorithmReport) {
+        if self.contenders {
+            for count in [
+                &mut report.bypassed,
+                &mut report.unlimited,
+                &mut report.warned,
+            ] {
+                count.get_or_insert(0);
+            }
+        }
+        if self.deployments && report.deployment.is_none() {
+            report.deployment = Some(DeploymentReport::single_node());
+        }
+        if self.keys_per_client {
+            for source in &mut report.sources {
+                source.keys_per_client_max.get_or_insert(0.0);
+                source.keys_per_client_mean.get_or_insert(0.0);
+            }
+        }
+    }
+}
