@@ -46,7 +46,7 @@ fn peak_memory_is_the_peak_of_the_sum() {
         routes = ["/b"]
     "#;
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new().timed(true)).unwrap();
     let r = &report.algorithms[0];
     assert_eq!(r.offered, 120);
     assert_eq!(r.peak_live_keys, 10);
@@ -95,7 +95,7 @@ fn a_rule_matches_http_methods() {
         methods = ["POST"]
     "#;
     let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new().timed(true)).unwrap();
     let r = &report.algorithms[0];
     let source = |n: &str| r.sources.iter().find(|s| s.name == n).unwrap();
     assert_eq!(

@@ -129,11 +129,8 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     assert_eq!(refused(nestjs), [(6, 2, 3), (6, 2, 1)]);
 }
 
-/// Routes, skip, signed-in and per-tier limits pick the rules a request meets; bypass lists
-/// take requests out of every rule and are counted.
-#[test]
-fn matchers_tiers_and_bypass_pick_the_rules() {
-    let text = r#"
+/// Seven sources and a stack of four rules: routes, skip, signed-in, tiers and a bypass list.
+const MATCHERS: &str = r#"
         name = "matchers"
         duration = "10s"
         [policy]
@@ -216,6 +213,12 @@ fn matchers_tiers_and_bypass_pick_the_rules() {
         tiers = ["free", "pro"]
         per_tier = [{ tiers = ["pro"], limit = 4 }]
         "#;
+
+/// Routes, skip, signed-in and per-tier limits pick the rules a request meets; bypass lists
+/// take requests out of every rule and are counted.
+#[test]
+fn matchers_tiers_and_bypass_pick_the_rules() {
+    let text = MATCHERS;
     let (reports, _) = run_logged(text);
     let r = &reports[0];
     // 10 requests each from monitor, office and health: bypassed. Exchange: no rule applies.

@@ -399,110 +399,114 @@ mod tests {
             ]
         }
 
+        /// The queue beside a reference heap, fed the same operations.
+        struct Both {
+            q: EventQueue,
+            reference: BinaryHeap<Reverse<RefEvent>>,
+            now: u64,
+            seq: u64,
+            queued: [bool; 4],
+            popped: Vec<Option<(Nanos, Full)>>,
+            expected: Vec<Option<(Nanos, Full)>>,
+        }
+
+        impl Both {
+            fn queue_reference(&mut self, time: Nanos, rank: u8, tiebreak: u64, what: Full) {
+                self.reference.push(Reverse(RefEvent {
+                    time,
+                    rank,
+                    tiebreak,
+                    what,
+                }));
+            }
+
+            /// `arrival`: an arrival of this source at this time to queue first, in the same
+            /// call as the pop on our side.
+            fn pop_both(&mut self, arrival: Option<(Nanos, u16)>) {
+                let event = match arrival {
+                    Some((time, source)) => {
+                        self.queue_reference(time, 1, source as u64, Full::Arrival { source });
+                        self.q.push_arrival_pop(time, source).unwrap()
+                    }
+                    None => self.q.pop(),
+                };
+                let q = &mut self.q;
+                let ours = event.map(|e| {
+                    let what = match e.kind {
+                        EventKind::Arrival { source } => Full::Arrival { source },
+                        EventKind::Release { key, source } => Full::Release { key, source },
+                        EventKind::Retry { slot } => {
+                            let (arrival, sleep) = q.take_retry(slot);
+                            Full::Retry { arrival, sleep }
+                        }
+                    };
+                    (e.time, what)
+                });
+                let theirs = self.reference.pop().map(|Reverse(e)| (e.time, e.what));
+                if let Some((t, Full::Arrival { source })) = theirs {
+                    self.now = t;
+                    self.queued[source as usize] = false;
+                } else if let Some((t, _)) = theirs {
+                    self.now = t;
+                }
+                self.popped.push(ours);
+                self.expected.push(theirs);
+            }
+
+            fn apply(&mut self, op: Op) {
+                let now = self.now;
+                match op {
+                    Op::Arrive(_, source) | Op::ArrivePop(_, source)
+                        if self.queued[source as usize] => {}
+                    Op::Arrive(d, source) => {
+                        self.queued[source as usize] = true;
+                        self.q.push_arrival(now + d, source).unwrap();
+                        self.queue_reference(now + d, 1, source as u64, Full::Arrival { source });
+                    }
+                    Op::Release(d, key, source) => {
+                        self.q.schedule_release(now + d, key, source).unwrap();
+                        self.queue_reference(now + d, 0, self.seq, Full::Release { key, source });
+                        self.seq += 1;
+                    }
+                    Op::Retry(d, key, attempt, sleep) => {
+                        let arrival = Arrival {
+                            attempt,
+                            ..Arrival::new(now + d, key, key + 1, (key % 3) as u16)
+                        };
+                        self.q.schedule_retry(arrival, sleep).unwrap();
+                        self.queue_reference(now + d, 0, self.seq, Full::Retry { arrival, sleep });
+                        self.seq += 1;
+                    }
+                    Op::ArrivePop(d, source) => {
+                        self.queued[source as usize] = true;
+                        self.pop_both(Some((now + d, source)));
+                    }
+                    Op::Pop => self.pop_both(None),
+                }
+            }
+        }
+
         proptest! {
             #[test]
             fn pops_in_the_reference_order(ops in proptest::collection::vec(op(), 0..200)) {
-                let mut q = EventQueue::with_capacity(2);
-                let mut reference: BinaryHeap<Reverse<RefEvent>> = BinaryHeap::new();
-                let (mut now, mut seq) = (0u64, 0u64);
-                let mut queued = [false; 4];
-                let mut popped = Vec::new();
-                let mut expected = Vec::new();
-                // `arrival`: an arrival of this source at this time to queue first, in the same
-                // call as the pop on our side.
-                let mut pop_both = |q: &mut EventQueue,
-                                    reference: &mut BinaryHeap<Reverse<RefEvent>>,
-                                    now: &mut u64,
-                                    queued: &mut [bool; 4],
-                                    arrival: Option<(Nanos, u16)>| {
-                    let event = match arrival {
-                        Some((time, source)) => {
-                            reference.push(Reverse(RefEvent {
-                                time,
-                                rank: 1,
-                                tiebreak: source as u64,
-                                what: Full::Arrival { source },
-                            }));
-                            q.push_arrival_pop(time, source).unwrap()
-                        }
-                        None => q.pop(),
-                    };
-                    let ours = event.map(|e| {
-                        let what = match e.kind {
-                            EventKind::Arrival { source } => Full::Arrival { source },
-                            EventKind::Release { key, source } => Full::Release { key, source },
-                            EventKind::Retry { slot } => {
-                                let (arrival, sleep) = q.take_retry(slot);
-                                Full::Retry { arrival, sleep }
-                            }
-                        };
-                        (e.time, what)
-                    });
-                    let theirs = reference.pop().map(|Reverse(e)| (e.time, e.what));
-                    if let Some((t, Full::Arrival { source })) = theirs {
-                        *now = t;
-                        queued[source as usize] = false;
-                    } else if let Some((t, _)) = theirs {
-                        *now = t;
-                    }
-                    popped.push(ours);
-                    expected.push(theirs);
+                let mut both = Both {
+                    q: EventQueue::with_capacity(2),
+                    reference: BinaryHeap::new(),
+                    now: 0,
+                    seq: 0,
+                    queued: [false; 4],
+                    popped: Vec::new(),
+                    expected: Vec::new(),
                 };
                 for op in ops {
-                    match op {
-                        Op::Arrive(d, source) => {
-                            if queued[source as usize] {
-                                continue;
-                            }
-                            queued[source as usize] = true;
-                            q.push_arrival(now + d, source).unwrap();
-                            reference.push(Reverse(RefEvent {
-                                time: now + d,
-                                rank: 1,
-                                tiebreak: source as u64,
-                                what: Full::Arrival { source },
-                            }));
-                        }
-                        Op::Release(d, key, source) => {
-                            q.schedule_release(now + d, key, source).unwrap();
-                            reference.push(Reverse(RefEvent {
-                                time: now + d,
-                                rank: 0,
-                                tiebreak: seq,
-                                what: Full::Release { key, source },
-                            }));
-                            seq += 1;
-                        }
-                        Op::Retry(d, key, attempt, sleep) => {
-                            let arrival = Arrival {
-                                attempt,
-                                ..Arrival::new(now + d, key, key + 1, (key % 3) as u16)
-                            };
-                            q.schedule_retry(arrival, sleep).unwrap();
-                            reference.push(Reverse(RefEvent {
-                                time: now + d,
-                                rank: 0,
-                                tiebreak: seq,
-                                what: Full::Retry { arrival, sleep },
-                            }));
-                            seq += 1;
-                        }
-                        Op::ArrivePop(d, source) => {
-                            if queued[source as usize] {
-                                continue;
-                            }
-                            queued[source as usize] = true;
-                            let arrival = Some((now + d, source));
-                            pop_both(&mut q, &mut reference, &mut now, &mut queued, arrival);
-                        }
-                        Op::Pop => pop_both(&mut q, &mut reference, &mut now, &mut queued, None),
-                    }
+                    both.apply(op);
                 }
-                while !reference.is_empty() {
-                    pop_both(&mut q, &mut reference, &mut now, &mut queued, None);
+                while !both.reference.is_empty() {
+                    both.pop_both(None);
                 }
+                let q = &mut both.q;
                 prop_assert_eq!(q.pop(), None);
-                prop_assert_eq!(popped, expected);
+                prop_assert_eq!(both.popped, both.expected);
                 // Every slot was given back: the slab holds at most the most retries waiting.
                 prop_assert_eq!(q.free.len(), q.retries.len());
             }
