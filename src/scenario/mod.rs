@@ -156,14 +156,20 @@ impl Contender {
         }
     }
 
-    pub fn profile_mut(&mut self) -> Option<&mut Profile> {
+    /// Its profiles (its own, or its rules') with virtual time 0 at the wall-clock `start`.
+    pub fn start_profiles_at(&mut self, start: Nanos) {
         match &mut self.shape {
             Shape::Single(Single::Profile(p))
             | Shape::Deployed {
                 single: Single::Profile(p),
                 ..
-            } => Some(p),
-            _ => None,
+            } => *p = p.starting_at(start),
+            Shape::Stack(stack) => {
+                for rule in &mut stack.rules {
+                    rule.profile = rule.profile.map(|p| p.starting_at(start));
+                }
+            }
+            Shape::Single(Single::Algorithm) | Shape::Deployed { .. } => {}
         }
     }
 

@@ -245,14 +245,7 @@ impl<'a> Ctx<'a> {
             }
         }
         for spec in &mut algorithms {
-            if let Some(p) = spec.profile_mut() {
-                *p = p.starting_at(start);
-            }
-            if let Some(stack) = spec.stack_mut() {
-                for rule in &mut stack.rules {
-                    rule.profile = rule.profile.map(|p| p.starting_at(start));
-                }
-            }
+            spec.start_profiles_at(start);
         }
         let mut scenario = Scenario {
             name,

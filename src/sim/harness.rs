@@ -24,6 +24,7 @@ const TIMING_DECISIONS: u64 = 2_000_000;
 const TIMING_BUDGET: Duration = Duration::from_millis(40);
 
 /// A decision sink that is never built: the sink type of a run without one.
+#[derive(Debug)]
 pub enum NoSink {}
 
 impl DecisionSink for NoSink {

@@ -110,4 +110,95 @@ mod tests {
             assert_eq!(a.last_event_ns, Nanos::MAX, "{}", a.algorithm);
         }
     }
+
+    /// A remote that must never be opened.
+    struct Unopened;
+    impl RemoteFactory for Unopened {
+        fn open(&self, _: usize, c: &Contender) -> Result<Box<dyn Remote>> {
+            panic!("{} was opened", c.name)
+        }
+    }
+
+    /// A contender that decides in memory only is refused before anything runs or any remote
+    /// is opened, with the file and the field that declared it (exit 2).
+    #[test]
+    fn a_store_refuses_stacks_and_deployments_before_any_work() {
+        let text = r#"
+            name = "stacked"
+            duration = "1s"
+            algorithms = ["gcra"]
+            [policy]
+            limit = 1
+            window = "1s"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "2/s"
+            [[contender]]
+            name = "stack"
+            [[contender.rule]]
+            name = "r"
+            algorithm = "fixed_window"
+            limit = 1
+            window = "1s"
+        "#;
+        let scenario = Scenario::parse(text, "s.toml".as_ref()).unwrap();
+        let options = RunOptions::new().through(Some(&Unopened));
+        let e = run_all(&scenario, options).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let message = e.to_string();
+        assert!(
+            message.starts_with("s.toml: field `contender[0]`: "),
+            "{message}"
+        );
+        assert!(
+            message.contains("contender `stack`: stacked rules"),
+            "{message}"
+        );
+        let deployed = text.replace(
+            "[[contender]]",
+            "[deployment]\nreplicas = 2\nstore = \"local\"\n[[contender]]",
+        );
+        let scenario = Scenario::parse(&deployed, "d.toml".as_ref()).unwrap();
+        let options = RunOptions::new().through(Some(&Unopened));
+        let message = run_all(&scenario, options).unwrap_err().to_string();
+        assert!(
+            message.starts_with("d.toml: field `deployment`: "),
+            "{message}"
+        );
+        assert!(
+            message.contains("a simulated deployment decides"),
+            "{message}"
+        );
+    }
+
+    /// Deployed contenders are timed like every other row.
+    #[test]
+    fn deployed_contenders_are_timed() {
+        let text = r#"
+            name = "deployed"
+            duration = "10s"
+            algorithms = ["gcra", "fixed_window"]
+            [policy]
+            limit = 5
+            window = "1s"
+            [deployment]
+            replicas = 2
+            store = "shared"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "20/s"
+        "#;
+        let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
+        let (report, _) = run_all(&scenario, RunOptions::new().timed(true)).unwrap();
+        for (a, t) in report.algorithms.iter().zip(&report.throughput) {
+            assert!(a.deployment.is_some(), "{}", a.algorithm);
+            assert!(t.decisions_timed >= a.offered, "{}: {t:?}", a.algorithm);
+            assert!(t.decisions_per_sec > 0.0, "{}", a.algorithm);
+        }
+        let (untimed, _) = run_all(&scenario, RunOptions::new()).unwrap();
+        assert_eq!(untimed.algorithms, report.algorithms);
+        assert!(untimed.throughput.iter().all(|t| t.decisions_timed == 0));
+    }
 }
