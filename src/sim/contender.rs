@@ -31,7 +31,7 @@ trait RuleLimiter: Send {
     fn peek(&self, key: KeyId, now: Nanos) -> Decision;
     fn evict_idle(&mut self, now: Nanos);
     /// Memory held now (O(1) after a decision).
-    fn current(&mut self) -> MemoryUsage;
+    fn current(&self) -> MemoryUsage;
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -44,7 +44,7 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
     }
-    fn current(&mut self) -> MemoryUsage {
+    fn current(&self) -> MemoryUsage {
         KeyedLimiter::memory(self)
     }
 }
