@@ -76,7 +76,8 @@ struct Shadow<L: Limiter> {
     /// The most heap bytes held after a decision since the table was settled, before the first
     /// new key; `None` without such a decision.
     heap_before: Option<usize>,
-    /// The table's allocation and the bytes of a table of states as large, as last computed.
+    /// The table's allocation and the bytes of a keyspace with a table of states as large (its
+    /// states' heap aside), as last computed.
     table_bytes: (usize, usize),
     /// The most state bytes held after any decision up to the last settling.
     peak_state_bytes: usize,
@@ -121,7 +122,7 @@ impl<L: Limiter> KeyedLimiter<L> {
                 arrived: Vec::new(),
                 arrived_heap: Vec::new(),
                 heap_before: None,
-                table_bytes: (0, 0),
+                table_bytes: (0, keyspace_bytes::<L, L::State>(0, 0)),
                 peak_state_bytes: 0,
                 _states: PhantomData,
             }),
