@@ -41,6 +41,8 @@ pub struct Recorder {
     keys_per_client: KeysPerClient,
     /// Every key's and client's state in the tallies above, one entry each.
     entries: PerKey,
+    /// What each source reported when it finished: the malformed lines it skipped.
+    skipped_lines: Vec<u64>,
 }
 
 impl Recorder {
@@ -65,6 +67,7 @@ impl Recorder {
             timeline: Timeline::new(duration, bucket),
             keys_per_client: KeysPerClient::new(&policy.key, sources),
             entries: PerKey::default(),
+            skipped_lines: Vec::new(),
         }
     }
 
@@ -175,6 +178,11 @@ impl Recorder {
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time);
         self.timeline.on_admit(time, in_window);
+    }
+
+    /// The sources have finished; `skipped_lines`: the malformed lines each skipped, in order.
+    pub fn on_sources_finished(&mut self, skipped_lines: impl Iterator<Item = u64>) {
+        self.skipped_lines = skipped_lines.collect();
     }
 
     /// How often [`Recorder::evict_idle`] should run: once per policy window of virtual time.
@@ -292,6 +300,7 @@ impl Recorder {
             timeseries: timeline.buckets,
             busiest_key: timeline.busiest_key,
             retries_by_source: timeline.retries_by_source,
+            skipped_lines: self.skipped_lines,
             legit_delay: legit_delay.clone(),
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,

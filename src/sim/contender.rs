@@ -19,7 +19,9 @@ use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_si
 use crate::scenario::{AlgorithmSpec, Scenario};
 use crate::time::Nanos;
 use crate::traffic::via::Wire;
-use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
+use crate::traffic::{
+    self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace, Source,
+};
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
@@ -92,7 +94,7 @@ fn field_index(f: KeyField) -> usize {
 
 /// A source whose arrivals carry the policy key in `key` and the whole identity in `identity`.
 struct Identified {
-    inner: Box<dyn Source>,
+    inner: Direct,
     ids: Arc<Mutex<Identities>>,
 }
 
@@ -107,6 +109,10 @@ impl Source for Identified {
         a.key = key;
         a.client = client;
         Ok(Some(a))
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
     }
 }
 
@@ -538,7 +544,8 @@ pub fn run_stack<S: DecisionSink>(
 ) -> Result<(AlgorithmReport, Throughput, Option<S>)> {
     let started = Instant::now();
     let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
-    let mut space = KeySpace::recording_paths();
+    let layout = KeyLayout::for_sources(&scenario.traffic, Keeps::FieldsAndPaths);
+    let mut space = KeySpace::with_layout(layout);
     let inner = traffic::build_sources(&scenario.traffic, &all, scenario.seed, &mut space)?;
     let mut keys = KeySpace::new();
     let mut ids = Identities {
@@ -557,13 +564,13 @@ pub fn run_stack<S: DecisionSink>(
         );
     }
     let ids = Arc::new(Mutex::new(ids));
-    let sources: Vec<Box<dyn Source>> = inner
+    let sources: Vec<Direct> = inner
         .into_iter()
         .map(|inner| {
-            Box::new(Identified {
+            Direct::other(Identified {
                 inner,
                 ids: Arc::clone(&ids),
-            }) as Box<dyn Source>
+            })
         })
         .collect();
     let tiers = scenario

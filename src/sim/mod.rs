@@ -29,7 +29,7 @@ use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, Throughput};
 use crate::scenario::{AlgorithmSpec, Scenario};
-use crate::traffic::{self, KeySpace};
+use crate::traffic::{self, Keeps, KeyLayout, KeySpace};
 use rayon::prelude::*;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -153,11 +153,12 @@ fn run_one_through<S: DecisionSink>(
             let started = Instant::now();
             let scenario = self.scenario;
             let identities = self.sink.as_ref().is_some_and(|s| s.wants_identities());
-            let mut keys = if identities {
-                KeySpace::recording()
+            let keeps = if identities {
+                Keeps::Fields
             } else {
-                KeySpace::new()
+                Keeps::Names
             };
+            let mut keys = KeySpace::with_layout(KeyLayout::for_sources(&scenario.traffic, keeps));
             let sources = traffic::build_sources(
                 &scenario.traffic,
                 &scenario.policy.key,
