@@ -91,8 +91,7 @@ impl Recorder {
         if a.key != a.client && !self.entries.clients_kept() {
             self.keep_clients();
         }
-        self.bursts
-            .judge_due(&mut self.entries.keys, |e| &mut e.history, t);
+        self.bursts.judge_due(self.entries.keys(), t);
         let (key, client) = self.entries.both(a.key, a.client);
         let (bursts, history) = (&self.bursts, &mut key.history);
         let exact_admits =
@@ -173,8 +172,7 @@ impl Recorder {
     /// Times passed here never decrease.
     #[inline]
     pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
-        self.bursts
-            .judge_due(&mut self.entries.keys, |e| &mut e.history, time);
+        self.bursts.judge_due(self.entries.keys(), time);
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time);
         self.timeline.on_admit(time, in_window);
@@ -193,9 +191,9 @@ impl Recorder {
     /// Frees what no longer matters at `now`; called once per policy window of virtual time.
     pub fn evict_idle(&mut self, now: Nanos) {
         let (keys, clients) = self.entries.split();
-        self.bursts.sweep(keys, |e| &mut e.history, now);
-        self.keys.sweep(clients, |c| &mut c.demand, now);
-        self.accuracy.sweep(keys, |e| &mut e.exact, now);
+        self.bursts.sweep(keys, now);
+        self.keys.sweep(clients, now);
+        self.accuracy.sweep(keys, now);
     }
 
     /// The figures of the finished run.
@@ -222,13 +220,8 @@ impl Recorder {
             super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
         }
         let accuracy = self.accuracy.finish();
-        let bursts = self
-            .bursts
-            .finish(&mut self.entries.keys, |e| &mut e.history);
-        let k = Keys::finish(
-            self.entries.keys.iter().map(|e| &e.stats),
-            self.entries.kept_client_stats(),
-        );
+        let bursts = self.bursts.finish(self.entries.keys());
+        let k = Keys::finish(self.entries.key_stats(), self.entries.kept_client_stats());
         let headers = self.headers.finish();
         let retries = self.retries.finish();
         let (delay, legit_delay, abusive_delay) = self.delays.finish();
