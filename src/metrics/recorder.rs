@@ -20,7 +20,7 @@ use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
 use super::retries::Retries;
 use super::timeline::Timeline;
-use super::{AlgorithmReport, RoleReport, ratio};
+use super::{AlgorithmReport, Counts, RoleReport, SourceReport, ratio};
 use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
@@ -196,6 +196,20 @@ impl Recorder {
         self.accuracy.sweep(keys, now);
     }
 
+    /// Each source's report, with its keys per client; and the totals.
+    fn source_reports(&self, traffic: &[SourceSpec]) -> (Vec<SourceReport>, Counts) {
+        let (mut sources, total) = self
+            .sources
+            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
+        for (i, report) in sources.iter_mut().enumerate() {
+            if let Some((max, mean)) = self.keys_per_client.of(i) {
+                report.keys_per_client_max = Some(max);
+                report.keys_per_client_mean = Some(mean);
+            }
+        }
+        (sources, total)
+    }
+
     /// The figures of the finished run.
     pub fn finish(
         mut self,
@@ -206,15 +220,7 @@ impl Recorder {
         peak: MemoryUsage,
         end: MemoryUsage,
     ) -> AlgorithmReport {
-        let (mut sources, total) = self
-            .sources
-            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-        for (i, report) in sources.iter_mut().enumerate() {
-            if let Some((max, mean)) = self.keys_per_client.of(i) {
-                report.keys_per_client_max = Some(max);
-                report.keys_per_client_mean = Some(mean);
-            }
-        }
+        let (sources, total) = self.source_reports(traffic);
         #[cfg(test)]
         if !self.entries.clients_kept() {
             super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
@@ -227,13 +233,7 @@ impl Recorder {
         let (delay, legit_delay, abusive_delay) = self.delays.finish();
         let timeline = self.timeline.finish();
         let admitted = total.admitted();
-        let per_key = |bytes: usize| {
-            if peak.live_keys == 0 {
-                0.0
-            } else {
-                bytes as f64 / peak.live_keys as f64
-            }
-        };
+        let per_key = |bytes: usize| ratio(bytes as u64, peak.live_keys as u64);
         AlgorithmReport {
             alerts: None,
             algorithm: algorithm.to_string(),
