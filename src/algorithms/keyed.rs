@@ -150,8 +150,8 @@ impl<L: Limiter> KeyedLimiter<L> {
     }
 
     /// Decides on one request of `key` at `now`.
-    // Always inlined: a call returns the decision through memory, and a caller that reads it
-    // back ran at under half the speed (`rlsim bench`, one key).
+    // Always inlined: a call returns the decision through memory, which the caller then stalls
+    // reading back.
     #[inline(always)]
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
         let i = key as usize;

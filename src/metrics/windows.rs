@@ -26,10 +26,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Default)]
 pub(super) struct History {
     /// Admission times after `now − 2W`, oldest first. Four inline, not three: a key keeps
-    /// two windows of history, and with three a million keys at a tenth of the limit spilled
-    /// to the heap on one request in twelve (an allocation in cold memory each, and a sweep to
-    /// bring it back: a tenth of the run); the fourth time fills the key's entry to its two
-    /// cache lines exactly.
+    /// two windows of history, three spilled to the heap often (docs/performance.md), and the
+    /// fourth time fills the key's entry to its two cache lines exactly.
     admitted: TimeLog<4>,
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
     /// forward, so it only advances: counting the current window is amortised O(1).

@@ -71,8 +71,7 @@ impl Texts {
 }
 
 /// Bytes of a key's text its slot holds: an IPv4 address fits, and most compressed IPv6
-/// ones. Slots of 32 bytes (23 inline) made a replay of 29-byte keys 10% slower than a
-/// table with the names in its slots; 40 is what that table's slots took.
+/// ones (smaller slots slowed replays: docs/performance.md).
 const INLINE: usize = 31;
 
 /// A key's id, the caller's number kept with it (the keyspace: the client named like the key),

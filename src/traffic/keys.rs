@@ -48,7 +48,7 @@ pub enum Lookups {
     #[default]
     DuringRun,
     /// Only while the sources are set up (every key interned before the run, seldom looked up
-    /// after): slots of ids only, a fifth of the memory, a name's text found by id.
+    /// after): slots of ids only, much smaller, a name's text found by id.
     AtSetup,
 }
 
@@ -387,10 +387,8 @@ fn render<'a>(
 }
 
 /// Synthetic clients' keys rendered ahead of interning ([`KeySpace::stage`]). A population's
-/// setup renders a batch, then interns it: interned one by one as it was made, each client
-/// waited for the table insert before it (reading back the identity it had just built stalled
-/// behind that insert's cache miss), and a million clients took a tenth of a run; in a batch
-/// the inserts' misses overlap.
+/// setup renders a batch, then interns it, so the table inserts' cache misses overlap instead
+/// of each client waiting for the one before (docs/performance.md).
 #[derive(Debug, Default)]
 pub(super) struct Staged {
     /// Each client's key, then its user when that differs from the key.
