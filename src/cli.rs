@@ -472,17 +472,18 @@ fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) ->
         destination.path(),
     )
     .and_then(|count| out.finish().map(|()| count));
-    let count = match count {
+    let pass = match count {
         // `rlsim traffic --out - | head`: the reader has what it wanted.
         Err(e) if e.is_broken_pipe() => return Ok(Status::Success),
         other => other?,
     };
     if !args.quiet {
         let mut note = format!(
-            "{count} requests written to {}\n",
+            "{} requests written to {}\n",
+            pass.requests,
             destination.path().display()
         );
-        note.push_str(&skipped_lines(&scenario));
+        note.push_str(&skipped_lines(&scenario, &pass.skipped_lines));
         print_to(stderr, "<stderr>", note.as_bytes())?;
     }
     Ok(Status::Success)
@@ -664,7 +665,12 @@ fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<
         }
     }
     if !args.quiet {
-        print_to(stderr, "<stderr>", skipped_lines(&scenario).as_bytes())?;
+        let skipped = crate::metrics::skipped_lines(&report.algorithms);
+        print_to(
+            stderr,
+            "<stderr>",
+            skipped_lines(&scenario, skipped).as_bytes(),
+        )?;
     }
     Ok(status(failed == 0 || !args.strict))
 }
@@ -723,14 +729,14 @@ fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> R
     Ok(status(verification.passed()))
 }
 
-/// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`).
-fn skipped_lines(scenario: &Scenario) -> String {
+/// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`);
+/// `skipped`: how many each source reported.
+fn skipped_lines(scenario: &Scenario, skipped: &[u64]) -> String {
     let mut out = String::new();
-    for s in &scenario.traffic {
-        if let crate::traffic::Arrivals::Replay { path, options } = &s.arrivals
-            && options.skipped.get() > 0
+    for (s, &n) in scenario.traffic.iter().zip(skipped) {
+        if let crate::traffic::Arrivals::Replay { path, .. } = &s.arrivals
+            && n > 0
         {
-            let n = options.skipped.get();
             let lines = if n == 1 { "line" } else { "lines" };
             out.push_str(&format!(
                 "source `{}`: skipped {n} malformed {lines} of {}\n",

@@ -15,6 +15,8 @@
 use super::{Decision, Limiter};
 use crate::time::Nanos;
 use bit_vec::BitVec;
+use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::mem::size_of;
 
 /// A rate-limiting key (an IP, a user, or a combination), interned to a dense integer.
@@ -48,12 +50,25 @@ pub struct KeyedLimiter<L: Limiter> {
     live_keys: BitVec,
     /// Keys with a state.
     live: usize,
+    /// What the memory figures are read from (see [`Shadow`]): behind a cell so that reading
+    /// them takes `&self`; the run's own updates reach it through `get_mut`, without a check.
+    shadow: RefCell<Shadow<L>>,
+    /// Sum of [`Limiter::heap_bytes`] over live states, maintained incrementally.
+    heap_bytes: usize,
+    /// Sum of [`Limiter::redis_bytes`] over live states, maintained incrementally.
+    redis_bytes: usize,
+    /// The peak's live keys and Redis bytes (its state bytes are the shadow's, settled).
+    peak: MemoryUsage,
+}
+
+/// The hash table of live keys the memory figures describe, brought up to date lazily.
+struct Shadow<L: Limiter> {
     /// The live keys, in the hash table the memory figures describe, as of the last
-    /// [`KeyedLimiter::settle`]. A map to `()` rather than a set: a set's `insert` makes room
+    /// [`Shadow::settle`]. A map to `()` rather than a set: a set's `insert` makes room
     /// before it looks for a slot (and so grows where a map's vacant entry reuses a tombstone).
-    table: hashbrown::HashMap<KeyId, (), Hasher>,
+    table: KeyTable<()>,
     /// Keys new since the table was settled, in order: the table learns of new keys in batches
-    /// (one pass at each eviction), not with a cache miss per request.
+    /// (one pass at each eviction or reading), not with a cache miss per request.
     arrived: Vec<KeyId>,
     /// With states that own heap memory, the most heap bytes held from each arrival in
     /// `arrived` to the next (without, always 0: a state without drop glue owns no heap).
@@ -61,24 +76,38 @@ pub struct KeyedLimiter<L: Limiter> {
     /// The most heap bytes held after a decision since the table was settled, before the first
     /// new key; `None` without such a decision.
     heap_before: Option<usize>,
-    /// The table's allocation and the bytes of a table of states as large, as last computed.
+    /// The table's allocation and the bytes of a keyspace with a table of states as large (its
+    /// states' heap aside), as last computed.
     table_bytes: (usize, usize),
-    /// Sum of [`Limiter::heap_bytes`] over live states, maintained incrementally.
+    /// The most state bytes held after any decision up to the last settling.
+    peak_state_bytes: usize,
+    _states: PhantomData<L>,
+}
+
+/// A keyed table as a deployed limiter holds one: hashbrown's layout, the keyspace's hash.
+pub type KeyTable<V> = hashbrown::HashMap<KeyId, V, Hasher>;
+
+/// The keyspace a deployed limiter holds, whose size the memory figures report: the algorithm,
+/// a hash table of states `S`, and the same counters. Never built: only its size is read.
+#[allow(dead_code)]
+struct HashKeyspace<L, S> {
+    limiter: L,
+    states: KeyTable<S>,
     heap_bytes: usize,
-    /// Sum of [`Limiter::redis_bytes`] over live states, maintained incrementally.
     redis_bytes: usize,
     peak: MemoryUsage,
 }
 
-/// The keyspace a deployed limiter holds, whose size the memory figures report: the algorithm,
-/// a hash table of states, and the same counters. Never built: only its size is read.
-#[allow(dead_code)]
-struct HashKeyspace<L: Limiter> {
-    limiter: L,
-    states: hashbrown::HashMap<KeyId, L::State, Hasher>,
-    heap_bytes: usize,
-    redis_bytes: usize,
-    peak: MemoryUsage,
+/// The memory model of every keyed table: the bytes of a deployed keyspace of `L` whose table
+/// of states `S` has `slots` slots ([`slots`]), plus `heap`, the bytes its states own.
+pub fn keyspace_bytes<L, S>(slots: usize, heap: usize) -> usize {
+    size_of::<HashKeyspace<L, S>>() + table_bytes::<(KeyId, S)>(slots) + heap
+}
+
+/// The slots of `table`: any table with the same inserts and removals has as many, since
+/// hashbrown grows and shrinks a table by its count of items and tombstones alone.
+pub fn slots<V>(table: &KeyTable<V>) -> usize {
+    buckets::<(KeyId, V)>(table.allocation_size())
 }
 
 impl<L: Limiter> KeyedLimiter<L> {
@@ -88,11 +117,15 @@ impl<L: Limiter> KeyedLimiter<L> {
             states: Vec::new(),
             live_keys: BitVec::new(),
             live: 0,
-            table: hashbrown::HashMap::default(),
-            arrived: Vec::new(),
-            arrived_heap: Vec::new(),
-            heap_before: None,
-            table_bytes: (0, 0),
+            shadow: RefCell::new(Shadow {
+                table: KeyTable::default(),
+                arrived: Vec::new(),
+                arrived_heap: Vec::new(),
+                heap_before: None,
+                table_bytes: (0, keyspace_bytes::<L, L::State>(0, 0)),
+                peak_state_bytes: 0,
+                _states: PhantomData,
+            }),
             heap_bytes: 0,
             redis_bytes: 0,
             peak: MemoryUsage::default(),
@@ -117,8 +150,8 @@ impl<L: Limiter> KeyedLimiter<L> {
     }
 
     /// Decides on one request of `key` at `now`.
-    // Always inlined: a call returns the decision through memory, and a caller that reads it
-    // back ran at under half the speed (`rlsim bench`, one key).
+    // Always inlined: a call returns the decision through memory, which the caller then stalls
+    // reading back.
     #[inline(always)]
     pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
         let i = key as usize;
@@ -147,16 +180,18 @@ impl<L: Limiter> KeyedLimiter<L> {
         if fresh {
             self.live += 1;
             self.peak.live_keys = self.peak.live_keys.max(self.live);
-            self.arrived.push(key);
+            let shadow = self.shadow.get_mut();
+            shadow.arrived.push(key);
             if std::mem::needs_drop::<L::State>() {
-                self.arrived_heap.push(self.heap_bytes);
+                shadow.arrived_heap.push(self.heap_bytes);
             }
         } else if std::mem::needs_drop::<L::State>() {
             // Only a state that owns heap memory can make a known key's decision a new peak
             // (without, every figure it could give was noted when the table reached its size).
-            let most = match self.arrived_heap.last_mut() {
+            let shadow = self.shadow.get_mut();
+            let most = match shadow.arrived_heap.last_mut() {
                 Some(most) => most,
-                None => self.heap_before.get_or_insert(0),
+                None => shadow.heap_before.get_or_insert(0),
             };
             *most = (*most).max(self.heap_bytes);
         }
@@ -214,7 +249,8 @@ impl<L: Limiter> KeyedLimiter<L> {
 
     /// Drops the keys that are idle at `now`.
     pub fn evict_idle(&mut self, now: Nanos) {
-        self.settle();
+        let shadow = self.shadow.get_mut();
+        shadow.settle();
         let limiter = &self.limiter;
         let (mut heap, mut redis, mut dropped) = (0, 0, 0);
         // `BitVec`'s blocks are `u32`s: walk the set bits of each.
@@ -241,67 +277,75 @@ impl<L: Limiter> KeyedLimiter<L> {
             // The table drops them in its own order, as a table's `retain` would: where a
             // removal leaves a tombstone depends on the removals before it.
             let live = &self.live_keys;
-            self.table
+            shadow
+                .table
                 .retain(|&key, _| live.get(key as usize) == Some(true));
         }
         self.heap_bytes -= heap;
         self.redis_bytes -= redis;
-        self.heap_before = None;
+        shadow.heap_before = None;
     }
 
+    /// Memory held now.
+    pub fn memory(&self) -> MemoryUsage {
+        let mut shadow = self.shadow.borrow_mut();
+        shadow.settle();
+        MemoryUsage {
+            live_keys: self.live,
+            state_bytes: shadow.bytes(self.heap_bytes),
+            redis_bytes: self.redis_bytes,
+        }
+    }
+
+    /// The most memory held at any point so far.
+    pub fn peak_memory(&self) -> MemoryUsage {
+        let mut shadow = self.shadow.borrow_mut();
+        shadow.settle();
+        MemoryUsage {
+            state_bytes: shadow.peak_state_bytes,
+            ..self.peak
+        }
+    }
+
+    /// The state of `key`, if it is live (for tests and inspection).
+    pub fn state(&self, key: KeyId) -> Option<&L::State> {
+        self.live(key)
+    }
+}
+
+impl<L: Limiter> Shadow<L> {
     /// Brings the table up to date with the keys that arrived since it last was, noting the
     /// peak each arrival made: the table only grows between evictions, so its size after each
     /// arrival, plus the most heap held until the next, is every figure the peak could take.
     fn settle(&mut self) {
-        let fixed = size_of::<HashKeyspace<L>>();
         if let Some(heap) = self.heap_before.take() {
-            let bytes = fixed + self.state_table_bytes() + heap;
-            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+            let bytes = self.bytes(heap);
+            self.peak_state_bytes = self.peak_state_bytes.max(bytes);
         }
         let mut arrived = std::mem::take(&mut self.arrived);
         for (i, &key) in arrived.iter().enumerate() {
             let heap = self.arrived_heap.get(i).copied().unwrap_or(0);
             self.table.entry(key).or_insert(());
-            let bytes = fixed + self.state_table_bytes() + heap;
-            self.peak.state_bytes = self.peak.state_bytes.max(bytes);
+            let bytes = self.bytes(heap);
+            self.peak_state_bytes = self.peak_state_bytes.max(bytes);
         }
         arrived.clear();
         self.arrived = arrived;
         self.arrived_heap.clear();
     }
 
-    /// Bytes of a table of states with as many slots as the key table has.
+    /// The state bytes of a deployed keyspace with this table's slots and `heap` bytes of
+    /// states' heap buffers ([`keyspace_bytes`]).
     #[inline]
-    fn state_table_bytes(&mut self) -> usize {
+    fn bytes(&mut self, heap: usize) -> usize {
         let allocated = self.table.allocation_size();
         if allocated != self.table_bytes.0 {
             self.table_bytes = (
                 allocated,
-                table_bytes::<(KeyId, L::State)>(buckets(allocated)),
+                keyspace_bytes::<L, L::State>(slots(&self.table), 0),
             );
         }
-        self.table_bytes.1
-    }
-
-    /// Memory held now.
-    pub fn memory(&mut self) -> MemoryUsage {
-        self.settle();
-        MemoryUsage {
-            live_keys: self.live,
-            state_bytes: size_of::<HashKeyspace<L>>() + self.state_table_bytes() + self.heap_bytes,
-            redis_bytes: self.redis_bytes,
-        }
-    }
-
-    /// The most memory held at any point so far.
-    pub fn peak_memory(&mut self) -> MemoryUsage {
-        self.settle();
-        self.peak
-    }
-
-    /// The state of `key`, if it is live (for tests and inspection).
-    pub fn state(&self, key: KeyId) -> Option<&L::State> {
-        self.live(key)
+        self.table_bytes.1 + heap
     }
 }
 
@@ -322,17 +366,16 @@ fn table_bytes<T>(buckets: usize) -> usize {
     (size_of::<T>() * buckets).next_multiple_of(align) + buckets + GROUP_WIDTH
 }
 
-/// The slots of the key set whose allocation is `bytes`: the table of states has as many, since
-/// hashbrown grows and shrinks a table by its count of items and tombstones alone.
-fn buckets(bytes: usize) -> usize {
+/// The slots of a table of `T` whose allocation is `bytes`.
+fn buckets<T>(bytes: usize) -> usize {
     if bytes == 0 {
         return 0;
     }
     let mut buckets = 1;
-    while table_bytes::<KeyId>(buckets) < bytes {
+    while table_bytes::<T>(buckets) < bytes {
         buckets *= 2;
     }
-    debug_assert_eq!(table_bytes::<KeyId>(buckets), bytes, "a hashbrown layout");
+    debug_assert_eq!(table_bytes::<T>(buckets), bytes, "a hashbrown layout");
     buckets
 }
 

@@ -18,7 +18,7 @@ mod token_bucket;
 
 pub use fixed_window::FixedWindow;
 pub use gcra::Gcra;
-pub use keyed::{KeyId, KeyedLimiter, MemoryUsage};
+pub use keyed::{KeyId, KeyTable, KeyedLimiter, MemoryUsage, keyspace_bytes, slots};
 pub use leaky_bucket::LeakyBucket;
 pub use profiles::{Profile, ProfileKind};
 pub use sliding_window_counter::SlidingWindowCounter;

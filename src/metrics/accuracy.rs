@@ -5,6 +5,7 @@
 //! per key, kept in the recorder's per-key entries (a unit test holds it to the real limiter):
 //! no hashing and no allocation per key, which is what a million keys need.
 
+use super::dense::Parts;
 use super::timelog::TimeLog;
 use crate::algorithms::{KeyId, Params};
 use crate::time::Nanos;
@@ -37,10 +38,9 @@ impl ExactLog {
     /// Drops the times of the heap logs that expired by `now`, as [`ExactLog::admits`] would
     /// on the key's next request, and moves the logs short enough back inline (inline logs
     /// hold nothing to free).
-    fn sweep<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut TimeLog, now: Nanos) {
+    fn sweep(&mut self, logs: &mut (impl Parts<TimeLog> + ?Sized), now: Nanos) {
         let window = self.window;
-        super::dense::retain_entries(&mut self.spilled, entries, |entry| {
-            let log = part(entry);
+        super::dense::retain_entries(&mut self.spilled, logs, |log: &mut TimeLog| {
             while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
                 log.pop_front();
             }
@@ -110,14 +110,9 @@ impl Accuracy {
         exact
     }
 
-    /// Frees what `now` allows; `part` finds a key's exact log in its entry of `entries`.
-    pub fn sweep<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut TimeLog,
-        now: Nanos,
-    ) {
-        self.exact.sweep(entries, part, now);
+    /// Frees what `now` allows, in the keys' exact `logs`.
+    pub fn sweep(&mut self, logs: &mut (impl Parts<TimeLog> + ?Sized), now: Nanos) {
+        self.exact.sweep(logs, now);
     }
 
     pub fn finish(&self) -> AccuracyPart {
@@ -156,8 +151,8 @@ mod tests {
             for (gap, sweep) in gaps.into_iter().zip(sweeps) {
                 t += gap;
                 if sweep {
-                    exact.sweep(&mut logs, |l| l, t);
-                    demand.sweep(&mut offered, |o| o, t);
+                    exact.sweep(&mut logs[..], t);
+                    demand.sweep(&mut offered[..], t);
                 }
                 rejected |= !exact.admits(0, &mut logs[0], t);
                 demand.offer(0, &mut offered[0], &mut exceeded, t);
@@ -180,7 +175,7 @@ mod tests {
             for (gap, key) in gaps {
                 t += gap;
                 if gap % 7 == 0 {
-                    shadow.sweep(&mut logs, |l| l, t);
+                    shadow.sweep(logs.as_mut_slice(), t);
                 }
                 let admitted = real.decide(key, t).outcome.is_admitted();
                 prop_assert_eq!(shadow.admits(key, &mut logs[key as usize], t), admitted);

@@ -3,6 +3,7 @@
 //! needless rejections. Each key's [`History`] lives with the key's other state and is passed
 //! in; the [`Judge`] here holds the rest.
 
+use super::dense::Parts;
 use super::windows::{History, Judge};
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
@@ -66,15 +67,10 @@ impl Bursts {
     }
 
     /// Judges the rejections whose windows have all ended by `now` (before anything at `now`
-    /// is recorded); `part` finds a key's history in its entry of `entries`.
+    /// is recorded), against the keys' `histories`.
     #[inline]
-    pub fn judge_due<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut History,
-        now: Nanos,
-    ) {
-        self.windows.judge_due(entries, part, now);
+    pub fn judge_due(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
+        self.windows.judge_due(histories, now);
     }
 
     #[inline]
@@ -119,22 +115,13 @@ impl Bursts {
         in_window
     }
 
-    /// Frees what `now` allows; `part` finds a key's history in its entry of `entries`.
-    pub fn sweep<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut History,
-        now: Nanos,
-    ) {
-        self.windows.sweep(entries, part, now);
+    /// Frees what `now` allows, in the keys' `histories`.
+    pub fn sweep(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
+        self.windows.sweep(histories, now);
     }
 
-    pub fn finish<E>(
-        mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut History,
-    ) -> BurstsPart {
-        let needless = self.windows.finish(entries, part);
+    pub fn finish(mut self, histories: &mut (impl Parts<History> + ?Sized)) -> BurstsPart {
+        let needless = self.windows.finish(histories);
         let worst = self.worst.unwrap_or(Worst {
             admitted: 0,
             key: 0,

@@ -2,6 +2,7 @@
 //! offered traffic ever exceeded the policy (more than L requests in some rolling window W).
 //! This is the ground truth for false positives, false negatives and NAT collateral damage.
 
+use super::dense::Parts;
 use super::timelog::TimeLog;
 use crate::time::Nanos;
 
@@ -76,19 +77,14 @@ impl Demand {
         }
     }
 
-    /// Frees the heap windows that are short by `now` (back inline); `part` finds an id's
-    /// window in its entry of `entries`. Inline windows hold nothing to free, and expired times
-    /// are dropped by the next [`Demand::offer`] anyway, so the sweep visits only the spilled
-    /// ones: its cost follows the busy ids, not every id ever seen.
-    pub fn sweep<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut Offered,
-        now: Nanos,
-    ) {
+    /// Frees the heap windows of `offered` (by id) that are short by `now` (back inline).
+    /// Inline windows hold nothing to free, and expired times are dropped by the next
+    /// [`Demand::offer`] anyway, so the sweep visits only the spilled ones: its cost follows
+    /// the busy ids, not every id ever seen.
+    pub fn sweep(&mut self, offered: &mut (impl Parts<Offered> + ?Sized), now: Nanos) {
         let window = self.window;
-        super::dense::retain_entries(&mut self.spilled, entries, |entry| {
-            let recent = &mut part(entry).recent;
+        super::dense::retain_entries(&mut self.spilled, offered, |o: &mut Offered| {
+            let recent = &mut o.recent;
             // What the id's next offer would drop; what is left moves back inline if short.
             while recent
                 .front()

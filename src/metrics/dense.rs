@@ -10,25 +10,47 @@ pub(super) fn slot<T: Default>(v: &mut Vec<T>, i: u32) -> &mut T {
     &mut v[i]
 }
 
+/// One tally's state `T` of every id, reached by id: the tally's own table as far as it can
+/// tell, wherever its owner keeps it (the recorder keeps every tally's state of a key in one
+/// entry, [`super::per_key`]).
+pub(super) trait Parts<T> {
+    /// The state of `id` (which must have one).
+    fn part(&mut self, id: u32) -> &mut T;
+    /// Starts loading the state of `id` (a hint: it changes nothing).
+    fn prefetch(&self, id: u32);
+}
+
+/// A tally's states in a table of their own.
+impl<T> Parts<T> for [T] {
+    #[inline]
+    fn part(&mut self, id: u32) -> &mut T {
+        &mut self[id as usize]
+    }
+    #[inline]
+    fn prefetch(&self, id: u32) {
+        crate::prefetch::prefetch(self, id as usize);
+    }
+}
+
 /// How many ids ahead [`retain_entries`] asks for an entry.
 const AHEAD: usize = 8;
 
-/// Keeps, in order, the ids of `ids` for which `keep` (given the id's entry of `entries`)
-/// returns true. A sweep visits entries scattered over a large keyspace: each is asked for a
+/// Keeps, in order, the ids of `ids` for which `keep` (given the id's state in `parts`)
+/// returns true. A sweep visits states scattered over a large keyspace: each is asked for a
 /// few ids ahead, so their cache misses overlap instead of following one another.
 #[inline]
-pub(super) fn retain_entries<E>(
+pub(super) fn retain_entries<T, P: Parts<T> + ?Sized>(
     ids: &mut Vec<u32>,
-    entries: &mut [E],
-    mut keep: impl FnMut(&mut E) -> bool,
+    parts: &mut P,
+    mut keep: impl FnMut(&mut T) -> bool,
 ) {
     let mut kept = 0;
     for i in 0..ids.len() {
         if let Some(&ahead) = ids.get(i + AHEAD) {
-            crate::prefetch::prefetch(entries, ahead as usize);
+            parts.prefetch(ahead);
         }
         let id = ids[i];
-        if keep(&mut entries[id as usize]) {
+        if keep(parts.part(id)) {
             ids[kept] = id;
             kept += 1;
         }
@@ -50,7 +72,7 @@ mod tests {
         ) {
             let mut entries: Vec<(u32, u32)> = (0..30).map(|i| (i, 0)).collect();
             let (mut got, mut seen) = (ids.clone(), Vec::new());
-            super::retain_entries(&mut got, &mut entries, |(id, visits)| {
+            super::retain_entries(&mut got, entries.as_mut_slice(), |(id, visits): &mut (u32, u32)| {
                 *visits += 1;
                 seen.push(*id);
                 keep[*id as usize]

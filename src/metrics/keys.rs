@@ -11,6 +11,7 @@
 //! has its own window ([`Demand`]).
 
 use super::demand::{Demand, Offered};
+use super::dense::Parts;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use crate::traffic::ClientId;
@@ -190,16 +191,11 @@ impl Keys {
         key.client_gave_up = true;
     }
 
-    /// Frees what `now` allows; `part` finds a client's window in its entry of `clients`
-    /// (`None` while clients mirror keys).
-    pub fn sweep<C>(
-        &mut self,
-        clients: Option<&mut [C]>,
-        part: impl Fn(&mut C) -> &mut Offered,
-        now: Nanos,
-    ) {
-        if let (Some(judge), Some(clients)) = (&mut self.client_demand, clients) {
-            judge.sweep(clients, part, now);
+    /// Frees what `now` allows in the clients' `offered` windows (`None` while clients mirror
+    /// keys).
+    pub fn sweep<P: Parts<Offered> + ?Sized>(&mut self, offered: Option<&mut P>, now: Nanos) {
+        if let (Some(judge), Some(offered)) = (&mut self.client_demand, offered) {
+            judge.sweep(offered, now);
         }
     }
 

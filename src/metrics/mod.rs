@@ -197,6 +197,12 @@ pub struct TimeBucket {
     pub rejected: u64,
 }
 
+/// The malformed trace lines each source of a run skipped, in the scenario's order
+/// ([`AlgorithmReport::skipped_lines`], the same in every row); empty without a row.
+pub fn skipped_lines(rows: &[AlgorithmReport]) -> &[u64] {
+    rows.first().map_or(&[], |row| &row.skipped_lines)
+}
+
 /// Everything measured for one algorithm.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlgorithmReport {
@@ -319,6 +325,12 @@ pub struct AlgorithmReport {
     /// retried. The retry chart's data.
     #[serde(skip)]
     pub retries_by_source: Vec<Vec<u64>>,
+    /// Per source (in the scenario's order): the malformed trace lines it skipped
+    /// (`--skip-bad-lines`), as it reported when it finished; 0 for generated sources and for
+    /// the later parts of a split trace. Every row's run reads the whole trace, so the counts
+    /// are the same in every row; the summary lists them with the sources.
+    #[serde(skip)]
+    pub skipped_lines: Vec<u64>,
     /// The delays of legit and of abusive requests: the delay chart's data.
     #[serde(skip)]
     pub legit_delay: DelayStats,

@@ -5,7 +5,9 @@
 //! what its last response advertised), a request cost one cache miss per table, in as many
 //! places in memory. One entry per key puts them side by side: the lines of one entry, loaded
 //! together (and asked for requests ahead, [`PerKey::prefetch`]). The tallies keep their logic
-//! and their run-wide figures, and take their part of the entry as an argument.
+//! and their run-wide figures, and take their part of an entry as an argument: one entry's
+//! part per decision, and every entry's part, by id, as [`Parts`] of the entries (which is all
+//! a tally knows of them).
 //!
 //! Clients are often the keys themselves (`key = "user"`: client `i` is key `i`). While every
 //! decision's client has its key's id, client `i`'s entry is a function of key `i`'s (the same
@@ -15,6 +17,7 @@
 //! kept like the keys'.
 
 use super::demand::Offered;
+use super::dense::Parts;
 use super::headers::Advertised;
 use super::keys::{ClientStats, KeyStats};
 use super::timelog::TimeLog;
@@ -59,7 +62,7 @@ impl ClientEntry {
 /// The entries of every key and client seen, by id.
 #[derive(Debug)]
 pub(super) struct PerKey {
-    pub keys: Vec<KeyEntry>,
+    keys: Vec<KeyEntry>,
     /// `None` while clients mirror keys (see the module's documentation).
     clients: Option<Vec<ClientEntry>>,
     /// Clients to make room for once they are kept.
@@ -106,6 +109,17 @@ impl PerKey {
         let key = super::dense::slot(&mut self.keys, key);
         let client = self.clients.as_mut().map(|c| super::dense::slot(c, client));
         (key, client)
+    }
+
+    /// Every key's entry, by id.
+    #[inline]
+    pub fn keys(&mut self) -> &mut [KeyEntry] {
+        &mut self.keys
+    }
+
+    /// Every key's stats, by id.
+    pub fn key_stats(&self) -> impl Iterator<Item = &KeyStats> {
+        self.keys.iter().map(|e| &e.stats)
     }
 
     /// The entry of `key`, created (empty) if new.
@@ -170,6 +184,42 @@ impl PerKey {
         if let Some(c) = &self.clients {
             crate::prefetch::prefetch(c, client as usize);
         }
+    }
+}
+
+/// The keys' entries as the windows tally's histories.
+impl Parts<History> for [KeyEntry] {
+    #[inline]
+    fn part(&mut self, id: u32) -> &mut History {
+        &mut self[id as usize].history
+    }
+    #[inline]
+    fn prefetch(&self, id: u32) {
+        crate::prefetch::prefetch(self, id as usize);
+    }
+}
+
+/// The keys' entries as the accuracy tally's exact logs.
+impl Parts<TimeLog> for [KeyEntry] {
+    #[inline]
+    fn part(&mut self, id: u32) -> &mut TimeLog {
+        &mut self[id as usize].exact
+    }
+    #[inline]
+    fn prefetch(&self, id: u32) {
+        crate::prefetch::prefetch(self, id as usize);
+    }
+}
+
+/// The clients' entries as the keys tally's offered-traffic windows.
+impl Parts<Offered> for [ClientEntry] {
+    #[inline]
+    fn part(&mut self, id: u32) -> &mut Offered {
+        &mut self[id as usize].demand
+    }
+    #[inline]
+    fn prefetch(&self, id: u32) {
+        crate::prefetch::prefetch(self, id as usize);
     }
 }
 

@@ -20,7 +20,7 @@ use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
 use super::retries::Retries;
 use super::timeline::Timeline;
-use super::{AlgorithmReport, RoleReport, ratio};
+use super::{AlgorithmReport, Counts, RoleReport, SourceReport, ratio};
 use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
@@ -41,6 +41,8 @@ pub struct Recorder {
     keys_per_client: KeysPerClient,
     /// Every key's and client's state in the tallies above, one entry each.
     entries: PerKey,
+    /// What each source reported when it finished: the malformed lines it skipped.
+    skipped_lines: Vec<u64>,
 }
 
 impl Recorder {
@@ -65,6 +67,7 @@ impl Recorder {
             timeline: Timeline::new(duration, bucket),
             keys_per_client: KeysPerClient::new(&policy.key, sources),
             entries: PerKey::default(),
+            skipped_lines: Vec::new(),
         }
     }
 
@@ -88,8 +91,7 @@ impl Recorder {
         if a.key != a.client && !self.entries.clients_kept() {
             self.keep_clients();
         }
-        self.bursts
-            .judge_due(&mut self.entries.keys, |e| &mut e.history, t);
+        self.bursts.judge_due(self.entries.keys(), t);
         let (key, client) = self.entries.both(a.key, a.client);
         let (bursts, history) = (&self.bursts, &mut key.history);
         let exact_admits =
@@ -170,11 +172,15 @@ impl Recorder {
     /// Times passed here never decrease.
     #[inline]
     pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
-        self.bursts
-            .judge_due(&mut self.entries.keys, |e| &mut e.history, time);
+        self.bursts.judge_due(self.entries.keys(), time);
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time);
         self.timeline.on_admit(time, in_window);
+    }
+
+    /// The sources have finished; `skipped_lines`: the malformed lines each skipped, in order.
+    pub fn on_sources_finished(&mut self, skipped_lines: impl Iterator<Item = u64>) {
+        self.skipped_lines = skipped_lines.collect();
     }
 
     /// How often [`Recorder::evict_idle`] should run: once per policy window of virtual time.
@@ -185,9 +191,23 @@ impl Recorder {
     /// Frees what no longer matters at `now`; called once per policy window of virtual time.
     pub fn evict_idle(&mut self, now: Nanos) {
         let (keys, clients) = self.entries.split();
-        self.bursts.sweep(keys, |e| &mut e.history, now);
-        self.keys.sweep(clients, |c| &mut c.demand, now);
-        self.accuracy.sweep(keys, |e| &mut e.exact, now);
+        self.bursts.sweep(keys, now);
+        self.keys.sweep(clients, now);
+        self.accuracy.sweep(keys, now);
+    }
+
+    /// Each source's report, with its keys per client; and the totals.
+    fn source_reports(&self, traffic: &[SourceSpec]) -> (Vec<SourceReport>, Counts) {
+        let (mut sources, total) = self
+            .sources
+            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
+        for (i, report) in sources.iter_mut().enumerate() {
+            if let Some((max, mean)) = self.keys_per_client.of(i) {
+                report.keys_per_client_max = Some(max);
+                report.keys_per_client_mean = Some(mean);
+            }
+        }
+        (sources, total)
     }
 
     /// The figures of the finished run.
@@ -200,39 +220,20 @@ impl Recorder {
         peak: MemoryUsage,
         end: MemoryUsage,
     ) -> AlgorithmReport {
-        let (mut sources, total) = self
-            .sources
-            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-        for (i, report) in sources.iter_mut().enumerate() {
-            if let Some((max, mean)) = self.keys_per_client.of(i) {
-                report.keys_per_client_max = Some(max);
-                report.keys_per_client_mean = Some(mean);
-            }
-        }
+        let (sources, total) = self.source_reports(traffic);
         #[cfg(test)]
         if !self.entries.clients_kept() {
             super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
         }
         let accuracy = self.accuracy.finish();
-        let bursts = self
-            .bursts
-            .finish(&mut self.entries.keys, |e| &mut e.history);
-        let k = Keys::finish(
-            self.entries.keys.iter().map(|e| &e.stats),
-            self.entries.kept_client_stats(),
-        );
+        let bursts = self.bursts.finish(self.entries.keys());
+        let k = Keys::finish(self.entries.key_stats(), self.entries.kept_client_stats());
         let headers = self.headers.finish();
         let retries = self.retries.finish();
         let (delay, legit_delay, abusive_delay) = self.delays.finish();
         let timeline = self.timeline.finish();
         let admitted = total.admitted();
-        let per_key = |bytes: usize| {
-            if peak.live_keys == 0 {
-                0.0
-            } else {
-                bytes as f64 / peak.live_keys as f64
-            }
-        };
+        let per_key = |bytes: usize| ratio(bytes as u64, peak.live_keys as u64);
         AlgorithmReport {
             alerts: None,
             algorithm: algorithm.to_string(),
@@ -292,6 +293,7 @@ impl Recorder {
             timeseries: timeline.buckets,
             busiest_key: timeline.busiest_key,
             retries_by_source: timeline.retries_by_source,
+            skipped_lines: self.skipped_lines,
             legit_delay: legit_delay.clone(),
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,

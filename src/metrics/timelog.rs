@@ -15,8 +15,7 @@ const INLINE: usize = 3;
 
 /// Slots of a ring when a log first spills; a ring grows by doubling. Not a power of two on
 /// purpose: rings of 2^k slots sit at 2^k-byte boundaries, and the rings of keys whose
-/// histories advance in step then put their current slots in the same cache sets (a run of
-/// 10^3 keys was a fifth slower from the conflicts).
+/// histories advance in step then put their current slots in the same cache sets.
 const FIRST_RING: usize = 12;
 
 /// `N` times inline (most logs hold a few), the rest on the heap.
@@ -116,9 +115,8 @@ impl<const N: usize> TimeLog<N> {
                 false
             }
             TimeLog::Inline { times, .. } => {
-                // Built from the times, not zeroed and then written: a zeroed allocation took
-                // mimalloc's slower path (3% of a 10^6-key run, where keys spill by the
-                // hundred thousand).
+                // Built from the times, not zeroed and then written: a zeroed allocation takes
+                // mimalloc's slower path.
                 const {
                     assert!(
                         N < FIRST_RING,

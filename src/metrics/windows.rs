@@ -16,6 +16,7 @@
 //! at or after `t + W` ([`Judge::judge_due`]), before anything at that time is recorded: the
 //! key's history then holds every admission in `(t − W, t + W)`, and nothing later matters.
 
+use super::dense::Parts;
 use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
@@ -25,10 +26,8 @@ use std::collections::VecDeque;
 #[derive(Debug, Default)]
 pub(super) struct History {
     /// Admission times after `now − 2W`, oldest first. Four inline, not three: a key keeps
-    /// two windows of history, and with three a million keys at a tenth of the limit spilled
-    /// to the heap on one request in twelve (an allocation in cold memory each, and a sweep to
-    /// bring it back: a tenth of the run); the fourth time fills the key's entry to its two
-    /// cache lines exactly.
+    /// two windows of history, three spilled to the heap often (docs/performance.md), and the
+    /// fourth time fills the key's entry to its two cache lines exactly.
     admitted: TimeLog<4>,
     /// Index in `admitted` of the first admission inside `(now−W, now]`. Time only moves
     /// forward, so it only advances: counting the current window is amortised O(1).
@@ -94,22 +93,17 @@ impl Judge {
         }
     }
 
-    /// Judges the rejections whose windows have all ended by `now`; `part` finds a key's
-    /// history in its entry of `entries`. Called before anything at `now` is recorded, with
-    /// times that never decrease.
+    /// Judges the rejections whose windows have all ended by `now`, against the keys'
+    /// `histories`. Called before anything at `now` is recorded, with times that never
+    /// decrease.
     #[inline]
-    pub fn judge_due<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut History,
-        now: Nanos,
-    ) {
+    pub fn judge_due(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
         while let Some(&(t, key)) = self.pending.front() {
             if t.saturating_add(self.window) > now {
                 break;
             }
             self.pending.pop_front();
-            self.judge(part(&mut entries[key as usize]), t);
+            self.judge(histories.part(key), t);
         }
     }
 
@@ -166,25 +160,18 @@ impl Judge {
     }
 
     /// Judges what is due by `now`, then frees what `now` allows for the keys with heap
-    /// histories; `part` finds a key's history in its entry of `entries` (indexed by key id).
-    pub fn sweep<E>(
-        &mut self,
-        entries: &mut [E],
-        part: impl Fn(&mut E) -> &mut History,
-        now: Nanos,
-    ) {
-        self.judge_due(entries, &part, now);
+    /// histories (of `histories`, by key id).
+    pub fn sweep(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
+        self.judge_due(histories, now);
         let mut spilled = std::mem::take(&mut self.spilled);
-        super::dense::retain_entries(&mut spilled, entries, |entry| {
-            self.sweep_one(part(entry), now)
-        });
+        super::dense::retain_entries(&mut spilled, histories, |h| self.sweep_one(h, now));
         self.spilled = spilled;
     }
 
     /// Needless rejections, once the run is over (every rejection still waiting is judged
     /// against the whole history after it).
-    pub fn finish<E>(&mut self, entries: &mut [E], part: impl Fn(&mut E) -> &mut History) -> u64 {
-        self.judge_due(entries, part, Nanos::MAX);
+    pub fn finish(&mut self, histories: &mut (impl Parts<History> + ?Sized)) -> u64 {
+        self.judge_due(histories, Nanos::MAX);
         self.needless
     }
 }
@@ -207,7 +194,7 @@ impl KeyWindows {
     /// `(t−W, t]`, this one included.
     #[inline]
     pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
-        self.judge.judge_due(&mut self.keys, |h| h, t);
+        self.judge.judge_due(self.keys.as_mut_slice(), t);
         let h = super::dense::slot(&mut self.keys, key);
         self.judge.admit(key, h, t)
     }
@@ -215,19 +202,19 @@ impl KeyWindows {
     /// Records a rejection at `t`.
     #[inline]
     pub fn reject(&mut self, key: KeyId, t: Nanos) {
-        self.judge.judge_due(&mut self.keys, |h| h, t);
+        self.judge.judge_due(self.keys.as_mut_slice(), t);
         let h = super::dense::slot(&mut self.keys, key);
         self.judge.reject(key, h, t)
     }
 
     /// Settles and frees what `now` allows for the keys with heap histories.
     pub fn sweep(&mut self, now: Nanos) {
-        self.judge.sweep(&mut self.keys, |h| h, now);
+        self.judge.sweep(self.keys.as_mut_slice(), now);
     }
 
     /// Needless rejections, once the run is over.
     pub fn finish(&mut self) -> u64 {
-        self.judge.finish(&mut self.keys, |h| h)
+        self.judge.finish(self.keys.as_mut_slice())
     }
 }
 

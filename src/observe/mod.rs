@@ -6,10 +6,10 @@
 //! `--metrics-out` is given: runs without them do no extra work per decision.
 //!
 //! Labels come from the request's identity. The run then keeps each key's identity fields
-//! ([`KeySpace::recording`]): fields the policy keys on are exact; for the others (e.g. the
-//! endpoint when the policy keys on IP only) a key carries those of its first request. `user`
-//! is the requesting client's identity; a request is signed in when its key's identity has a
-//! user.
+//! ([`crate::traffic::Keeps::Fields`]): fields the policy keys on are exact; for the others
+//! (e.g. the endpoint when the policy keys on IP only) a key carries those of its first
+//! request. `user` is the requesting client's identity; a request is signed in when its key's
+//! identity has a user.
 
 mod alerts;
 pub mod openmetrics;

@@ -119,13 +119,17 @@ impl<'a> Summary<'a> {
                 sources: scenario
                     .traffic
                     .iter()
-                    .map(|s| SourceInfo {
+                    .enumerate()
+                    .map(|(i, s)| SourceInfo {
                         name: &s.name,
                         role: s.role,
                         kind: s.kind.name(),
                         arrival: s.arrivals.name(),
                         skipped_lines: match &s.arrivals {
-                            Arrivals::Replay { options, .. } => options.skipped_lines(),
+                            Arrivals::Replay { options, .. } if options.reports_skipped() => {
+                                let skipped = crate::metrics::skipped_lines(&report.algorithms);
+                                Some(skipped.get(i).copied().unwrap_or(0))
+                            }
                             _ => None,
                         },
                     })

@@ -11,12 +11,17 @@ use crate::traffic::{Arrivals, Intensity, SourceSpec};
 pub fn blocks(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Vec<Block> {
     let mut b = introduction(&scenario.introduction);
     b.push(Block::Paragraph(policy_in_words(scenario, algorithms)));
+    let skipped = crate::metrics::skipped_lines(algorithms);
     b.push(Block::List(
         false,
         scenario
             .traffic
             .iter()
-            .map(|s| source_in_words(s, scenario.duration))
+            .enumerate()
+            .map(|(i, s)| {
+                let skipped = skipped.get(i).copied().unwrap_or(0);
+                source_in_words(s, scenario.duration, skipped)
+            })
             .collect(),
     ));
     b
@@ -100,7 +105,8 @@ fn policy_in_words(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Strin
     )
 }
 
-fn source_in_words(s: &SourceSpec, duration: u64) -> String {
+/// The source `s` in words; `skipped`: the malformed lines it skipped.
+fn source_in_words(s: &SourceSpec, duration: u64, skipped: u64) -> String {
     let clients = s.population.clients;
     let who = if clients == 1 {
         "one client".to_string()
@@ -149,14 +155,11 @@ fn source_in_words(s: &SourceSpec, duration: u64) -> String {
                 Some(p) => format!(" (its {} requests)", p.role.name()),
                 None => String::new(),
             };
-            let skipped = match options.skipped_lines() {
-                Some(n) if options.skip_bad_lines => {
-                    format!(
-                        ", {n} malformed line{} skipped",
-                        if n == 1 { "" } else { "s" }
-                    )
-                }
-                _ => String::new(),
+            let skipped = if options.skip_bad_lines && options.reports_skipped() {
+                let s = if skipped == 1 { "" } else { "s" };
+                format!(", {skipped} malformed line{s} skipped")
+            } else {
+                String::new()
             };
             format!(
                 "recorded traffic replayed from `{}`{part}{skipped}",

@@ -335,7 +335,6 @@ impl Ctx<'_> {
             same_second,
             align: policy.window,
             skip_bad_lines: false,
-            skipped: Default::default(),
             abusive,
             ..Default::default()
         };

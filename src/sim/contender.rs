@@ -19,7 +19,9 @@ use crate::scenario::Scenario;
 use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
 use crate::time::Nanos;
 use crate::traffic::via::Wire;
-use crate::traffic::{self, Arrival, ClientId, Identity, KeySpace, Source};
+use crate::traffic::{
+    self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace, Source,
+};
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
@@ -30,7 +32,7 @@ trait RuleLimiter: Send {
     fn peek(&self, key: KeyId, now: Nanos) -> Decision;
     fn evict_idle(&mut self, now: Nanos);
     /// Memory held now (O(1) after a decision).
-    fn current(&mut self) -> MemoryUsage;
+    fn current(&self) -> MemoryUsage;
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -43,7 +45,7 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
     }
-    fn current(&mut self) -> MemoryUsage {
+    fn current(&self) -> MemoryUsage {
         KeyedLimiter::memory(self)
     }
 }
@@ -91,7 +93,7 @@ fn field_index(f: KeyField) -> usize {
 
 /// A source whose arrivals carry the policy key in `key` and the whole identity in `identity`.
 struct Identified {
-    inner: Box<dyn Source>,
+    inner: Direct,
     ids: Arc<Mutex<Identities>>,
 }
 
@@ -106,6 +108,10 @@ impl Source for Identified {
         a.key = key;
         a.client = client;
         Ok(Some(a))
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
     }
 }
 
@@ -526,7 +532,7 @@ impl<'a> Contest for StackContest<'a> {
     type Gate = Captured<StackGate<'a>>;
 
     /// The metrics' keys only: the identities live in the stack's own keyspace.
-    fn keyspace(&self, _: bool) -> KeySpace {
+    fn keyspace(&self, _: &Scenario, _: bool) -> KeySpace {
         KeySpace::new()
     }
 
@@ -534,9 +540,10 @@ impl<'a> Contest for StackContest<'a> {
         &mut self,
         scenario: &Scenario,
         keys: &mut KeySpace,
-    ) -> Result<Vec<Box<dyn Source>>> {
+    ) -> Result<Vec<Direct>> {
         let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
-        let mut space = KeySpace::recording_paths();
+        let layout = KeyLayout::for_sources(&scenario.traffic, Keeps::FieldsAndPaths);
+        let mut space = KeySpace::with_layout(layout);
         let inner = traffic::build_sources(&scenario.traffic, &all, scenario.seed, &mut space)?;
         let mut ids = Identities {
             space,
@@ -555,7 +562,7 @@ impl<'a> Contest for StackContest<'a> {
             .into_iter()
             .map(|inner| {
                 let ids = Arc::clone(&ids);
-                Box::new(Identified { inner, ids }) as Box<dyn Source>
+                Direct::other(Identified { inner, ids })
             })
             .collect())
     }

@@ -13,7 +13,9 @@
 //! state's last one is decided at the state's time.
 
 use super::engine::{Detail, Gate};
-use crate::algorithms::{Decision, KeyId, Limiter, MemoryUsage, Outcome, redis};
+use crate::algorithms::{
+    Decision, KeyId, KeyTable, Limiter, MemoryUsage, Outcome, keyspace_bytes, redis, slots,
+};
 use crate::metrics::DeploymentTally;
 use crate::rng::{Stream, rng};
 use crate::scenario::deployment::{Balancer, Deployment, FailMode, Ops, Rtt, Store};
@@ -35,7 +37,8 @@ struct Slot<S> {
     version: u64,
 }
 
-type Table<S> = FxHashMap<KeyId, Slot<S>>;
+/// A table of states in hashbrown's layout, whose bytes the memory model reads.
+type Table<S> = KeyTable<Slot<S>>;
 
 /// A racy write on its way to the store.
 struct Write<S> {
@@ -89,7 +92,7 @@ enum Mode<S> {
         seq: u64,
     },
     Incr {
-        store: FxHashMap<KeyId, Counter>,
+        store: KeyTable<Counter>,
         die_chance: f64,
     },
     Cached {
@@ -150,7 +153,7 @@ impl<'d, L: Limiter> Deployed<'d, L> {
                 ops: Ops::IncrThenExpire,
                 die_chance,
             } => Mode::Incr {
-                store: FxHashMap::default(),
+                store: KeyTable::default(),
                 die_chance,
             },
             Store::Cached { sync_every } => Mode::Cached {
@@ -317,34 +320,28 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         }
     }
 
-    /// The memory the deployment holds now: the store's keys (or every replica's, `local`).
-    fn memory(&self) -> MemoryUsage {
-        fn add<S>(
-            m: &mut MemoryUsage,
-            t: &Table<S>,
-            heap: fn(&S) -> usize,
-            redis: fn(&S) -> usize,
-        ) {
-            m.live_keys += t.len();
-            m.state_bytes += t.capacity() * std::mem::size_of::<(KeyId, Slot<S>)>();
+    /// The memory the deployment holds now: the store's keyspace (or every replica's, `local`),
+    /// in the memory model of every keyed table ([`keyspace_bytes`]): one replica with a local
+    /// store holds what the short form does.
+    pub fn memory(&self) -> MemoryUsage {
+        fn add<L: Limiter>(m: &mut MemoryUsage, t: &Table<L::State>) {
+            let mut heap = 0;
             for s in t.values() {
-                m.state_bytes += heap(&s.state);
-                m.redis_bytes += redis(&s.state);
+                heap += L::heap_bytes(&s.state);
+                m.redis_bytes += L::redis_bytes(&s.state);
             }
+            m.live_keys += t.len();
+            m.state_bytes += keyspace_bytes::<L, L::State>(slots(t), heap);
         }
         let mut m = MemoryUsage::default();
         match &self.mode {
-            Mode::Local(tables) => {
-                for t in tables {
-                    add(&mut m, t, L::heap_bytes, L::redis_bytes);
-                }
-            }
+            Mode::Local(tables) => tables.iter().for_each(|t| add::<L>(&mut m, t)),
             Mode::Atomic(t) | Mode::Racy { store: t, .. } | Mode::Cached { store: t, .. } => {
-                add(&mut m, t, L::heap_bytes, L::redis_bytes)
+                add::<L>(&mut m, t)
             }
             Mode::Incr { store, .. } => {
                 m.live_keys = store.len();
-                m.state_bytes = store.capacity() * std::mem::size_of::<(KeyId, Counter)>();
+                m.state_bytes = keyspace_bytes::<L, Counter>(slots(store), 0);
                 m.redis_bytes = store.len() * redis::STRING_KEY;
             }
         }

@@ -353,3 +353,53 @@ proptest! {
         }
     }
 }
+
+/// One replica with a local store holds exactly the short form's keyspace: the same memory
+/// figures (one model for every keyed table), at every sweep, at the end and at the peak.
+fn one_local_replica_is_the_short_form<L: Limiter>(
+    make: impl Fn() -> L,
+    trace: &[(Nanos, KeyId)],
+    whole_peak: bool,
+) -> Result<(), TestCaseError> {
+    let d = dep(1, Store::Local { divided: false }, 0);
+    let mut gate = Deployed::new(make(), 0, S, &d, 3);
+    let mut single = KeyedLimiter::new(make());
+    for (i, &(t, key)) in trace.iter().enumerate() {
+        if i % 23 == 0 {
+            prop_assert_eq!(gate.memory(), single.memory(), "before the sweep at {}", i);
+            gate.evict_idle(t);
+            single.evict_idle(t);
+            prop_assert_eq!(gate.memory(), single.memory(), "after the sweep at {}", i);
+        }
+        prop_assert_eq!(gate.decide(&arrival(t, key)).0, single.decide(key, t));
+    }
+    gate.note_memory();
+    prop_assert_eq!(gate.end, single.memory());
+    prop_assert_eq!(gate.memory(), single.memory());
+    let peak = single.peak_memory();
+    if whole_peak {
+        prop_assert_eq!(gate.peak, peak);
+    } else {
+        // A log's Redis bytes can shrink between sweeps, which the deployment samples.
+        prop_assert_eq!(
+            (gate.peak.live_keys, gate.peak.state_bytes),
+            (peak.live_keys, peak.state_bytes)
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn one_local_replica_reports_the_short_forms_memory(
+        gaps in proptest::collection::vec((0u64..3_000_000, 0u32..400), 1..600),
+        limit in 1u64..6,
+    ) {
+        let mut t = 0;
+        let trace: Vec<(Nanos, KeyId)> = gaps.iter().map(|&(g, k)| { t += g; (t, k) }).collect();
+        let params = Params { limit, window: 20 * MS, burst: limit };
+        one_local_replica_is_the_short_form(|| FixedWindow::new(params).unwrap(), &trace, true)?;
+        one_local_replica_is_the_short_form(|| TokenBucket::new(params).unwrap(), &trace, true)?;
+        one_local_replica_is_the_short_form(|| SlidingWindowLog::new(params).unwrap(), &trace, false)?;
+    }
+}

@@ -147,13 +147,12 @@ pub struct Observers<'a> {
 /// virtual time.
 pub fn simulate<'a, G: Gate>(
     limiter: &'a mut G,
-    sources: Vec<Box<dyn Source>>,
+    mut sources: Vec<Direct>,
     keys: &'a mut KeySpace,
     clients: &'a mut Clients,
     evict_every: Nanos,
     observers: Observers<'a>,
 ) -> Result<()> {
-    let mut sources: Vec<Direct> = sources.into_iter().map(Direct::new).collect();
     // Each source's next request, in place: a source writes it here directly
     // ([`Source::next_into`]); only the queued ones (an `Arrival` event) are meaningful.
     let mut pending: Vec<Arrival> = vec![Arrival::new(0, 0, 0, 0); sources.len()];
@@ -237,6 +236,8 @@ pub fn simulate<'a, G: Gate>(
             }
         };
     }
+    let skipped = sources.iter().map(Source::skipped_lines);
+    run.observers.recorder.on_sources_finished(skipped);
     // Report what the last partial batch covered, so the progress reaches the end.
     let (requests, since) = run.reported;
     run.observers

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Recorder, Throughput, Timing};
 use crate::scenario::{Contender, Scenario};
 use crate::time::Nanos;
-use crate::traffic::{self, Arrival, KeySpace, Source};
+use crate::traffic::{self, Arrival, Direct, Keeps, KeyLayout, KeySpace};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -184,19 +184,20 @@ pub(super) trait Contest {
     const ENGINE_CAPTURE: bool = false;
 
     /// The run's keyspace: one recording identity fields when a sink reads them.
-    fn keyspace(&self, identities: bool) -> KeySpace {
-        if identities {
-            KeySpace::recording()
+    fn keyspace(&self, scenario: &Scenario, identities: bool) -> KeySpace {
+        let keeps = if identities {
+            Keeps::Fields
         } else {
-            KeySpace::new()
-        }
+            Keeps::Names
+        };
+        KeySpace::with_layout(KeyLayout::for_sources(&scenario.traffic, keeps))
     }
     /// The run's sources, interning the policy's keys into `keys`.
     fn sources(
         &mut self,
         scenario: &Scenario,
         keys: &mut KeySpace,
-    ) -> Result<Vec<Box<dyn Source>>> {
+    ) -> Result<Vec<Direct>> {
         traffic::build_sources(&scenario.traffic, &scenario.policy.key, scenario.seed, keys)
     }
     /// The gate, once the sources registered their keys.
@@ -227,7 +228,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     let started = Instant::now();
     let scenario = setup.scenario;
     let identities = sink.as_ref().is_some_and(|s| s.wants_identities());
-    let mut keys = contest.keyspace(identities);
+    let mut keys = contest.keyspace(scenario, identities);
     let sources = contest.sources(scenario, &mut keys)?;
     let mut recorder = Recorder::new(
         &scenario.policy,

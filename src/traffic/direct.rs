@@ -1,16 +1,13 @@
 //! The engine's handle on a source: the commonest kinds called directly, the rest through
-//! `dyn Source`.
-//!
-//! A one-key run spends a tenth of its time in the indirect call to the source for its next
-//! request; called directly, a constant or Poisson source's step is inlined into the loop.
+//! `dyn Source`. The kind is chosen where the source is built ([`super::build_sources`]).
 
 use super::periodic::Constant;
 use super::poisson::Poisson;
 use super::{Arrival, Client, KeySpace, Source};
 use crate::error::Result;
-use std::any::Any;
 
-/// A source, by kind where the kind is one the engine calls directly.
+/// A source, by kind where the kind is one the engine calls directly (an indirect call per
+/// request is a real share of a one-key run: docs/performance.md).
 // A run holds one per traffic source, kept by value on purpose: no box to follow per request.
 #[allow(clippy::large_enum_variant)]
 pub enum Direct {
@@ -20,15 +17,27 @@ pub enum Direct {
 }
 
 impl Direct {
-    /// `source`, called directly if its kind allows.
-    pub fn new(source: Box<dyn Source>) -> Direct {
-        if let Some(s) = take::<Constant>(&*source) {
-            return Direct::Constant(s(source));
+    /// A source of a kind the engine calls through `dyn Source`.
+    pub fn other(source: impl Source + 'static) -> Direct {
+        Direct::Other(Box::new(source))
+    }
+
+    /// The source as a `dyn Source`, for a wrapper that takes any kind.
+    pub fn boxed(self) -> Box<dyn Source> {
+        match self {
+            Direct::Constant(s) => Box::new(s),
+            Direct::Poisson(s) => Box::new(s),
+            Direct::Other(s) => s,
         }
-        if let Some(s) = take::<Poisson>(&*source) {
-            return Direct::Poisson(s(source));
+    }
+
+    /// [`Source::next_arrival`], by kind.
+    pub fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        match self {
+            Direct::Constant(s) => s.next_arrival(keys),
+            Direct::Poisson(s) => s.next_arrival(keys),
+            Direct::Other(s) => s.next_arrival(keys),
         }
-        Direct::Other(source)
     }
 
     /// [`Source::next_into`], without an indirect call for the direct kinds (inlined into the
@@ -52,13 +61,26 @@ impl Direct {
     }
 }
 
-/// If `source` is a `T`, what takes it out of its box.
-fn take<T: Source>(source: &dyn Source) -> Option<fn(Box<dyn Source>) -> T> {
-    let any: &dyn Any = source;
-    any.is::<T>().then_some(|source| {
-        let any: Box<dyn Any> = source;
-        *any.downcast::<T>().expect("checked to be a T")
-    })
+impl Source for Direct {
+    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        Direct::next_arrival(self, keys)
+    }
+
+    #[inline(always)]
+    fn next_into(&mut self, keys: &mut KeySpace, out: &mut Arrival) -> Result<bool> {
+        Direct::next_into(self, keys, out)
+    }
+
+    fn hint(&self) -> Option<Client> {
+        Direct::hint(self)
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        match self {
+            Direct::Constant(_) | Direct::Poisson(_) => 0,
+            Direct::Other(s) => s.skipped_lines(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -67,7 +89,7 @@ mod tests {
     use super::*;
     use crate::policy::{KeyField, KeySpec};
     use crate::traffic::tests::spec;
-    use crate::traffic::{Arrivals, Intensity, build_sources};
+    use crate::traffic::{Arrivals, Intensity, Keeps, KeyLayout, build_sources};
 
     /// Each kind lands in its variant, and a source gives the same arrivals through `Direct`
     /// as through `dyn Source`.
@@ -94,9 +116,10 @@ mod tests {
                     .unwrap()
                     .remove(0)
             };
-            let (mut k1, mut k2) = (KeySpace::new(), KeySpace::new());
-            let mut plain = build(&mut k1);
-            let mut direct = Direct::new(build(&mut k2));
+            let layout = KeyLayout::for_sources(std::slice::from_ref(&s), Keeps::Names);
+            let (mut k1, mut k2) = (KeySpace::with_layout(layout), KeySpace::with_layout(layout));
+            let mut plain = build(&mut k1).boxed();
+            let mut direct = build(&mut k2);
             let name = match direct {
                 Direct::Constant(_) => "constant",
                 Direct::Poisson(_) => "poisson",

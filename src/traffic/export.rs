@@ -3,7 +3,7 @@
 //! generated traffic can be replayed, inspected or fed to another tool, and recorded and
 //! generated traffic round-trip.
 
-use super::{KeySpace, Role, Source, SourceSpec, build_sources};
+use super::{Keeps, KeyLayout, KeySpace, Role, Source, SourceSpec, build_sources};
 use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
@@ -22,16 +22,25 @@ pub struct Request<'a> {
     pub role: Role,
 }
 
+/// What one pass over a scenario's traffic gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pass {
+    /// The requests.
+    pub requests: u64,
+    /// Per source: the malformed lines it skipped ([`Source::skipped_lines`]).
+    pub skipped_lines: Vec<u64>,
+}
+
 /// Calls `f` with every request of `specs` in time order (ties in source order, as the engine
-/// takes them), and returns how many there were.
+/// takes them); how many there were, and the lines each source skipped.
 pub fn for_each_request(
     specs: &[SourceSpec],
     seed: u64,
     mut f: impl FnMut(Request<'_>) -> Result<()>,
-) -> Result<u64> {
+) -> Result<Pass> {
     let all = KeySpec::new(KeyField::ALL.to_vec()).expect("four fields");
-    let mut keys = KeySpace::recording();
-    let mut sources: Vec<Box<dyn Source>> = build_sources(specs, &all, seed, &mut keys)?;
+    let mut keys = KeySpace::with_layout(KeyLayout::for_sources(specs, Keeps::Fields));
+    let mut sources = build_sources(specs, &all, seed, &mut keys)?;
     let mut pending = Vec::with_capacity(sources.len());
     let mut queue = BinaryHeap::with_capacity(sources.len());
     let mut seq = 0u64;
@@ -62,17 +71,20 @@ pub fn for_each_request(
             seq += 1;
         }
     }
-    Ok(count)
+    Ok(Pass {
+        requests: count,
+        skipped_lines: sources.iter().map(Source::skipped_lines).collect(),
+    })
 }
 
-/// Writes every request of `specs` as CSV to `out`; returns how many. Write errors name `name`
-/// (the user's path for `out`).
+/// Writes every request of `specs` as CSV to `out`; returns how many, and the lines each source
+/// skipped. Write errors name `name` (the user's path for `out`).
 pub fn write_trace(
     specs: &[SourceSpec],
     seed: u64,
     out: &mut dyn Write,
     name: &Path,
-) -> Result<u64> {
+) -> Result<Pass> {
     let mut w = csv::Writer::from_writer(out);
     let io = |e: csv::Error| match e.into_kind() {
         csv::ErrorKind::Io(e) => Error::io(name, e),
@@ -83,7 +95,7 @@ pub fn write_trace(
     ])
     .map_err(io)?;
     let mut time = itoa::Buffer::new();
-    let count = for_each_request(specs, seed, |r| {
+    let pass = for_each_request(specs, seed, |r| {
         let [ip, user, api_key, endpoint] = r.fields;
         w.write_record([
             time.format(r.time),
@@ -97,5 +109,5 @@ pub fn write_trace(
         .map_err(io)
     })?;
     w.flush().map_err(|e| Error::io(name, e))?;
-    Ok(count)
+    Ok(pass)
 }

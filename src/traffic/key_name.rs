@@ -71,8 +71,7 @@ impl Texts {
 }
 
 /// Bytes of a key's text its slot holds: an IPv4 address fits, and most compressed IPv6
-/// ones. Slots of 32 bytes (23 inline) made a replay of 29-byte keys 10% slower than a
-/// table with the names in its slots; 40 is what that table's slots took.
+/// ones (smaller slots slowed replays: docs/performance.md).
 const INLINE: usize = 31;
 
 /// A key's id, the caller's number kept with it (the keyspace: the client named like the key),
@@ -255,12 +254,12 @@ fn find_in<'a, S: NameSlot>(
 }
 
 impl NameTable {
-    /// Slots of ids only from now on (the table must be empty): for a keyspace whose names
-    /// are interned before the run and seldom looked up during it.
-    pub(super) fn ids_only(&mut self) {
-        debug_assert!(self.is_empty(), "slots change only in an empty table");
-        if self.is_empty() {
-            self.table = Slots::Ids(HashTable::new());
+    /// A table with slots of ids only: for a keyspace whose names are interned before the run
+    /// and seldom looked up during it.
+    pub(super) fn ids_only() -> Self {
+        NameTable {
+            table: Slots::Ids(HashTable::new()),
+            texts: Texts::default(),
         }
     }
 
@@ -402,10 +401,11 @@ mod tests {
             texts in proptest::collection::vec("[a-c]{0,3}|\\PC{28,34}", 0..200),
             ids_only in any::<bool>(),
         ) {
-            let mut table = NameTable::default();
-            if ids_only {
-                table.ids_only();
-            }
+            let mut table = if ids_only {
+                NameTable::ids_only()
+            } else {
+                NameTable::default()
+            };
             let mut reference = IndexSet::<String>::new();
             for t in &texts {
                 let (id, new, extra, _) = table.intern(hash(t), t);

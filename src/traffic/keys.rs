@@ -10,56 +10,106 @@ use crate::policy::identity::{Seen, Who};
 use crate::policy::{KeyField, KeySpec};
 use std::net::IpAddr;
 
+/// How a keyspace lays out what it keeps: one choice per keyspace, made when it is created
+/// ([`KeyLayout::for_sources`] for a run's), never changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyLayout {
+    pub keeps: Keeps,
+    pub lookups: Lookups,
+}
+
+/// What a keyspace keeps of each key beside its name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Keeps {
+    /// Names only: all a run's metrics need.
+    #[default]
+    Names,
+    /// Every key's identity fields too ([`KeySpace::fields`]): for `rlsim traffic` and a
+    /// decision log that writes them; with a key spec of all four fields, a key is one identity.
+    Fields,
+    /// The fields, and an identity told apart by its network path (the rotated forged address
+    /// left out), which is kept too ([`KeySpace::wire`]): what a contender's rules need to key
+    /// on what the origin sees.
+    FieldsAndPaths,
+}
+
+impl Keeps {
+    /// Whether every key's identity fields are kept.
+    pub fn fields(self) -> bool {
+        self != Keeps::Names
+    }
+}
+
+/// When names are looked up, which decides how the table of names is laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Lookups {
+    /// During the run too (a replay interns every line): short names inline in their slots, so
+    /// a hit reads one slot and not the texts.
+    #[default]
+    DuringRun,
+    /// Only while the sources are set up (every key interned before the run, seldom looked up
+    /// after): slots of ids only, much smaller, a name's text found by id.
+    AtSetup,
+}
+
+impl KeyLayout {
+    /// The layout of a run's keyspace over `sources`, keeping `keeps`: names looked up during
+    /// the run only where a source replays a trace.
+    pub fn for_sources(sources: &[super::SourceSpec], keeps: Keeps) -> KeyLayout {
+        let replays = sources
+            .iter()
+            .any(|s| matches!(s.arrivals, super::Arrivals::Replay { .. }));
+        KeyLayout {
+            keeps,
+            lookups: if replays {
+                Lookups::DuringRun
+            } else {
+                Lookups::AtSetup
+            },
+        }
+    }
+}
+
 /// Every key seen in a run, in order of first appearance.
 ///
 /// Interning happens when a synthetic client is created or a trace record is read, never per
 /// decision; the engine and the limiters only handle the integer ids.
 #[derive(Debug, Default)]
 pub struct KeySpace {
+    layout: KeyLayout,
     names: NameTable,
     clients: ClientTable,
     scratch: String,
-    /// With [`KeySpace::recording`]: the identity fields of each key, by key id.
+    /// With [`Keeps::Fields`] and [`Keeps::FieldsAndPaths`]: the identity fields of each key,
+    /// by key id.
     fields: Option<Vec<[Box<str>; 4]>>,
-    /// With [`KeySpace::recording_paths`]: each key's network path ([`Wire`]), by key id.
+    /// With [`Keeps::FieldsAndPaths`]: each key's network path ([`Wire`]), by key id.
     wires: Option<Vec<Option<Wire>>>,
 }
 
 impl KeySpace {
+    /// A keyspace of names only, looked up during the run ([`KeyLayout::default`]).
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// A keyspace that also keeps every key's identity fields (for `rlsim traffic`, which writes
-    /// them out); use it with a key spec of all four fields, so a key is one identity.
-    pub fn recording() -> Self {
+    /// A keyspace laid out as `layout` says.
+    pub fn with_layout(layout: KeyLayout) -> Self {
         KeySpace {
-            fields: Some(Vec::new()),
+            layout,
+            names: match layout.lookups {
+                Lookups::DuringRun => NameTable::default(),
+                Lookups::AtSetup => NameTable::ids_only(),
+            },
+            fields: layout.keeps.fields().then(Vec::new),
+            wires: (layout.keeps == Keeps::FieldsAndPaths).then(Vec::new),
             ..Self::default()
         }
     }
 
-    /// Like [`KeySpace::recording`], and an identity is also told apart by its network path
-    /// (the rotated forged address left out), which is kept too ([`KeySpace::wire`]): what a
-    /// contender's rules need to key on what the origin sees.
-    pub fn recording_paths() -> Self {
-        KeySpace {
-            fields: Some(Vec::new()),
-            wires: Some(Vec::new()),
-            ..Self::default()
-        }
-    }
-
-    /// Whether every key's identity fields are kept ([`KeySpace::recording`]).
-    pub fn records_fields(&self) -> bool {
-        self.fields.is_some()
-    }
-
-    /// Keys are all interned before the run and seldom looked up during it (no replayed
-    /// traffic): their table keeps ids only, a fifth of the memory, and finds a name's text by
-    /// id. Only while no key is interned yet; changes no id.
-    pub fn interned_up_front(&mut self) {
-        self.names.ids_only();
+    /// How the keyspace is laid out.
+    pub fn layout(&self) -> KeyLayout {
+        self.layout
     }
 
     /// Makes room for `keys` more keys and `clients` more clients: a synthetic source interns
@@ -74,12 +124,13 @@ impl KeySpace {
         self.clients.reserve(clients, own_names);
     }
 
-    /// The network path of key `id`, when recording paths and the key has one.
+    /// The network path of key `id`, when the keyspace keeps paths and the key has one.
     pub fn wire(&self, id: KeyId) -> Option<&Wire> {
         self.wires.as_ref()?.get(id as usize)?.as_ref()
     }
 
-    /// The identity fields (indexed like `KeyField::ALL`) of key `id`, when recording.
+    /// The identity fields (indexed like `KeyField::ALL`) of key `id`, when the keyspace keeps
+    /// them.
     pub fn fields(&self, id: KeyId) -> Option<&[Box<str>; 4]> {
         self.fields.as_ref()?.get(id as usize)
     }
@@ -169,7 +220,7 @@ impl KeySpace {
     /// Whether synthetic clients can be interned in batches ([`KeySpace::stage`]): unless the
     /// keyspace keeps each new key's fields or path, which only the client's identity gives.
     pub(super) fn stages(&self) -> bool {
-        self.fields.is_none() && self.wires.is_none()
+        self.layout.keeps == Keeps::Names
     }
 
     /// Renders a synthetic client's key and user into `staged`, to be interned with the rest
@@ -336,10 +387,8 @@ fn render<'a>(
 }
 
 /// Synthetic clients' keys rendered ahead of interning ([`KeySpace::stage`]). A population's
-/// setup renders a batch, then interns it: interned one by one as it was made, each client
-/// waited for the table insert before it (reading back the identity it had just built stalled
-/// behind that insert's cache miss), and a million clients took a tenth of a run; in a batch
-/// the inserts' misses overlap.
+/// setup renders a batch, then interns it, so the table inserts' cache misses overlap instead
+/// of each client waiting for the one before (docs/performance.md).
 #[derive(Debug, Default)]
 pub(super) struct Staged {
     /// Each client's key, then its user when that differs from the key.

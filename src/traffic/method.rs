@@ -100,6 +100,10 @@ impl Source for Methods {
         };
         Ok(Some(a))
     }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
 }
 
 #[cfg(test)]

@@ -24,13 +24,13 @@ pub mod via;
 pub use direct::Direct;
 pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
 pub use intensity::{Intensity, Periods, Phase, Work};
-pub use keys::KeySpace;
+pub use keys::{Keeps, KeyLayout, KeySpace, Lookups};
 pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, SkipCounter,
-    TraceData, TraceFormat, prepare_trace, split_sources, trace_start,
+    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, TraceData,
+    TraceFormat, prepare_trace, split_sources, trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -244,7 +244,7 @@ pub struct Client {
 }
 
 /// A stream of requests in nondecreasing time order.
-pub trait Source: Send + std::any::Any {
+pub trait Source: Send {
     /// The next request, or `None` when the source is exhausted. Only replayed traffic can fail.
     fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>>;
 
@@ -268,22 +268,22 @@ pub trait Source: Send + std::any::Any {
     fn hint(&self) -> Option<Client> {
         None
     }
+
+    /// The malformed lines the source skipped (a replayed trace under `--skip-bad-lines`; 0 for
+    /// the others): what it reports once it has finished.
+    fn skipped_lines(&self) -> u64 {
+        0
+    }
 }
 
-/// Builds the sources of a scenario, registering every synthetic client's key up front.
+/// Builds the sources of a scenario, registering every synthetic client's key up front; each
+/// as the [`Direct`] kind the engine calls it through.
 pub fn build_sources(
     specs: &[SourceSpec],
     key_spec: &KeySpec,
     seed: u64,
     keys: &mut KeySpace,
-) -> Result<Vec<Box<dyn Source>>> {
-    if keys.is_empty()
-        && !specs
-            .iter()
-            .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }))
-    {
-        keys.interned_up_front();
-    }
+) -> Result<Vec<Direct>> {
     specs
         .iter()
         .enumerate()
@@ -297,49 +297,62 @@ fn build_source(
     key_spec: &KeySpec,
     seed: u64,
     keys: &mut KeySpace,
-) -> Result<Box<dyn Source>> {
-    let inner = build_keyed_source(index, spec, key_spec, seed, keys)?;
+) -> Result<Direct> {
+    let source = u16::try_from(index).expect("validated: at most 65535 sources");
+    let inner = match &spec.arrivals {
+        Arrivals::Replay { path, options } => Direct::other(ReplaySource::open(
+            path, source, spec.start, spec.stop, key_spec, options,
+        )?),
+        _ => build_synthetic(index, spec, key_spec, seed, keys),
+    };
     let methods = &spec.population.methods;
     if methods.is_empty() || methods == &[(method::Method::Get, 1)] {
         return Ok(inner);
     }
     let rng = rng::rng(seed, Stream::Methods, index);
-    Ok(Box::new(method::Methods::new(inner, methods, rng)))
+    Ok(Direct::other(method::Methods::new(
+        inner.boxed(),
+        methods,
+        rng,
+    )))
 }
 
 /// Clients a population's setup renders before interning them ([`keys::Staged`]): enough for
 /// the table inserts of a batch to overlap, few enough for the batch to stay in the L1 cache.
 const STAGED_BATCH: usize = 256;
 
-fn build_keyed_source(
+/// A synthetic population's clients: their keys and ids, and (for forgers and endpoint mixes,
+/// which re-key requests) their identities.
+struct Setup {
+    clients: population::Clients,
+    identities: Vec<Identity>,
+    /// Only forgers draw from their stream, at setup one first address per client.
+    forgery: rand_chacha::ChaCha8Rng,
+}
+
+/// Interns every client of a synthetic source (see [`Setup`]).
+fn set_up_clients(
     index: usize,
     spec: &SourceSpec,
     key_spec: &KeySpec,
     seed: u64,
     keys: &mut KeySpace,
-) -> Result<Box<dyn Source>> {
-    let source = u16::try_from(index).expect("validated: at most 65535 sources");
-    if let Arrivals::Replay { path, options } = &spec.arrivals {
-        return Ok(Box::new(ReplaySource::open(
-            path, source, spec.start, spec.stop, key_spec, options,
-        )?));
-    }
+) -> Setup {
     let pop = &spec.population;
     let mut identities = Vec::with_capacity(pop.clients as usize);
     let forging = pop.network.rotation != via::Rotation::None;
-    // Only forgers draw from their stream, at setup one first address per client.
     let mut forgery = rng::rng(seed, Stream::Forgery, index);
     let unspecified = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
     // The fields anything reads besides the user and a network path's address: the key's, and
     // all of them under an identity function or when the keyspace records them.
-    let all = keys.records_fields() || key_spec.identity_fn().is_some();
+    let all = keys.layout().keeps.fields() || key_spec.identity_fn().is_some();
     let wanted = |f: KeyField| all || key_spec.uses(f);
     // Keyed on the user alone, every client is named like its key.
     let n = pop.clients as usize;
     let named_like_keys = key_spec.fields() == [KeyField::User] && key_spec.identity_fn().is_none();
     keys.reserve(n, n, if named_like_keys { 0 } else { n });
     let mut identity = Identity::default();
-    let mut client_keys = population::Clients::default();
+    let mut clients = population::Clients::default();
     let mut staged = keys.stages().then(keys::Staged::default);
     for j in 0..pop.clients {
         let first = if forging {
@@ -355,103 +368,47 @@ fn build_keyed_source(
             Some(staged) => {
                 keys.stage(key_spec, &identity, staged);
                 if staged.len() == STAGED_BATCH {
-                    keys.intern_staged(staged, &mut client_keys);
+                    keys.intern_staged(staged, &mut clients);
                 }
             }
-            None => client_keys.push(keys.intern_identity_client(key_spec, &identity)),
+            None => clients.push(keys.intern_identity_client(key_spec, &identity)),
         }
     }
     if let Some(staged) = &mut staged {
-        keys.intern_staged(staged, &mut client_keys);
+        keys.intern_staged(staged, &mut clients);
     }
-    let mut rng = rng::rng(seed, Stream::Arrivals, index);
-    // Setup randomness (per-client rates) has its own stream, so a source without it draws
-    // exactly the requests it always did.
-    // Equal rates need no weights: a million ones would be written only to be found equal.
-    let (weights, picker) = match pop.rates {
-        RateDist::Same => (Vec::new(), population::Picker::Uniform(client_keys.len())),
-        rates => {
-            let weights =
-                rates.weights(client_keys.len(), &mut rng::rng(seed, Stream::Setup, index));
-            let picker = population::Picker::new(&weights);
-            (weights, picker)
-        }
-    };
-    let ids: Vec<ClientId> = if forging {
-        client_keys.iter().map(|c| c.id).collect()
-    } else {
-        Vec::new()
-    };
-    let inner: Box<dyn Source> = match &spec.arrivals {
-        Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
-            Box::new(periodic::Constant::new(spec, source, *rate, client_keys))
-        }
-        Arrivals::Constant(rate) => {
-            let rates = weights.iter().map(|w| scaled_rate(*rate, *w)).collect();
-            Box::new(periodic::Staggered::new(spec, source, rates, client_keys))
-        }
-        Arrivals::Poisson(Intensity::Flat(rate)) => Box::new(poisson::Poisson::new(
-            spec,
-            source,
-            *rate,
-            client_keys,
-            picker,
-            rng,
-        )),
-        Arrivals::Poisson(intensity) => {
-            let modulation =
-                intensity::Modulation::new(intensity.clone(), client_keys.len(), &mut rng);
-            Box::new(modulated::Modulated::new(
-                spec,
-                source,
-                modulation,
-                client_keys,
-                picker,
-                rng,
-            ))
-        }
-        Arrivals::Bursts {
-            count,
-            every,
-            spread,
-        } => Box::new(periodic::Batches::bursts(
-            spec,
-            source,
-            *count,
-            *every,
-            *spread,
-            client_keys,
-        )),
-        Arrivals::Boundary {
-            count,
-            at,
-            lead,
-            spread,
-            every,
-        } => Box::new(periodic::Batches::boundary(
-            spec,
-            source,
-            *count,
-            *at,
-            *lead,
-            *every,
-            *spread,
-            client_keys,
-        )),
-        Arrivals::Replay { .. } => unreachable!("handled above"),
-    };
-    if forging {
+    Setup {
+        clients,
+        identities,
+        forgery,
+    }
+}
+
+/// A synthetic source: its arrival process over its clients, re-keyed by forged addresses or
+/// an endpoint mix when it has them.
+fn build_synthetic(
+    index: usize,
+    spec: &SourceSpec,
+    key_spec: &KeySpec,
+    seed: u64,
+    keys: &mut KeySpace,
+) -> Direct {
+    let Setup {
+        clients,
+        mut identities,
+        forgery,
+    } = set_up_clients(index, spec, key_spec, seed, keys);
+    let pop = &spec.population;
+    if pop.network.rotation != via::Rotation::None {
+        let ids: Vec<ClientId> = clients.iter().map(|c| c.id).collect();
+        let inner = arrivals(index, spec, clients, seed).boxed();
         // Validation refuses `endpoints` on the forging kinds.
-        return Ok(Box::new(via::Forger::new(
-            inner,
-            key_spec.clone(),
-            &ids,
-            identities,
-            forgery,
-        )));
+        let forger = via::Forger::new(inner, key_spec.clone(), &ids, identities, forgery);
+        return Direct::other(forger);
     }
+    let inner = arrivals(index, spec, clients, seed);
     if pop.endpoints.len() < 2 {
-        return Ok(inner);
+        return inner;
     }
     let variants: Vec<Vec<KeyId>> = identities
         .iter_mut()
@@ -466,12 +423,66 @@ fn build_keyed_source(
         })
         .collect();
     let weights: Vec<f64> = pop.endpoints.iter().map(|e| e.1 as f64).collect();
-    Ok(Box::new(population::EndpointMix::new(
-        inner,
+    let rng = rng::rng(seed, Stream::Endpoints, index);
+    Direct::other(population::EndpointMix::new(
+        inner.boxed(),
         &weights,
         &variants,
-        rng::rng(seed, Stream::Endpoints, index),
-    )))
+        rng,
+    ))
+}
+
+/// The arrival process of a synthetic source over its `clients`.
+fn arrivals(index: usize, spec: &SourceSpec, clients: population::Clients, seed: u64) -> Direct {
+    let source = index as u16;
+    let pop = &spec.population;
+    let mut rng = rng::rng(seed, Stream::Arrivals, index);
+    // Setup randomness (per-client rates) has its own stream, so a source without it draws
+    // exactly the requests it always did.
+    // Equal rates need no weights: a million ones would be written only to be found equal.
+    let (weights, picker) = match pop.rates {
+        RateDist::Same => (Vec::new(), population::Picker::Uniform(clients.len())),
+        rates => {
+            let weights = rates.weights(clients.len(), &mut rng::rng(seed, Stream::Setup, index));
+            let picker = population::Picker::new(&weights);
+            (weights, picker)
+        }
+    };
+    match &spec.arrivals {
+        Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
+            Direct::Constant(periodic::Constant::new(spec, source, *rate, clients))
+        }
+        Arrivals::Constant(rate) => {
+            let rates = weights.iter().map(|w| scaled_rate(*rate, *w)).collect();
+            Direct::other(periodic::Staggered::new(spec, source, rates, clients))
+        }
+        Arrivals::Poisson(Intensity::Flat(rate)) => Direct::Poisson(poisson::Poisson::new(
+            spec, source, *rate, clients, picker, rng,
+        )),
+        Arrivals::Poisson(intensity) => {
+            let modulation = intensity::Modulation::new(intensity.clone(), clients.len(), &mut rng);
+            Direct::other(modulated::Modulated::new(
+                spec, source, modulation, clients, picker, rng,
+            ))
+        }
+        &Arrivals::Bursts {
+            count,
+            every,
+            spread,
+        } => Direct::other(periodic::Batches::bursts(
+            spec, source, count, every, spread, clients,
+        )),
+        &Arrivals::Boundary {
+            count,
+            at,
+            lead,
+            spread,
+            every,
+        } => Direct::other(periodic::Batches::boundary(
+            spec, source, count, at, lead, every, spread, clients,
+        )),
+        Arrivals::Replay { .. } => unreachable!("a replay is not synthetic"),
+    }
 }
 
 /// `rate × factor`, kept exact to a thousandth of a request per second.

@@ -113,9 +113,8 @@ impl Poisson {
 }
 
 impl Source for Poisson {
-    // Always inlined into `next_into` (and so into the engine's loop): called, it returned the
-    // arrival through memory, read back with wider loads than the stores that wrote it, and the
-    // loop stalled there on store forwarding (a twentieth of a 10^6-key run).
+    // Always inlined into `next_into` (and so into the engine's loop): called, its arrival
+    // came back through memory and stalled the loop on store forwarding.
     #[inline(always)]
     fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
         if !self.ahead.started {

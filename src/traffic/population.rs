@@ -256,6 +256,10 @@ impl Source for EndpointMix {
         a.key = self.table[row * per_row + e];
         Ok(Some(a))
     }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
 }
 
 #[cfg(test)]

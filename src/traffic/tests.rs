@@ -30,7 +30,8 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
 
 /// Every arrival of a single source built from `spec`, keyed by IP.
 pub fn arrivals(spec: &SourceSpec, seed: u64) -> (Vec<Arrival>, KeySpace) {
-    let mut keys = KeySpace::new();
+    let layout = KeyLayout::for_sources(std::slice::from_ref(spec), Keeps::Names);
+    let mut keys = KeySpace::with_layout(layout);
     let key_spec = KeySpec::new(vec![KeyField::Ip]).unwrap();
     let mut sources =
         build_sources(std::slice::from_ref(spec), &key_spec, seed, &mut keys).unwrap();

@@ -271,6 +271,10 @@ impl Source for Forger {
         }
         Ok(Some(a))
     }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
 }
 
 #[cfg(test)]

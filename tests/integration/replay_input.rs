@@ -32,9 +32,14 @@ fn times(s: &Scenario) -> Result<Vec<u64>, String> {
     Ok(out)
 }
 
+/// The lines the (replay) first source skipped in a pass over the traffic.
 fn skipped(s: &Scenario) -> u64 {
     match &s.traffic[0].arrivals {
-        rlsim::traffic::Arrivals::Replay { options, .. } => options.skipped.get(),
+        rlsim::traffic::Arrivals::Replay { .. } => {
+            for_each_request(&s.traffic, s.seed, |_| Ok(()))
+                .unwrap()
+                .skipped_lines[0]
+        }
         _ => panic!("a replay source"),
     }
 }

@@ -1,7 +1,7 @@
 //! Numbering a replay's keys on the thread that parses the trace ([`super::ahead`]).
 //!
-//! Interning a line's key in the run's keyspace was a third of a replay's time, nearly all of
-//! it two cache misses in a table of a few hundred thousand names. The parsing thread numbers
+//! Interning a line's key in the run's keyspace costs cache misses in a large table on every
+//! line (docs/performance.md). The parsing thread numbers
 //! each record's key itself, densely in order of first appearance in the file (its *local*
 //! number), so the replay turns a local number into the keyspace's ids once per key and then
 //! reads them from a small array ([`super::source`]). The local number is a function of what

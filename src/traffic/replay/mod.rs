@@ -37,8 +37,6 @@ use crate::policy::{KeyField, KeySpec};
 use crate::time::{NANOS_PER_DAY, Nanos};
 use ipnet::IpNet;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The format of a trace file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,27 +82,6 @@ pub enum SameSecond {
     Together,
 }
 
-/// How many lines a replay skipped (`--skip-bad-lines`). Shared by every build of the source;
-/// each run stores its count, so the figure is that of one full read.
-#[derive(Debug, Clone, Default)]
-pub struct SkipCounter(Arc<AtomicU64>);
-
-impl SkipCounter {
-    pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    fn set(&self, n: u64) {
-        self.0.store(n, Ordering::Relaxed)
-    }
-}
-
-impl PartialEq for SkipCounter {
-    fn eq(&self, other: &Self) -> bool {
-        self.get() == other.get()
-    }
-}
-
 /// The records of one trace that one source replays, when a trace is split into several
 /// sources (see [`split_sources`]): those with this `source` value and this role.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,9 +113,9 @@ pub struct ReplayOptions {
     /// Virtual time 0 is the first record's time rounded down to a multiple of this (the
     /// policy window), so fixed windows see the trace's boundaries where production did.
     pub align: Nanos,
-    /// Count and skip malformed lines instead of failing.
+    /// Count and skip malformed lines instead of failing (the source reports the count when
+    /// it finishes: [`crate::traffic::Source::skipped_lines`]).
     pub skip_bad_lines: bool,
-    pub skipped: SkipCounter,
     /// Records whose `ip` is in one of these networks are abusive (when they have no `role`).
     pub abusive: Vec<IpNet>,
     /// The role of records with no `role` column and no `abusive` match: the source's.
@@ -162,7 +139,6 @@ impl Default for ReplayOptions {
             same_second: SameSecond::Spread,
             align: NANOS_PER_DAY,
             skip_bad_lines: false,
-            skipped: SkipCounter::default(),
             abusive: Vec::new(),
             default_role: Role::Legit,
             part: None,
@@ -172,13 +148,10 @@ impl Default for ReplayOptions {
 }
 
 impl ReplayOptions {
-    /// The lines this source skipped, for summaries: `None` for a part that is not its trace's
-    /// first (the first reports for all).
-    pub fn skipped_lines(&self) -> Option<u64> {
-        match &self.part {
-            Some(p) if !p.first => None,
-            _ => Some(self.skipped.get()),
-        }
+    /// Whether this source reports the lines its trace skipped: not a part that is not its
+    /// trace's first (every part reads every line; the first reports for all).
+    pub fn reports_skipped(&self) -> bool {
+        !matches!(&self.part, Some(p) if !p.first)
     }
 
     /// The role of a record: its `role` column, else `abusive` by address, else the source's.

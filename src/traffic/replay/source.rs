@@ -45,6 +45,7 @@ pub struct ReplaySource {
     loop_shift: u64,
     last_trace_time: u64,
     loop_index: u32,
+    /// Malformed lines skipped so far (`--skip-bad-lines`).
     skipped: u64,
     eof: bool,
     scratch: String,
@@ -118,10 +119,6 @@ impl ReplaySource {
                 Outcome::Bad(_) if self.options.skip_bad_lines => {
                     self.tape.record(|| Entry::Skipped);
                     self.skipped += 1;
-                    // Every part of a split trace reads every line: the first one counts.
-                    if self.options.skipped_lines().is_some() {
-                        self.options.skipped.set(self.skipped);
-                    }
                 }
                 Outcome::Bad(mut e) => {
                     if let crate::error::Error::Trace { message, .. } = &mut e {
@@ -302,6 +299,16 @@ impl Source for ReplaySource {
         }
         Ok(None)
     }
+
+    /// Lines skipped in one full read of the trace; 0 for a part of a split trace that is not
+    /// its first (every part reads every line, and the first reports them).
+    fn skipped_lines(&self) -> u64 {
+        if self.options.reports_skipped() {
+            self.skipped
+        } else {
+            0
+        }
+    }
 }
 
 /// Whether `sample` (under 1) leaves out the record's key, by a hash of the key's text.
@@ -350,8 +357,8 @@ mod tests {
                     keys.name(a.key).to_string(),
                     keys.client_name(a.client).to_string(),
                 )),
-                Ok(None) => return (out, None, options.skipped.get()),
-                Err(e) => return (out, Some(e.to_string()), options.skipped.get()),
+                Ok(None) => return (out, None, source.skipped_lines()),
+                Err(e) => return (out, Some(e.to_string()), source.skipped_lines()),
             }
         }
     }
@@ -472,7 +479,6 @@ mod tests {
                     spec,
                     &ReplayOptions {
                         data: TraceData::in_memory(bytes.clone()),
-                        skipped: Default::default(),
                         ..options.clone()
                     },
                 );

@@ -60,11 +60,6 @@ pub fn split_sources(specs: Vec<SourceSpec>) -> Result<(Vec<SourceSpec>, Vec<usi
                     role: *role,
                     first: k == 0,
                 });
-                // Only the first part counts the lines skipped (every part reads them all):
-                // the others' counters stay at 0, so a bad line is reported once.
-                if k > 0 {
-                    options.skipped = super::SkipCounter::default();
-                }
             }
             out.push(part);
             origin.push(i);
