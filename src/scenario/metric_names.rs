@@ -2,7 +2,7 @@
 //! before anything runs: the shape of an empty report ([`crate::metrics::shape`]) plus the
 //! figures this scenario's features add (identity, contenders, alerts).
 
-use super::Scenario;
+use super::model::scenario::Scenario;
 
 /// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
 /// empty report, built without running or recording anything).
@@ -21,7 +21,7 @@ pub fn metric_names(scenario: &Scenario) -> crate::metrics::MetricNames {
         report.unlimited = Some(0);
         report.warned = Some(0);
     }
-    if super::deployment::uses_deployments(scenario) {
+    if super::model::scenario::uses_deployments(scenario) {
         report.deployment = Some(crate::metrics::DeploymentReport::single_node());
     }
     let mut names = crate::metrics::MetricNames::of_report(&report);

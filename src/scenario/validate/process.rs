@@ -1,9 +1,9 @@
 //! Validation of arrival processes (`arrival = "..."` and its parameters) and of replay options.
 
-use super::raw::{Num, RawTraffic, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
+use crate::scenario::raw::{Num, RawTraffic, S};
 use crate::time::{self, Nanos, Rate, UnitError};
 use crate::traffic::{
     self, ArrivalKind, Arrivals, Intensity, Periods, Phase, ReplayOptions, SameSecond, TraceFormat,

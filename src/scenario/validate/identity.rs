@@ -1,11 +1,11 @@
 //! Validation of client identity: a key's identity function (`key = { identity = "..." }`) and a
 //! source's path to the origin and forged headers (`via`, `forge_*`, `signed_in`).
 
-use super::raw::{RawKey, RawTraffic, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
 use crate::policy::identity::{CLOUDFLARE_V4, Header, IdentityFn, IdentityKind, Rule};
 use crate::policy::{KeyField, KeySpec};
+use crate::scenario::raw::{RawKey, RawTraffic, S};
 use crate::suggest;
 use crate::traffic::TrafficKind;
 use crate::traffic::via::{Hop, Network, Rotation};
