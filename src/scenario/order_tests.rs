@@ -107,7 +107,7 @@ fn an_alert_before_a_contender_comes_first() {
          [[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"r\"\n\
          algorithm = \"gcra\"\nlimit = 0\nwindow = \"1s\"\n"
     );
-    assert_eq!(lines(&text), [12, 21]);
+    assert_eq!(lines(&text), [12, 20]);
 }
 
 #[test]

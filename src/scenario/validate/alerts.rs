@@ -1,6 +1,6 @@
 //! `[[alert]]` tables validated into [`AlertSpec`]s.
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Found};
 use crate::error::Result;
 use crate::scenario::model::alerts::{AlertSpec, DEFAULT_EVERY, GroupBy, Measure};
 use crate::scenario::raw::{RawAlert, S};
@@ -11,22 +11,25 @@ use std::collections::HashSet;
 const MAX_EVALUATIONS: u64 = 10_000_000;
 
 impl Ctx<'_> {
-    pub(super) fn alerts(&self, raw: &[S<RawAlert>], duration: Nanos) -> Result<Vec<AlertSpec>> {
+    /// Every `[[alert]]`; `None` when one was refused.
+    pub(super) fn alerts(
+        &self,
+        raw: &[S<RawAlert>],
+        duration: Nanos,
+        found: &mut Found,
+    ) -> Option<Vec<AlertSpec>> {
         let mut names = HashSet::new();
-        raw.iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let spec = self.alert(i, a.get_ref(), duration)?;
-                if !names.insert(spec.name.clone()) {
-                    return Err(self.err(
-                        a.get_ref().name.span(),
-                        &format!("alert[{i}].name"),
-                        format!("another alert is already named `{}`", spec.name),
-                    ));
-                }
-                Ok(spec)
-            })
-            .collect()
+        found.all(raw.iter().enumerate(), |(i, a)| {
+            let spec = self.alert(i, a.get_ref(), duration)?;
+            if !names.insert(spec.name.clone()) {
+                return Err(self.err(
+                    a.get_ref().name.span(),
+                    &format!("alert[{i}].name"),
+                    format!("another alert is already named `{}`", spec.name),
+                ));
+            }
+            Ok(spec)
+        })
     }
 
     fn alert(&self, i: usize, a: &RawAlert, duration: Nanos) -> Result<AlertSpec> {

@@ -1,7 +1,7 @@
 //! `[[contender]]` entries validated into [`Stack`]s: rules, which requests each applies to,
 //! bypass lists and warnings.
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Found};
 use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::Policy;
@@ -22,101 +22,113 @@ fn plain_name(name: &str) -> bool {
 }
 
 impl Ctx<'_> {
-    /// The contenders of `[[contender]]`, each with its [`Stack`]. `sources` is the traffic,
-    /// to refuse a rule that no request could match.
+    /// The contenders of `[[contender]]`, each with its [`Stack`]; `None` when one was refused.
+    /// `sources` is the traffic, to refuse a rule that no request could match (`None`: a
+    /// source was refused, and rules are not matched).
     pub(super) fn contenders(
         &self,
         raw: &[S<RawContender>],
         policy: &Policy,
-        sources: &[SourceSpec],
-    ) -> Result<Vec<AlgorithmSpec>> {
+        sources: Option<&[SourceSpec]>,
+        found: &mut Found,
+    ) -> Option<Vec<AlgorithmSpec>> {
         if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
             // The policy's key is the intent every contender is measured against; the metrics key
             // each request once, from its fields (rules may key by identity functions).
-            return Err(self.err(
+            found.push(self.err(
                 first.get_ref().name.span(),
                 "contender[0].name",
                 "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function: give the identity function to the rules' `key`",
             ));
+            return None;
         }
         let mut names = HashSet::new();
-        let mut out = Vec::with_capacity(raw.len());
-        for (i, c) in raw.iter().enumerate() {
-            let c = c.get_ref();
-            let field = |f: &str| format!("contender[{i}].{f}");
-            let name = c.name.get_ref().trim().to_string();
-            if !plain_name(&name) {
-                return Err(self.err(
-                    c.name.span(),
-                    &field("name"),
-                    "must be letters, digits, `_`, `-` or `.` (expectations name it)",
-                ));
-            }
-            if !names.insert(name.clone()) {
-                return Err(self.err(
-                    c.name.span(),
-                    &field("name"),
-                    format!("another contender is already named `{name}`"),
-                ));
-            }
-            let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
-                None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
-                Some(("in_order", _)) => Commit::InOrder,
-                Some((other, span)) => {
-                    return Err(self.err(
-                        span,
-                        &field("commit"),
-                        format!("unknown commit `{other}` (expected all_or_nothing or in_order)"),
-                    ));
-                }
-            };
-            if c.rule.is_empty() {
-                return Err(self.err(
-                    c.name.span(),
-                    &field("rule"),
-                    "a contender needs at least one [[contender.rule]]",
-                ));
-            }
-            let mut rules = Vec::new();
-            for (j, r) in c.rule.iter().enumerate() {
-                let prefix = format!("contender[{i}].rule[{j}]");
-                self.rule(r.get_ref(), &prefix, policy, sources, &mut rules)?;
-            }
-            let mut seen = HashSet::new();
-            for (j, r) in c.rule.iter().enumerate() {
-                let n = r.get_ref().name.get_ref();
-                if !seen.insert(n.as_str()) {
-                    return Err(self.err(
-                        r.get_ref().name.span(),
-                        &format!("contender[{i}].rule[{j}].name"),
-                        format!("another rule of this contender is already named `{n}`"),
-                    ));
-                }
-            }
-            let bypass = match &c.bypass {
-                None => Bypass::default(),
-                Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
-            };
-            let first = &rules[0];
-            out.push(AlgorithmSpec {
-                name,
-                description: c
-                    .description
-                    .as_ref()
-                    .map(|d| d.get_ref().trim().to_string())
-                    .unwrap_or_default(),
-                kind: first.kind,
-                params: first.params,
-                profile: first.profile,
-                deployment: None,
-                stack: Some(Box::new(Stack {
-                    commit,
-                    rules,
-                    bypass,
-                })),
-            });
+        found.all(raw.iter().enumerate(), |(i, c)| {
+            self.contender(i, c.get_ref(), policy, sources, &mut names)
+        })
+    }
+
+    /// One `[[contender]]` with its [`Stack`]; `names` are those of the contenders before it.
+    fn contender(
+        &self,
+        i: usize,
+        c: &RawContender,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        names: &mut HashSet<String>,
+    ) -> Result<AlgorithmSpec> {
+        let field = |f: &str| format!("contender[{i}].{f}");
+        let name = c.name.get_ref().trim().to_string();
+        if !plain_name(&name) {
+            return Err(self.err(
+                c.name.span(),
+                &field("name"),
+                "must be letters, digits, `_`, `-` or `.` (expectations name it)",
+            ));
         }
-        Ok(out)
+        if !names.insert(name.clone()) {
+            return Err(self.err(
+                c.name.span(),
+                &field("name"),
+                format!("another contender is already named `{name}`"),
+            ));
+        }
+        let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+            None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
+            Some(("in_order", _)) => Commit::InOrder,
+            Some((other, span)) => {
+                return Err(self.err(
+                    span,
+                    &field("commit"),
+                    format!("unknown commit `{other}` (expected all_or_nothing or in_order)"),
+                ));
+            }
+        };
+        if c.rule.is_empty() {
+            return Err(self.err(
+                c.name.span(),
+                &field("rule"),
+                "a contender needs at least one [[contender.rule]]",
+            ));
+        }
+        let mut rules = Vec::new();
+        for (j, r) in c.rule.iter().enumerate() {
+            let prefix = format!("contender[{i}].rule[{j}]");
+            self.rule(r.get_ref(), &prefix, policy, sources, &mut rules)?;
+        }
+        let mut seen = HashSet::new();
+        for (j, r) in c.rule.iter().enumerate() {
+            let n = r.get_ref().name.get_ref();
+            if !seen.insert(n.as_str()) {
+                return Err(self.err(
+                    r.get_ref().name.span(),
+                    &format!("contender[{i}].rule[{j}].name"),
+                    format!("another rule of this contender is already named `{n}`"),
+                ));
+            }
+        }
+        let bypass = match &c.bypass {
+            None => Bypass::default(),
+            Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
+        };
+        let first = &rules[0];
+        Ok(AlgorithmSpec {
+            name,
+            description: c
+                .description
+                .as_ref()
+                .map(|d| d.get_ref().trim().to_string())
+                .unwrap_or_default(),
+            kind: first.kind,
+            params: first.params,
+            profile: first.profile,
+            deployment: None,
+            stack: Some(Box::new(Stack {
+                commit,
+                rules,
+                bypass,
+            })),
+        })
     }
 
     /// Checks `params` build `kind`; a profile is configured from them.
@@ -222,7 +234,7 @@ impl Ctx<'_> {
         r: &RawRule,
         prefix: &str,
         policy: &Policy,
-        sources: &[SourceSpec],
+        sources: Option<&[SourceSpec]>,
         rules: &mut Vec<Rule>,
     ) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
@@ -387,7 +399,7 @@ impl Ctx<'_> {
             .is_none_or(|t| t.iter().any(|x| !base.matcher.not_tiers.contains(x)));
         let span = r.name.span();
         for rule in base_left.then_some(base).into_iter().chain(entries) {
-            if !could_match(&rule, sources) {
+            if sources.is_some_and(|s| !could_match(&rule, s)) {
                 return Err(self.err(
                     span.clone(),
                     &f("name"),

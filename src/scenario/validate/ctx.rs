@@ -205,3 +205,81 @@ fn hint(path: &str, message: &str) -> String {
         message.to_string()
     }
 }
+
+/// Most mistakes one file reports: beyond, a last line says how many more there are.
+const MAX_REPORTED: usize = 20;
+
+/// The mistakes found so far. Validation goes on past a mistake wherever what follows does not
+/// depend on the refused value, so a file with several mistakes reports them all, in file order.
+#[derive(Default)]
+pub(super) struct Found(Vec<Error>);
+
+impl Found {
+    /// `r`'s value, or `None` with its error kept.
+    pub(super) fn ok<T>(&mut self, r: Result<T>) -> Option<T> {
+        r.map_err(|e| self.0.push(e)).ok()
+    }
+
+    /// Each of `items` validated by `f`: every value when all pass, else `None` with every
+    /// error kept.
+    pub(super) fn all<I, T>(
+        &mut self,
+        items: I,
+        mut f: impl FnMut(I::Item) -> Result<T>,
+    ) -> Option<Vec<T>>
+    where
+        I: IntoIterator,
+    {
+        let mut out = Vec::new();
+        let mut complete = true;
+        for item in items {
+            match self.ok(f(item)) {
+                Some(v) => out.push(v),
+                None => complete = false,
+            }
+        }
+        complete.then_some(out)
+    }
+
+    pub(super) fn push(&mut self, e: Error) {
+        self.0.push(e);
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The mistakes as one error, sorted by line (those without a line last): the error itself
+    /// when there is one, [`Error::Several`] otherwise.
+    pub(super) fn into_error(mut self, path: &Path) -> Error {
+        fn at(e: &Error) -> (bool, usize, usize) {
+            match e {
+                Error::Scenario { location, .. } | Error::Trace { location, .. } => (
+                    location.line.is_none(),
+                    location.line.unwrap_or(0),
+                    location.column.unwrap_or(0),
+                ),
+                _ => (true, 0, 0),
+            }
+        }
+        self.0.sort_by_key(at);
+        let more = self.0.len().saturating_sub(MAX_REPORTED);
+        self.0.truncate(MAX_REPORTED);
+        if more > 0 {
+            self.0.push(Error::Scenario {
+                location: Location {
+                    path: path.to_path_buf(),
+                    line: None,
+                    column: None,
+                },
+                field: None,
+                message: format!("{more} more mistakes not shown"),
+            });
+        }
+        match self.0.len() {
+            0 => Error::Internal("validation failed without an error".into()),
+            1 => self.0.remove(0),
+            _ => Error::Several(self.0),
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! `[policy]`, `algorithms`, `[algorithm.NAME]` and `[profile.NAME]`: the short form's
 //! contenders, one per algorithm under the policy.
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Found};
 use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params, ProfileKind};
 use crate::error::Result;
@@ -10,23 +10,24 @@ use crate::scenario::model::scenario::AlgorithmSpec;
 use crate::scenario::raw::{RawOverride, RawScenario, S};
 
 impl Ctx<'_> {
-    pub(super) fn policy(&self, raw: &RawScenario) -> Result<Policy> {
+    /// `[policy]`, each field checked even when another is refused.
+    pub(super) fn policy(&self, raw: &RawScenario, found: &mut Found) -> Option<Policy> {
         let p = raw.policy.get_ref();
-        let limit = self.count(&p.limit, "policy.limit", u32::MAX as u64)?;
-        let window = self.duration(&p.window, "policy.window", true)?;
+        let limit = found.ok(self.count(&p.limit, "policy.limit", u32::MAX as u64));
+        let window = found.ok(self.duration(&p.window, "policy.window", true));
         let burst = match &p.burst {
-            Some(b) => self.count(b, "policy.burst", u32::MAX as u64)?,
+            Some(b) => found.ok(self.count(b, "policy.burst", u32::MAX as u64)),
             None => limit,
         };
         let key = match &p.key {
-            None => KeySpec::new(vec![KeyField::Ip]).expect("non-empty"),
-            Some(k) => self.key_spec(k, "policy.key")?,
+            None => Some(KeySpec::new(vec![KeyField::Ip]).expect("non-empty")),
+            Some(k) => found.ok(self.key_spec(k, "policy.key")),
         };
-        Ok(Policy {
-            limit,
-            window,
-            burst,
-            key,
+        Some(Policy {
+            limit: limit?,
+            window: window?,
+            burst: burst?,
+            key: key?,
         })
     }
 

@@ -1,146 +1,89 @@
 //! From the raw file to a validated [`Scenario`], with an error naming file, line and field for
 //! anything refused.
 
-use super::ctx::Ctx;
+use super::ctx::{Ctx, Found};
 use super::expect;
 use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use crate::error::{Error, Result};
+use crate::policy::{KeyField, KeySpec, Policy};
 use crate::scenario::expect::Expectation;
 use crate::scenario::metric_names::metric_names;
 use crate::scenario::model::scenario::{AlgorithmSpec, Scenario, SweepSpec};
-use crate::scenario::raw::{RawScenario, S};
+use crate::scenario::raw::{RawScenario, RawSweep, RawTraffic, S};
 use crate::time::{self, DEFAULT_START, Nanos};
+use crate::traffic::{SourceSpec, TrafficKind};
 use std::collections::HashSet;
+
+/// The sums [`Ctx::totals`] keeps over the sources so far.
+#[derive(Default)]
+struct Totals {
+    work: f64,
+    clients: u64,
+    names: HashSet<String>,
+    /// A sum went over its bound (reported once, at the source that crossed it).
+    over: bool,
+}
 
 /// Most buckets a `timeseries.csv` may have per algorithm.
 const MAX_BUCKETS: u64 = 1_000_000;
 
 impl Ctx<'_> {
+    /// The validated scenario, or every mistake found in it, in file order. A part that needs
+    /// a refused one (the sources need the policy) is skipped, so nothing is refused twice.
     pub(crate) fn scenario(&self, raw: RawScenario) -> Result<Scenario> {
-        let name = raw.name.get_ref().trim().to_string();
-        if name.is_empty() {
-            return Err(self.err(raw.name.span(), "name", "must not be empty"));
-        }
-        let seed = match &raw.seed {
-            Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
-                self.err(
-                    s.span(),
-                    "seed",
-                    format!("must be 0 or more, got {}", s.get_ref()),
-                )
-            })?,
-            None => 0,
-        };
-        let duration = self.duration(&raw.duration, "duration", true)?;
-        let policy = self.policy(&raw)?;
-        let algorithms = self.algorithms(&raw, &policy)?;
-        let bucket = match raw
-            .output
+        let mut found = Found::default();
+        let name = found.ok(self.name(&raw));
+        let seed = found.ok(self.seed(&raw));
+        let duration = found.ok(self.duration(&raw.duration, "duration", true));
+        let policy = self.policy(&raw, &mut found);
+        let algorithms = policy
             .as_ref()
-            .and_then(|o| o.get_ref().bucket.as_ref())
-        {
-            Some(b) => {
-                let bucket = self.duration(b, "output.bucket", true)?;
-                if duration.div_ceil(bucket) > MAX_BUCKETS {
-                    return Err(self.err(
-                        b.span(),
-                        "output.bucket",
-                        format!(
-                            "gives more than {MAX_BUCKETS} buckets over the scenario's duration"
-                        ),
-                    ));
-                }
-                bucket
-            }
-            None => default_bucket(duration),
+            .and_then(|p| found.ok(self.algorithms(&raw, p)));
+        let bucket = duration.and_then(|d| found.ok(self.bucket(&raw, d)));
+        let traffic = match (&policy, duration) {
+            (Some(p), Some(d)) => self.traffic(&raw, p, d, &mut found),
+            // The sources that do not read the policy are still checked on their own.
+            (None, Some(d)) => self.traffic_alone(&raw, d, &mut found),
+            _ => None,
         };
-        if raw.traffic.is_empty() {
-            return Err(Error::Scenario {
-                location: self.location(None),
-                field: Some("traffic".into()),
-                message: "the scenario has no [[traffic]] source".into(),
-            });
-        }
-        if raw.traffic.len() > u16::MAX as usize {
-            return Err(self.err(raw.traffic[0].span(), "traffic", "more than 65535 sources"));
-        }
-        let mut names = HashSet::new();
-        let mut traffic = Vec::with_capacity(raw.traffic.len());
-        // The per-source guards, for all sources together: each alone can be within bounds.
-        let (mut work, mut clients) = (0.0, 0u64);
-        for (i, t) in raw.traffic.iter().enumerate() {
-            let spec = self.source(i, t.get_ref(), &policy, duration)?;
-            work += spec.expected_work().unwrap_or(0.0);
-            clients += spec.population.clients as u64;
-            let raw_t = t.get_ref();
-            if work > MAX_REQUESTS_PER_SOURCE {
-                return Err(self.err(
-                    raw_t.rate.as_ref().map_or(raw_t.kind.span(), |r| r.span()),
-                    &format!("traffic[{i}].rate"),
-                    format!(
-                        "the sources up to this one would take about {work:.1e} requests or generator steps together (more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the clients and the duration"
-                    ),
-                ));
+        let start = self.start(
+            &raw,
+            traffic.as_ref().map(|(t, _)| t.as_slice()),
+            &mut found,
+        );
+        let reactions = duration.and_then(|d| {
+            found.all(raw.traffic.iter().enumerate(), |(i, t)| {
+                self.reaction(t.get_ref().on_reject.as_ref(), i, d)
+            })
+        });
+        let algorithms = match (algorithms, &policy, duration) {
+            (Some(a), Some(p), Some(d)) => {
+                let sources = traffic.as_ref().map(|(t, _)| t.as_slice());
+                self.with_contenders(&raw, a, p, sources, d, &mut found)
             }
-            if clients > MAX_CLIENTS {
-                return Err(self.err(
-                    raw_t.users.as_ref().map_or(raw_t.kind.span(), |u| u.span()),
-                    &format!("traffic[{i}].users"),
-                    format!(
-                        "the sources up to this one have {clients} clients together (more than {MAX_CLIENTS}, each holding a key, an identity and limiter state)"
-                    ),
-                ));
-            }
-            if !names.insert(spec.name.clone()) {
-                return Err(self.err(
-                    t.get_ref().name.span(),
-                    &format!("traffic[{i}].name"),
-                    format!("another source is already named `{}`", spec.name),
-                ));
-            }
-            traffic.push(spec);
-        }
-        // A replayed trace with `source`/`role` columns or `abusive` addresses becomes one
-        // source per (source, role) it holds.
-        let (traffic, origin) = crate::traffic::split_sources(traffic)?;
-        let start = self.start(&raw, &traffic)?;
-        let reactions = raw
-            .traffic
-            .iter()
-            .enumerate()
-            .map(|(i, t)| self.reaction(t.get_ref().on_reject.as_ref(), i, duration))
-            .collect::<Result<Vec<_>>>()?;
-        let reactions = origin.iter().map(|&i| reactions[i]).collect();
-        let mut algorithms = algorithms;
-        if let Some(d) = &raw.deployment {
-            for spec in &mut algorithms {
-                let dep =
-                    self.deployment(d, "deployment", spec.kind, spec.profile.is_some(), duration)?;
-                spec.deployment = Some(Box::new(dep));
-            }
-        }
-        let short = algorithms.len();
-        let contenders = self.contenders(&raw.contender, &policy, &traffic)?;
-        self.identity_addresses(&raw, &traffic, &contenders)?;
-        for (i, c) in contenders.into_iter().enumerate() {
-            if algorithms.iter().any(|a| a.name == c.name) {
-                let span = raw.contender[i].get_ref().name.span();
-                return Err(self.err(
-                    span,
-                    &format!("contender[{i}].name"),
-                    format!(
-                        "`{}` is already the name of an algorithm in `algorithms`",
-                        c.name
-                    ),
-                ));
-            }
-            algorithms.push(c);
-        }
-        for (i, c) in raw.contender.iter().enumerate() {
-            if let Some(d) = &c.get_ref().deployment {
-                self.deployed_contender(&mut algorithms[short + i], d, i, &policy, duration)?;
-            }
-        }
+            _ => None,
+        };
+        let alerts = duration.and_then(|d| self.alerts(&raw.alert, d, &mut found));
+        let (
+            Some(name),
+            Some(seed),
+            Some(duration),
+            Some(policy),
+            Some(mut algorithms),
+            Some(bucket),
+            Some((traffic, origin)),
+            Some(start),
+            Some(reactions),
+            Some(alerts),
+        ) = (
+            name, seed, duration, policy, algorithms, bucket, traffic, start, reactions, alerts,
+        )
+        else {
+            // Expectations name the scenario's contenders, sources and metrics: with a part
+            // refused, only their grammar can be checked.
+            self.expectation_syntax(raw.expect.as_ref(), &mut found);
+            return Err(found.into_error(self.path));
+        };
         for spec in &mut algorithms {
             spec.profile = spec.profile.map(|p| p.starting_at(start));
             if let Some(stack) = &mut spec.stack {
@@ -153,7 +96,8 @@ impl Ctx<'_> {
             name,
             description: raw
                 .description
-                .map(|d| d.into_inner().trim().to_string())
+                .as_ref()
+                .map(|d| d.get_ref().trim().to_string())
                 .unwrap_or_default(),
             introduction: leading_comment(self.text),
             path: self.path.to_path_buf(),
@@ -164,47 +108,264 @@ impl Ctx<'_> {
             algorithms,
             traffic,
             bucket,
-            reactions,
+            reactions: origin.iter().map(|&i| reactions[i]).collect(),
             expectations: Vec::new(),
             goals: Vec::new(),
-            alerts: Vec::new(),
-            sweep: raw.sweep.as_ref().map(|t| {
-                let t = t.get_ref();
-                let at = |s: &S<String>| (s.get_ref().clone(), self.location(Some(s.span())));
-                SweepSpec {
-                    set: t.set.iter().map(at).collect(),
-                    prefer: t.prefer.as_ref().map(at),
-                    chart: t.chart.as_ref().map(at),
-                    expect: t.expect.iter().map(at).collect(),
-                }
-            }),
+            alerts,
+            sweep: raw.sweep.as_ref().map(|t| self.sweep(t.get_ref())),
         };
-        scenario.alerts = self.alerts(&raw.alert, duration)?;
         // Metric and source names are checked against the scenario itself, so this comes last.
-        scenario.expectations = self.expectations(raw.expect.as_ref(), &scenario)?;
-        if let Some(table) = &raw.goals {
-            scenario.goals =
-                crate::scenario::goals::resolve(table, &metric_names(&scenario), duration)
-                    .map_err(|(span, field, message)| self.err(span, &field, message))?;
+        let expectations = self.expectations(raw.expect.as_ref(), &scenario, &mut found);
+        let goals = match &raw.goals {
+            Some(table) => {
+                found.ok(
+                    crate::scenario::goals::resolve(table, &metric_names(&scenario), duration)
+                        .map_err(|(span, field, message)| self.err(span, &field, message)),
+                )
+            }
+            None => Some(Vec::new()),
+        };
+        match (expectations, goals) {
+            (Some(e), Some(g)) if found.is_empty() => {
+                scenario.expectations = e;
+                scenario.goals = g;
+                Ok(scenario)
+            }
+            _ => Err(found.into_error(self.path)),
         }
-        Ok(scenario)
+    }
+
+    fn name(&self, raw: &RawScenario) -> Result<String> {
+        let name = raw.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(self.err(raw.name.span(), "name", "must not be empty"));
+        }
+        Ok(name)
+    }
+
+    fn seed(&self, raw: &RawScenario) -> Result<u64> {
+        match &raw.seed {
+            Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
+                self.err(
+                    s.span(),
+                    "seed",
+                    format!("must be 0 or more, got {}", s.get_ref()),
+                )
+            }),
+            None => Ok(0),
+        }
+    }
+
+    /// `[output] bucket`, or a round default.
+    fn bucket(&self, raw: &RawScenario, duration: Nanos) -> Result<Nanos> {
+        let Some(b) = raw
+            .output
+            .as_ref()
+            .and_then(|o| o.get_ref().bucket.as_ref())
+        else {
+            return Ok(default_bucket(duration));
+        };
+        let bucket = self.duration(b, "output.bucket", true)?;
+        if duration.div_ceil(bucket) > MAX_BUCKETS {
+            return Err(self.err(
+                b.span(),
+                "output.bucket",
+                format!("gives more than {MAX_BUCKETS} buckets over the scenario's duration"),
+            ));
+        }
+        Ok(bucket)
+    }
+
+    /// The `[sweep]` table as written, each string with where it was written.
+    fn sweep(&self, t: &RawSweep) -> SweepSpec {
+        let at = |s: &S<String>| (s.get_ref().clone(), self.location(Some(s.span())));
+        SweepSpec {
+            set: t.set.iter().map(at).collect(),
+            prefer: t.prefer.as_ref().map(at),
+            chart: t.chart.as_ref().map(at),
+            expect: t.expect.iter().map(at).collect(),
+        }
+    }
+
+    /// Every `[[traffic]]` source, then split by its trace's sources and roles: the sources and,
+    /// for each, the index of the table it came from. `None` when a source was refused.
+    fn traffic(
+        &self,
+        raw: &RawScenario,
+        policy: &Policy,
+        duration: Nanos,
+        found: &mut Found,
+    ) -> Option<(Vec<SourceSpec>, Vec<usize>)> {
+        if raw.traffic.is_empty() {
+            found.push(Error::Scenario {
+                location: self.location(None),
+                field: Some("traffic".into()),
+                message: "the scenario has no [[traffic]] source".into(),
+            });
+            return None;
+        }
+        if raw.traffic.len() > u16::MAX as usize {
+            found.push(self.err(raw.traffic[0].span(), "traffic", "more than 65535 sources"));
+            return None;
+        }
+        let mut totals = Totals::default();
+        let traffic = found.all(raw.traffic.iter().enumerate(), |(i, t)| {
+            let spec = self.source(i, t.get_ref(), policy, duration)?;
+            self.totals(i, t.get_ref(), &spec, &mut totals)?;
+            Ok(spec)
+        })?;
+        // A replayed trace with `source`/`role` columns or `abusive` addresses becomes one
+        // source per (source, role) it holds.
+        found.ok(crate::traffic::split_sources(traffic))
+    }
+
+    /// With `[policy]` refused: the sources whose validation does not read it, checked on
+    /// their own (their errors only; the scenario is refused anyway).
+    fn traffic_alone(
+        &self,
+        raw: &RawScenario,
+        duration: Nanos,
+        found: &mut Found,
+    ) -> Option<(Vec<SourceSpec>, Vec<usize>)> {
+        let stand_in = Policy {
+            limit: 1,
+            window: time::NANOS_PER_SEC,
+            burst: 1,
+            key: KeySpec::new(vec![KeyField::Ip]).expect("non-empty"),
+        };
+        for (i, t) in raw.traffic.iter().enumerate() {
+            let reads_policy = t
+                .get_ref()
+                .kind
+                .get_ref()
+                .parse::<TrafficKind>()
+                .is_ok_and(|k| {
+                    matches!(
+                        k,
+                        TrafficKind::Scraper
+                            | TrafficKind::CredentialStuffing
+                            | TrafficKind::Boundary
+                            | TrafficKind::Replay
+                    )
+                });
+            if !reads_policy {
+                found.ok(self.source(i, t.get_ref(), &stand_in, duration));
+            }
+        }
+        None
+    }
+
+    /// The guards for all sources together (each alone can be within bounds), and their names.
+    /// Once the sums are over, later sources are not refused for them again.
+    fn totals(&self, i: usize, t: &RawTraffic, spec: &SourceSpec, sum: &mut Totals) -> Result<()> {
+        if !sum.names.insert(spec.name.clone()) {
+            return Err(self.err(
+                t.name.span(),
+                &format!("traffic[{i}].name"),
+                format!("another source is already named `{}`", spec.name),
+            ));
+        }
+        if sum.over {
+            return Ok(());
+        }
+        sum.work += spec.expected_work().unwrap_or(0.0);
+        sum.clients += spec.population.clients as u64;
+        let (work, clients) = (sum.work, sum.clients);
+        sum.over = work > MAX_REQUESTS_PER_SOURCE || clients > MAX_CLIENTS;
+        if work > MAX_REQUESTS_PER_SOURCE {
+            return Err(self.err(
+                t.rate.as_ref().map_or(t.kind.span(), |r| r.span()),
+                &format!("traffic[{i}].rate"),
+                format!(
+                    "the sources up to this one would take about {work:.1e} requests or generator steps together (more than {MAX_REQUESTS_PER_SOURCE:.0e}): check the rates, the clients and the duration"
+                ),
+            ));
+        }
+        if clients > MAX_CLIENTS {
+            return Err(self.err(
+                t.users.as_ref().map_or(t.kind.span(), |u| u.span()),
+                &format!("traffic[{i}].users"),
+                format!(
+                    "the sources up to this one have {clients} clients together (more than {MAX_CLIENTS}, each holding a key, an identity and limiter state)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The short form's algorithms with `[deployment]`, then the `[[contender]]`s (with theirs).
+    /// `sources` is `None` when a source was refused: rules are then not matched against them.
+    fn with_contenders(
+        &self,
+        raw: &RawScenario,
+        mut algorithms: Vec<AlgorithmSpec>,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        duration: Nanos,
+        found: &mut Found,
+    ) -> Option<Vec<AlgorithmSpec>> {
+        if let Some(d) = &raw.deployment {
+            let deployed = algorithms.iter_mut().try_for_each(|spec| {
+                let dep =
+                    self.deployment(d, "deployment", spec.kind, spec.profile.is_some(), duration)?;
+                spec.deployment = Some(Box::new(dep));
+                Ok(())
+            });
+            found.ok(deployed)?;
+        }
+        let short = algorithms.len();
+        let contenders = self.contenders(&raw.contender, policy, sources, found)?;
+        found.ok(self.identity_addresses(raw, sources?, &contenders))?;
+        for (i, c) in contenders.into_iter().enumerate() {
+            if algorithms.iter().any(|a| a.name == c.name) {
+                let span = raw.contender[i].get_ref().name.span();
+                found.push(self.err(
+                    span,
+                    &format!("contender[{i}].name"),
+                    format!(
+                        "`{}` is already the name of an algorithm in `algorithms`",
+                        c.name
+                    ),
+                ));
+                return None;
+            }
+            algorithms.push(c);
+        }
+        let deployed = found.all(raw.contender.iter().enumerate(), |(i, c)| {
+            match &c.get_ref().deployment {
+                Some(d) => {
+                    self.deployed_contender(&mut algorithms[short + i], d, i, policy, duration)
+                }
+                None => Ok(()),
+            }
+        });
+        deployed.map(|_| algorithms)
     }
 
     /// The instant virtual time 0 stands for: the first replayed trace's own time, else `start`.
-    fn start(&self, raw: &RawScenario, traffic: &[crate::traffic::SourceSpec]) -> Result<Nanos> {
-        let replay = traffic.iter().find_map(|s| match &s.arrivals {
-            crate::traffic::Arrivals::Replay { path, options } => Some((path, options)),
-            _ => None,
-        });
-        match (&raw.start, replay) {
-            (Some(s), Some(_)) => Err(self.err(
-                s.span(),
-                "start",
-                "a replay starts at its trace's own time (the first record's, rounded down to the policy window): remove `start`",
-            )),
-            (Some(s), None) => {
+    /// `traffic` is `None` when a source was refused (a trace's own time is then not read).
+    fn start(
+        &self,
+        raw: &RawScenario,
+        traffic: Option<&[SourceSpec]>,
+        found: &mut Found,
+    ) -> Option<Nanos> {
+        let replays = raw
+            .traffic
+            .iter()
+            .any(|t| t.get_ref().kind.get_ref().parse::<TrafficKind>() == Ok(TrafficKind::Replay));
+        match (&raw.start, replays) {
+            (Some(s), true) => {
+                found.push(self.err(
+                    s.span(),
+                    "start",
+                    "a replay starts at its trace's own time (the first record's, rounded down to the policy window): remove `start`",
+                ));
+                None
+            }
+            (Some(s), false) => {
                 let text = s.get_ref().trim();
-                chrono::DateTime::parse_from_rfc3339(text)
+                let start = chrono::DateTime::parse_from_rfc3339(text)
                     .ok()
                     .and_then(|t| t.timestamp_nanos_opt())
                     .and_then(|n| u64::try_from(n).ok())
@@ -214,12 +375,21 @@ impl Ctx<'_> {
                             "start",
                             format!("`{text}` is not an RFC 3339 instant between 1970 and 2262 (e.g. \"2025-01-01T00:00:00Z\")"),
                         )
-                    })
+                    });
+                found.ok(start)
             }
-            (None, Some((path, options))) => {
-                Ok(crate::traffic::trace_start(path, options)?.unwrap_or(DEFAULT_START))
+            (None, true) => {
+                let replay = traffic?.iter().find_map(|s| match &s.arrivals {
+                    crate::traffic::Arrivals::Replay { path, options } => Some((path, options)),
+                    _ => None,
+                });
+                match replay {
+                    Some((path, options)) => found.ok(crate::traffic::trace_start(path, options)
+                        .map(|t| t.unwrap_or(DEFAULT_START))),
+                    None => Some(DEFAULT_START),
+                }
             }
-            (None, None) => Ok(DEFAULT_START),
+            (None, false) => Some(DEFAULT_START),
         }
     }
 
@@ -227,19 +397,25 @@ impl Ctx<'_> {
         &self,
         list: Option<&S<Vec<S<String>>>>,
         scenario: &Scenario,
-    ) -> Result<Vec<Expectation>> {
+        found: &mut Found,
+    ) -> Option<Vec<Expectation>> {
         let Some(list) = list else {
-            return Ok(Vec::new());
+            return Some(Vec::new());
         };
         let shape = metric_names(scenario);
-        list.get_ref()
-            .iter()
-            .enumerate()
-            .map(|(i, text)| {
-                expect::resolve(text.get_ref(), scenario, &shape)
-                    .map_err(|m| self.err(text.span(), &format!("expect[{i}]"), m))
-            })
-            .collect()
+        found.all(list.get_ref().iter().enumerate(), |(i, text)| {
+            expect::resolve(text.get_ref(), scenario, &shape)
+                .map_err(|m| self.err(text.span(), &format!("expect[{i}]"), m))
+        })
+    }
+
+    /// The grammar of every `expect` line, when the scenario they name could not be built.
+    fn expectation_syntax(&self, list: Option<&S<Vec<S<String>>>>, found: &mut Found) {
+        for (i, text) in list.iter().flat_map(|l| l.get_ref().iter().enumerate()) {
+            if let Err(m) = crate::scenario::expect::parse(text.get_ref()) {
+                found.push(self.err(text.span(), &format!("expect[{i}]"), m));
+            }
+        }
     }
 
     /// A fixed `ip` must be an address when a contender's rule keys by an identity function,
@@ -247,7 +423,7 @@ impl Ctx<'_> {
     fn identity_addresses(
         &self,
         raw: &RawScenario,
-        traffic: &[crate::traffic::SourceSpec],
+        traffic: &[SourceSpec],
         contenders: &[AlgorithmSpec],
     ) -> Result<()> {
         let Some(rule) = contenders
