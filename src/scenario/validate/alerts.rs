@@ -77,32 +77,7 @@ impl Ctx<'_> {
                     )
                 })?,
         };
-        let threshold = match a.threshold.get_ref() {
-            toml::Value::Integer(n) => *n as f64,
-            toml::Value::Float(f) => *f,
-            other => {
-                return Err(self.err(
-                    a.threshold.span(),
-                    &field("threshold"),
-                    format!("must be a number, got {}", other.type_str()),
-                ));
-            }
-        };
-        let valid = match measure {
-            Measure::RefusedShare => threshold > 0.0 && threshold <= 1.0,
-            _ => threshold >= 1.0 && threshold.is_finite(),
-        };
-        if !valid {
-            let expected = match measure {
-                Measure::RefusedShare => "a share in (0, 1]",
-                _ => "a count of at least 1",
-            };
-            return Err(self.err(
-                a.threshold.span(),
-                &field("threshold"),
-                format!("must be {expected}, got {threshold}"),
-            ));
-        }
+        let threshold = self.threshold(a, measure, &field("threshold"))?;
         let every = match &a.every {
             Some(e) => self.duration(e, &field("every"), true)?,
             None => DEFAULT_EVERY,
@@ -141,5 +116,36 @@ impl Ctx<'_> {
             for_,
             every,
         })
+    }
+
+    /// `threshold`: a share in (0, 1] for `refused_share`, else a count of at least 1.
+    fn threshold(&self, a: &RawAlert, measure: Measure, field: &str) -> Result<f64> {
+        let threshold = match a.threshold.get_ref() {
+            toml::Value::Integer(n) => *n as f64,
+            toml::Value::Float(f) => *f,
+            other => {
+                return Err(self.err(
+                    a.threshold.span(),
+                    field,
+                    format!("must be a number, got {}", other.type_str()),
+                ));
+            }
+        };
+        let valid = match measure {
+            Measure::RefusedShare => threshold > 0.0 && threshold <= 1.0,
+            _ => threshold >= 1.0 && threshold.is_finite(),
+        };
+        if !valid {
+            let expected = match measure {
+                Measure::RefusedShare => "a share in (0, 1]",
+                _ => "a count of at least 1",
+            };
+            return Err(self.err(
+                a.threshold.span(),
+                field,
+                format!("must be {expected}, got {threshold}"),
+            ));
+        }
+        Ok(threshold)
     }
 }

@@ -238,6 +238,37 @@ impl Ctx<'_> {
         rules: &mut Vec<Rule>,
     ) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
+        let base = self.base_rule(r, prefix, policy)?;
+        let (entries, claimed) = self.per_tier(r, prefix, &base)?;
+        let mut base = base;
+        base.matcher.not_tiers = claimed;
+        // Every request of the other tiers is the base rule's; when the entries cover every
+        // tier the rule names, the base rule has nothing left and is dropped.
+        let base_left = base
+            .matcher
+            .tiers
+            .as_ref()
+            .is_none_or(|t| t.iter().any(|x| !base.matcher.not_tiers.contains(x)));
+        let span = r.name.span();
+        for rule in base_left.then_some(base).into_iter().chain(entries) {
+            if sources.is_some_and(|s| !could_match(&rule, s)) {
+                return Err(self.err(
+                    span.clone(),
+                    &f("name"),
+                    format!(
+                        "rule `{}` matches no request of this scenario's traffic (check its routes, skip, tiers and signed_in against the sources)",
+                        rule.name
+                    ),
+                ));
+            }
+            rules.push(rule);
+        }
+        Ok(())
+    }
+
+    /// A rule as written, before its `per_tier` entries take their tiers from it.
+    fn base_rule(&self, r: &RawRule, prefix: &str, policy: &Policy) -> Result<Rule> {
+        let f = |name: &str| format!("{prefix}.{name}");
         let name = r.name.get_ref().clone();
         if !plain_name(&name) {
             return Err(self.err(
@@ -314,7 +345,7 @@ impl Ctx<'_> {
                 Some(list) => Some(self.method_mask(list, &f("methods"))?),
             },
         };
-        let base = Rule {
+        Ok(Rule {
             name,
             kind,
             params,
@@ -322,7 +353,12 @@ impl Ctx<'_> {
             matcher,
             warn_from,
             profile,
-        };
+        })
+    }
+
+    /// One rule per `per_tier` entry (`<rule>/<tier>+<tier>`), and the tiers they claim.
+    fn per_tier(&self, r: &RawRule, prefix: &str, base: &Rule) -> Result<(Vec<Rule>, Vec<String>)> {
+        let kind = base.kind;
         let mut claimed: Vec<String> = Vec::new();
         let mut entries = Vec::new();
         for (k, t) in r.per_tier.iter().enumerate() {
@@ -388,30 +424,7 @@ impl Ctx<'_> {
                 ..base.clone()
             });
         }
-        let mut base = base;
-        base.matcher.not_tiers = claimed;
-        // Every request of the other tiers is the base rule's; when the entries cover every
-        // tier the rule names, the base rule has nothing left and is dropped.
-        let base_left = base
-            .matcher
-            .tiers
-            .as_ref()
-            .is_none_or(|t| t.iter().any(|x| !base.matcher.not_tiers.contains(x)));
-        let span = r.name.span();
-        for rule in base_left.then_some(base).into_iter().chain(entries) {
-            if sources.is_some_and(|s| !could_match(&rule, s)) {
-                return Err(self.err(
-                    span.clone(),
-                    &f("name"),
-                    format!(
-                        "rule `{}` matches no request of this scenario's traffic (check its routes, skip, tiers and signed_in against the sources)",
-                        rule.name
-                    ),
-                ));
-            }
-            rules.push(rule);
-        }
-        Ok(())
+        Ok((entries, claimed))
     }
 }
 

@@ -12,6 +12,14 @@ use crate::scenario::model::stack::Matcher;
 use crate::scenario::raw::{RawDeployment, S};
 use crate::time::Nanos;
 
+/// A registry's names, quoted, for an error message.
+fn names(all: &[&str]) -> String {
+    all.iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The entry of a registry named `s`.
 fn pick<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str, s: &str) -> Option<T> {
     all.iter().copied().find(|&x| name(x) == s)
@@ -31,12 +39,6 @@ impl Ctx<'_> {
         let d = raw.get_ref();
         let f = |name: &str| format!("{field}.{name}");
         let replicas = self.count(&d.replicas, &f("replicas"), MAX_REPLICAS)? as u32;
-        let names = |all: &[&str]| {
-            all.iter()
-                .map(|n| format!("`{n}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         let balancer = match &d.balancer {
             None => Balancer::RoundRobin,
             Some(b) => pick(&Balancer::ALL, Balancer::name, b.get_ref()).ok_or_else(|| {
@@ -51,118 +53,10 @@ impl Ctx<'_> {
                 )
             })?,
         };
-        let only = |s: &Option<S<String>>, name: &str, store: &str| -> Result<()> {
-            match s {
-                Some(v) => Err(self.err(
-                    v.span(),
-                    &f(name),
-                    format!("applies to `store = \"{store}\"` only"),
-                )),
-                None => Ok(()),
-            }
-        };
-        let store_name = d.store.get_ref().as_str();
-        let store = match store_name {
-            "local" => {
-                only(&d.ops, "ops", "shared")?;
-                only(&d.sync_every, "sync_every", "cached")?;
-                if let Some(r) = &d.rtt {
-                    return Err(self.err(r.span(), &f("rtt"), "a local store has no round trip"));
-                }
-                if let Some(o) = d.outages.first() {
-                    return Err(self.err(o.span(), &f("outages"), "a local store has no outage"));
-                }
-                let divided = match &d.limit {
-                    None => false,
-                    Some(l) => match l.get_ref().as_str() {
-                        "as_configured" => false,
-                        "divided" => true,
-                        other => {
-                            return Err(self.err(
-                                l.span(),
-                                &f("limit"),
-                                format!("unknown `{other}`; expected `as_configured` or `divided`"),
-                            ));
-                        }
-                    },
-                };
-                if divided && profile {
-                    let l = d.limit.as_ref().expect("divided");
-                    return Err(self.err(
-                        l.span(),
-                        &f("limit"),
-                        format!(
-                            "`divided` needs one of the six algorithms (`{kind}` is a profile with its own parameters)"
-                        ),
-                    ));
-                }
-                Store::Local { divided }
-            }
-            "shared" => {
-                only(&d.sync_every, "sync_every", "cached")?;
-                only(&d.limit, "limit", "local")?;
-                let ops = match &d.ops {
-                    None => Ops::Atomic,
-                    Some(o) => pick(&Ops::ALL, Ops::name, o.get_ref()).ok_or_else(|| {
-                        self.err(
-                            o.span(),
-                            &f("ops"),
-                            format!(
-                                "unknown ops `{}`; expected one of {}",
-                                o.get_ref(),
-                                names(&Ops::ALL.map(Ops::name))
-                            ),
-                        )
-                    })?,
-                };
-                if ops == Ops::IncrThenExpire && (kind != AlgorithmKind::FixedWindow || profile) {
-                    let o = d.ops.as_ref().expect("named");
-                    return Err(self.err(
-                        o.span(),
-                        &f("ops"),
-                        format!(
-                            "`incr_then_expire` is a fixed-window counter: the algorithm must be `fixed_window`, not `{kind}`"
-                        ),
-                    ));
-                }
-                let die_chance = match &d.die_chance {
-                    None => 0.0,
-                    Some(c) => {
-                        if ops != Ops::IncrThenExpire {
-                            return Err(self.err(
-                                c.span(),
-                                &f("die_chance"),
-                                "applies to `ops = \"incr_then_expire\"` only",
-                            ));
-                        }
-                        let v = *c.get_ref();
-                        if !(0.0..=1.0).contains(&v) {
-                            return Err(self.err(
-                                c.span(),
-                                &f("die_chance"),
-                                format!("must be in [0, 1], got {v}"),
-                            ));
-                        }
-                        v
-                    }
-                };
-                Store::Shared { ops, die_chance }
-            }
-            "cached" => {
-                only(&d.ops, "ops", "shared")?;
-                only(&d.limit, "limit", "local")?;
-                let sync_every = match &d.sync_every {
-                    Some(s) => self.duration(s, &f("sync_every"), true)?,
-                    None => {
-                        return Err(self.err(
-                            d.store.span(),
-                            &f("sync_every"),
-                            "a cached store needs `sync_every` (how often replicas sync)",
-                        ));
-                    }
-                };
-                Store::Cached { sync_every }
-            }
+        let store = match d.store.get_ref().as_str() {
+            "local" => self.local_store(d, &f, kind, profile)?,
+            "shared" => self.shared_store(d, &f, kind, profile)?,
+            "cached" => self.cached_store(d, &f)?,
             other => {
                 return Err(self.err(
                     d.store.span(),
@@ -188,6 +82,151 @@ impl Ctx<'_> {
             None => 0,
             Some(c) => self.duration(c, &f("clock_offset"), false)?,
         };
+        Ok(Deployment {
+            replicas,
+            balancer,
+            store,
+            rtt,
+            clock_offset,
+            outages: self.outages(d, field, duration)?,
+        })
+    }
+
+    /// Refuses `s`, a field of another store than this one.
+    fn only(
+        &self,
+        f: &dyn Fn(&str) -> String,
+        s: &Option<S<String>>,
+        name: &str,
+        store: &str,
+    ) -> Result<()> {
+        match s {
+            Some(v) => Err(self.err(
+                v.span(),
+                &f(name),
+                format!("applies to `store = \"{store}\"` only"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn local_store(
+        &self,
+        d: &RawDeployment,
+        f: &dyn Fn(&str) -> String,
+        kind: AlgorithmKind,
+        profile: bool,
+    ) -> Result<Store> {
+        self.only(f, &d.ops, "ops", "shared")?;
+        self.only(f, &d.sync_every, "sync_every", "cached")?;
+        if let Some(r) = &d.rtt {
+            return Err(self.err(r.span(), &f("rtt"), "a local store has no round trip"));
+        }
+        if let Some(o) = d.outages.first() {
+            return Err(self.err(o.span(), &f("outages"), "a local store has no outage"));
+        }
+        let divided = match &d.limit {
+            None => false,
+            Some(l) => match l.get_ref().as_str() {
+                "as_configured" => false,
+                "divided" => true,
+                other => {
+                    return Err(self.err(
+                        l.span(),
+                        &f("limit"),
+                        format!("unknown `{other}`; expected `as_configured` or `divided`"),
+                    ));
+                }
+            },
+        };
+        if divided && profile {
+            let l = d.limit.as_ref().expect("divided");
+            return Err(self.err(
+                l.span(),
+                &f("limit"),
+                format!(
+                    "`divided` needs one of the six algorithms (`{kind}` is a profile with its own parameters)"
+                ),
+            ));
+        }
+        Ok(Store::Local { divided })
+    }
+
+    fn shared_store(
+        &self,
+        d: &RawDeployment,
+        f: &dyn Fn(&str) -> String,
+        kind: AlgorithmKind,
+        profile: bool,
+    ) -> Result<Store> {
+        self.only(f, &d.sync_every, "sync_every", "cached")?;
+        self.only(f, &d.limit, "limit", "local")?;
+        let ops = match &d.ops {
+            None => Ops::Atomic,
+            Some(o) => pick(&Ops::ALL, Ops::name, o.get_ref()).ok_or_else(|| {
+                self.err(
+                    o.span(),
+                    &f("ops"),
+                    format!(
+                        "unknown ops `{}`; expected one of {}",
+                        o.get_ref(),
+                        names(&Ops::ALL.map(Ops::name))
+                    ),
+                )
+            })?,
+        };
+        if ops == Ops::IncrThenExpire && (kind != AlgorithmKind::FixedWindow || profile) {
+            let o = d.ops.as_ref().expect("named");
+            return Err(self.err(
+                o.span(),
+                &f("ops"),
+                format!(
+                    "`incr_then_expire` is a fixed-window counter: the algorithm must be `fixed_window`, not `{kind}`"
+                ),
+            ));
+        }
+        let die_chance = match &d.die_chance {
+            None => 0.0,
+            Some(c) => {
+                if ops != Ops::IncrThenExpire {
+                    return Err(self.err(
+                        c.span(),
+                        &f("die_chance"),
+                        "applies to `ops = \"incr_then_expire\"` only",
+                    ));
+                }
+                let v = *c.get_ref();
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(self.err(
+                        c.span(),
+                        &f("die_chance"),
+                        format!("must be in [0, 1], got {v}"),
+                    ));
+                }
+                v
+            }
+        };
+        Ok(Store::Shared { ops, die_chance })
+    }
+
+    fn cached_store(&self, d: &RawDeployment, f: &dyn Fn(&str) -> String) -> Result<Store> {
+        self.only(f, &d.ops, "ops", "shared")?;
+        self.only(f, &d.limit, "limit", "local")?;
+        let sync_every = match &d.sync_every {
+            Some(s) => self.duration(s, &f("sync_every"), true)?,
+            None => {
+                return Err(self.err(
+                    d.store.span(),
+                    &f("sync_every"),
+                    "a cached store needs `sync_every` (how often replicas sync)",
+                ));
+            }
+        };
+        Ok(Store::Cached { sync_every })
+    }
+
+    /// `outages`: in time order, not overlapping, starting within the scenario.
+    fn outages(&self, d: &RawDeployment, field: &str, duration: Nanos) -> Result<Vec<Outage>> {
         let mut outages = Vec::with_capacity(d.outages.len());
         for (i, o) in d.outages.iter().enumerate() {
             let at = |name: &str| format!("{field}.outages[{i}].{name}");
@@ -226,14 +265,7 @@ impl Ctx<'_> {
             }
             outages.push(Outage { from, to, mode });
         }
-        Ok(Deployment {
-            replicas,
-            balancer,
-            store,
-            rtt,
-            clock_offset,
-            outages,
-        })
+        Ok(outages)
     }
 
     fn rtt(&self, r: &S<toml::Value>, field: &str) -> Result<Rtt> {

@@ -84,14 +84,7 @@ impl Ctx<'_> {
             self.expectation_syntax(raw.expect.as_ref(), &mut found);
             return Err(found.into_error(self.path));
         };
-        for spec in &mut algorithms {
-            spec.profile = spec.profile.map(|p| p.starting_at(start));
-            if let Some(stack) = &mut spec.stack {
-                for rule in &mut stack.rules {
-                    rule.profile = rule.profile.map(|p| p.starting_at(start));
-                }
-            }
-        }
+        starting_at(&mut algorithms, start);
         let mut scenario = Scenario {
             name,
             description: raw
@@ -450,6 +443,18 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Every profile of `algorithms` (and of their rules) placed at the scenario's `start`.
+fn starting_at(algorithms: &mut [AlgorithmSpec], start: Nanos) {
+    for spec in algorithms {
+        spec.profile = spec.profile.map(|p| p.starting_at(start));
+        if let Some(stack) = &mut spec.stack {
+            for rule in &mut stack.rules {
+                rule.profile = rule.profile.map(|p| p.starting_at(start));
+            }
+        }
     }
 }
 
