@@ -823,7 +823,7 @@ fn several_mistakes_are_reported_in_file_order() {
     assert_eq!(lines.len(), 2, "{stderr}");
     assert!(
         lines[0].starts_with("error: ")
-            && lines[0].contains("bad.toml:6:7: field `traffic[0].rate`"),
+            && lines[0].contains("bad.toml:6:8: field `traffic[0].rate`"),
         "{stderr}"
     );
     assert!(
