@@ -22,8 +22,8 @@
 //! ```
 
 use super::expect::Op;
+use crate::metrics::Scope;
 use crate::metrics::{AlgorithmReport, MetricNames};
-use crate::scenario::Scope;
 use crate::suggest;
 use crate::time::{Nanos, format_duration, parse_duration, parse_rate};
 use std::collections::BTreeMap;

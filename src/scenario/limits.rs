@@ -2,7 +2,7 @@
 //! is a small hand-written file, and `rlsim run /dev/zero` or a 50 MB `name` must be refused with
 //! a message, not fill memory or abort.
 
-use super::validate::Ctx;
+use super::validate::ctx::Ctx;
 use crate::error::{Error, Location, Result};
 use std::io::Read;
 use std::path::Path;
@@ -76,7 +76,7 @@ fn read_from(path: &Path, input: impl Read) -> Result<String> {
 
 /// Refuses any string longer than its bound, naming the field and its line. Malformed TOML is
 /// left to the deserializer, which reports it in detail.
-pub fn check_strings(ctx: &Ctx, text: &str) -> Result<()> {
+pub(crate) fn check_strings(ctx: &Ctx, text: &str) -> Result<()> {
     match DeTable::parse(text) {
         Ok(table) => table_strings(ctx, "", table.get_ref()),
         Err(_) => Ok(()),

@@ -2,15 +2,15 @@
 //! before anything runs: the shape of an empty report ([`crate::metrics::shape`]) with the
 //! figures this scenario's features add ([`crate::metrics::Features`]), and its alerts'.
 
-use super::Scenario;
+use super::model::scenario::Scenario;
 use crate::metrics::Features;
 
 impl Scenario {
     /// What of this scenario adds figures to every row of its report.
     pub fn features(&self) -> Features {
         Features {
-            contenders: super::contender::uses_contenders(self),
-            deployments: super::deployment::uses_deployments(self),
+            contenders: super::model::scenario::uses_contenders(self),
+            deployments: super::model::scenario::uses_deployments(self),
             keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
         }
     }

@@ -1,8 +1,9 @@
 //! A scenario's expectations evaluated against its reports: what `rlsim check` and `rlsim
 //! run` print, and what the reports' "Expectations" section lists.
 
+use super::expect::Op;
+use super::model::scenario::Scenario;
 use crate::metrics::{AlgorithmReport, Flat};
-use crate::scenario::{Op, Scenario};
 use crate::traffic::Role;
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! Populations, identities and attack kinds, from the scenario syntax to the requests they send.
 
-use super::Scenario;
+use super::model::scenario::Scenario;
 use crate::time::NANOS_PER_SEC;
 use crate::traffic::tests::arrivals;
 use crate::traffic::{self, Arrival, KeySpace};

@@ -1,5 +1,6 @@
 //! The scenario file exactly as written: serde structs that keep each value's position so that
-//! validation can point at the line of any field it refuses.
+//! validation (`validate/`) can point at the line of any field it refuses. Every serde struct of
+//! the format is here; the validated model is in the feature files (`contender.rs`, ...).
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -28,10 +29,10 @@ pub struct RawScenario {
     pub algorithm: BTreeMap<String, S<RawOverride>>,
     /// Whole limiter configurations: `[[contender]]` with `[[contender.rule]]`s.
     #[serde(default)]
-    pub contender: Vec<S<super::contender::RawContender>>,
+    pub contender: Vec<S<RawContender>>,
     /// Replicas and a store for every algorithm of the short form (see `deployment.rs`).
     #[serde(default)]
-    pub deployment: Option<S<super::deployment::RawDeployment>>,
+    pub deployment: Option<S<RawDeployment>>,
     /// A profile's native parameters: `[profile.nginx-limit-req]` (checked by the profile).
     #[serde(default)]
     pub profile: BTreeMap<String, S<BTreeMap<String, S<toml::Value>>>>,
@@ -47,7 +48,7 @@ pub struct RawScenario {
     pub goals: Option<BTreeMap<String, S<toml::Value>>>,
     /// Alert rules replayed on the virtual timeline (see `alerts.rs`).
     #[serde(default)]
-    pub alert: Vec<S<super::alerts::RawAlert>>,
+    pub alert: Vec<S<RawAlert>>,
     /// The sweep `rlsim sweep` runs by default, and what `rlsim check` expects of it.
     #[serde(default)]
     pub sweep: Option<S<RawSweep>>,
@@ -123,7 +124,7 @@ pub struct RawTraffic {
     pub kind: S<String>,
     /// Closed-loop clients: what they do after a rejection (see `client.rs`).
     #[serde(default)]
-    pub on_reject: Option<S<super::client::RawReaction>>,
+    pub on_reject: Option<S<RawReaction>>,
     #[serde(default)]
     pub rate: Option<S<String>>,
     #[serde(default)]
@@ -373,4 +374,151 @@ impl RawTraffic {
         .flatten()
         .collect()
     }
+}
+
+/// One `[[contender]]` table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawContender {
+    pub name: S<String>,
+    #[serde(default)]
+    pub description: Option<S<String>>,
+    /// `all_or_nothing` (nginx `limit_req`, the default) or `in_order` (NestJS throttler).
+    #[serde(default)]
+    pub commit: Option<S<String>>,
+    #[serde(default)]
+    pub bypass: Option<S<RawBypass>>,
+    #[serde(default)]
+    pub rule: Vec<S<RawRule>>,
+    /// Replicas and a store (see `deployment.rs`); the contender must have one plain rule.
+    #[serde(default)]
+    pub deployment: Option<S<RawDeployment>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBypass {
+    /// Allow-listed API keys / tokens (the request's `api_key`).
+    #[serde(default)]
+    pub api_keys: Vec<S<String>>,
+    /// Allow-listed client addresses: CIDR blocks or single addresses.
+    #[serde(default)]
+    pub cidrs: Vec<S<String>>,
+    /// Routes never limited (health checks): patterns as in a rule's `routes`.
+    #[serde(default)]
+    pub routes: Vec<S<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    pub name: S<String>,
+    pub algorithm: S<String>,
+    pub limit: S<i64>,
+    pub window: S<String>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
+    /// Parsed exactly like `[policy] key`; default: the policy's key.
+    #[serde(default)]
+    pub key: Option<S<RawKey>>,
+    /// Route patterns the rule applies to (default: every route).
+    #[serde(default)]
+    pub routes: Option<S<Vec<S<String>>>>,
+    /// Routes the rule never applies to (NestJS `@SkipThrottle`).
+    #[serde(default)]
+    pub skip: Vec<S<String>>,
+    /// Only signed-in (`true`) or only anonymous (`false`) requests.
+    #[serde(default)]
+    pub signed_in: Option<S<bool>>,
+    /// Only requests of these HTTP methods (`["POST"]`).
+    #[serde(default)]
+    pub methods: Option<S<Vec<S<String>>>>,
+    /// Only these client tiers.
+    #[serde(default)]
+    pub tiers: Option<S<Vec<S<String>>>>,
+    /// Other limits for some tiers: `per_tier = [{ tiers = ["pro"], limit = 1000 }]`.
+    #[serde(default)]
+    pub per_tier: Vec<S<RawTierLimit>>,
+    /// Warn from this share of the limit (`X-RateLimit-Warning`), in (0, 1].
+    #[serde(default)]
+    pub warn_at: Option<S<f64>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTierLimit {
+    pub tiers: S<Vec<S<String>>>,
+    pub limit: S<i64>,
+    #[serde(default)]
+    pub window: Option<S<String>>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
+}
+
+/// `[deployment]` / `[contender.deployment]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDeployment {
+    pub replicas: S<i64>,
+    #[serde(default)]
+    pub balancer: Option<S<String>>,
+    pub store: S<String>,
+    #[serde(default)]
+    pub ops: Option<S<String>>,
+    /// `"1ms"`, or `{ kind = "uniform", min = "0.5ms", max = "2ms" }`, or
+    /// `{ kind = "lognormal", median = "1ms", sigma = 0.5 }`.
+    #[serde(default)]
+    pub rtt: Option<S<toml::Value>>,
+    /// `local` only: `"as_configured"` (default) or `"divided"`.
+    #[serde(default)]
+    pub limit: Option<S<String>>,
+    #[serde(default)]
+    pub sync_every: Option<S<String>>,
+    #[serde(default)]
+    pub die_chance: Option<S<f64>>,
+    #[serde(default)]
+    pub clock_offset: Option<S<String>>,
+    #[serde(default)]
+    pub outages: Vec<S<RawOutage>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOutage {
+    pub from: S<String>,
+    pub to: S<String>,
+    pub mode: S<String>,
+}
+
+/// One `[[alert]]` table as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAlert {
+    pub name: S<String>,
+    pub count: S<String>,
+    #[serde(default)]
+    pub by: Option<S<String>>,
+    pub threshold: S<toml::Value>,
+    pub window: S<String>,
+    #[serde(default, rename = "for")]
+    pub for_: Option<S<String>>,
+    #[serde(default)]
+    pub every: Option<S<String>>,
+}
+
+/// A source's `on_reject` as written (see `validate/client.rs`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReaction {
+    pub retry: S<String>,
+    #[serde(default)]
+    pub max_retries: Option<S<i64>>,
+    #[serde(default)]
+    pub rtt: Option<S<String>>,
+    #[serde(default)]
+    pub base: Option<S<String>>,
+    #[serde(default)]
+    pub cap: Option<S<String>>,
+    #[serde(default)]
+    pub jitter: Option<S<String>>,
 }

@@ -9,8 +9,9 @@
 //!
 //! With no recommendation, every `recommended.` claim fails (measured: none).
 
+use super::axis::Axis;
+use super::grid::{Row, numeric};
 use super::recommend::Recommendation;
-use super::{Axis, Row, numeric};
 use crate::scenario::Op;
 use serde_json::Value;
 

@@ -4,7 +4,8 @@
 //! pick is deterministic. When no row meets every goal, it says which goal no row meets and how
 //! close the nearest row came.
 
-use super::Row;
+use super::axis::Axis;
+use super::grid::{Row, coordinates, numeric};
 use crate::scenario::{Goal, Op};
 use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
@@ -89,20 +90,20 @@ pub struct Edge {
 
 /// The axes of three or more numeric values on which `pick` is at the first or the last value,
 /// among those its contender has rows at (an axis that does not apply to it has one).
-pub fn edges(axes: &[super::Axis], rows: &[Row], pick: &Pick) -> Vec<Edge> {
+pub fn edges(axes: &[Axis], rows: &[Row], pick: &Pick) -> Vec<Edge> {
     let row = &rows[pick.row];
-    let at = super::coordinates(axes, pick.point);
+    let at = coordinates(axes, pick.point);
     let mut out = Vec::new();
     for (i, axis) in axes.iter().enumerate() {
         let n = axis.values.len();
-        if n < 3 || super::numeric(&row.values[i]).is_none() {
+        if n < 3 || numeric(&row.values[i]).is_none() {
             continue;
         }
         // The values of this axis the contender has rows at, the other axes as at the pick.
         let seen: Vec<usize> = rows
             .iter()
             .filter(|r| r.name() == pick.name)
-            .map(|r| super::coordinates(axes, r.point))
+            .map(|r| coordinates(axes, r.point))
             .filter(|c| (0..axes.len()).all(|j| j == i || c[j] == at[j]))
             .map(|c| c[i])
             .collect();

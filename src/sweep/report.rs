@@ -1,7 +1,7 @@
 //! The charts and `sweep.md`/`sweep.html` of a whole sweep, from its rows.
 
-use super::outputs::SweepFile;
-use super::{Row, numeric};
+use super::file::SweepFile;
+use super::grid::{Row, json_value, numeric};
 use crate::error::Result;
 use crate::report::charts::{Chart, frontier, heatmap, sweep_line};
 use crate::report::document::{Block, html, markdown};
@@ -67,11 +67,8 @@ fn at_anchor<'a>(file: &SweepFile, rows: &'a [Row], free: &[usize]) -> Vec<&'a R
                 .collect()
         })
         .collect();
-    let firsts: Vec<serde_json::Value> = file
-        .axes
-        .iter()
-        .map(|a| super::json_value(&a.values[0]))
-        .collect();
+    let firsts: Vec<serde_json::Value> =
+        file.axes.iter().map(|a| json_value(&a.values[0])).collect();
     let stands_for = |r: &Row, i: usize| {
         r.values[i] == base.values[i] || r.values[i] == firsts[i] && !at_base[i].contains(r.name())
     };
@@ -129,11 +126,11 @@ pub fn charts(file: &SweepFile, rows: &[Row]) -> Result<Vec<Chart>> {
             .values
             .iter()
             .map(|yv| {
-                let yv = super::json_value(yv);
+                let yv = json_value(yv);
                 x.values
                     .iter()
                     .map(|xv| {
-                        let xv = super::json_value(xv);
+                        let xv = json_value(xv);
                         cell_rows
                             .iter()
                             .find(|r| {
@@ -144,7 +141,7 @@ pub fn charts(file: &SweepFile, rows: &[Row]) -> Result<Vec<Chart>> {
                     .collect()
             })
             .collect();
-        let label = |v: &String| text(&super::json_value(v));
+        let label = |v: &String| text(&json_value(v));
         out.push(heatmap::chart(&heatmap::Heatmap {
             figure: &file.chart,
             contender,
@@ -261,11 +258,7 @@ pub fn documents(file: &SweepFile, rows: &[Row], charts: &[Chart]) -> (String, S
         .axes
         .iter()
         .map(|a| {
-            let values: Vec<String> = a
-                .values
-                .iter()
-                .map(|v| text(&super::json_value(v)))
-                .collect();
+            let values: Vec<String> = a.values.iter().map(|v| text(&json_value(v))).collect();
             format!("`{}`: {}", a.field, values.join(", "))
         })
         .collect();

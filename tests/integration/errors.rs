@@ -793,3 +793,41 @@ fn a_fixed_ip_must_be_an_address_when_a_contender_rule_keys_by_identity() {
         .assert()
         .code(predicates::ord::ne(2));
 }
+
+#[test]
+fn several_mistakes_are_reported_in_file_order() {
+    // The source (line 6) comes before the policy (line 8): both are reported, in that order.
+    let toml = "name = \"x\"\nduration = \"1m\"\n[[traffic]]\nname = \"a\"\nkind = \"constant\"\n\
+                rate = \"fast\"\n[policy]\nlimit = 0\nwindow = \"1s\"\n";
+    assert_fails(
+        toml,
+        &[],
+        &[
+            "bad.toml:6:",
+            "`traffic[0].rate`",
+            "bad.toml:8:",
+            "`policy.limit`",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "bad.toml", toml);
+    let output = rlsim()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("error: ")
+            && lines[0].contains("bad.toml:6:8: field `traffic[0].rate`"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("error: ") && lines[1].contains("bad.toml:8:9: field `policy.limit`"),
+        "{stderr}"
+    );
+}

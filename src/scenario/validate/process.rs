@@ -1,9 +1,9 @@
 //! Validation of arrival processes (`arrival = "..."` and its parameters) and of replay options.
 
-use super::raw::{Num, RawTraffic, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
+use crate::scenario::raw::{Num, RawTraffic, S};
 use crate::time::{self, Nanos, Rate, UnitError};
 use crate::traffic::{
     self, ArrivalKind, Arrivals, Intensity, Periods, Phase, ReplayOptions, SameSecond, TraceFormat,
@@ -273,46 +273,12 @@ impl Ctx<'_> {
             &|x| x > 0.0 && x <= 1.0,
             "must be in (0, 1]",
         )?;
-        let same_second = match t
-            .same_second
-            .as_ref()
-            .map(|s| (s.get_ref().as_str(), s.span()))
-        {
-            None | Some(("spread", _)) => SameSecond::Spread,
-            Some(("together", _)) => SameSecond::Together,
-            Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    &f("same_second"),
-                    format!("unknown value `{other}` (expected spread or together)"),
-                ));
-            }
-        };
+        let same_second = self.same_second(t, f)?;
         let loops = match &t.loops {
             Some(l) => self.count(l, &f("loop"), 1_000_000)? as u32,
             None => 1,
         };
-        let abusive = match &t.abusive {
-            None => Vec::new(),
-            Some(list) => list
-                .get_ref()
-                .iter()
-                .enumerate()
-                .map(|(k, net)| {
-                    let text = net.get_ref().trim();
-                    // A bare address is a network of one.
-                    text.parse::<ipnet::IpNet>()
-                        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-                        .map_err(|_| {
-                            self.err(
-                                net.span(),
-                                &f(&format!("abusive[{k}]")),
-                                format!("`{text}` is neither an IP address nor a CIDR network (e.g. `203.0.113.0/24`)"),
-                            )
-                        })
-                })
-                .collect::<Result<Vec<_>>>()?,
-        };
+        let abusive = self.abusive(t, f)?;
         if !abusive.is_empty() && format == TraceFormat::Har {
             let span = t.abusive.as_ref().expect("non-empty").span();
             return Err(self.err(
@@ -340,6 +306,47 @@ impl Ctx<'_> {
         };
         traffic::prepare_trace(&path, &policy.key, &mut options)?;
         Ok(Arrivals::Replay { path, options })
+    }
+    /// `same_second`: how a trace's requests logged in the same second are placed.
+    fn same_second(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<SameSecond> {
+        match t
+            .same_second
+            .as_ref()
+            .map(|s| (s.get_ref().as_str(), s.span()))
+        {
+            None | Some(("spread", _)) => Ok(SameSecond::Spread),
+            Some(("together", _)) => Ok(SameSecond::Together),
+            Some((other, span)) => Err(self.err(
+                span,
+                &f("same_second"),
+                format!("unknown value `{other}` (expected spread or together)"),
+            )),
+        }
+    }
+
+    /// `abusive`: the addresses or networks whose replayed requests are abusive.
+    fn abusive(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<Vec<ipnet::IpNet>> {
+        match &t.abusive {
+            None => Ok(Vec::new()),
+            Some(list) => list
+                .get_ref()
+                .iter()
+                .enumerate()
+                .map(|(k, net)| {
+                    let text = net.get_ref().trim();
+                    // A bare address is a network of one.
+                    text.parse::<ipnet::IpNet>()
+                        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                        .map_err(|_| {
+                            self.err(
+                                net.span(),
+                                &f(&format!("abusive[{k}]")),
+                                format!("`{text}` is neither an IP address nor a CIDR network (e.g. `203.0.113.0/24`)"),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<_>>>(),
+        }
     }
 }
 

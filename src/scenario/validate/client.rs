@@ -9,29 +9,12 @@
 //! (default 100ms) and `cap` (default 10s) bound `min(cap, base·2^n)`, and `jitter` is `none`,
 //! `full` (default), `equal` or `decorrelated`.
 
-use super::raw::S;
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
+use crate::scenario::raw::{RawReaction, S};
 use crate::suggest;
 use crate::time::{NANOS_PER_MILLI, Nanos};
 use crate::traffic::{Jitter, Reaction, Retry};
-use serde::Deserialize;
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawReaction {
-    pub retry: S<String>,
-    #[serde(default)]
-    pub max_retries: Option<S<i64>>,
-    #[serde(default)]
-    pub rtt: Option<S<String>>,
-    #[serde(default)]
-    pub base: Option<S<String>>,
-    #[serde(default)]
-    pub cap: Option<S<String>>,
-    #[serde(default)]
-    pub jitter: Option<S<String>>,
-}
 
 const DEFAULT_MAX_RETRIES: u64 = 3;
 

@@ -1,9 +1,9 @@
 //! Validation of a source's population: how many clients, their identities (users, API keys,
 //! IPv4 or IPv6 addresses, NAT pools, botnets), endpoint mix, tiers and per-client rates.
 
-use super::raw::{Num, RawTraffic, RawWeighted, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
+use crate::scenario::raw::{Num, RawTraffic, RawWeighted, S};
 use crate::traffic::method::Method;
 use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
 

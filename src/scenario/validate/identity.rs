@@ -1,11 +1,11 @@
 //! Validation of client identity: a key's identity function (`key = { identity = "..." }`) and a
 //! source's path to the origin and forged headers (`via`, `forge_*`, `signed_in`).
 
-use super::raw::{RawKey, RawTraffic, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
 use crate::policy::identity::{CLOUDFLARE_V4, Header, IdentityFn, IdentityKind, Rule};
 use crate::policy::{KeyField, KeySpec};
+use crate::scenario::raw::{RawKey, RawTraffic, S};
 use crate::suggest;
 use crate::traffic::TrafficKind;
 use crate::traffic::via::{Hop, Network, Rotation};
@@ -131,28 +131,28 @@ impl Ctx<'_> {
                 ));
             }
         };
-        let trusted = |sub: &str| -> Result<Option<Vec<IpNet>>> {
-            let Some(v) = table.get(sub) else {
-                return Ok(None);
-            };
-            let list = match v {
-                toml::Value::Array(a) => a.as_slice(),
-                toml::Value::String(_) => std::slice::from_ref(v),
-                _ => return Err(err(sub, "must be a list of CIDRs".into())),
-            };
-            let mut nets = Vec::new();
-            for (i, item) in list.iter().enumerate() {
-                let text = item.as_str().unwrap_or_default();
-                nets.push(cidr(text).map_err(|m| err(&format!("{sub}[{i}]"), m))?);
-            }
-            Ok(Some(nets))
-        };
-        let rule = match kind {
+        let rule = self.identity_rule(table, kind, span.clone(), field)?;
+        Ok(IdentityFn { rule, ipv6_prefix })
+    }
+
+    /// The rule of an identity table of kind `kind`, with its own parameters.
+    fn identity_rule(
+        &self,
+        table: &toml::Table,
+        kind: IdentityKind,
+        span: Range<usize>,
+        field: &str,
+    ) -> Result<Rule> {
+        let err = |sub: &str, msg: String| self.err(span.clone(), &format!("{field}.{sub}"), msg);
+        Ok(match kind {
             IdentityKind::Ip => Rule::Ip,
             IdentityKind::Peer => Rule::Peer,
             IdentityKind::FirstXff => Rule::FirstXff,
             IdentityKind::Headers => Rule::Headers,
-            IdentityKind::Xff => match (table.get("trusted_hops"), trusted("trusted")?) {
+            IdentityKind::Xff => match (
+                table.get("trusted_hops"),
+                self.trusted(table, "trusted", span.clone(), field)?,
+            ) {
                 (Some(_), Some(_)) => {
                     return Err(err(
                         "trusted",
@@ -184,7 +184,7 @@ impl Ctx<'_> {
                     }
                     Some(_) => return Err(err("header", "must be a header name".into())),
                 };
-                let trusted = match trusted("trusted")? {
+                let trusted = match self.trusted(table, "trusted", span.clone(), field)? {
                     Some(nets) => nets,
                     None => CLOUDFLARE_V4
                         .iter()
@@ -219,8 +219,32 @@ impl Ctx<'_> {
                 }
                 Rule::UserElse(Box::new(fallback))
             }
+        })
+    }
+
+    /// An identity table's list of trusted networks `sub`, if given.
+    fn trusted(
+        &self,
+        table: &toml::Table,
+        sub: &str,
+        span: Range<usize>,
+        field: &str,
+    ) -> Result<Option<Vec<IpNet>>> {
+        let err = |sub: &str, msg: String| self.err(span.clone(), &format!("{field}.{sub}"), msg);
+        let Some(v) = table.get(sub) else {
+            return Ok(None);
         };
-        Ok(IdentityFn { rule, ipv6_prefix })
+        let list = match v {
+            toml::Value::Array(a) => a.as_slice(),
+            toml::Value::String(_) => std::slice::from_ref(v),
+            _ => return Err(err(sub, "must be a list of CIDRs".into())),
+        };
+        let mut nets = Vec::new();
+        for (i, item) in list.iter().enumerate() {
+            let text = item.as_str().unwrap_or_default();
+            nets.push(cidr(text).map_err(|m| err(&format!("{sub}[{i}]"), m))?);
+        }
+        Ok(Some(nets))
     }
 
     /// A source's path to the origin, forged headers and sign-in.

@@ -2,10 +2,10 @@
 //! identities. Arrival processes and replay options are in `process.rs`. Every refusal names
 //! the file, line and field (`traffic[i].field`).
 
-use super::raw::{RawTraffic, S};
-use super::validate::Ctx;
+use super::ctx::Ctx;
 use crate::error::Result;
 use crate::policy::Policy;
+use crate::scenario::raw::RawTraffic;
 use crate::time::{self, Nanos, Rate};
 use crate::traffic::{
     ArrivalKind, Arrivals, GENERATED_IPV4_SOURCES, IdGen, Intensity, Periods, Role, SourceSpec,
@@ -409,15 +409,5 @@ impl Ctx<'_> {
             spread,
             every,
         })
-    }
-
-    pub(super) fn opt_duration(
-        &self,
-        s: &Option<S<String>>,
-        field: &str,
-        default: Nanos,
-    ) -> Result<Nanos> {
-        s.as_ref()
-            .map_or(Ok(default), |s| self.duration(s, field, false))
     }
 }

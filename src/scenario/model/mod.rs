@@ -1,0 +1,7 @@
+//! The validated scenario and its feature types: what the engine, the reports and the checks
+//! read. Validation (`validate/`) builds them from the raw file (`raw.rs`).
+
+pub mod alerts;
+pub mod deployment;
+pub mod scenario;
+pub mod stack;

@@ -1,0 +1,251 @@
+//! The validated scenario: what the engine, the reports and the checks read.
+
+use super::alerts::AlertSpec;
+use super::deployment::Deployment;
+use super::stack::Stack;
+use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
+use crate::error::{Location, Result};
+use crate::policy::Policy;
+use crate::scenario::expect::Expectation;
+use crate::scenario::goals::Goal;
+use crate::time::Nanos;
+use crate::traffic::Reaction;
+use crate::traffic::SourceSpec;
+use std::path::{Path, PathBuf};
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    pub name: String,
+    pub description: String,
+    /// The leading `#` comment block of the file, without the `#` marks: the scenario's story,
+    /// which the reports show as their introduction (see docs/reports.md).
+    pub introduction: String,
+    /// The file it was read from.
+    pub path: PathBuf,
+    pub seed: u64,
+    /// Traffic is generated in `[0, duration)`; delayed requests may be released after it.
+    pub duration: Nanos,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch: a replayed trace's
+    /// own time, else `start` ([`crate::time::DEFAULT_START`] by default). Profiles whose
+    /// library aligns windows to the wall clock read it (see docs/scenario-format.md).
+    pub start: Nanos,
+    pub policy: Policy,
+    pub algorithms: Vec<Contender>,
+    pub traffic: Vec<SourceSpec>,
+    /// Width of a `timeseries.csv` bucket.
+    pub bucket: Nanos,
+    /// What each source's clients do after a rejection, by source index.
+    pub reactions: Vec<Reaction>,
+    /// What the results must satisfy (`expect = [...]`), checked by `rlsim check`.
+    pub expectations: Vec<Expectation>,
+    /// The priorities the report ranks algorithms against (`[goals]`).
+    pub goals: Vec<Goal>,
+    /// Alert rules replayed on the virtual timeline (`[[alert]]`).
+    pub alerts: Vec<AlertSpec>,
+    /// The `[sweep]` table: checked for shape here, read by `rlsim sweep` and `rlsim check`.
+    pub sweep: Option<SweepSpec>,
+}
+
+/// The `[sweep]` table as written, each string with where it was written (for errors).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SweepSpec {
+    pub set: Vec<(String, Location)>,
+    pub prefer: Option<(String, Location)>,
+    pub chart: Option<(String, Location)>,
+    pub expect: Vec<(String, Location)>,
+}
+
+/// One contender to run: an algorithm of the short form with its parameters (the policy's,
+/// unless overridden), a profile, a `[[contender]]` with its stack of rules, or one of these
+/// deployed on replicas. Reports name it `name`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contender {
+    /// The algorithm's name in the short form; the contender's name otherwise.
+    pub name: String,
+    pub description: String,
+    /// The (first rule's) algorithm and parameters.
+    pub kind: AlgorithmKind,
+    pub params: Params,
+    /// Where the scenario declares it (`algorithms`, `contender[2]`), for errors.
+    pub field: String,
+    /// How it decides: only the legal shapes can be built.
+    pub shape: Shape,
+}
+
+/// The former name of [`Contender`], kept while branches that name it merge.
+pub type AlgorithmSpec = Contender;
+
+/// One limiter under the policy's key: `kind` with `params`, or a profile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Single {
+    /// `kind` built from `params`.
+    Algorithm,
+    /// The limiter configured from its native parameters (`[profile.NAME]`).
+    Profile(Profile),
+}
+
+/// How a [`Contender`] decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// One limiter on one node (the short form, a profile).
+    Single(Single),
+    /// A `[[contender]]`'s stack of rules, in memory on one node.
+    Stack(Box<Stack>),
+    /// One limiter on several replicas and a store (`[deployment]`, `[contender.deployment]`).
+    Deployed {
+        single: Single,
+        deployment: Box<Deployment>,
+    },
+}
+
+impl Contender {
+    /// A short-form entry: `kind` under the policy, named after it.
+    pub fn short(kind: AlgorithmKind, params: Params) -> Self {
+        Contender {
+            name: kind.name().to_string(),
+            description: String::new(),
+            kind,
+            params,
+            field: "algorithms".into(),
+            shape: Shape::Single(Single::Algorithm),
+        }
+    }
+
+    /// Calls `visitor` with the concrete limiter this contender runs (its first rule's for a
+    /// stack).
+    pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
+        match self.profile() {
+            Some(profile) => Ok(profile.visit(visitor)),
+            None => self.kind.visit(self.params, visitor),
+        }
+    }
+
+    /// The profile it runs (its first rule's for a stack); `None` for an algorithm.
+    pub fn profile(&self) -> Option<Profile> {
+        match &self.shape {
+            Shape::Single(Single::Profile(p)) => Some(*p),
+            Shape::Deployed {
+                single: Single::Profile(p),
+                ..
+            } => Some(*p),
+            Shape::Stack(stack) => stack.rules[0].profile,
+            _ => None,
+        }
+    }
+
+    /// Its profiles (its own, or its rules') with virtual time 0 at the wall-clock `start`.
+    pub fn start_profiles_at(&mut self, start: Nanos) {
+        match &mut self.shape {
+            Shape::Single(Single::Profile(p))
+            | Shape::Deployed {
+                single: Single::Profile(p),
+                ..
+            } => *p = p.starting_at(start),
+            Shape::Stack(stack) => {
+                for rule in &mut stack.rules {
+                    rule.profile = rule.profile.map(|p| p.starting_at(start));
+                }
+            }
+            Shape::Single(Single::Algorithm) | Shape::Deployed { .. } => {}
+        }
+    }
+
+    pub fn stack(&self) -> Option<&Stack> {
+        match &self.shape {
+            Shape::Stack(stack) => Some(stack),
+            _ => None,
+        }
+    }
+
+    pub fn stack_mut(&mut self) -> Option<&mut Stack> {
+        match &mut self.shape {
+            Shape::Stack(stack) => Some(stack),
+            _ => None,
+        }
+    }
+
+    pub fn deployment(&self) -> Option<&Deployment> {
+        match &self.shape {
+            Shape::Deployed { deployment, .. } => Some(deployment),
+            _ => None,
+        }
+    }
+
+    /// Puts the contender on `deployment`, declared at `field`. A stack must be one plain rule
+    /// (validation checks it), which then decides alone.
+    pub fn deploy(&mut self, deployment: Deployment, field: &str) {
+        let single = match self.profile() {
+            Some(p) => Single::Profile(p),
+            None => Single::Algorithm,
+        };
+        self.shape = Shape::Deployed {
+            single,
+            deployment: Box::new(deployment),
+        };
+        self.field = field.to_string();
+    }
+
+    /// Refuses a contender an external store cannot decide for (`--store`, `rlsim verify`):
+    /// stacked rules and simulated deployments decide in memory only. `path` is the scenario's.
+    pub fn through_store(&self, path: &Path) -> Result<()> {
+        let what = match self.shape {
+            Shape::Single(_) => return Ok(()),
+            Shape::Stack(_) => "stacked rules decide",
+            Shape::Deployed { .. } => "a simulated deployment decides",
+        };
+        Err(crate::error::Error::Scenario {
+            location: Location {
+                path: path.to_path_buf(),
+                line: None,
+                column: None,
+            },
+            field: Some(self.field.clone()),
+            message: format!(
+                "contender `{}`: {what} in memory only; an external store (--store) runs the \
+                 short-form algorithms",
+                self.name
+            ),
+        })
+    }
+}
+
+impl Scenario {
+    /// The scenario with malformed trace lines counted and skipped instead of refused (the
+    /// `--skip-bad-lines` flag).
+    pub fn with_skip_bad_lines(mut self) -> Scenario {
+        for s in &mut self.traffic {
+            if let crate::traffic::Arrivals::Replay { options, .. } = &mut s.arrivals {
+                options.skip_bad_lines = true;
+            }
+        }
+        self
+    }
+
+    /// The files a run of this scenario reads: the scenario file and its replayed traces. No
+    /// output may be one of them.
+    pub fn inputs(&self) -> impl Iterator<Item = &Path> {
+        let traces = self.traffic.iter().filter_map(|s| match &s.arrivals {
+            crate::traffic::Arrivals::Replay { path, .. } => Some(path.as_path()),
+            _ => None,
+        });
+        std::iter::once(self.path.as_path()).chain(traces)
+    }
+
+    /// The scenario with another seed (the `--seed` flag).
+    pub fn with_seed(mut self, seed: u64) -> Scenario {
+        self.seed = seed;
+        self
+    }
+}
+
+/// The contender list of a scenario: `[[contender]]` entries when there are any, else one per
+/// algorithm of the short form (see the module docs).
+pub fn uses_contenders(scenario: &Scenario) -> bool {
+    scenario.algorithms.iter().any(|a| a.stack().is_some())
+}
+
+/// Whether some contender of `scenario` runs with a deployment.
+pub fn uses_deployments(scenario: &Scenario) -> bool {
+    scenario.algorithms.iter().any(|a| a.deployment().is_some())
+}

@@ -1,0 +1,169 @@
+//! `[[contender]]` entries: whole limiter configurations as they are deployed (stacked rules,
+//! which requests each applies to, bypass lists, warnings), validated into [`Stack`]s.
+//!
+//! The short form (`[policy]` + `algorithms`) is one contender per algorithm with one rule that
+//! keys like the policy and applies to every request; such a contender has no [`Stack`] and runs
+//! on the engine's single-limiter path, so its outputs are exactly what they always were.
+
+use crate::algorithms::{AlgorithmKind, Params, Profile};
+use crate::policy::KeySpec;
+use crate::time::Nanos;
+use crate::traffic::{Arrivals, SourceSpec};
+use ipnet::IpNet;
+
+/// How a contender commits state when one of several applying rules refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Commit {
+    /// Nothing is counted in any other rule unless every applying rule admits (nginx
+    /// `limit_req` with several zones: `ngx_http_limit_req_handler` looks every zone up
+    /// without accounting and accounts them all only once all passed). The refusing rule
+    /// records its refusal as its algorithm does.
+    AllOrNothing,
+    /// Rules decide one after another and the first refusal stops: the rules before it, and
+    /// the refusing one, have counted as their algorithm counts (NestJS `ThrottlerGuard`:
+    /// each throttler's `storage.increment` runs before its own check).
+    InOrder,
+}
+
+impl Commit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Commit::AllOrNothing => "all_or_nothing",
+            Commit::InOrder => "in_order",
+        }
+    }
+}
+
+/// A route pattern: an exact path, or a prefix ending in `*` (`/auth/*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route(pub String);
+
+impl Route {
+    pub fn matches(&self, endpoint: &str) -> bool {
+        match self.0.strip_suffix('*') {
+            Some(prefix) => endpoint.starts_with(prefix),
+            None => self.0 == endpoint,
+        }
+    }
+}
+
+/// Which requests a rule applies to. Every condition set must hold.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Matcher {
+    /// Empty: every route.
+    pub routes: Vec<Route>,
+    pub skip: Vec<Route>,
+    pub signed_in: Option<bool>,
+    /// `Some`: only requests of these tiers.
+    pub tiers: Option<Vec<String>>,
+    /// Requests of these tiers are left to another (per-tier) rule.
+    pub not_tiers: Vec<String>,
+    /// `Some`: only requests of these HTTP methods (a [`Method::mask`]). Checked per request
+    /// ([`Matcher::takes_method`]); everything else per client.
+    pub methods: Option<u8>,
+}
+
+/// What a matcher looks at in a request.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts<'a> {
+    pub ip: &'a str,
+    pub user: &'a str,
+    pub api_key: &'a str,
+    pub endpoint: &'a str,
+    pub tier: Option<&'a str>,
+    /// The source's `signed_in` (generated traffic); `None` for a replayed trace.
+    pub source_signed_in: Option<bool>,
+}
+
+impl Facts<'_> {
+    /// Signed in: the server knows a user. A generated source's requests are signed in when
+    /// the source says `signed_in = true`; a replayed record when it has a user (an empty user,
+    /// or `-` as access logs write it, is anonymous), as the identity functions read them.
+    pub fn signed_in(&self) -> bool {
+        self.source_signed_in.unwrap_or(true) && !self.user.is_empty() && self.user != "-"
+    }
+}
+
+/// What a source says of its requests' sign-in: `None` for a replayed trace.
+pub fn source_signed_in(source: &SourceSpec) -> Option<bool> {
+    (!matches!(source.arrivals, Arrivals::Replay { .. }))
+        .then_some(source.population.network.signed_in)
+}
+
+impl Matcher {
+    /// Whether the rule takes requests of method `code`.
+    pub fn takes_method(&self, code: u8) -> bool {
+        self.methods.is_none_or(|m| m & (1 << code) != 0)
+    }
+
+    pub fn applies(&self, f: &Facts) -> bool {
+        (self.routes.is_empty() || self.routes.iter().any(|r| r.matches(f.endpoint)))
+            && !self.skip.iter().any(|r| r.matches(f.endpoint))
+            && self.signed_in.is_none_or(|s| s == f.signed_in())
+            && self
+                .tiers
+                .as_ref()
+                .is_none_or(|t| f.tier.is_some_and(|x| t.iter().any(|y| y == x)))
+            && !f
+                .tier
+                .is_some_and(|x| self.not_tiers.iter().any(|y| y == x))
+    }
+}
+
+/// One rule of a contender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// Unique within the contender; a per-tier entry is `<rule>/<tier>+<tier>`.
+    pub name: String,
+    pub kind: AlgorithmKind,
+    pub params: Params,
+    pub key: KeySpec,
+    pub matcher: Matcher,
+    /// Warn once this many requests of the limit are used (`ceil(warn_at · limit)`).
+    pub warn_from: Option<u64>,
+    /// A profile of a real library (its parameters derived from the rule's limit, window and
+    /// burst, as `[policy]` derives a short-form profile's).
+    pub profile: Option<Profile>,
+}
+
+/// Requests no rule limits, counted as bypassed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bypass {
+    pub api_keys: Vec<String>,
+    pub cidrs: Vec<IpNet>,
+    pub routes: Vec<Route>,
+}
+
+impl Bypass {
+    pub fn is_empty(&self) -> bool {
+        self.api_keys.is_empty() && self.cidrs.is_empty() && self.routes.is_empty()
+    }
+
+    pub fn lets_through(&self, f: &Facts) -> bool {
+        (!f.api_key.is_empty() && self.api_keys.iter().any(|k| k == f.api_key))
+            || self.routes.iter().any(|r| r.matches(f.endpoint))
+            || (!self.cidrs.is_empty()
+                && f.ip
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| self.cidrs.iter().any(|c| c.contains(&ip))))
+    }
+}
+
+/// A contender's rules, when it is more than one algorithm under the policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stack {
+    pub commit: Commit,
+    pub rules: Vec<Rule>,
+    pub bypass: Bypass,
+}
+
+/// A window-long span, for the rules' idle eviction: the longest window of the stack.
+pub fn longest_window(stack: &Stack) -> Nanos {
+    stack
+        .rules
+        .iter()
+        .map(|r| r.params.window)
+        .max()
+        .unwrap_or(1)
+}

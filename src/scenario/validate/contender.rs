@@ -1,0 +1,475 @@
+//! `[[contender]]` entries validated into [`Stack`]s: rules, which requests each applies to,
+//! bypass lists and warnings.
+
+use super::ctx::{Ctx, Found};
+use crate::algorithms::{AlgorithmKind, Params, Profile};
+use crate::error::Result;
+use crate::policy::Policy;
+use crate::scenario::model::scenario::{AlgorithmSpec, Shape};
+use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
+use crate::scenario::raw::{RawBypass, RawContender, RawRule, S};
+use crate::traffic::method::Method;
+use crate::traffic::{Arrivals, SourceSpec};
+use ipnet::IpNet;
+use std::collections::HashSet;
+
+/// Rule names are reported per contender, so they are kept short and plain.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+impl Ctx<'_> {
+    /// The contenders of `[[contender]]`, each with its [`Stack`]; `None` when one was refused.
+    /// `sources` is the traffic, to refuse a rule that no request could match (`None`: a
+    /// source was refused, and rules are not matched).
+    pub(super) fn contenders(
+        &self,
+        raw: &[S<RawContender>],
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        found: &mut Found,
+    ) -> Option<Vec<AlgorithmSpec>> {
+        if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
+            // The policy's key is the intent every contender is measured against; the metrics key
+            // each request once, from its fields (rules may key by identity functions).
+            found.push(self.err(
+                first.get_ref().name.span(),
+                "contender[0].name",
+                "contenders need a `[policy] key` of fields (ip, user, api_key, endpoint), not an identity function: give the identity function to the rules' `key`",
+            ));
+            return None;
+        }
+        let mut names = HashSet::new();
+        found.all(raw.iter().enumerate(), |(i, c)| {
+            self.contender(i, c.get_ref(), policy, sources, &mut names)
+        })
+    }
+
+    /// One `[[contender]]` with its [`Stack`]; `names` are those of the contenders before it.
+    fn contender(
+        &self,
+        i: usize,
+        c: &RawContender,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        names: &mut HashSet<String>,
+    ) -> Result<AlgorithmSpec> {
+        let field = |f: &str| format!("contender[{i}].{f}");
+        let name = c.name.get_ref().trim().to_string();
+        if !plain_name(&name) {
+            return Err(self.err(
+                c.name.span(),
+                &field("name"),
+                "must be letters, digits, `_`, `-` or `.` (expectations name it)",
+            ));
+        }
+        if !names.insert(name.clone()) {
+            return Err(self.err(
+                c.name.span(),
+                &field("name"),
+                format!("another contender is already named `{name}`"),
+            ));
+        }
+        let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+            None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
+            Some(("in_order", _)) => Commit::InOrder,
+            Some((other, span)) => {
+                return Err(self.err(
+                    span,
+                    &field("commit"),
+                    format!("unknown commit `{other}` (expected all_or_nothing or in_order)"),
+                ));
+            }
+        };
+        if c.rule.is_empty() {
+            return Err(self.err(
+                c.name.span(),
+                &field("rule"),
+                "a contender needs at least one [[contender.rule]]",
+            ));
+        }
+        let mut rules = Vec::new();
+        for (j, r) in c.rule.iter().enumerate() {
+            let prefix = format!("contender[{i}].rule[{j}]");
+            self.rule(r.get_ref(), &prefix, policy, sources, &mut rules)?;
+        }
+        let mut seen = HashSet::new();
+        for (j, r) in c.rule.iter().enumerate() {
+            let n = r.get_ref().name.get_ref();
+            if !seen.insert(n.as_str()) {
+                return Err(self.err(
+                    r.get_ref().name.span(),
+                    &format!("contender[{i}].rule[{j}].name"),
+                    format!("another rule of this contender is already named `{n}`"),
+                ));
+            }
+        }
+        let bypass = match &c.bypass {
+            None => Bypass::default(),
+            Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
+        };
+        let first = &rules[0];
+        Ok(AlgorithmSpec {
+            name,
+            description: c
+                .description
+                .as_ref()
+                .map(|d| d.get_ref().trim().to_string())
+                .unwrap_or_default(),
+            kind: first.kind,
+            params: first.params,
+            field: format!("contender[{i}]"),
+            shape: Shape::Stack(Box::new(Stack {
+                commit,
+                rules,
+                bypass,
+            })),
+        })
+    }
+
+    /// Checks `params` build `kind`; a profile is configured from them.
+    fn limiter(
+        &self,
+        kind: AlgorithmKind,
+        params: Params,
+        span: std::ops::Range<usize>,
+        field: &str,
+    ) -> Result<Option<Profile>> {
+        match kind {
+            AlgorithmKind::Profile(p) => p
+                .configure(params, &[])
+                .map(Some)
+                .map_err(|e| self.err(span, field, format!("profile `{p}`: {}", e.reason))),
+            _ => kind
+                .validate(params)
+                .map(|()| None)
+                .map_err(|e| self.err(span, field, e.to_string())),
+        }
+    }
+
+    fn routes(&self, list: &[S<String>], field: &str) -> Result<Vec<Route>> {
+        list.iter()
+            .enumerate()
+            .map(|(k, r)| {
+                let text = r.get_ref();
+                let stem = text.strip_suffix('*').unwrap_or(text);
+                if text.is_empty() || stem.contains('*') {
+                    return Err(self.err(
+                        r.span(),
+                        &format!("{field}[{k}]"),
+                        format!(
+                            "`{text}` is not a route pattern (a path, or a prefix ending in `*`)"
+                        ),
+                    ));
+                }
+                Ok(Route(text.clone()))
+            })
+            .collect()
+    }
+
+    fn bypass(&self, b: &RawBypass, field: &str) -> Result<Bypass> {
+        let cidrs = b
+            .cidrs
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                let text = c.get_ref();
+                text.parse::<IpNet>()
+                    .or_else(|_| text.parse::<std::net::IpAddr>().map(IpNet::from))
+                    .map_err(|_| {
+                        self.err(
+                            c.span(),
+                            &format!("{field}.cidrs[{k}]"),
+                            format!("`{text}` is not a CIDR block (`10.0.0.0/8`) or an address"),
+                        )
+                    })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Bypass {
+            api_keys: b.api_keys.iter().map(|k| k.get_ref().clone()).collect(),
+            cidrs,
+            routes: self.routes(&b.routes, &format!("{field}.routes"))?,
+        })
+    }
+
+    fn method_mask(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<u8> {
+        if list.get_ref().is_empty() {
+            return Err(self.err(list.span(), field, "must list at least one method"));
+        }
+        let mut methods = Vec::new();
+        for (k, m) in list.get_ref().iter().enumerate() {
+            let method = Method::parse(m.get_ref())
+                .map_err(|e| self.err(m.span(), &format!("{field}[{k}]"), e))?;
+            methods.push(method);
+        }
+        Ok(Method::mask(&methods))
+    }
+
+    fn tier_list(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<Vec<String>> {
+        if list.get_ref().is_empty() {
+            return Err(self.err(list.span(), field, "must list at least one tier"));
+        }
+        let mut out: Vec<String> = Vec::new();
+        for (k, t) in list.get_ref().iter().enumerate() {
+            if out.contains(t.get_ref()) {
+                return Err(self.err(
+                    t.span(),
+                    &format!("{field}[{k}]"),
+                    format!("tier `{}` is listed twice", t.get_ref()),
+                ));
+            }
+            out.push(t.get_ref().clone());
+        }
+        Ok(out)
+    }
+
+    /// Validates one rule into `rules`: one entry, or one per `per_tier` entry plus the rule
+    /// itself for the other tiers.
+    fn rule(
+        &self,
+        r: &RawRule,
+        prefix: &str,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        rules: &mut Vec<Rule>,
+    ) -> Result<()> {
+        let f = |name: &str| format!("{prefix}.{name}");
+        let base = self.base_rule(r, prefix, policy)?;
+        let (entries, claimed) = self.per_tier(r, prefix, &base)?;
+        let mut base = base;
+        base.matcher.not_tiers = claimed;
+        // Every request of the other tiers is the base rule's; when the entries cover every
+        // tier the rule names, the base rule has nothing left and is dropped.
+        let base_left = base
+            .matcher
+            .tiers
+            .as_ref()
+            .is_none_or(|t| t.iter().any(|x| !base.matcher.not_tiers.contains(x)));
+        let span = r.name.span();
+        for rule in base_left.then_some(base).into_iter().chain(entries) {
+            if sources.is_some_and(|s| !could_match(&rule, s)) {
+                return Err(self.err(
+                    span.clone(),
+                    &f("name"),
+                    format!(
+                        "rule `{}` matches no request of this scenario's traffic (check its routes, skip, tiers and signed_in against the sources)",
+                        rule.name
+                    ),
+                ));
+            }
+            rules.push(rule);
+        }
+        Ok(())
+    }
+
+    /// A rule as written, before its `per_tier` entries take their tiers from it.
+    fn base_rule(&self, r: &RawRule, prefix: &str, policy: &Policy) -> Result<Rule> {
+        let f = |name: &str| format!("{prefix}.{name}");
+        let name = r.name.get_ref().clone();
+        if !plain_name(&name) {
+            return Err(self.err(
+                r.name.span(),
+                &f("name"),
+                "must be letters, digits, `_`, `-` or `.`",
+            ));
+        }
+        let kind: AlgorithmKind = r
+            .algorithm
+            .get_ref()
+            .parse()
+            .map_err(|m: String| self.err(r.algorithm.span(), &f("algorithm"), m))?;
+        let limit = self.count(&r.limit, &f("limit"), u32::MAX as u64)?;
+        let window = self.duration(&r.window, &f("window"), true)?;
+        let burst = match &r.burst {
+            Some(b) if !kind.uses_burst() => {
+                return Err(self.err(
+                    b.span(),
+                    &f("burst"),
+                    format!("`{kind}` has no burst parameter"),
+                ));
+            }
+            Some(b) => self.count(b, &f("burst"), u32::MAX as u64)?,
+            None => limit,
+        };
+        let params = Params {
+            limit,
+            window,
+            burst,
+        };
+        let profile = self.limiter(kind, params, r.limit.span(), &f("limit"))?;
+        let key = match &r.key {
+            None => policy.key.clone(),
+            Some(k) => self.key_spec(k, &f("key"))?,
+        };
+        let warn_from = match &r.warn_at {
+            None => None,
+            Some(w) => {
+                let share = *w.get_ref();
+                if !(share > 0.0 && share <= 1.0) {
+                    return Err(self.err(
+                        w.span(),
+                        &f("warn_at"),
+                        format!("must be in (0, 1], got {share}"),
+                    ));
+                }
+                // The one float: the share as written, turned into a whole count once.
+                Some(((share * limit as f64).ceil() as u64).clamp(1, limit))
+            }
+        };
+        let tiers = match &r.tiers {
+            Some(t) => Some(self.tier_list(t, &f("tiers"))?),
+            None => None,
+        };
+        let matcher = Matcher {
+            routes: match &r.routes {
+                Some(list) if list.get_ref().is_empty() => {
+                    return Err(self.err(
+                        list.span(),
+                        &f("routes"),
+                        "must list at least one route",
+                    ));
+                }
+                Some(list) => self.routes(list.get_ref(), &f("routes"))?,
+                None => Vec::new(),
+            },
+            skip: self.routes(&r.skip, &f("skip"))?,
+            signed_in: r.signed_in.as_ref().map(|s| *s.get_ref()),
+            tiers,
+            not_tiers: Vec::new(),
+            methods: match &r.methods {
+                None => None,
+                Some(list) => Some(self.method_mask(list, &f("methods"))?),
+            },
+        };
+        Ok(Rule {
+            name,
+            kind,
+            params,
+            key,
+            matcher,
+            warn_from,
+            profile,
+        })
+    }
+
+    /// One rule per `per_tier` entry (`<rule>/<tier>+<tier>`), and the tiers they claim.
+    fn per_tier(&self, r: &RawRule, prefix: &str, base: &Rule) -> Result<(Vec<Rule>, Vec<String>)> {
+        let kind = base.kind;
+        let mut claimed: Vec<String> = Vec::new();
+        let mut entries = Vec::new();
+        for (k, t) in r.per_tier.iter().enumerate() {
+            let t = t.get_ref();
+            let tf = format!("{prefix}.per_tier[{k}]");
+            let list = self.tier_list(&t.tiers, &format!("{tf}.tiers"))?;
+            for (m, tier) in list.iter().enumerate() {
+                if claimed.contains(tier) {
+                    return Err(self.err(
+                        t.tiers.get_ref()[m].span(),
+                        &format!("{tf}.tiers[{m}]"),
+                        format!("tier `{tier}` is already in an earlier per_tier entry"),
+                    ));
+                }
+                if base
+                    .matcher
+                    .tiers
+                    .as_ref()
+                    .is_some_and(|b| !b.contains(tier))
+                {
+                    return Err(self.err(
+                        t.tiers.get_ref()[m].span(),
+                        &format!("{tf}.tiers[{m}]"),
+                        format!("tier `{tier}` is not in the rule's `tiers`"),
+                    ));
+                }
+            }
+            claimed.extend(list.iter().cloned());
+            let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
+            let window = match &t.window {
+                Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
+                None => base.params.window,
+            };
+            let burst = match &t.burst {
+                Some(b) if !kind.uses_burst() => {
+                    return Err(self.err(
+                        b.span(),
+                        &format!("{tf}.burst"),
+                        format!("`{kind}` has no burst parameter"),
+                    ));
+                }
+                Some(b) => self.count(b, &format!("{tf}.burst"), u32::MAX as u64)?,
+                None => limit,
+            };
+            let params = Params {
+                limit,
+                window,
+                burst,
+            };
+            let profile = self.limiter(kind, params, t.limit.span(), &format!("{tf}.limit"))?;
+            let warn_from = r
+                .warn_at
+                .as_ref()
+                .map(|w| ((*w.get_ref() * limit as f64).ceil() as u64).clamp(1, limit));
+            let mut matcher = base.matcher.clone();
+            matcher.tiers = Some(list.clone());
+            entries.push(Rule {
+                name: format!("{}/{}", base.name, list.join("+")),
+                params,
+                warn_from,
+                matcher,
+                profile,
+                ..base.clone()
+            });
+        }
+        Ok((entries, claimed))
+    }
+}
+
+/// Whether some source could send a request `rule` applies to. Replayed traces can carry any
+/// route, user and tier, so they could match anything.
+fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
+    sources.iter().any(|s| {
+        if matches!(s.arrivals, Arrivals::Replay { .. }) {
+            return true;
+        }
+        let pop = &s.population;
+        let endpoints: Vec<&str> = if pop.endpoints.is_empty() {
+            vec![pop.endpoint.as_str()]
+        } else {
+            pop.endpoints.iter().map(|(e, _)| e.as_str()).collect()
+        };
+        let tiers: Vec<Option<&str>> = if pop.tiers.is_empty() {
+            vec![None]
+        } else {
+            pop.tiers.iter().map(|(t, _)| Some(t.as_str())).collect()
+        };
+        let users: Vec<&str> = match &pop.user {
+            crate::traffic::IdGen::Fixed(u) => vec![u.as_str()],
+            _ => vec!["user"],
+        };
+        let methods: Vec<Method> = if pop.methods.is_empty() {
+            vec![Method::Get]
+        } else {
+            pop.methods.iter().map(|m| m.0).collect()
+        };
+        if !methods.iter().any(|m| rule.matcher.takes_method(m.code())) {
+            return false;
+        }
+        endpoints.iter().any(|&endpoint| {
+            tiers.iter().any(|&tier| {
+                users.iter().any(|&user| {
+                    rule.matcher.applies(&Facts {
+                        ip: "",
+                        user,
+                        api_key: "",
+                        endpoint,
+                        tier,
+                        source_signed_in: Some(pop.network.signed_in),
+                    })
+                })
+            })
+        })
+    })
+}

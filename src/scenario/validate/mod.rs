@@ -1,0 +1,17 @@
+//! Validation: the raw file (`raw.rs`) turned into the model ([`Scenario`] and the feature
+//! types), one file per feature, each refusal naming the file, line and field.
+//!
+//! [`Scenario`]: crate::scenario::Scenario
+
+mod alerts;
+mod client;
+mod contender;
+pub(crate) mod ctx;
+mod deployment;
+mod expect;
+mod identity;
+mod policy;
+mod population;
+mod process;
+mod scenario;
+mod traffic;
