@@ -10,9 +10,9 @@
 //! See docs/sweeps.md.
 
 pub mod axis;
-pub mod command;
 pub mod expect;
 pub mod outputs;
+pub mod plan;
 pub mod recommend;
 pub mod report;
 pub mod shard;
