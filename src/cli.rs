@@ -386,7 +386,10 @@ impl From<RunArgs> for commands::run::RunOptions {
             quiet: a.quiet,
             timing: a.timing,
             store: a.store,
-            command_line: std::env::args().collect(),
+            // Lossy, not `args()`: a path that is not UTF-8 must not panic here.
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
         }
     }
 }
