@@ -1,20 +1,15 @@
-//! The command line: clap definitions and the commands they run.
+//! The command line: the clap declarations, each turned into a command's plain options and
+//! dispatched to `crate::commands`, where the commands' bodies are.
 
 use crate::algorithms::AlgorithmKind;
-use crate::algorithms::catalogue;
-use crate::check::{self, CheckOptions, Tolerance, output};
-use crate::error::{Error, Result};
-use crate::observe::{self, Observer};
-use crate::output::{Destination, Kind};
-use crate::report::{self, DecisionLog, Provenance, Summary};
-use crate::scenario::Scenario;
-use crate::scenario::overrides::Override;
-use crate::sim;
-use crate::store::{Mode, RedisStore};
-use crate::terminal;
+use crate::check::{CheckOptions, Tolerance};
+use crate::commands::{self, ScenarioInput};
+use crate::error::Result;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
+
+pub use crate::commands::Status;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -198,8 +193,8 @@ pub struct BenchArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// The scenario file (TOML), or `-` to read it from standard input.
-    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// The Redis to compare with: redis://HOST:PORT[/DB] (docs/redis.md).
     #[arg(long, value_name = "URL")]
     pub store: String,
@@ -207,12 +202,6 @@ pub struct VerifyArgs {
     /// memory): Redis answers some 10^4 scripts per second over one connection.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub limit: Option<u64>,
-    /// Override the scenario's seed.
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub seed: Option<u64>,
-    /// Override a field of the scenario (repeatable), e.g. `duration=2m` for a shorter run.
-    #[arg(long = "set", value_name = "FIELD=VALUE")]
-    pub set: Vec<String>,
     /// What to print: the text report, or one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -244,8 +233,8 @@ pub struct AlgorithmsArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct TrafficArgs {
-    /// The scenario file (TOML), or `-` to read it from standard input.
-    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// The CSV file to write (default, or `-`: standard output):
     /// time,ip,user,api_key,endpoint,source,role.
     #[arg(long, value_name = "FILE")]
@@ -253,26 +242,48 @@ pub struct TrafficArgs {
     /// No note of how many requests were written or lines skipped: errors only.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// The scenario a command runs and what the command line lays over it (`run`, `traffic`,
+/// `verify`).
+#[derive(Debug, clap::Args)]
+pub struct ScenarioArgs {
+    /// The scenario file (TOML), or `-` to read it from standard input.
+    pub scenario: PathBuf,
     /// Override the scenario's seed (0 to 18446744073709551615).
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub seed: Option<u64>,
+    /// Override a field of the scenario by its dotted path (repeatable), the value written as
+    /// in the file: `policy.limit=60`, `policy.window=30s`, `traffic[1].rate=50/min`, or a
+    /// source by name, `traffic.scraper.rate=50/min` (scenarios/nat.toml).
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    pub set: Vec<String>,
     /// Skip malformed lines of replayed traces, and report how many, instead of failing.
     #[arg(long)]
     pub skip_bad_lines: bool,
 }
 
+impl ScenarioArgs {
+    /// The command's scenario input (its `load()` reads and validates it).
+    pub fn input(self) -> ScenarioInput {
+        ScenarioInput {
+            path: self.scenario,
+            seed: self.seed,
+            set: self.set,
+            skip_bad_lines: self.skip_bad_lines,
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct RunArgs {
-    /// The scenario file (TOML), or `-` to read it from standard input.
-    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
     /// Write every output into this directory (created if missing): summary.json, summary.csv,
     /// timeseries.csv, delays.csv, throughput.json, charts/*.svg, report.md and report.html
     /// (docs/outputs.md).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Override the scenario's seed (0 to 18446744073709551615).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    pub seed: Option<u64>,
     /// What to print on standard output: the table, or summary.json.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -295,14 +306,6 @@ pub struct RunArgs {
     /// default table leaves it out; `--out`'s throughput.json always has it).
     #[arg(long)]
     pub timing: bool,
-    /// Skip malformed lines of replayed traces, and report how many, instead of failing.
-    #[arg(long)]
-    pub skip_bad_lines: bool,
-    /// Override a field of the scenario by its dotted path (repeatable), the value written as
-    /// in the file: `policy.limit=60`, `policy.window=30s`, `traffic[1].rate=50/min`, or a
-    /// source by name, `traffic.scraper.rate=50/min` (scenarios/nat.toml).
-    #[arg(long = "set", value_name = "FIELD=VALUE")]
-    pub set: Vec<String>,
     /// Decide through a real Redis (redis://HOST:PORT[/DB]): every algorithm runs as a Lua
     /// script, and the outputs come from its decisions (docs/redis.md).
     #[arg(long, value_name = "URL")]
@@ -342,496 +345,133 @@ pub enum Format {
     Json,
 }
 
-/// How a command that ran to the end came out. Errors (bad input) are the `Err` of [`execute`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Success,
-    /// An expectation failed or a metric regressed: exit code 1.
-    ChecksFailed,
+impl From<Format> for commands::Format {
+    fn from(f: Format) -> commands::Format {
+        match f {
+            Format::Table => commands::Format::Table,
+            Format::Json => commands::Format::Json,
+        }
+    }
 }
 
-/// Runs a parsed command line, printing results to `stdout` and notes to `stderr`.
+/// Runs a parsed command line, printing results to `stdout` and notes to `stderr`. Errors (bad
+/// input) are the `Err`.
 pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     match cli.command {
-        Command::Run(args) => run(args, stdout, stderr),
-        Command::Check(args) => {
-            let options = CheckOptions {
-                paths: args.paths,
-                json: args.format == Format::Json,
-                quiet: args.quiet,
-                junit: args.junit,
-                baselines: args.baseline,
-                tolerance: Tolerance::parse(&args.tolerance, &args.tolerance_for)?,
-            };
-            let report = check::check(&options)?;
-            print(stdout, &report.stdout)?;
-            if report.checked == 0 {
-                // A gate that checked nothing must not look green.
-                print_to(
-                    stderr,
-                    "<stderr>",
-                    b"error: nothing was checked: no scenario has expectations (`expect = [...]`) \
-                      and no baseline metric was compared\n",
-                )?;
-            }
-            Ok(status(report.passed))
-        }
-        Command::Traffic(args) => traffic(args, stdout, stderr),
-        Command::Sweep(args) => sweep(args, stdout, stderr),
-        Command::Merge(args) => merge(args, stdout, stderr),
-        Command::Bench(args) => {
-            let kinds = if args.algorithm.is_empty() {
-                AlgorithmKind::ALL.to_vec()
-            } else {
-                args.algorithm
-            };
-            let report = crate::bench::measure(args.requests, &kinds)?;
-            match args.format {
-                Format::Table => print(stdout, crate::bench::text(&report).as_bytes())?,
-                Format::Json => print(stdout, &json_bytes(&report)?)?,
-            }
-            Ok(Status::Success)
-        }
-        Command::Verify(args) => verify(args, stdout, stderr),
-        Command::StoreMemory(args) => {
-            let rows = crate::store::memory::measure(&args.store, args.keys as usize)?;
-            match args.format {
-                Format::Table => print(stdout, crate::store::memory::markdown(&rows).as_bytes())?,
-                Format::Json => print(stdout, &json_bytes(&rows)?)?,
-            }
-            Ok(Status::Success)
-        }
-        Command::Algorithms(args) => {
-            let entries = catalogue::entries();
-            match args.format {
-                Format::Table => print(stdout, catalogue::text(&entries).as_bytes())?,
-                Format::Json => print(stdout, &catalogue::json(&entries))?,
-            }
-            Ok(Status::Success)
-        }
-        Command::Completions { shell } => {
-            let mut bytes = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "rlsim", &mut bytes);
-            print(stdout, &bytes)?;
-            Ok(Status::Success)
-        }
+        Command::Run(a) => commands::run::run(&a.into(), stdout, stderr),
+        Command::Check(a) => commands::check::check(&a.options()?, stdout, stderr),
+        Command::Traffic(a) => commands::traffic::traffic(&a.into(), stdout, stderr),
+        Command::Sweep(a) => commands::sweep::sweep(&a.into(), stdout, stderr),
+        Command::Merge(a) => commands::sweep::merge(&a.into(), stdout, stderr),
+        Command::Bench(a) => commands::bench::bench(&a.into(), stdout),
+        Command::Verify(a) => commands::verify::verify(&a.into(), stdout, stderr),
+        Command::StoreMemory(a) => commands::store_memory::store_memory(&a.into(), stdout),
+        Command::Algorithms(a) => commands::algorithms::algorithms(a.format.into(), stdout),
+        Command::Completions { shell } => commands::man::completions(Cli::command(), shell, stdout),
         Command::Man { command, dir } => {
-            if let Some(dir) = dir {
-                std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                for page in crate::manpage::pages(Cli::command()) {
-                    let path = dir.join(&page.file_name);
-                    std::fs::write(&path, &page.roff).map_err(|e| Error::io(&path, e))?;
-                }
-                return Ok(Status::Success);
-            }
-            let Some(page) = crate::manpage::page(Cli::command(), command.as_deref()) else {
-                let name = command.unwrap_or_default();
-                let names = crate::manpage::subcommands(Cli::command());
-                return Err(Error::Usage(format!(
-                    "rlsim man: {}",
-                    crate::suggest::unknown("command", &name, names.iter().map(String::as_str))
-                )));
-            };
-            print(stdout, &page.roff)?;
-            Ok(Status::Success)
+            commands::man::man(Cli::command(), command.as_deref(), dir.as_deref(), stdout)
         }
     }
 }
 
-/// A result model as pretty JSON, with a final newline.
-fn json_bytes(value: &impl serde::Serialize) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| Error::Internal(e.to_string()))?;
-    bytes.push(b'\n');
-    Ok(bytes)
-}
-
-fn status(passed: bool) -> Status {
-    if passed {
-        Status::Success
-    } else {
-        Status::ChecksFailed
-    }
-}
-
-fn traffic(args: TrafficArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
-    let mut scenario = Scenario::load(&args.scenario)?;
-    if let Some(seed) = args.seed {
-        scenario = scenario.with_seed(seed);
-    }
-    if args.skip_bad_lines {
-        scenario = scenario.with_skip_bad_lines();
-    }
-    let out_path = args.out.unwrap_or_else(|| PathBuf::from("-"));
-    let destination = Destination::or_stdout(&out_path)?;
-    destination.refuse_inputs("--out", scenario.inputs())?;
-    let mut out = destination.create(stdout)?;
-    let count = crate::traffic::export::write_trace(
-        &scenario.traffic,
-        scenario.seed,
-        &mut out,
-        destination.path(),
-    )
-    .and_then(|count| out.finish().map(|()| count));
-    let pass = match count {
-        // `rlsim traffic --out - | head`: the reader has what it wanted.
-        Err(e) if e.is_broken_pipe() => return Ok(Status::Success),
-        other => other?,
-    };
-    if !args.quiet {
-        let mut note = format!(
-            "{} requests written to {}\n",
-            pass.requests,
-            destination.path().display()
-        );
-        note.push_str(&skipped_lines(&scenario, &pass.skipped_lines));
-        print_to(stderr, "<stderr>", note.as_bytes())?;
-    }
-    Ok(Status::Success)
-}
-
-fn run(args: RunArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
-    if let Some(out) = &args.out
-        && out.exists()
-        && !out.is_dir()
-    {
-        return Err(Error::Usage(format!(
-            "--out {}: exists and is not a directory",
-            out.display()
-        )));
-    }
-    let overrides = args
-        .set
-        .iter()
-        .map(|s| Override::parse(s))
-        .collect::<Result<Vec<_>>>()?;
-    // Read once: the reports name the scenario file by the hash of these very bytes.
-    let text = Scenario::read(&args.scenario)?;
-    let mut scenario = Scenario::parse_with(&text, Scenario::shown(&args.scenario), &overrides)?;
-    if let Some(seed) = args.seed {
-        scenario = scenario.with_seed(seed);
-    }
-    if args.skip_bad_lines {
-        scenario = scenario.with_skip_bad_lines();
-    }
-    let decisions = match &args.decisions {
-        Some(path) => {
-            let d = Destination::or_stdout(path)?;
-            d.refuse_inputs("--decisions", scenario.inputs())?;
-            if d.kind() == Kind::Stdout && args.format == Format::Json {
-                return Err(Error::Usage(
-                    "--decisions - and --format json both need standard output; \
-                     write one of them to a file"
-                        .into(),
-                ));
-            }
-            Some(d)
+impl From<RunArgs> for commands::run::RunOptions {
+    fn from(a: RunArgs) -> Self {
+        commands::run::RunOptions {
+            input: a.scenario.input(),
+            out: a.out,
+            format: a.format.into(),
+            decisions: a.decisions,
+            metrics_out: a.metrics_out,
+            strict: a.strict,
+            quiet: a.quiet,
+            timing: a.timing,
+            store: a.store,
+            // Lossy, not `args()`: a path that is not UTF-8 must not panic here.
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
         }
-        None => None,
-    };
-    let metrics_out = match &args.metrics_out {
-        Some(path) => {
-            let d = Destination::or_stdout(path)?;
-            d.refuse_inputs("--metrics-out", scenario.inputs())?;
-            if d.kind() == Kind::Stdout {
-                return Err(Error::Usage(
-                    "--metrics-out needs a file (standard output holds the table or the summary)"
-                        .into(),
-                ));
-            }
-            Some(d)
-        }
-        None => None,
-    };
-    // Before anything runs or is written: an unusable store, or a contender it cannot decide
-    // for, is bad input.
-    let store = match &args.store {
-        Some(url) => {
-            for c in &scenario.algorithms {
-                c.through_store(&scenario.path)?;
-            }
-            Some(RedisStore::open(url, Mode::Drive)?)
-        }
-        None => None,
-    };
-    let observe = observe::wanted(&scenario, metrics_out.is_some());
-    let decisions_on_stdout = decisions.as_ref().is_some_and(|d| d.kind() == Kind::Stdout);
-    let log = decisions.map(DecisionLog::new);
-    let make_sink = |_, spec: &crate::scenario::Contender| {
-        let part = match &log {
-            Some(log) => Some(log.part(&spec.name)?),
-            None => None,
-        };
-        let observer = observe.then(|| {
-            Observer::new(
-                &scenario,
-                &spec.name,
-                spec.params.window,
-                metrics_out.is_some(),
-            )
-        });
-        Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
-    };
-    let progress = sim::Progress::new();
-    let (mut report, sinks) = terminal::with_progress(&scenario, &progress, !args.quiet, || {
-        let remote = store.as_ref().map(|s| s as &dyn sim::RemoteFactory);
-        let options = sim::RunOptions::new()
-            .timed(true)
-            .progress(&progress)
-            .through(remote);
-        sim::run_all(&scenario, options.with_sinks(make_sink))
-    })?;
-    if let Some(store) = store {
-        let url = store.url().to_string();
-        let removed = store.close()?;
-        if !args.quiet {
-            let note = format!("decided through {url}; its {removed} keys removed\n");
-            print_to(stderr, "<stderr>", note.as_bytes())?;
-        }
-    }
-    let mut parts = Vec::new();
-    let mut observations = Vec::new();
-    for (i, (part, observer)) in sinks.into_iter().flatten().enumerate() {
-        parts.extend(part);
-        if let Some(o) = observer {
-            let mut o = o.finish(&scenario);
-            o.attach(&mut report.algorithms[i]);
-            observations.push(o);
-        }
-    }
-    for part in &mut parts {
-        part.flush()?;
-    }
-    if let Some(d) = &metrics_out {
-        d.write_all(&observe::openmetrics(&observations), stdout)?;
-    }
-    if let Some(out) = &args.out {
-        let args: Vec<String> = std::env::args().collect();
-        let provenance = Provenance::new(&scenario, text.as_bytes(), &args);
-        report::write_outputs(out, &scenario, &report, &provenance, &observations)?;
-    }
-    if let Some(log) = &log {
-        match log.write(parts, stdout) {
-            // `--decisions - | head`: the reader has what it wanted.
-            Err(e) if e.is_broken_pipe() => {}
-            other => other?,
-        }
-    }
-    let expectations = check::evaluate(&scenario, &report.algorithms);
-    let mut lines = String::new();
-    // What `--quiet` still prints: a failure is never silent (`--strict` exits 1 on it).
-    let mut failures = String::new();
-    for e in &expectations {
-        let line = output::expectation_line(&scenario.name, e);
-        if !e.passed {
-            failures.push_str(&line);
-        }
-        lines.push_str(&line);
-    }
-    let failed = expectations.iter().filter(|e| !e.passed).count();
-    if !expectations.is_empty() {
-        let count = output::count_line(expectations.len() - failed, failed);
-        lines.push_str(&count);
-        if failed > 0 {
-            failures.push_str(&count);
-        }
-    }
-    match args.format {
-        Format::Table if args.quiet => print_to(stderr, "<stderr>", failures.as_bytes())?,
-        Format::Table => {
-            // With `--decisions -` standard output is the log: the table goes beside it.
-            let (out, colour): (&mut dyn Write, bool) = if decisions_on_stdout {
-                (&mut *stderr, false)
-            } else {
-                (&mut *stdout, terminal::stdout_has_colour())
-            };
-            let timing = args.timing.then_some(report.throughput.as_slice());
-            let mut text = report::styled_table(&scenario, &report.algorithms, timing, colour);
-            text.push_str(&observe::alert_lines(&observations));
-            text.push_str(&report::deployments::lines(&report.algorithms));
-            if !lines.is_empty() {
-                text.push('\n');
-                text.push_str(&lines);
-            }
-            print(out, text.as_bytes())?;
-        }
-        // stdout stays exactly summary.json; the expectation lines go beside it.
-        Format::Json => {
-            print(
-                stdout,
-                &report::summary_json(&Summary::observed(&scenario, &report, &observations)),
-            )?;
-            let lines = if args.quiet { &failures } else { &lines };
-            print_to(stderr, "<stderr>", lines.as_bytes())?;
-        }
-    }
-    if !args.quiet {
-        let skipped = crate::metrics::skipped_lines(&report.algorithms);
-        print_to(
-            stderr,
-            "<stderr>",
-            skipped_lines(&scenario, skipped).as_bytes(),
-        )?;
-    }
-    Ok(status(failed == 0 || !args.strict))
-}
-
-fn verify(args: VerifyArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
-    let overrides = args
-        .set
-        .iter()
-        .map(|s| Override::parse(s))
-        .collect::<Result<Vec<_>>>()?;
-    let text = Scenario::read(&args.scenario)?;
-    let mut scenario = Scenario::parse_with(&text, Scenario::shown(&args.scenario), &overrides)?;
-    if let Some(seed) = args.seed {
-        scenario = scenario.with_seed(seed);
-    }
-    let limit = args.limit.unwrap_or(u64::MAX);
-    let store = RedisStore::open(&args.store, Mode::Verify { limit })?;
-    // Stacked contenders and simulated deployments decide in memory only: listed, not compared.
-    let (stored, stacked): (Vec<_>, Vec<_>) = scenario
-        .algorithms
-        .iter()
-        .cloned()
-        .partition(|a| a.through_store(&scenario.path).is_ok());
-    scenario.algorithms = stored;
-    let options = sim::RunOptions::new().through(Some(&store));
-    let (report, _) = sim::run_all(&scenario, options)?;
-    let tallies: Vec<_> = report.stored.into_iter().flatten().collect();
-    let url = store.url().to_string();
-    store.close()?;
-    let in_memory: Vec<&str> = stacked.iter().map(|c| c.name.as_str()).collect();
-    let scenario_name = scenario.path.display().to_string();
-    let verification = crate::store::verify::Verification {
-        scenario: &scenario_name,
-        url: &url,
-        limit: args.limit,
-        tallies: &tallies,
-        in_memory: &in_memory,
-    };
-    match args.format {
-        Format::Json => print(stdout, &crate::store::verify::json(&verification))?,
-        // Under --quiet, the report only when something disagreed.
-        Format::Table if args.quiet && verification.passed() => {}
-        Format::Table => print(stdout, crate::store::verify::text(&verification).as_bytes())?,
-    }
-    if verification.verified() == 0 {
-        // Like `check`: a comparison that compared nothing must not look green.
-        print_to(
-            stderr,
-            "<stderr>",
-            b"error: nothing was verified: no contender of the scenario decides through the \
-              store (stacked rules, simulated deployments and profiles without a script run \
-              in memory only)\n",
-        )?;
-        return Ok(Status::ChecksFailed);
-    }
-    Ok(status(verification.passed()))
-}
-
-/// One stderr line per replay source that skipped malformed lines (`--skip-bad-lines`);
-/// `skipped`: how many each source reported.
-fn skipped_lines(scenario: &Scenario, skipped: &[u64]) -> String {
-    let mut out = String::new();
-    for (s, &n) in scenario.traffic.iter().zip(skipped) {
-        if let crate::traffic::Arrivals::Replay { path, .. } = &s.arrivals
-            && n > 0
-        {
-            let lines = if n == 1 { "line" } else { "lines" };
-            out.push_str(&format!(
-                "source `{}`: skipped {n} malformed {lines} of {}\n",
-                s.name,
-                path.display()
-            ));
-        }
-    }
-    out
-}
-
-/// Writes to standard output; a closed pipe (`rlsim run ... | head`) is not an error.
-pub(crate) fn print(stdout: &mut dyn Write, bytes: &[u8]) -> Result<()> {
-    print_to(stdout, "<stdout>", bytes)
-}
-
-pub(crate) fn print_to(out: &mut dyn Write, name: &str, bytes: &[u8]) -> Result<()> {
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::io(name, e)),
-        _ => Ok(()),
     }
 }
 
-fn sweep(args: SweepArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
-    let command = crate::sweep::command::SweepCommand {
-        scenario: args.scenario,
-        set: args.set,
-        shard: args.shard,
-        seed: args.seed,
-        chart: args.chart,
-        skip_bad_lines: args.skip_bad_lines,
-    };
-    let plan = crate::sweep::command::plan(&command)?;
-    let bar = if args.quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(plan.share as u64).with_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points {elapsed}")
-                .expect("a valid template"),
-        )
-    };
-    let (file, rows) = crate::sweep::command::run(&plan, &|| bar.inc(1))?;
-    bar.finish_and_clear();
-    if let Some(out) = &args.out {
-        crate::sweep::outputs::write(out, &file)?;
+impl CheckArgs {
+    fn options(self) -> Result<CheckOptions> {
+        Ok(CheckOptions {
+            tolerance: Tolerance::parse(&self.tolerance, &self.tolerance_for)?,
+            paths: self.paths,
+            json: self.format == Format::Json,
+            quiet: self.quiet,
+            junit: self.junit,
+            baselines: self.baseline,
+        })
     }
-    let mut line = match file.shard {
-        Some(s) => format!(
-            "shard {}/{}: {} of {} points run\n",
-            s.index, s.count, plan.share, file.points
-        ),
-        None => crate::sweep::report::summary(&file, &rows) + "\n",
-    };
-    if args.out.is_none() && args.format == Format::Table {
-        line.push_str("(no --out DIR: nothing written)\n");
-    }
-    sweep_outcome(&file, &line, args.format, args.quiet, stdout, stderr)
 }
 
-fn merge(args: MergeArgs, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
-    let whole = crate::sweep::outputs::merge(&args.dirs)?;
-    crate::sweep::outputs::write(&args.out, &whole)?;
-    let rows = whole.rows()?;
-    let line = crate::sweep::report::summary(&whole, &rows) + "\n";
-    sweep_outcome(&whole, &line, args.format, args.quiet, stdout, stderr)
+impl From<TrafficArgs> for commands::traffic::TrafficOptions {
+    fn from(a: TrafficArgs) -> Self {
+        commands::traffic::TrafficOptions {
+            input: a.scenario.input(),
+            out: a.out,
+            quiet: a.quiet,
+        }
+    }
 }
 
-/// What `sweep` and `merge` print, and their exit status: the summary `line` (on standard error
-/// beside `--format json`'s sweep.json; under `--quiet` only when it is the reason for exit 1).
-fn sweep_outcome(
-    file: &crate::sweep::outputs::SweepFile,
-    line: &str,
-    format: Format,
-    quiet: bool,
-    stdout: &mut dyn Write,
-    stderr: &mut dyn Write,
-) -> Result<Status> {
-    let unmet = goals_unmet(file);
-    if format == Format::Json {
-        print(stdout, &crate::sweep::outputs::sweep_json(file))?;
+impl From<VerifyArgs> for commands::verify::VerifyOptions {
+    fn from(a: VerifyArgs) -> Self {
+        commands::verify::VerifyOptions {
+            input: a.scenario.input(),
+            store: a.store,
+            limit: a.limit,
+            format: a.format.into(),
+            quiet: a.quiet,
+        }
     }
-    if !quiet && format == Format::Table {
-        print(stdout, line.as_bytes())?;
-    } else if !quiet || unmet {
-        print_to(stderr, "<stderr>", line.as_bytes())?;
-    }
-    Ok(status(!unmet))
 }
 
-/// The scenario has `[goals]` and no point of the (whole) sweep meets them all: exit 1, so
-/// that CI notices. A shard cannot tell (its merge does).
-fn goals_unmet(file: &crate::sweep::outputs::SweepFile) -> bool {
-    !file.goals.is_empty()
-        && file
-            .recommendation
-            .as_ref()
-            .is_some_and(|r| r.recommended.is_none())
+impl From<SweepArgs> for commands::sweep::SweepOptions {
+    fn from(a: SweepArgs) -> Self {
+        commands::sweep::SweepOptions {
+            scenario: a.scenario,
+            set: a.set,
+            shard: a.shard,
+            seed: a.seed,
+            chart: a.chart,
+            skip_bad_lines: a.skip_bad_lines,
+            out: a.out,
+            format: a.format.into(),
+            quiet: a.quiet,
+        }
+    }
+}
+
+impl From<MergeArgs> for commands::sweep::MergeOptions {
+    fn from(a: MergeArgs) -> Self {
+        commands::sweep::MergeOptions {
+            dirs: a.dirs,
+            out: a.out,
+            format: a.format.into(),
+            quiet: a.quiet,
+        }
+    }
+}
+
+impl From<BenchArgs> for commands::bench::BenchOptions {
+    fn from(a: BenchArgs) -> Self {
+        commands::bench::BenchOptions {
+            requests: a.requests,
+            algorithms: a.algorithm,
+            format: a.format.into(),
+        }
+    }
+}
+
+impl From<StoreMemoryArgs> for commands::store_memory::StoreMemoryOptions {
+    fn from(a: StoreMemoryArgs) -> Self {
+        commands::store_memory::StoreMemoryOptions {
+            store: a.store,
+            keys: a.keys as usize,
+            format: a.format.into(),
+        }
+    }
 }

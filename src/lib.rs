@@ -35,6 +35,7 @@ pub mod allocator;
 pub mod bench;
 pub mod check;
 pub mod cli;
+pub mod commands;
 pub mod error;
 pub mod manpage;
 pub mod metrics;

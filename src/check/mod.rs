@@ -139,7 +139,7 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
 
 /// A scenario's `[sweep]` with claims, planned: `rlsim check` runs it and checks them.
 struct SweepCheck {
-    plan: crate::sweep::command::Plan,
+    plan: crate::sweep::plan::Plan,
     claims: Vec<crate::sweep::expect::Claim>,
 }
 
@@ -151,7 +151,7 @@ impl SweepCheck {
         let text = Scenario::read(file)?;
         let axes = crate::sweep::axes(scenario, &[])?;
         let plan =
-            crate::sweep::command::plan_of(text, scenario.clone(), axes, Default::default(), None)?;
+            crate::sweep::plan::plan_of(text, scenario.clone(), axes, Default::default(), None)?;
         let names = crate::scenario::metric_names(scenario);
         let figures = names.of(&crate::scenario::Scope::Algorithm);
         let claims = spec
@@ -167,7 +167,7 @@ impl SweepCheck {
 
     /// The claims checked, numbered after the scenario's own `first` expectations.
     fn run(self, first: usize) -> Result<Vec<ExpectationResult>> {
-        let (file, rows) = crate::sweep::command::run(&self.plan, &|| {})?;
+        let (file, rows) = crate::sweep::plan::run(&self.plan, &|| {})?;
         let rec = file
             .recommendation
             .expect("a whole sweep is recommended on");

@@ -10,11 +10,11 @@
 //! See docs/sweeps.md.
 
 pub mod axis;
-pub mod command;
 pub mod expect;
 pub mod file;
 pub mod grid;
 pub mod outputs;
+pub mod plan;
 pub mod recommend;
 pub mod report;
 pub mod shard;

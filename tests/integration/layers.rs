@@ -20,6 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["sweep"],
     &["check", "bench"],
     &["terminal", "manpage"],
+    &["commands"],
     &["cli"],
 ];
 

@@ -1,23 +1,12 @@
-//! `rlsim sweep`: from the command line's values to a validated plan, and the plan run.
+//! A validated sweep (`rlsim sweep`'s, and the `[sweep]` that `rlsim check` runs), and the
+//! plan run.
 
 use super::outputs::SweepFile;
 use super::recommend::GoalSpec;
-use super::{Axis, Row, Shard, SweepOptions};
+use super::{Axis, Row, SweepOptions};
 use crate::error::{Error, Result};
 use crate::scenario::Scenario;
 use sha2::Digest;
-use std::path::PathBuf;
-
-/// What `rlsim sweep` was asked.
-#[derive(Debug, Clone, Default)]
-pub struct SweepCommand {
-    pub scenario: PathBuf,
-    pub set: Vec<String>,
-    pub shard: Option<String>,
-    pub seed: Option<u64>,
-    pub chart: Option<String>,
-    pub skip_bad_lines: bool,
-}
 
 /// A validated sweep, ready to run.
 #[derive(Debug, Clone)]
@@ -30,22 +19,6 @@ pub struct Plan {
     pub file: SweepFile,
     /// Points this run runs: all, or the shard's share.
     pub share: usize,
-}
-
-/// Reads the scenario and the axes and checks every name before anything runs.
-pub fn plan(c: &SweepCommand) -> Result<Plan> {
-    let path = &c.scenario;
-    let text = Scenario::read(path)?;
-    let scenario = Scenario::parse(&text, Scenario::shown(path))?;
-    let axes = super::axes(&scenario, &c.set)?;
-    let shard = c.shard.as_deref().map(Shard::parse).transpose()?;
-    let options = SweepOptions {
-        seed: c.seed,
-        base: Vec::new(),
-        shard,
-        skip_bad_lines: c.skip_bad_lines,
-    };
-    plan_of(text, scenario, axes, options, c.chart.clone())
 }
 
 /// The plan of `axes` over a parsed scenario (also what `rlsim check` runs for `[sweep]`).

@@ -1,0 +1,297 @@
+//! `rlsim run`: simulate a scenario through its contenders, write what was asked, print the
+//! table (or summary.json) and the scenario's expectations.
+
+use super::scenario::skipped_lines;
+use super::{Format, Loaded, ScenarioInput, Status, note, print};
+use crate::check::{self, output};
+use crate::error::{Error, Result};
+use crate::observe::{self, Observation, Observer};
+use crate::output::{Destination, Kind};
+use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary};
+use crate::scenario::{Contender, Scenario};
+use crate::sim::{self, RunReport};
+use crate::store::{Mode, RedisStore};
+use crate::terminal;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// What `rlsim run` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub input: ScenarioInput,
+    /// The output directory (`--out`).
+    pub out: Option<PathBuf>,
+    pub format: Format,
+    /// The decision log's file, `-` for standard output.
+    pub decisions: Option<PathBuf>,
+    /// The OpenMetrics file.
+    pub metrics_out: Option<PathBuf>,
+    /// A failed expectation exits 1.
+    pub strict: bool,
+    pub quiet: bool,
+    /// The table has the wall-clock decisions/s column.
+    pub timing: bool,
+    /// A Redis URL to decide through.
+    pub store: Option<String>,
+    /// The command line, as the outputs' provenance records it.
+    pub command_line: Vec<String>,
+}
+
+/// Where a run's side outputs go, each checked before anything runs.
+struct Targets {
+    decisions: Option<Destination>,
+    metrics_out: Option<Destination>,
+    store: Option<RedisStore>,
+}
+
+/// A finished simulation: the report with the observers' figures in it, their observations and
+/// the decision log's parts.
+struct Ran {
+    report: RunReport,
+    observations: Vec<Observation>,
+    parts: Vec<DecisionPart>,
+}
+
+/// Runs `rlsim run`.
+pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
+    if let Some(out) = &o.out
+        && out.exists()
+        && !out.is_dir()
+    {
+        return Err(Error::Usage(format!(
+            "--out {}: exists and is not a directory",
+            out.display()
+        )));
+    }
+    let Loaded { text, scenario } = o.input.load()?;
+    let targets = targets(o, &scenario)?;
+    let decisions_on_stdout =
+        (targets.decisions.as_ref()).is_some_and(|d| d.kind() == Kind::Stdout);
+    let log = targets.decisions.map(DecisionLog::new);
+    let metrics = targets.metrics_out;
+    let ran = simulate(
+        &scenario,
+        log.as_ref(),
+        metrics.is_some(),
+        targets.store,
+        o,
+        stderr,
+    )?;
+    let Ran {
+        report,
+        observations,
+        mut parts,
+    } = ran;
+    for part in &mut parts {
+        part.flush()?;
+    }
+    if let Some(d) = &metrics {
+        d.write_all(&observe::openmetrics(&observations), stdout)?;
+    }
+    if let Some(out) = &o.out {
+        let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
+        report::write_outputs(out, &scenario, &report, &provenance, &observations)?;
+    }
+    if let Some(log) = &log {
+        match log.write(parts, stdout) {
+            // `--decisions - | head`: the reader has what it wanted.
+            Err(e) if e.is_broken_pipe() => {}
+            other => other?,
+        }
+    }
+    let shown = Shown {
+        scenario: &scenario,
+        report: &report,
+        observations: &observations,
+        decisions_on_stdout,
+    };
+    let passed = print_results(o, &shown, stdout, stderr)?;
+    if !o.quiet {
+        let skipped = crate::metrics::skipped_lines(&report.algorithms);
+        note(stderr, skipped_lines(&scenario, skipped).as_bytes())?;
+    }
+    Ok(Status::of(passed || !o.strict))
+}
+
+/// Opens `--decisions`, `--metrics-out` and `--store`: a target that cannot work is bad input,
+/// refused before anything runs or is written.
+fn targets(o: &RunOptions, scenario: &Scenario) -> Result<Targets> {
+    let decisions = match &o.decisions {
+        Some(path) => {
+            let d = Destination::or_stdout(path)?;
+            d.refuse_inputs("--decisions", scenario.inputs())?;
+            if d.kind() == Kind::Stdout && o.format == Format::Json {
+                return Err(Error::Usage(
+                    "--decisions - and --format json both need standard output; \
+                     write one of them to a file"
+                        .into(),
+                ));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    let metrics_out = match &o.metrics_out {
+        Some(path) => {
+            let d = Destination::or_stdout(path)?;
+            d.refuse_inputs("--metrics-out", scenario.inputs())?;
+            if d.kind() == Kind::Stdout {
+                return Err(Error::Usage(
+                    "--metrics-out needs a file (standard output holds the table or the summary)"
+                        .into(),
+                ));
+            }
+            Some(d)
+        }
+        None => None,
+    };
+    // A contender the store cannot decide for is bad input too.
+    let store = match &o.store {
+        Some(url) => {
+            for c in &scenario.algorithms {
+                c.through_store(&scenario.path)?;
+            }
+            Some(RedisStore::open(url, Mode::Drive)?)
+        }
+        None => None,
+    };
+    Ok(Targets {
+        decisions,
+        metrics_out,
+        store,
+    })
+}
+
+/// Runs every contender with its decision log part and observer, under the progress bar, then
+/// closes the store and attaches what the observers saw to the report.
+fn simulate(
+    scenario: &Scenario,
+    log: Option<&DecisionLog>,
+    export: bool,
+    store: Option<RedisStore>,
+    o: &RunOptions,
+    stderr: &mut dyn Write,
+) -> Result<Ran> {
+    let observe = observe::wanted(scenario, export);
+    let make_sink = |_, spec: &Contender| {
+        let part = match log {
+            Some(log) => Some(log.part(&spec.name)?),
+            None => None,
+        };
+        let observer =
+            observe.then(|| Observer::new(scenario, &spec.name, spec.params.window, export));
+        Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
+    };
+    let progress = sim::Progress::new();
+    let (report, sinks) = terminal::with_progress(scenario, &progress, !o.quiet, || {
+        let remote = store.as_ref().map(|s| s as &dyn sim::RemoteFactory);
+        let options = sim::RunOptions::new()
+            .timed(true)
+            .progress(&progress)
+            .through(remote);
+        sim::run_all(scenario, options.with_sinks(make_sink))
+    })?;
+    if let Some(store) = store {
+        let url = store.url().to_string();
+        let removed = store.close()?;
+        if !o.quiet {
+            let line = format!("decided through {url}; its {removed} keys removed\n");
+            note(stderr, line.as_bytes())?;
+        }
+    }
+    Ok(attach(scenario, report, sinks))
+}
+
+/// Splits the sinks into the decision log's parts and the observers' observations, each
+/// observation's figures attached to its contender's row: the one place observers end.
+fn attach(
+    scenario: &Scenario,
+    mut report: RunReport,
+    sinks: Vec<Option<(Option<DecisionPart>, Option<Observer>)>>,
+) -> Ran {
+    let mut parts = Vec::new();
+    let mut observations = Vec::new();
+    for (i, (part, observer)) in sinks.into_iter().flatten().enumerate() {
+        parts.extend(part);
+        if let Some(o) = observer {
+            let mut o = o.finish(scenario);
+            o.attach(&mut report.algorithms[i]);
+            observations.push(o);
+        }
+    }
+    Ran {
+        report,
+        observations,
+        parts,
+    }
+}
+
+/// What the printed results are made of.
+struct Shown<'a> {
+    scenario: &'a Scenario,
+    report: &'a RunReport,
+    observations: &'a [Observation],
+    /// With `--decisions -` standard output is the log: the table goes beside it.
+    decisions_on_stdout: bool,
+}
+
+/// Prints the table or summary.json and the expectation lines; whether every expectation held.
+fn print_results(
+    o: &RunOptions,
+    s: &Shown,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<bool> {
+    let (lines, failures, passed) = expectation_lines(s.scenario, s.report);
+    match o.format {
+        Format::Table if o.quiet => note(stderr, failures.as_bytes())?,
+        Format::Table => {
+            let (out, colour): (&mut dyn Write, bool) = if s.decisions_on_stdout {
+                (&mut *stderr, false)
+            } else {
+                (&mut *stdout, terminal::stdout_has_colour())
+            };
+            let timing = o.timing.then_some(s.report.throughput.as_slice());
+            let algorithms = &s.report.algorithms;
+            let mut text = report::styled_table(s.scenario, algorithms, timing, colour);
+            text.push_str(&observe::alert_lines(s.observations));
+            text.push_str(&report::deployments::lines(algorithms));
+            if !lines.is_empty() {
+                text.push('\n');
+                text.push_str(&lines);
+            }
+            print(out, text.as_bytes())?;
+        }
+        // stdout stays exactly summary.json; the expectation lines go beside it.
+        Format::Json => {
+            let summary = Summary::observed(s.scenario, s.report, s.observations);
+            print(stdout, &report::summary_json(&summary))?;
+            note(stderr, if o.quiet { &failures } else { &lines }.as_bytes())?;
+        }
+    }
+    Ok(passed)
+}
+
+/// The expectation lines with their count line, the part `--quiet` still prints (a failure is
+/// never silent: `--strict` exits 1 on it), and whether all passed.
+fn expectation_lines(scenario: &Scenario, report: &RunReport) -> (String, String, bool) {
+    let expectations = check::evaluate(scenario, &report.algorithms);
+    let mut lines = String::new();
+    let mut failures = String::new();
+    for e in &expectations {
+        let line = output::expectation_line(&scenario.name, e);
+        if !e.passed {
+            failures.push_str(&line);
+        }
+        lines.push_str(&line);
+    }
+    let failed = expectations.iter().filter(|e| !e.passed).count();
+    if !expectations.is_empty() {
+        let count = output::count_line(expectations.len() - failed, failed);
+        lines.push_str(&count);
+        if failed > 0 {
+            failures.push_str(&count);
+        }
+    }
+    (lines, failures, failed == 0)
+}
