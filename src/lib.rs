@@ -68,7 +68,9 @@ pub mod traffic;
 pub mod allocator;
 #[doc(hidden)]
 pub mod bench;
+// Its doc comments are clap's help texts (`[goals]` is a word there, not a link).
 #[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub mod cli;
 #[doc(hidden)]
 pub mod output;

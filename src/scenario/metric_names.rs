@@ -4,7 +4,7 @@
 
 use super::Scenario;
 
-/// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
+/// The metric names any report of `scenario` offers: those of [`shape`](crate::metrics::shape) for its sources (an
 /// empty report, built without running or recording anything).
 pub fn metric_names(scenario: &Scenario) -> crate::metrics::MetricNames {
     let mut report =
