@@ -5,13 +5,15 @@
 pub mod charts;
 mod contenders;
 mod decisions;
-pub mod deployments;
+pub(crate) mod deployments;
+// The integration tests render hand-made pages through it (tests/integration/browser.rs).
+#[doc(hidden)]
 pub mod document;
 mod files;
 mod manifest;
 mod observed;
 mod provenance;
-pub mod ranking;
+pub(crate) mod ranking;
 mod review;
 mod story;
 mod table;
