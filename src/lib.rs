@@ -7,6 +7,25 @@
 //! tables, JSON and CSV; the [`check`] module holds them to the scenario's expectations and to an
 //! earlier run (`rlsim check`, the CI gate).
 //!
+//! The API, from a scenario to its results:
+//!
+//! - [`Scenario::parse`] and [`Scenario::load`] read and validate a scenario file
+//!   ([`scenario`]); errors are [`Error`]s naming file, line and field.
+//! - [`sim::run_all`] runs every contender and returns a [`RunReport`]: one [`AlgorithmReport`] per
+//!   contender ([`metrics`] has every figure's type) and the wall-clock [`Throughput`].
+//! - [`Limiter`] is what an algorithm implements; [`AlgorithmKind`] is the registry of the
+//!   algorithms and library profiles, [`Params`] their parameters, [`Decision`] and [`Outcome`]
+//!   what one request gets ([`algorithms`] has each algorithm's type).
+//! - [`report`] renders results ([`report::write_outputs`], the tables, the decision log),
+//!   [`check`] holds them to expectations and baselines, [`sweep`] runs a grid of scenarios,
+//!   [`observe`] watches a run as its operators would, [`store`] decides through a real Redis.
+//! - [`time`] is the virtual clock's units (`Nanos`), [`policy`] the policy and key fields,
+//!   [`traffic`] the sources of requests.
+//!
+//! The command-line tool's own modules (the CLI, the terminal, the benchmark command, the
+//! allocator, signal handling) are internal: the few the binary, the benches and the example
+//! need are reachable but hidden from the documentation, and are not part of the API.
+//!
 //! ```
 //! use rlsim::{Scenario, sim};
 //! let toml = r#"
@@ -31,29 +50,40 @@
 //! ```
 
 pub mod algorithms;
-pub mod allocator;
-pub mod bench;
 pub mod check;
-pub mod cli;
-pub mod commands;
 pub mod error;
-pub mod manpage;
 pub mod metrics;
 pub mod observe;
-pub mod output;
 pub mod policy;
-pub mod prefetch;
 pub mod report;
-pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod store;
-pub mod suggest;
 pub mod sweep;
-pub mod terminal;
 pub mod time;
 pub mod traffic;
 
+// For the binary (`src/main.rs`), the benches and the example only; not part of the API.
+#[doc(hidden)]
+pub mod allocator;
+#[doc(hidden)]
+pub mod bench;
+// Its doc comments are clap's help texts (`[goals]` is a word there, not a link).
+#[doc(hidden)]
+#[allow(rustdoc::broken_intra_doc_links)]
+pub mod cli;
+#[doc(hidden)]
+pub mod output;
+
+mod commands;
+mod manpage;
+mod prefetch;
+mod rng;
+mod suggest;
+mod terminal;
+
 pub use algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
 pub use error::{Error, Result};
+pub use metrics::{AlgorithmReport, Throughput};
 pub use scenario::Scenario;
+pub use sim::RunReport;

@@ -32,7 +32,8 @@ pub enum Stream {
 }
 
 impl Stream {
-    /// Every stream kind.
+    /// Every stream kind (the tests walk them all).
+    #[cfg(test)]
     pub const ALL: [Stream; 7] = [
         Stream::Arrivals,
         Stream::Endpoints,

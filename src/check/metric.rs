@@ -1,4 +1,4 @@
-//! Metric values for expectations and baselines: [`Flat`], an [`AlgorithmReport`] flattened
+//! Metric values for expectations and baselines: [`Flat`], an [`AlgorithmReport`](crate::metrics::AlgorithmReport) flattened
 //! with its scopes. It lives in `metrics` (`metrics::flat`) so that reports can rank by it
 //! without importing `check`; this module keeps the name the rest of `check` uses.
 

@@ -3,7 +3,7 @@
 //! report of a scenario has.
 //!
 //! This is the one seam between scenario validation and the report's shape: validation asks
-//! `scenario::metric_names` and never builds or flattens a report itself. [`Flat`] reads
+//! `scenario::metric_names` and never builds or flattens a report itself. [`Flat`](super::Flat) reads
 //! values by the same names (a test there holds the two together).
 //!
 //! Names come from the report's serialised form rather than a hand-kept list:

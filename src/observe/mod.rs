@@ -12,7 +12,7 @@
 //! identity has a user.
 
 mod alerts;
-pub mod openmetrics;
+pub(crate) mod openmetrics;
 
 pub use alerts::{Episode, Evaluator};
 pub use openmetrics::Exporter;

@@ -5,13 +5,15 @@
 pub mod charts;
 mod contenders;
 mod decisions;
-pub mod deployments;
+pub(crate) mod deployments;
+// The integration tests render hand-made pages through it (tests/integration/browser.rs).
+#[doc(hidden)]
 pub mod document;
 mod files;
 mod manifest;
 mod observed;
 mod provenance;
-pub mod ranking;
+pub(crate) mod ranking;
 mod review;
 mod story;
 mod table;
@@ -143,7 +145,7 @@ impl<'a> Summary<'a> {
 
 /// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
 /// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`,
-/// then `.rlsim-manifest` listing them (see [`manifest`]: the files of an earlier run there are
+/// then `.rlsim-manifest` listing them (see `manifest.rs`: the files of an earlier run there are
 /// removed first). Everything is rendered before anything is written, so a chart error leaves
 /// no report.
 pub fn write_outputs(

@@ -80,7 +80,7 @@ fn blocks(
     }
     b.push(Block::List(false, links));
     for chart in charts {
-        b.push(Block::Figure(verdict::with_lead(chart, algorithms)));
+        b.push(Block::Figure(chart.with_lead()));
     }
     b.push(Block::Heading(2, "Which algorithm".into()));
     b.extend(which_algorithm(scenario, &ranked));

@@ -16,7 +16,7 @@ impl Scenario {
     }
 }
 
-/// The metric names any report of `scenario` offers: those of [`shape`] for its sources (an
+/// The metric names any report of `scenario` offers: those of [`shape`](crate::metrics::shape) for its sources (an
 /// empty report, built without running or recording anything).
 ///
 /// [`shape`]: crate::metrics::shape

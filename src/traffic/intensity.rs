@@ -6,7 +6,7 @@
 //! process at the process's maximum rate, and a candidate at `t` is kept with probability
 //! `λ(t) / λ_max`. That is exact in distribution for any bounded intensity, needs no inversion of
 //! `∫λ`, and keeps the state to a few numbers. Rates are `f64` events per nanosecond, like
-//! [`super::poisson`]: randomness is sampled in floating point, times are floored to nanoseconds.
+//! `super::poisson`: randomness is sampled in floating point, times are floored to nanoseconds.
 
 use super::ArrivalKind;
 use crate::time::{Nanos, Rate};

@@ -2,7 +2,7 @@
 //!
 //! A request carries its method as a one-byte code on the [`Arrival`]. A source sends `GET`
 //! unless it says `method = "POST"` or a weighted mix `methods = [...]`; only a mix draws, from
-//! the source's own [`Stream::Methods`](crate::rng::Stream::Methods), so a source without one
+//! the source's own `Stream::Methods` (`rng.rs`), so a source without one
 //! sends exactly the requests it always did.
 
 use super::population::Picker;

@@ -3,7 +3,7 @@
 //!
 //! A client's wire is built once, when the client is created. The two forging attack kinds
 //! change one forged address per request, in place, drawn from the source's own
-//! [`Stream::Forgery`](crate::rng::Stream::Forgery) stream: nothing is allocated per request.
+//! `Stream::Forgery` stream (`rng.rs`): nothing is allocated per request.
 
 use super::{ClientId, Identity, KeySpace, Source};
 use crate::error::Result;

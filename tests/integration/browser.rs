@@ -127,6 +127,7 @@ fn every_shipped_report_renders_offline_in_chromium_with_its_charts_and_tables()
             file,
             title: file.into(),
             caption: "c".into(),
+            lead: None,
             svg: svg.into(),
         })
     };

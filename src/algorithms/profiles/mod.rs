@@ -3,7 +3,7 @@
 //! An exact algorithm (`gcra`, `fixed_window`, ...) is the textbook arithmetic. A profile is what
 //! one library actually ships, edges included: its clock resolution, when its window starts,
 //! whether rejected hits count, how it rounds. Each profile is one file implementing
-//! [`Limiter`](super::Limiter), and one variant of [`ProfileKind`], which owns its name, its
+//! [`Limiter`], and one variant of [`ProfileKind`], which owns its name, its
 //! description and its native parameters (with the mapping from the policy's limit, window and
 //! burst that fills in the parameters a scenario leaves out). See docs/profiles.md.
 //!

@@ -8,6 +8,32 @@ use crate::scenario::Scenario;
 
 pub const FILE: &str = "accuracy.svg";
 
+/// What to see: who admits the most beyond the policy, who refuses the most needlessly.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let v = super::most(algorithms, |a| a.policy_violations as f64)?;
+    let n = super::most(algorithms, |a| a.needless_rejections as f64)?;
+    Some(match (v.policy_violations, n.needless_rejections) {
+        (0, 0) => "every bar is 0: no contender admits beyond the policy or refuses \
+                   needlessly."
+            .into(),
+        (0, k) => format!(
+            "no contender admits beyond the policy; `{}` refuses {k} requests \
+             needlessly.",
+            n.algorithm
+        ),
+        (k, 0) => format!(
+            "`{}` admits {k} requests beyond the policy; no contender refuses \
+             needlessly.",
+            v.algorithm
+        ),
+        (k, m) => format!(
+            "`{}` admits the most beyond the policy ({k}), `{}` refuses the most \
+             needlessly ({m}).",
+            v.algorithm, n.algorithm
+        ),
+    })
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Accuracy against the policy: {}", scenario.name);
     let counts = |name| Group {
@@ -34,6 +60,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: "Admissions beyond the policy limit in their rolling window (violations), and \
                   rejections that the policy would have allowed (needless): both should be 0."
             .into(),

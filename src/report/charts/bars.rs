@@ -34,12 +34,12 @@ pub fn wants_log(values: impl Iterator<Item = f64>) -> bool {
     !positive.is_empty() && hi / lo >= 100.0
 }
 
-pub fn draw(bars: Bars) -> Result<String> {
-    let file = bars.file;
+/// The y axis' range: from 0 with headroom, or on a log axis from the decade below the
+/// smallest positive value (where the bars rise from).
+fn y_range(bars: &Bars) -> (f64, f64) {
     let values = bars.series.iter().flat_map(|(_, v)| v.iter().copied());
     let max = values.clone().fold(0.0f64, f64::max);
-    // On a log axis the bars rise from the decade below the smallest positive value.
-    let (y_lo, y_hi) = if bars.log {
+    if bars.log {
         let min = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
         (
             min.log10().floor(),
@@ -47,7 +47,12 @@ pub fn draw(bars: Bars) -> Result<String> {
         )
     } else {
         (0.0, headroom(max))
-    };
+    }
+}
+
+pub fn draw(bars: Bars) -> Result<String> {
+    let file = bars.file;
+    let (y_lo, y_hi) = y_range(&bars);
     let plot_y = |v: f64| match (bars.log, v > 0.0) {
         (true, true) => v.log10(),
         (true, false) => y_lo,

@@ -95,6 +95,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: format!(
             "Per time bucket, the most requests any one key had admitted in its rolling {} \
              window, under each algorithm, against the policy's limit of {limit} (black): the \

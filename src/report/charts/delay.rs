@@ -37,6 +37,17 @@ const ROLES: [(&str, RoleDelays); 2] = [
     ("abusive clients", |a| &a.abusive_delay),
 ];
 
+/// What to see: who delays the longest.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let a = super::most(algorithms, |a| a.delay.p99_ns as f64)?;
+    Some(format!(
+        "`{}` delays the longest: p99 {}, max {}.",
+        a.algorithm,
+        format_duration(a.delay.p99_ns),
+        format_duration(a.delay.max_ns)
+    ))
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Delay percentiles by role: {}", scenario.name);
     let names = row_names(algorithms);
@@ -121,6 +132,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: "How long the requests an algorithm delayed waited before reaching the backend, \
                   by percentile, for legit and for abusive clients apart (from a histogram with 3 \
                   significant figures; max is exact)."

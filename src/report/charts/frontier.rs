@@ -91,6 +91,7 @@ pub fn chart(scenario: &str, series: &[Series]) -> Result<super::Chart> {
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: format!(
             "Every point of the sweep per contender: up is more legitimate traffic served, left is \
              less abusive traffic let through. The {} ringed points are Pareto-optimal: no other \

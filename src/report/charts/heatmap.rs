@@ -1,8 +1,9 @@
 //! Sweep chart: one figure over two swept fields, one cell per pair of values, shaded from
 //! light (lowest) to dark (highest) and labelled with its value.
 
-use super::{FONT, LegendEntry, Mark, plot_err, render};
+use super::{FONT, LegendEntry, Mark, axes, plot_err, render};
 use crate::error::Result;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -49,96 +50,49 @@ pub fn chart(h: &Heatmap) -> Result<super::Chart> {
         },
     ];
     let (nx, ny) = (h.x_labels.len().max(1), h.y_labels.len().max(1));
+    // Where a value falls between the lowest (0) and the highest (1).
+    let level = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
     let svg = render(FILE, &title, &legend, |area, marks| {
-        let mut chart = ChartBuilder::on(area)
-            .caption(&title, (FONT, 22))
-            .margin(12)
-            .x_label_area_size(48)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0.0..nx as f64, 0.0..ny as f64)
-            .map_err(plot_err(FILE))?;
-        let xl = |v: &f64| {
-            h.x_labels
-                .get(v.floor() as usize)
-                .cloned()
-                .unwrap_or_default()
-        };
-        let yl = |v: &f64| {
-            h.y_labels
-                .get(v.floor() as usize)
-                .cloned()
-                .unwrap_or_default()
-        };
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_labels(nx * 2 + 1)
-            .y_labels(ny * 2 + 1)
-            .x_label_formatter(&|v| {
-                if v.fract() == 0.5 {
-                    xl(v)
-                } else {
-                    String::new()
-                }
-            })
-            .y_label_formatter(&|v| {
-                if v.fract() == 0.5 {
-                    yl(v)
-                } else {
-                    String::new()
-                }
-            })
-            .x_desc(h.x_field)
-            .y_desc(h.y_field)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .draw()
-            .map_err(plot_err(FILE))?;
-        let text = (FONT, 12).into_font();
-        let centre = Pos::new(HPos::Center, VPos::Center);
+        let mut chart = axes(FILE, area, &title, 80, 0.0..nx as f64, 0.0..ny as f64)?;
+        draw_mesh(&mut chart, h, (nx, ny))?;
         marks.begin(area, h.contender)?;
-        for (y, row) in h.cells.iter().enumerate() {
-            for (x, cell) in row.iter().enumerate() {
-                let Some(v) = cell else { continue };
-                let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-                let (x0, y0) = (x as f64, y as f64);
-                let title = format!(
-                    "{}, {} = {}, {} = {}: {}",
-                    h.contender,
-                    h.x_field,
-                    h.x_labels.get(x).map_or("", String::as_str),
-                    h.y_field,
-                    h.y_labels.get(y).map_or("", String::as_str),
-                    label(*v)
-                );
-                marks.bar(
-                    chart.backend_coord(&(x0, y0)),
-                    chart.backend_coord(&(x0 + 1.0, y0 + 1.0)),
-                    shade(t),
-                    &title,
-                );
-            }
+        for (x, y, v) in cells(h) {
+            let (x0, y0) = (x as f64, y as f64);
+            let title = format!(
+                "{}, {} = {}, {} = {}: {}",
+                h.contender,
+                h.x_field,
+                h.x_labels.get(x).map_or("", String::as_str),
+                h.y_field,
+                h.y_labels.get(y).map_or("", String::as_str),
+                label(v)
+            );
+            marks.bar(
+                chart.backend_coord(&(x0, y0)),
+                chart.backend_coord(&(x0 + 1.0, y0 + 1.0)),
+                shade(level(v)),
+                &title,
+            );
         }
         // The cells' labels after the group, which ends with the cells themselves.
         marks.end(area)?;
-        for (y, row) in h.cells.iter().enumerate() {
-            for (x, cell) in row.iter().enumerate() {
-                let Some(v) = cell else { continue };
-                let t = if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
-                let colour = if t > 0.5 { WHITE } else { BLACK };
-                chart
-                    .draw_series([Text::new(
-                        label(*v),
-                        (x as f64 + 0.5, y as f64 + 0.5),
-                        text.clone().color(&colour).pos(centre),
-                    )])
-                    .map_err(plot_err(FILE))?;
-            }
+        let text = (FONT, 12).into_font();
+        let centre = Pos::new(HPos::Center, VPos::Center);
+        for (x, y, v) in cells(h) {
+            let colour = if level(v) > 0.5 { WHITE } else { BLACK };
+            chart
+                .draw_series([Text::new(
+                    label(v),
+                    (x as f64 + 0.5, y as f64 + 0.5),
+                    text.clone().color(&colour).pos(centre),
+                )])
+                .map_err(plot_err(FILE))?;
         }
         Ok(())
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: format!(
             "`{}` of {} for each pair of `{}` and `{}`{}; darker is higher.",
             h.figure, h.contender, h.x_field, h.y_field, h.note
@@ -146,6 +100,43 @@ pub fn chart(h: &Heatmap) -> Result<super::Chart> {
         title,
         svg,
     })
+}
+
+/// The cells that hold a value: `(x, y, value)`, row by row.
+fn cells<'a>(h: &'a Heatmap) -> impl Iterator<Item = (usize, usize, f64)> + 'a {
+    h.cells.iter().enumerate().flat_map(|(y, row)| {
+        row.iter()
+            .enumerate()
+            .filter_map(move |(x, cell)| cell.map(|v| (x, y, v)))
+    })
+}
+
+/// The axes' labels: each field's values at the middle of their cells, no grid.
+fn draw_mesh(
+    chart: &mut ChartContext<SVGBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    h: &Heatmap,
+    (nx, ny): (usize, usize),
+) -> Result<()> {
+    let middle = |labels: &[String], v: &f64| {
+        if v.fract() == 0.5 {
+            labels.get(v.floor() as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(nx * 2 + 1)
+        .y_labels(ny * 2 + 1)
+        .x_label_formatter(&|v| middle(&h.x_labels, v))
+        .y_label_formatter(&|v| middle(&h.y_labels, v))
+        .x_desc(h.x_field)
+        .y_desc(h.y_field)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(plot_err(FILE))
 }
 
 fn label(v: f64) -> String {

@@ -4,6 +4,7 @@
 use super::hbars::{self, Group, HBars};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, ratio};
+use crate::report::ranking::percent;
 use crate::scenario::Scenario;
 
 pub const FILE: &str = "who_was_hurt.svg";
@@ -12,6 +13,31 @@ pub const FILE: &str = "who_was_hurt.svg";
 /// because it shared a key with someone else.
 pub fn collateral_share(a: &AlgorithmReport) -> f64 {
     ratio(a.collateral_rejections, a.roles.legit_offered)
+}
+
+/// What to see: the range of legit goodput, and who leaks the least abusive traffic.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let lo = super::least(algorithms, |a| a.roles.legit_goodput)?;
+    let hi = super::most(algorithms, |a| a.roles.legit_goodput)?;
+    let leak = if algorithms[0].roles.abusive_offered == 0 {
+        "there is no abusive traffic, so leakage is n/a.".to_string()
+    } else {
+        let l = super::least(algorithms, |a| {
+            a.roles.abusive_leakage.unwrap_or(f64::INFINITY)
+        })?;
+        format!(
+            "`{}` leaks the least abusive traffic ({}).",
+            l.algorithm,
+            percent(l.roles.abusive_leakage.unwrap_or(0.0))
+        )
+    };
+    Some(format!(
+        "legit goodput runs from {} (`{}`) to {} (`{}`); {leak}",
+        percent(lo.roles.legit_goodput),
+        lo.algorithm,
+        percent(hi.roles.legit_goodput),
+        hi.algorithm
+    ))
 }
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
@@ -48,6 +74,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: "Share of legit requests admitted (higher is better), of abusive requests \
                   admitted (lower is better), and of legit requests rejected only because they \
                   shared a key with another client (lower is better); n/a where the scenario has \

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 /// a `<title>` with its value in human units, which a browser shows on hover.
 ///
 /// Plotters writes plain elements into one string and offers no grouping, so the chart draws a
-/// marker text where a group begins and ends ([`Marks::begin`], [`Marks::end`]); [`render`]
+/// marker text where a group begins and ends ([`Marks::begin`], [`Marks::end`]); [`render`](super::render)
 /// replaces each marker with the group's tags. Points and bars with titles are written here,
 /// as SVG, and placed at the end of their group, above the lines they mark.
 #[derive(Debug, Default)]

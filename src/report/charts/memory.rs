@@ -22,6 +22,19 @@ fn unit(max: f64) -> (f64, &'static str) {
     }
 }
 
+/// What to see: who keeps the least and the most state per key.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let lo = super::least(algorithms, |a| a.state_bytes_per_key)?;
+    let hi = super::most(algorithms, |a| a.state_bytes_per_key)?;
+    Some(format!(
+        "`{}` keeps the least state per key ({}), `{}` the most ({}).",
+        lo.algorithm,
+        crate::report::human_bytes(lo.state_bytes_per_key.round() as u64),
+        hi.algorithm,
+        crate::report::human_bytes(hi.state_bytes_per_key.round() as u64)
+    ))
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Memory: {}", scenario.name);
     let series: Vec<(&str, Vec<Option<f64>>)> = algorithms
@@ -52,6 +65,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption:
             "Peak bytes of limiter state (table and per-key buffers) divided by the live keys \
                   at that peak, and in total."

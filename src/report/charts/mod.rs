@@ -133,7 +133,37 @@ pub struct Chart {
     pub title: String,
     /// What the chart shows, in one sentence (the reports' caption).
     pub caption: String,
+    /// What to see in this run's data, in one sentence: the chart's own reading of the rows it
+    /// was drawn from, which the reports put before the caption.
+    pub lead: Option<String>,
     pub svg: String,
+}
+
+impl Chart {
+    /// The chart as the reports show it: what to see in this run's data, then the caption.
+    pub fn with_lead(&self) -> Chart {
+        let mut chart = self.clone();
+        if let Some(lead) = &self.lead {
+            chart.caption = format!("What to see: {lead} {}", self.caption);
+        }
+        chart
+    }
+}
+
+/// The row with the largest `f` (the last of equals), for a chart's lead; `None` without rows.
+fn most(
+    algorithms: &[AlgorithmReport],
+    f: impl Fn(&AlgorithmReport) -> f64,
+) -> Option<&AlgorithmReport> {
+    algorithms.iter().max_by(|x, y| f(x).total_cmp(&f(y)))
+}
+
+/// The row with the smallest `f` (the first of equals), for a chart's lead; `None` without rows.
+fn least(
+    algorithms: &[AlgorithmReport],
+    f: impl Fn(&AlgorithmReport) -> f64,
+) -> Option<&AlgorithmReport> {
+    algorithms.iter().min_by(|x, y| f(x).total_cmp(&f(y)))
 }
 
 /// Every chart the run's results support. The delay chart is left out when no algorithm

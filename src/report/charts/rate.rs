@@ -23,6 +23,20 @@ pub fn offered_label(scenario: &Scenario) -> &'static str {
     }
 }
 
+/// What to see: whether, and who, refuses the most.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let a = super::most(algorithms, |a| a.rejected as f64)?;
+    Some(if a.rejected == 0 {
+        "no contender refuses anything: the admitted lines follow the offered load.".into()
+    } else {
+        format!(
+            "where a line falls below the offered load, requests were refused; `{}` \
+             refuses the most ({} of {}).",
+            a.algorithm, a.rejected, a.offered
+        )
+    })
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
     let title = format!("Admitted rate over time: {}", scenario.name);
@@ -106,6 +120,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: format!(
             "Requests reaching the backend per second under each algorithm, one panel each, over \
              the offered load (grey), from 0 to the scenario's end ({}).",

@@ -77,6 +77,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: "Share of the requests decided in each 15 s of virtual time that each contender \
                   refused; the thin black line marks 5%, the share alert's usual threshold."
             .into(),

@@ -37,6 +37,15 @@ fn source_colour(i: usize) -> RGBColor {
     PALETTE[(10 + i) % PALETTE.len()]
 }
 
+/// What to see: who draws the most retries.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let a = super::most(algorithms, |a| a.retries as f64)?;
+    Some(format!(
+        "`{}` draws the most retries ({}, up to {} waiting at once).",
+        a.algorithm, a.retries, a.peak_pending_retries
+    ))
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Retries over time, by source: {}", scenario.name);
     let timeline = Timeline::new(scenario);
@@ -118,6 +127,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: "Retries per second of rejected requests, one panel per algorithm and one line \
                   per source whose clients retry, on one scale: how each way of retrying loads \
                   the limiter."

@@ -40,6 +40,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: "Retries by the time since the same client's previous refusal: retries far \
                   shorter than the advertised Retry-After point at misconfigured clients."
             .into(),

@@ -65,6 +65,7 @@ pub fn chart(
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: format!("`{figure}` of each contender as `{field}` varies{note}."),
         title,
         svg,

@@ -57,6 +57,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: None,
         caption: format!(
             "Refusals of the {KEYS} keys refused most over all contenders, per contender (a key \
              outside a contender's own top 10 shows as 0 there)."

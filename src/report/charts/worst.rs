@@ -54,52 +54,30 @@ pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i1
     steps
 }
 
+/// What to see: the row whose key peaks highest.
+fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+    let a = super::most(algorithms, |a| a.burst_factor)?;
+    Some(format!(
+        "`{}` lets one key reach {} admissions in a rolling window (burst factor {:.2}, \
+         key `{}`).",
+        a.algorithm, a.max_window_admitted, a.burst_factor, a.worst_window_key
+    ))
+}
+
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
     let title = format!("The worst moment: {}", scenario.name);
     let (limit, window) = (scenario.policy.limit, scenario.policy.window);
     let (unit, unit_name) = time_unit(2 * window);
-    let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
-        .iter()
-        .map(|a| {
-            let steps = rolling_count(&a.worst_window_admissions, a.worst_window_end_ns, window);
-            let points: Vec<(f64, f64)> = steps
-                .into_iter()
-                .map(|(s, n)| (s as f64 / unit, n as f64))
-                .collect();
-            (a.algorithm.as_str(), downsample(&points, PLOT_PIXELS))
-        })
-        .collect();
-    // Rows tie when they peaked on the same key at the same instant with the same history.
-    let tied = ties(
-        &algorithms
-            .iter()
-            .map(|a| {
-                let data = (
-                    &a.worst_window_key,
-                    a.worst_window_end_ns,
-                    &a.worst_window_admissions,
-                );
-                (a.algorithm.as_str(), data)
-            })
-            .collect::<Vec<_>>(),
-    );
+    let series = series(algorithms, window, unit);
+    let tied = tied_rows(algorithms);
     let peak = algorithms
         .iter()
         .map(|a| a.max_window_admitted)
         .fold(limit, u64::max) as f64;
     let half = window as f64 / unit;
     let limit_name = format!("policy limit ({limit} per {})", format_duration(window));
-    let mut legend: Vec<LegendEntry> = algorithms
-        .iter()
-        .zip(&tied)
-        .map(|(a, tie)| {
-            let mut e = LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie);
-            e.label = format!("{} (peak {})", e.label, a.max_window_admitted);
-            e
-        })
-        .collect();
-    legend.push(LegendEntry::other(&limit_name, REFERENCE, Mark::Line));
+    let legend = legend(algorithms, &names, &tied, &limit_name);
     let x_desc = format!("time from the end of the row's worst window ({unit_name})");
     let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
         let areas = panels(
@@ -160,6 +138,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
+        lead: lead(algorithms),
         caption: format!(
             "For each algorithm, one panel: its worst key's admissions in the rolling window \
              ending at each instant, around the window where that count peaked (the key and \
@@ -168,6 +147,62 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         title,
         svg,
     })
+}
+
+/// Each row's rolling count around its worst window, in axis units, downsampled.
+fn series(
+    algorithms: &[AlgorithmReport],
+    window: Nanos,
+    unit: f64,
+) -> Vec<(&str, Vec<(f64, f64)>)> {
+    algorithms
+        .iter()
+        .map(|a| {
+            let steps = rolling_count(&a.worst_window_admissions, a.worst_window_end_ns, window);
+            let points: Vec<(f64, f64)> = steps
+                .into_iter()
+                .map(|(s, n)| (s as f64 / unit, n as f64))
+                .collect();
+            (a.algorithm.as_str(), downsample(&points, PLOT_PIXELS))
+        })
+        .collect()
+}
+
+/// Rows tie when they peaked on the same key at the same instant with the same history.
+fn tied_rows(algorithms: &[AlgorithmReport]) -> Vec<Option<&str>> {
+    ties(
+        &algorithms
+            .iter()
+            .map(|a| {
+                let data = (
+                    &a.worst_window_key,
+                    a.worst_window_end_ns,
+                    &a.worst_window_admissions,
+                );
+                (a.algorithm.as_str(), data)
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// One entry per row with its peak, then the policy limit.
+fn legend(
+    algorithms: &[AlgorithmReport],
+    names: &[&str],
+    tied: &[Option<&str>],
+    limit_name: &str,
+) -> Vec<LegendEntry> {
+    let mut legend: Vec<LegendEntry> = algorithms
+        .iter()
+        .zip(tied)
+        .map(|(a, tie)| {
+            let mut e = LegendEntry::tied(names, &a.algorithm, Mark::Line, *tie);
+            e.label = format!("{} (peak {})", e.label, a.max_window_admitted);
+            e
+        })
+        .collect();
+    legend.push(LegendEntry::other(limit_name, REFERENCE, Mark::Line));
+    legend
 }
 
 #[cfg(test)]
