@@ -536,11 +536,7 @@ impl<'a> Contest for StackContest<'a> {
         KeySpace::new()
     }
 
-    fn sources(
-        &mut self,
-        scenario: &Scenario,
-        keys: &mut KeySpace,
-    ) -> Result<Vec<Direct>> {
+    fn sources(&mut self, scenario: &Scenario, keys: &mut KeySpace) -> Result<Vec<Direct>> {
         let all = KeySpec::new(KeyField::ALL.to_vec()).expect("non-empty");
         let layout = KeyLayout::for_sources(&scenario.traffic, Keeps::FieldsAndPaths);
         let mut space = KeySpace::with_layout(layout);

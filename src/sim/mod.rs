@@ -17,13 +17,14 @@ mod engine;
 mod harness;
 #[cfg(test)]
 mod mirror_tests;
+mod parallel;
 mod progress;
 mod queue;
 mod remote;
 
 pub use clients::Clients;
 pub use engine::{Capture, DecisionSink, Detail, Gate, Observers, simulate};
-pub use harness::{NoSink, RunOptions, run_all};
+pub use parallel::{NoSink, RunOptions, run_all};
 pub use progress::Progress;
 pub use queue::{Event, EventKind, EventQueue, ScheduledInThePast};
 pub use remote::{Disagreement, Remote, RemoteFactory, Shadowed, Tally};

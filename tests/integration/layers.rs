@@ -52,46 +52,12 @@ const LONG_BY_DESIGN: &[&str] = &["sim/engine.rs::simulate", "metrics/recorder.r
 /// Functions over [`MAX_FUNCTION_LINES`] today, with their length: each is being cut by the
 /// work on its area. The test fails when one grows, when one is gone or short enough (remove it
 /// from this list), and when a function not listed is too long.
-const LONG_FUNCTIONS: &[(&str, usize)] = &[
-    ("cli.rs::run", 170),
-    ("scenario/alerts.rs::alert", 110),
-    ("scenario/contender.rs::rule", 184),
-    ("scenario/deployment.rs::deployment", 215),
-    ("scenario/identity.rs::identity_fn", 131),
-    ("scenario/process.rs::replay", 129),
-    ("scenario/validate.rs::scenario", 174),
-    ("sim/contender.rs::run_stack", 143),
-    (
-        "sim/contender_tests.rs::matchers_tiers_and_bypass_pick_the_rules",
-        110,
-    ),
-    ("sim/mod.rs::run_one_through", 171),
-    ("sim/mod.rs::visit", 118),
-    ("sim/queue.rs::pops_in_the_reference_order", 105),
-    ("store/memory.rs::case", 109),
-    ("store/scripts.rs::for_limiter", 101),
-    ("traffic/mod.rs::build_keyed_source", 162),
-];
+const LONG_FUNCTIONS: &[(&str, usize)] = &[];
 
 /// Import circles today, each as the sorted files and folders (`dir/`) of one circle, inside
 /// the folder that holds them: being removed by the work on that folder. The test fails when
 /// one changes or is gone (update or remove it here), and when a circle not listed appears.
-const CIRCLES: &[&[&str]] = &[
-    // Each feature file holds its serde `Raw*` struct and imports `Ctx` from validate.rs, while
-    // raw.rs imports them back (issue 24: raw, model, validation).
-    &[
-        "scenario/alerts.rs",
-        "scenario/client.rs",
-        "scenario/contender.rs",
-        "scenario/deployment.rs",
-        "scenario/metric_names.rs",
-        "scenario/raw.rs",
-        "scenario/traffic.rs",
-        "scenario/validate.rs",
-    ],
-    // The sweep file's model in outputs.rs, its charts in report.rs (issue 24: `sweep/file.rs`).
-    &["sweep/outputs.rs", "sweep/report.rs"],
-];
+const CIRCLES: &[&[&str]] = &[];
 
 /// One file of the crate: its path under `src/`, its module path, its syntax tree.
 struct SourceFile {

@@ -73,9 +73,6 @@ pub struct Contender {
     pub shape: Shape,
 }
 
-/// The former name of [`Contender`], kept while branches that name it merge.
-pub type AlgorithmSpec = Contender;
-
 /// One limiter under the policy's key: `kind` with `params`, or a profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Single {

@@ -5,7 +5,7 @@ use super::ctx::{Ctx, Found};
 use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::Policy;
-use crate::scenario::model::scenario::{AlgorithmSpec, Shape};
+use crate::scenario::model::scenario::{Contender, Shape};
 use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
 use crate::scenario::raw::{RawBypass, RawContender, RawRule, S};
 use crate::traffic::method::Method;
@@ -31,7 +31,7 @@ impl Ctx<'_> {
         policy: &Policy,
         sources: Option<&[SourceSpec]>,
         found: &mut Found,
-    ) -> Option<Vec<AlgorithmSpec>> {
+    ) -> Option<Vec<Contender>> {
         if let (Some(first), Some(_)) = (raw.first(), policy.key.identity_fn()) {
             // The policy's key is the intent every contender is measured against; the metrics key
             // each request once, from its fields (rules may key by identity functions).
@@ -56,7 +56,7 @@ impl Ctx<'_> {
         policy: &Policy,
         sources: Option<&[SourceSpec]>,
         names: &mut HashSet<String>,
-    ) -> Result<AlgorithmSpec> {
+    ) -> Result<Contender> {
         let field = |f: &str| format!("contender[{i}].{f}");
         let name = c.name.get_ref().trim().to_string();
         if !plain_name(&name) {
@@ -112,7 +112,7 @@ impl Ctx<'_> {
             Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
         };
         let first = &rules[0];
-        Ok(AlgorithmSpec {
+        Ok(Contender {
             name,
             description: c
                 .description

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::scenario::model::deployment::{
     Balancer, Deployment, FailMode, MAX_REPLICAS, Ops, Outage, Rtt, Store,
 };
-use crate::scenario::model::scenario::AlgorithmSpec;
+use crate::scenario::model::scenario::Contender;
 use crate::scenario::model::stack::Matcher;
 use crate::scenario::raw::{RawDeployment, S};
 use crate::time::Nanos;
@@ -328,7 +328,7 @@ impl Ctx<'_> {
     /// limiter under the policy's key; stacked rules behind replicas are not modelled).
     pub(super) fn deployed_contender(
         &self,
-        spec: &mut AlgorithmSpec,
+        spec: &mut Contender,
         raw: &S<RawDeployment>,
         i: usize,
         policy: &crate::policy::Policy,

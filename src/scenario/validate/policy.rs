@@ -6,7 +6,7 @@ use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params, ProfileKind};
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec, Policy};
-use crate::scenario::model::scenario::{AlgorithmSpec, Shape, Single};
+use crate::scenario::model::scenario::{Contender, Shape, Single};
 use crate::scenario::raw::{RawOverride, RawScenario, S};
 
 impl Ctx<'_> {
@@ -37,11 +37,7 @@ impl Ctx<'_> {
             .map_err(|m: String| self.err(s.span(), field, m))
     }
 
-    pub(super) fn algorithms(
-        &self,
-        raw: &RawScenario,
-        policy: &Policy,
-    ) -> Result<Vec<AlgorithmSpec>> {
+    pub(super) fn algorithms(&self, raw: &RawScenario, policy: &Policy) -> Result<Vec<Contender>> {
         let kinds: Vec<AlgorithmKind> = match &raw.algorithms {
             // With contenders, the short form runs only the algorithms it lists.
             None if !raw.contender.is_empty() => Vec::new(),
@@ -75,9 +71,9 @@ impl Ctx<'_> {
             window: policy.window,
             burst: policy.burst,
         };
-        let mut specs: Vec<AlgorithmSpec> = kinds
+        let mut specs: Vec<Contender> = kinds
             .iter()
-            .map(|&kind| AlgorithmSpec::short(kind, base))
+            .map(|&kind| Contender::short(kind, base))
             .collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");
@@ -125,7 +121,7 @@ impl Ctx<'_> {
 
     /// Configures every profile of `specs` from its `[profile.NAME]` table (or the policy alone),
     /// pointing any error at the parameter's line.
-    fn profiles(&self, raw: &RawScenario, specs: &mut [AlgorithmSpec]) -> Result<()> {
+    fn profiles(&self, raw: &RawScenario, specs: &mut [Contender]) -> Result<()> {
         for (name, table) in &raw.profile {
             let field = format!("profile.{name}");
             let kind: AlgorithmKind = name

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::scenario::expect::Expectation;
 use crate::scenario::metric_names::metric_names;
-use crate::scenario::model::scenario::{AlgorithmSpec, Scenario, SweepSpec};
+use crate::scenario::model::scenario::{Contender, Scenario, SweepSpec};
 use crate::scenario::raw::{RawScenario, RawSweep, RawTraffic, S};
 use crate::time::{self, DEFAULT_START, Nanos};
 use crate::traffic::{SourceSpec, TrafficKind};
@@ -291,12 +291,12 @@ impl Ctx<'_> {
     fn with_contenders(
         &self,
         raw: &RawScenario,
-        mut algorithms: Vec<AlgorithmSpec>,
+        mut algorithms: Vec<Contender>,
         policy: &Policy,
         sources: Option<&[SourceSpec]>,
         duration: Nanos,
         found: &mut Found,
-    ) -> Option<Vec<AlgorithmSpec>> {
+    ) -> Option<Vec<Contender>> {
         if let Some(d) = &raw.deployment {
             let deployed = algorithms.iter_mut().try_for_each(|spec| {
                 let dep = self.deployment(
@@ -422,7 +422,7 @@ impl Ctx<'_> {
         &self,
         raw: &RawScenario,
         traffic: &[SourceSpec],
-        contenders: &[AlgorithmSpec],
+        contenders: &[Contender],
     ) -> Result<()> {
         let Some(rule) = contenders
             .iter()
@@ -452,7 +452,7 @@ impl Ctx<'_> {
 }
 
 /// Every profile of `algorithms` (and of their rules) placed at the scenario's `start`.
-fn starting_at(algorithms: &mut [AlgorithmSpec], start: Nanos) {
+fn starting_at(algorithms: &mut [Contender], start: Nanos) {
     for spec in algorithms {
         spec.start_profiles_at(start);
     }
