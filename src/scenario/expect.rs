@@ -120,7 +120,7 @@ fn is_ident(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_'
 }
 
-/// Reads the grammar; names are checked by [`resolve`].
+/// Reads the grammar; names are checked by `validate::expect::resolve`.
 pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
     let text = text.trim();
     let (algorithm, rest) = text.split_once(char::is_whitespace).ok_or_else(|| {

@@ -59,7 +59,7 @@ pub struct Matcher {
     pub tiers: Option<Vec<String>>,
     /// Requests of these tiers are left to another (per-tier) rule.
     pub not_tiers: Vec<String>,
-    /// `Some`: only requests of these HTTP methods (a [`Method::mask`]). Checked per request
+    /// `Some`: only requests of these HTTP methods (a `Method::mask`). Checked per request
     /// ([`Matcher::takes_method`]); everything else per client.
     pub methods: Option<u8>,
 }
