@@ -175,7 +175,7 @@ fn simulate(
     let observe = observe::wanted(scenario, export);
     let make_sink = |_, spec: &Contender| {
         let part = match log {
-            Some(log) => Some(log.part(&spec.name)?),
+            Some(log) => Some(log.part(&spec.name, &scenario.traffic)?),
             None => None,
         };
         let observer =

@@ -6,15 +6,17 @@
 //! no hashing and no allocation per key, which is what a million keys need.
 
 use super::dense::Parts;
+use super::intent::Bounds;
 use super::timelog::TimeLog;
-use crate::algorithms::{KeyId, Params};
+use crate::algorithms::KeyId;
 use crate::time::Nanos;
 
-/// The exact limiter: at most `limit` admissions per key in any window `(t−W, t]`. Each key's
-/// log (its admissions still in the window, oldest first) lives with the key's other state.
+/// The exact limiter: at most its bound's ceiling admissions per key in any window `(t−W, t]`.
+/// Each key's log (its admissions still in the window, oldest first) lives with the key's
+/// other state.
+#[derive(Clone)]
 struct ExactLog {
-    limit: u64,
-    window: Nanos,
+    bounds: Bounds,
     /// Keys whose log moved to the heap: the only ones a sweep has anything to free.
     spilled: Vec<KeyId>,
 }
@@ -24,11 +26,12 @@ impl ExactLog {
     /// (and records it).
     #[inline]
     fn admits(&mut self, key: KeyId, log: &mut TimeLog, now: Nanos) -> bool {
-        let window = self.window;
+        let b = self.bounds.of(key);
+        let window = b.window;
         while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
             log.pop_front();
         }
-        let admit = (log.len() as u64) < self.limit;
+        let admit = (log.len() as u64) < b.ceiling;
         if admit && log.push_back(now) {
             self.spilled.push(key);
         }
@@ -39,7 +42,8 @@ impl ExactLog {
     /// on the key's next request, and moves the logs short enough back inline (inline logs
     /// hold nothing to free).
     fn sweep(&mut self, logs: &mut (impl Parts<TimeLog> + ?Sized), now: Nanos) {
-        let window = self.window;
+        // The longest window: a sweep does not know the key (keeping more is harmless).
+        let window = self.bounds.longest();
         super::dense::retain_entries(&mut self.spilled, logs, |log: &mut TimeLog| {
             while log.front().is_some_and(|t| t.saturating_add(window) <= now) {
                 log.pop_front();
@@ -49,6 +53,7 @@ impl ExactLog {
     }
 }
 
+#[derive(Clone)]
 pub(super) struct Accuracy {
     exact: ExactLog,
     wrongly_allowed: u64,
@@ -65,11 +70,10 @@ pub(super) struct AccuracyPart {
 }
 
 impl Accuracy {
-    pub fn new(policy: Params) -> Self {
+    pub fn new(bounds: Bounds) -> Self {
         Accuracy {
             exact: ExactLog {
-                limit: policy.limit,
-                window: policy.window,
+                bounds,
                 spilled: Vec::new(),
             },
             wrongly_allowed: 0,
@@ -128,7 +132,7 @@ impl Accuracy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::algorithms::{KeyedLimiter, SlidingWindowLog};
+    use crate::algorithms::{KeyedLimiter, Params, SlidingWindowLog};
     use proptest::prelude::*;
 
     proptest! {
@@ -142,7 +146,7 @@ mod tests {
             sweeps in proptest::collection::vec(any::<bool>(), 200),
         ) {
             let window = 100;
-            let mut exact = ExactLog { limit, window, spilled: Vec::new() };
+            let mut exact = ExactLog { bounds: Bounds::uniform(limit, window), spilled: Vec::new() };
             let mut demand = super::super::demand::Demand::new(limit, window, Vec::new());
             let mut logs = [TimeLog::default()];
             let mut offered = [super::super::demand::Offered::default()];
@@ -169,7 +173,7 @@ mod tests {
         ) {
             let params = Params { limit, window, burst: limit };
             let mut real = KeyedLimiter::new(SlidingWindowLog::new(params).unwrap());
-            let mut shadow = ExactLog { limit, window, spilled: Vec::new() };
+            let mut shadow = ExactLog { bounds: Bounds::uniform(limit, window), spilled: Vec::new() };
             let mut logs: Vec<TimeLog> = vec![TimeLog::default(); 3];
             let mut t = 0;
             for (gap, key) in gaps {

@@ -4,15 +4,19 @@
 //! in; the [`Judge`] here holds the rest.
 
 use super::dense::Parts;
+use super::harm::Harm;
+use super::intent::Bounds;
 use super::windows::{History, Judge};
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
-/// The rolling window holding the most admissions of one key.
+/// The rolling window holding the most admissions of one key, for its ceiling (the highest
+/// `admitted / ceiling`).
 #[derive(Debug, Clone, Copy)]
 struct Worst {
     admitted: u64,
+    ceiling: u64,
     key: KeyId,
     /// The admission that completed this window: the window is (end − W, end].
     end: Nanos,
@@ -22,7 +26,7 @@ struct Worst {
 /// worst-moment chart plots as a rolling count. Kept as the run goes because a key's
 /// [`History`] is trimmed to `2W`; recording the worst key's admissions costs O(1), and
 /// the history is copied only when the worst window moves to another key or after a gap.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct WorstTrace {
     key: KeyId,
     /// Admissions are recorded up to this time.
@@ -30,8 +34,8 @@ struct WorstTrace {
     times: VecDeque<Nanos>,
 }
 
+#[derive(Clone)]
 pub(super) struct Bursts {
-    limit: u64,
     windows: Judge,
     violations: u64,
     worst: Option<Worst>,
@@ -43,16 +47,18 @@ pub(super) struct BurstsPart {
     /// `None` when nothing was admitted.
     pub worst_window_key: Option<KeyId>,
     pub worst_window_end_ns: Nanos,
+    /// The ceiling of the worst window's key: `burst_factor = max_window_admitted / this`.
+    pub worst_ceiling: u64,
     pub policy_violations: u64,
     pub needless_rejections: u64,
     pub worst_window_admissions: Vec<Nanos>,
+    pub harm: Harm,
 }
 
 impl Bursts {
-    pub fn new(limit: u64, window: Nanos) -> Self {
+    pub fn new(bounds: Bounds) -> Self {
         Bursts {
-            limit,
-            windows: Judge::new(limit, window),
+            windows: Judge::with_bounds(bounds),
             violations: 0,
             worst: None,
             trace: WorstTrace::default(),
@@ -62,8 +68,8 @@ impl Bursts {
     /// Admissions in `(now−W, now]` so far of the key whose history is `h`: the true rolling
     /// count.
     #[inline]
-    pub fn count_now(&self, h: &mut History, now: Nanos) -> u64 {
-        self.windows.count_now(h, now)
+    pub fn count_now(&self, key: KeyId, h: &mut History, now: Nanos) -> u64 {
+        self.windows.count_now(key, h, now)
     }
 
     /// Judges the rejections whose windows have all ended by `now` (before anything at `now`
@@ -73,27 +79,39 @@ impl Bursts {
         self.windows.judge_due(histories, now);
     }
 
+    /// A rejection of a request of `key` (history `h`) from `source`, with
+    /// [`super::harm`] `flags`.
     #[inline]
-    pub fn on_reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
-        self.windows.reject(key, h, t);
+    pub fn on_reject(&mut self, key: KeyId, h: &mut History, t: Nanos, source: u16, flags: u8) {
+        self.windows.reject(key, h, t, source, flags);
     }
 
-    /// A request of `key` (history `h`) reaches the backend at `time`; times passed here never
-    /// decrease. Returns the key's admissions in its rolling window, this one included.
+    /// A request of `key` (history `h`) from `source` reaches the backend at `time`; times
+    /// passed here never decrease. Returns the key's admissions in its rolling window, this
+    /// one included.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, h: &mut History, time: Nanos) -> u64 {
+    pub fn on_admit(&mut self, key: KeyId, h: &mut History, time: Nanos, source: u16) -> u64 {
         let in_window = self.windows.admit(key, h, time);
-        if in_window > self.limit {
+        let ceiling = self.windows.bound(key).ceiling;
+        if in_window > ceiling {
             self.violations += 1;
+            self.windows.harm.on_violation(source);
         }
         let trace = &mut self.trace;
         let traced = self.worst.is_some() && trace.key == key && time <= trace.until;
         if traced {
             trace.times.push_back(time);
         }
-        if self.worst.is_none_or(|w| in_window > w.admitted) {
+        // in / ceiling > w.admitted / w.ceiling, exactly (both ceilings are at least 1 here
+        // or the window would hold nothing over them).
+        let worse = |w: Worst| {
+            u128::from(in_window) * u128::from(w.ceiling.max(1))
+                > u128::from(w.admitted) * u128::from(ceiling.max(1))
+        };
+        if self.worst.is_none_or(worse) {
             self.worst = Some(Worst {
                 admitted: in_window,
+                ceiling,
                 key,
                 end: time,
             });
@@ -124,6 +142,7 @@ impl Bursts {
         let needless = self.windows.finish(histories);
         let worst = self.worst.unwrap_or(Worst {
             admitted: 0,
+            ceiling: self.windows.bound(0).ceiling,
             key: 0,
             end: 0,
         });
@@ -131,9 +150,11 @@ impl Bursts {
             max_window_admitted: worst.admitted,
             worst_window_key: (worst.admitted > 0).then_some(worst.key),
             worst_window_end_ns: worst.end,
+            worst_ceiling: worst.ceiling,
             policy_violations: self.violations,
             needless_rejections: needless,
             worst_window_admissions: self.trace.times.into(),
+            harm: self.windows.harm,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Keys tally: what each key and each client asked for and got, judged against the ground truth
-//! (did its offered traffic ever exceed the policy?): false positives and negatives, NAT
-//! collateral damage, fairness, clients that gave up.
+//! (did its offered traffic ever exceed the intent's base entitlement?): false positives and
+//! negatives, fairness, clients that gave up; and whether a key is shared by clients, which
+//! makes a needless rejection on it collateral (`metrics::harm`).
 //!
 //! A key's offered traffic exceeds the policy (more than L requests in some window `(t−W, t]`)
 //! exactly when the exact limiter (the accuracy tally's sliding window log, same L and W)
@@ -55,8 +56,6 @@ pub(super) struct ClientStats {
     legit: bool,
     /// Gave up on at least one request.
     gave_up: bool,
-    /// Legit requests rejected on a key another client had used.
-    rejected_on_shared_key: u64,
     /// The client's offered traffic exceeded the policy at some point (see [`Demand`]).
     exceeded: bool,
 }
@@ -75,7 +74,6 @@ impl ClientStats {
         ClientStats {
             legit: stats.legit,
             gave_up: stats.client_gave_up,
-            rejected_on_shared_key: 0,
             exceeded: stats.exceeded,
         }
     }
@@ -105,8 +103,6 @@ pub(super) struct KeysPart {
     pub keys_over_policy: u64,
     pub false_positive_keys: u64,
     pub false_negative_keys: u64,
-    pub collateral_rejections: u64,
-    pub collateral_clients: u64,
     pub fairness_jain: f64,
 }
 
@@ -119,7 +115,6 @@ pub(super) struct Seen {
     pub admitted: bool,
     /// Rejected or delayed.
     pub limited: bool,
-    pub rejected: bool,
     /// The exact limiter rejected the request: the key's offered traffic exceeds the policy.
     pub over_policy: bool,
 }
@@ -133,13 +128,13 @@ impl Keys {
         }
     }
 
+    /// Returns whether the key is shared by now (another client used it).
     #[inline]
-    pub fn on_decision(&mut self, s: Seen, key: &mut KeyStats, client: Option<ClientPart>) {
+    pub fn on_decision(&mut self, s: Seen, key: &mut KeyStats, client: Option<ClientPart>) -> bool {
         let Some(client) = client else {
             // The client mirrors the key: its figures will be read off the key's.
             debug_assert_eq!(s.key, s.client, "only a key's own client mirrors it");
-            Self::on_key(&s, key);
-            return;
+            return Self::on_key(&s, key);
         };
         // Made by `keep_clients` when clients start being kept; a judge made here would know
         // no spilled window, which only delays freeing them.
@@ -149,11 +144,8 @@ impl Keys {
             .get_or_insert_with(|| Demand::new(limit, window, Vec::new()));
         judge.offer(s.client, client.demand, &mut client.stats.exceeded, s.t);
         let shared = Self::on_key(&s, key);
-        let client = client.stats;
-        client.legit |= s.legit;
-        if s.rejected && s.legit && shared {
-            client.rejected_on_shared_key += 1;
-        }
+        client.stats.legit |= s.legit;
+        shared
     }
 
     /// The key's part of [`Keys::on_decision`]; whether the key is shared by now.
@@ -209,11 +201,11 @@ impl Keys {
     ) -> KeysPart {
         let (mut seen, mut within, mut over, mut false_pos, mut false_neg) = (0, 0, 0, 0, 0);
         let mut fairness = Jain::default();
-        let mut collateral = Collateral::default();
+        let mut gave_up = 0;
         let mirrored = clients.is_none();
         for k in keys {
             if mirrored {
-                collateral.add(ClientStats::mirror(k));
+                gave_up += k.client_gave_up as u64;
             }
             if k.offered == 0 {
                 continue;
@@ -231,37 +223,16 @@ impl Keys {
             }
         }
         for c in clients.into_iter().flatten() {
-            collateral.add(c);
+            gave_up += c.gave_up as u64;
         }
         KeysPart {
-            clients_gave_up: collateral.gave_up,
+            clients_gave_up: gave_up,
             keys_seen: seen,
             keys_within_policy: within,
             keys_over_policy: over,
             false_positive_keys: false_pos,
             false_negative_keys: false_neg,
-            collateral_rejections: collateral.rejections,
-            collateral_clients: collateral.clients,
             fairness_jain: fairness.index(),
-        }
-    }
-}
-
-/// The clients' figures, added one client at a time.
-#[derive(Default)]
-struct Collateral {
-    gave_up: u64,
-    rejections: u64,
-    clients: u64,
-}
-
-impl Collateral {
-    #[inline]
-    fn add(&mut self, c: ClientStats) {
-        self.gave_up += c.gave_up as u64;
-        if c.legit && c.rejected_on_shared_key > 0 && !c.exceeded {
-            self.rejections += c.rejected_on_shared_key;
-            self.clients += 1;
         }
     }
 }

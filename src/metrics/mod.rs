@@ -11,7 +11,10 @@ mod demand;
 mod dense;
 mod deployment;
 mod flat;
+mod harm;
 mod headers;
+mod intent;
+mod judged;
 mod keys;
 mod keys_per_client;
 mod memory;
@@ -28,6 +31,8 @@ mod windows;
 
 pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
+pub use harm::SourceHarm;
+pub use intent::{Entitlement, Intent, IntentReport, Per, TierEntitlement};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 #[cfg(test)]
@@ -102,6 +107,13 @@ pub struct SourceReport {
     pub keys_per_client_max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys_per_client_mean: Option<f64>,
+    /// Against the intent, per real client (docs/metrics.md "Harm per real client"): this
+    /// source's admissions beyond its client's entitlement, its needless and collateral
+    /// rejections, and its legit clients with at least one needless rejection.
+    pub policy_violations: u64,
+    pub needless_rejections: u64,
+    pub collateral_rejections: u64,
+    pub clients_hurt: u64,
 }
 
 impl SourceReport {
@@ -120,6 +132,10 @@ impl SourceReport {
             request_success_rate: ratio(c.admitted(), c.requests()),
             keys_per_client_max: None,
             keys_per_client_mean: None,
+            policy_violations: 0,
+            needless_rejections: 0,
+            collateral_rejections: 0,
+            clients_hurt: 0,
         }
     }
 }
@@ -232,19 +248,21 @@ pub struct AlgorithmReport {
     /// How long retries went on after the last original request: last retry − last first try
     /// (0 without retries).
     pub retry_backlog_drain_ns: Nanos,
-    /// `max_window_admitted / policy.limit`.
+    /// Against the intent, per real client (per policy key with `per` a key; docs/metrics.md):
+    /// the worst client's `max_window_admitted / its entitlement's ceiling`, the highest over
+    /// clients.
     pub burst_factor: f64,
-    /// The most admissions of one key in any rolling window `(t−W, t]` of the policy.
+    /// The worst client's most admissions in one rolling window `(t−W, t]` of its entitlement.
     pub max_window_admitted: u64,
-    /// The key and the end of the first window that reached `max_window_admitted`.
+    /// That client (its name) and the end of the first window that reached it.
     pub worst_window_key: String,
     pub worst_window_end_ns: Nanos,
-    /// Admissions at which the key's count in `(t−W, t]` exceeds the policy limit.
+    /// Admissions at which the client's count in `(t−W, t]` exceeds its entitlement.
     pub policy_violations: u64,
     /// `policy_violations / admitted`.
     pub policy_violation_rate: f64,
-    /// Rejections that, admitted alone, would have kept every window containing them within
-    /// the limit (see `windows.rs` and docs/metrics.md).
+    /// Rejections that, admitted alone, would have kept every window of the client containing
+    /// them within its entitlement (see `windows.rs` and docs/metrics.md).
     pub needless_rejections: u64,
     /// `needless_rejections / rejected`.
     pub needless_rejection_rate: f64,
@@ -257,7 +275,10 @@ pub struct AlgorithmReport {
     pub false_positive_keys: u64,
     /// Keys over the policy that were never limited.
     pub false_negative_keys: u64,
-    /// Requests this algorithm admitted that the exact sliding log rejected, and the reverse.
+    /// Legit clients with at least one needless rejection.
+    pub clients_hurt: u64,
+    /// Requests this algorithm admitted that the exact sliding log of the intent (per real
+    /// client, its entitlement) rejected, and the reverse.
     pub wrongly_allowed: u64,
     pub wrongly_rejected: u64,
     /// `(wrongly_allowed + wrongly_rejected) / offered`.
@@ -265,10 +286,10 @@ pub struct AlgorithmReport {
     /// For algorithms that estimate the rolling count: mean of |estimate − true| / true over
     /// decisions whose key had admissions in the window. `null` for the others.
     pub mean_rate_error: Option<f64>,
-    /// Legit requests rejected on a key shared with another client, from clients whose own
-    /// traffic never exceeded the policy: NAT collateral damage.
+    /// Needless rejections of legit clients on a key that decided (the policy key, or a stack's
+    /// refusing rule's) another client had used: NAT collateral damage.
     pub collateral_rejections: u64,
-    /// Clients that suffered at least one collateral rejection.
+    /// Legit clients that suffered at least one collateral rejection.
     pub collateral_clients: u64,
     /// Jain's index over legit keys' `admitted / offered`: 1 when every key got the same share
     /// of its demand.

@@ -6,15 +6,21 @@
 //! tallies that need it and assembles their parts into an [`AlgorithmReport`], field by field,
 //! in the order `summary.json` has always had.
 //!
-//! Accuracy is measured against the policy's intent, "at most L requests per key in any rolling
-//! window (t−W, t]". Delayed requests are admitted when they are released, since that is when
-//! they reach the backend.
+//! Accuracy and harm are measured against the scenario's intent (`metrics::intent`): "at most
+//! the entitlement per real client in any rolling window (t−W, t]", whatever key the contender
+//! counts on ([`Judged`]; on the fast path, each client being its key, the per-key tallies
+//! judge the clients). The per-key figures (keys seen, false positive keys, the rate error of
+//! an estimate, headers) hold each key to the intent's base entitlement. Delayed requests are
+//! admitted when they are released, since that is when they reach the backend.
 
 use super::accuracy::Accuracy;
 use super::burst::Bursts;
 use super::counts::SourceCounts;
 use super::delays::Delays;
+use super::harm::{LEGIT, SHARED, SourceHarm};
 use super::headers::Headers;
+use super::intent::{Bounds, Intent};
+use super::judged::Judged;
 use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
@@ -24,11 +30,16 @@ use super::{AlgorithmReport, Counts, RoleReport, SourceReport, ratio};
 use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
-use crate::traffic::{Arrival, KeySpace, Role, SourceSpec};
+use crate::traffic::{Arrival, ClientId, Identity, KeySpace, Role, SourceSpec};
 
 pub struct Recorder {
-    limit: u64,
     window: Nanos,
+    intent: Intent,
+    /// Per source: user → tier, for an intent with tiers (read once, before the run).
+    tiers: Vec<(String, String)>,
+    /// The per-client judge, once clients are not their keys (or from the start with tiers);
+    /// `None` while the per-key tallies judge the clients, or when the intent judges keys.
+    judged: Option<Judged>,
     roles: Vec<Role>,
     sources: SourceCounts,
     accuracy: Accuracy,
@@ -46,21 +57,31 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// A recorder measuring against `policy`, for `sources` over `duration` in `bucket` steps.
-    pub fn new(policy: &Policy, sources: &[SourceSpec], duration: Nanos, bucket: Nanos) -> Self {
-        let (limit, window) = (policy.limit, policy.window);
+    /// A recorder measuring against `intent` (the policy's key: `policy`), for `sources` over
+    /// `duration` in `bucket` steps.
+    pub fn new(
+        policy: &Policy,
+        intent: &Intent,
+        sources: &[SourceSpec],
+        duration: Nanos,
+        bucket: Nanos,
+    ) -> Self {
+        let (ceiling, window) = (intent.base.ceiling(), intent.base.window);
+        let tiered = intent.per_client() && !intent.per_tier.is_empty();
         Recorder {
-            limit,
             window,
+            intent: intent.clone(),
+            tiers: if tiered {
+                users_tiers(sources)
+            } else {
+                Vec::new()
+            },
+            judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
             roles: sources.iter().map(|s| s.role).collect(),
             sources: SourceCounts::new(sources.len()),
-            accuracy: Accuracy::new(Params {
-                limit,
-                window,
-                burst: policy.burst,
-            }),
-            bursts: Bursts::new(limit, window),
-            keys: Keys::new(limit, window),
+            accuracy: Accuracy::new(Bounds::uniform(ceiling, window)),
+            bursts: Bursts::new(Bounds::uniform(ceiling, window)),
+            keys: Keys::new(ceiling, window),
             headers: Headers::default(),
             retries: Retries::default(),
             delays: Delays::new(),
@@ -76,19 +97,45 @@ impl Recorder {
     /// fills them, instead of being copied at every doubling. Changes no figure.
     pub fn reserve_for(&mut self, keys: &KeySpace) {
         self.entries.reserve(keys.len(), keys.clients());
+        if !self.tiers.is_empty() || self.judged.is_some() {
+            // Each client's entitlement, once: its name's tier (clients interned later, of
+            // replayed traces, have the base).
+            let tier = |id: usize| {
+                let name = keys.client_name(id as ClientId);
+                self.tiers
+                    .binary_search_by(|(u, _)| u.as_str().cmp(name))
+                    .ok()
+                    .map(|i| self.tiers[i].1.as_str())
+            };
+            let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
+            self.judged = Some(Judged::new(bounds, keys.clients()));
+        }
+    }
+
+    /// The intent the figures are judged against.
+    pub fn intent(&self) -> &Intent {
+        &self.intent
     }
 
     /// One decision on an arriving request. `estimate` is the algorithm's own estimate of the
     /// key's rolling count just before it ([`crate::algorithms::KeyedLimiter::estimate`]).
+    /// `shared`: whether the key that decided (a stack's refusing rule's) had been used by
+    /// another client; `None`: the policy key decided.
     #[inline]
-    pub fn on_decision(&mut self, a: &Arrival, decision: &Decision, estimate: Option<f64>) {
+    pub fn on_decision(
+        &mut self,
+        a: &Arrival,
+        decision: &Decision,
+        estimate: Option<f64>,
+        shared: Option<bool>,
+    ) {
         let t = a.time;
         let legit = self.roles[a.source as usize] == Role::Legit;
         let outcome = decision.outcome;
         let admitted = outcome.is_admitted();
         let rejected = !admitted;
         let retry = a.attempt > 0;
-        if a.key != a.client && !self.entries.clients_kept() {
+        if a.key != a.client && (!self.entries.clients_kept() || self.judging_keys()) {
             self.keep_clients();
         }
         self.bursts.judge_due(self.entries.keys(), t);
@@ -97,9 +144,9 @@ impl Recorder {
         let exact_admits =
             self.accuracy
                 .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
-                    bursts.count_now(history, t)
+                    bursts.count_now(a.key, history, t)
                 });
-        self.keys.on_decision(
+        let key_shared = self.keys.on_decision(
             Seen {
                 key: a.key,
                 client: a.client,
@@ -107,7 +154,6 @@ impl Recorder {
                 legit,
                 admitted,
                 limited: !matches!(outcome, Outcome::Allow),
-                rejected,
                 over_policy: !exact_admits,
             },
             &mut key.stats,
@@ -116,6 +162,15 @@ impl Recorder {
                 demand: &mut c.demand,
             }),
         );
+        let flags = if legit { LEGIT } else { 0 }
+            | if shared.unwrap_or(key_shared) {
+                SHARED
+            } else {
+                0
+            };
+        if let Some(judged) = &mut self.judged {
+            judged.on_decision(a, outcome, flags);
+        }
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources.on_decision(a.source, retry, &outcome);
         self.retries.on_request(t, retry);
@@ -125,11 +180,14 @@ impl Recorder {
         self.keys_per_client.record(a);
         match outcome {
             Outcome::Allow => {
-                let in_window = self.bursts.on_admit(a.key, &mut key.history, t);
+                let in_window = self.bursts.on_admit(a.key, &mut key.history, t, a.source);
                 self.timeline.on_admit(t, in_window);
             }
             Outcome::Delay(d) => self.delays.on_delay(d, legit),
-            Outcome::Reject { .. } => self.bursts.on_reject(a.key, &mut key.history, t),
+            Outcome::Reject { .. } => {
+                self.bursts
+                    .on_reject(a.key, &mut key.history, t, a.source, flags)
+            }
         }
     }
 
@@ -140,10 +198,21 @@ impl Recorder {
         self.entries.prefetch(a.key, a.client);
     }
 
-    /// Clients stop mirroring keys (see [`PerKey`]): every tally keeps them from now on.
+    /// Whether the per-key tallies still judge the clients of a per-client intent.
+    #[inline]
+    fn judging_keys(&self) -> bool {
+        self.judged.is_none() && self.intent.per_client()
+    }
+
+    /// Clients stop mirroring keys (see [`PerKey`]): every tally keeps them from now on, and
+    /// the per-client judge takes over from the per-key tallies.
     #[cold]
     #[inline(never)]
     fn keep_clients(&mut self) {
+        if self.judging_keys() {
+            let judged = Judged::from_keys(&self.accuracy, &self.bursts, self.entries.keys());
+            self.judged = Some(judged);
+        }
         if !self.entries.clients_kept() {
             let spilled = self.entries.keep_clients();
             self.keys.keep_clients(spilled);
@@ -168,14 +237,17 @@ impl Recorder {
         self.retries.on_scheduled(pending);
     }
 
-    /// A request reaches the backend: admitted now, or a delayed one released now.
-    /// Times passed here never decrease.
+    /// A delayed request of `key` (its client `client`, from `source`) is released now and
+    /// reaches the backend. Times passed here never decrease.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, time: Nanos) {
+    pub fn on_admit(&mut self, key: KeyId, client: ClientId, source: u16, time: Nanos) {
         self.bursts.judge_due(self.entries.keys(), time);
         let history = &mut self.entries.key(key).history;
-        let in_window = self.bursts.on_admit(key, history, time);
+        let in_window = self.bursts.on_admit(key, history, time, source);
         self.timeline.on_admit(time, in_window);
+        if let Some(judged) = &mut self.judged {
+            judged.on_admit(client, source, time);
+        }
     }
 
     /// The sources have finished; `skipped_lines`: the malformed lines each skipped, in order.
@@ -194,20 +266,9 @@ impl Recorder {
         self.bursts.sweep(keys, now);
         self.keys.sweep(clients, now);
         self.accuracy.sweep(keys, now);
-    }
-
-    /// Each source's report, with its keys per client; and the totals.
-    fn source_reports(&self, traffic: &[SourceSpec]) -> (Vec<SourceReport>, Counts) {
-        let (mut sources, total) = self
-            .sources
-            .finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-        for (i, report) in sources.iter_mut().enumerate() {
-            if let Some((max, mean)) = self.keys_per_client.of(i) {
-                report.keys_per_client_max = Some(max);
-                report.keys_per_client_mean = Some(mean);
-            }
+        if let Some(judged) = &mut self.judged {
+            judged.sweep(now);
         }
-        (sources, total)
     }
 
     /// The figures of the finished run.
@@ -220,13 +281,29 @@ impl Recorder {
         peak: MemoryUsage,
         end: MemoryUsage,
     ) -> AlgorithmReport {
-        let (sources, total) = self.source_reports(traffic);
         #[cfg(test)]
         if !self.entries.clients_kept() {
             super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
         }
-        let accuracy = self.accuracy.finish();
-        let bursts = self.bursts.finish(self.entries.keys());
+        let mut accuracy = self.accuracy.finish();
+        let mut bursts = self.bursts.finish(self.entries.keys());
+        let judged_clients = self.judged.is_some();
+        if let Some(judged) = self.judged.take() {
+            // Per real client; the rate error stays the estimate's, of its own key.
+            let mean_rate_error = accuracy.mean_rate_error;
+            (accuracy, bursts) = judged.finish();
+            accuracy.mean_rate_error = mean_rate_error;
+        }
+        let worst_name = |id| match judged_clients {
+            true => keys.client_name(id).to_string(),
+            false => keys.name(id).to_string(),
+        };
+        let (sources, total) = source_reports(
+            &self.sources,
+            &self.keys_per_client,
+            traffic,
+            &bursts.harm.by_source,
+        );
         let k = Keys::finish(self.entries.key_stats(), self.entries.kept_client_stats());
         let headers = self.headers.finish();
         let retries = self.retries.finish();
@@ -252,14 +329,13 @@ impl Recorder {
             clients_gave_up: k.clients_gave_up,
             peak_pending_retries: retries.peak_pending_retries,
             retry_backlog_drain_ns: retries.retry_backlog_drain_ns,
-            burst_factor: bursts.max_window_admitted as f64 / self.limit as f64,
+            burst_factor: bursts.max_window_admitted as f64 / bursts.worst_ceiling.max(1) as f64,
             max_window_admitted: bursts.max_window_admitted,
-            worst_window_key: bursts
-                .worst_window_key
-                .map_or_else(String::new, |key| keys.name(key).to_string()),
+            worst_window_key: bursts.worst_window_key.map_or_else(String::new, worst_name),
             worst_window_end_ns: bursts.worst_window_end_ns,
             policy_violations: bursts.policy_violations,
             policy_violation_rate: ratio(bursts.policy_violations, admitted),
+            clients_hurt: bursts.harm.by_source.iter().map(|h| h.clients_hurt).sum(),
             needless_rejections: bursts.needless_rejections,
             needless_rejection_rate: ratio(bursts.needless_rejections, total.rejected),
             keys_seen: k.keys_seen,
@@ -274,8 +350,8 @@ impl Recorder {
                 total.offered,
             ),
             mean_rate_error: accuracy.mean_rate_error,
-            collateral_rejections: k.collateral_rejections,
-            collateral_clients: k.collateral_clients,
+            collateral_rejections: bursts.harm.collateral,
+            collateral_clients: bursts.harm.collateral_clients,
             fairness_jain: k.fairness_jain,
             remaining_lies: headers.remaining_lies,
             retries_at_retry_after: headers.retries_at_retry_after,
@@ -304,4 +380,45 @@ impl Recorder {
             deployment: None,
         }
     }
+}
+
+/// Every user of the sources with tiers and its tier, sorted by user (the first source to
+/// name a user decides its tier).
+fn users_tiers(sources: &[SourceSpec]) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = Vec::new();
+    for (index, s) in sources.iter().enumerate() {
+        for j in 0..s.population.clients {
+            if let Some(t) = s.population.tier(j) {
+                let unspecified = std::net::IpAddr::from([0, 0, 0, 0]);
+                let user = Identity::of_client(s, index, j, unspecified, |_| false).user;
+                all.push((user, t.to_string()));
+            }
+        }
+    }
+    // Stable: of equal users, the first source's entry comes first and is kept.
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all.dedup_by(|b, a| a.0 == b.0);
+    all
+}
+
+/// Each source's report, with its keys per client and its harm; and the totals.
+fn source_reports(
+    counts: &SourceCounts,
+    keys_per_client: &KeysPerClient,
+    traffic: &[SourceSpec],
+    harm: &[SourceHarm],
+) -> (Vec<SourceReport>, Counts) {
+    let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
+    for (i, report) in sources.iter_mut().enumerate() {
+        if let Some((max, mean)) = keys_per_client.of(i) {
+            report.keys_per_client_max = Some(max);
+            report.keys_per_client_mean = Some(mean);
+        }
+        let h = harm.get(i).copied().unwrap_or_default();
+        report.policy_violations = h.policy_violations;
+        report.needless_rejections = h.needless_rejections;
+        report.collateral_rejections = h.collateral_rejections;
+        report.clients_hurt = h.clients_hurt;
+    }
+    (sources, total)
 }

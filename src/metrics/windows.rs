@@ -17,13 +17,15 @@
 //! key's history then holds every admission in `(t − W, t + W)`, and nothing later matters.
 
 use super::dense::Parts;
+use super::harm::Harm;
+use super::intent::{Bound, Bounds};
 use super::timelog::TimeLog;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
 /// One key's admitted history.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct History {
     /// Admission times after `now − 2W`, oldest first. Four inline, not three: a key keeps
     /// two windows of history, three spilled to the heap often (docs/performance.md), and the
@@ -46,14 +48,15 @@ impl History {
         (self.admitted.len() - self.window_start) as u64
     }
 
-    /// Drops admissions at or before `now − 2W`: no judgment still to come can need them (the
-    /// rejections still waiting at `now` are after `now − W`).
+    /// Drops admissions at or before `now − keep`, `keep` being the key's window plus the
+    /// longest window (`2W` when all are equal): no judgment still to come can need them (the
+    /// rejections still waiting at `now` are after `now − longest`, and look back one window).
     #[inline]
-    fn trim(&mut self, now: Nanos, window: Nanos) {
+    fn trim(&mut self, now: Nanos, keep: Nanos) {
         while self
             .admitted
             .front()
-            .is_some_and(|a| a.saturating_add(window.saturating_mul(2)) <= now)
+            .is_some_and(|a| a.saturating_add(keep) <= now)
         {
             self.admitted.pop_front();
             self.window_start = self.window_start.saturating_sub(1);
@@ -71,26 +74,42 @@ impl History {
 /// recorder's per-key entries, or a rule's own [`KeyWindows`]): the policy's limit and window,
 /// the rejections still to judge, the needless ones found so far, and the keys whose history
 /// moved to the heap.
+#[derive(Clone)]
 pub(super) struct Judge {
-    limit: u64,
-    window: Nanos,
+    bounds: Bounds,
     /// Keys with a history on the heap: the only ones a periodic sweep must visit (inline
     /// histories hold nothing to free).
     spilled: Vec<KeyId>,
-    /// Rejections whose later windows are not complete yet, oldest first, with their keys.
-    pending: VecDeque<(Nanos, KeyId)>,
-    needless: u64,
+    /// Rejections whose later windows are not complete yet, oldest first, with their keys,
+    /// sources and [`super::harm`] flags (16 bytes, as the pair alone).
+    pending: VecDeque<(Nanos, KeyId, u16, u8)>,
+    pub harm: Harm,
 }
 
 impl Judge {
     pub fn new(limit: u64, window: Nanos) -> Self {
+        Self::with_bounds(Bounds::uniform(limit, window))
+    }
+
+    pub fn with_bounds(bounds: Bounds) -> Self {
         Judge {
-            limit,
-            window,
+            bounds,
             spilled: Vec::new(),
             pending: VecDeque::new(),
-            needless: 0,
+            harm: Harm::default(),
         }
+    }
+
+    /// The bound of `key`.
+    #[inline]
+    pub fn bound(&self, key: KeyId) -> Bound {
+        self.bounds.of(key)
+    }
+
+    /// What a history of a key with `window` must keep (see [`History::trim`]).
+    #[inline]
+    fn keep(&self, window: Nanos) -> Nanos {
+        window.saturating_add(self.bounds.longest())
     }
 
     /// Judges the rejections whose windows have all ended by `now`, against the keys'
@@ -98,31 +117,28 @@ impl Judge {
     /// decrease.
     #[inline]
     pub fn judge_due(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
-        while let Some(&(t, key)) = self.pending.front() {
-            if t.saturating_add(self.window) > now {
+        let longest = self.bounds.longest();
+        while let Some(&(t, key, source, flags)) = self.pending.front() {
+            if t.saturating_add(longest) > now {
                 break;
             }
             self.pending.pop_front();
-            self.judge(histories.part(key), t);
+            let b = self.bounds.of(key);
+            if is_needless(&histories.part(key).admitted, t, b.window, b.ceiling) {
+                self.harm.on_needless(key, source, flags);
+            }
         }
     }
 
-    /// Judges the rejection at `t` of the key whose history is `h`.
-    #[inline]
-    fn judge(&mut self, h: &History, t: Nanos) {
-        if is_needless(&h.admitted, t, self.window, self.limit) {
-            self.needless += 1;
-        }
-    }
-
+    /// The base window (every key's, unless tiers have their own).
     pub fn window(&self) -> Nanos {
-        self.window
+        self.bounds.base().window
     }
 
-    /// Admissions of `h` in `(now−W, now]` so far (`now` never decreases).
+    /// Admissions of `key` (history `h`) in `(now−W, now]` so far (`now` never decreases).
     #[inline]
-    pub fn count_now(&self, h: &mut History, now: Nanos) -> u64 {
-        h.count_now(now, self.window)
+    pub fn count_now(&self, key: KeyId, h: &mut History, now: Nanos) -> u64 {
+        h.count_now(now, self.bounds.of(key).window)
     }
 
     /// Records an admission of `key` (history `h`) at `t` (times never decrease; what was due
@@ -130,8 +146,8 @@ impl Judge {
     /// this one included.
     #[inline]
     pub fn admit(&mut self, key: KeyId, h: &mut History, t: Nanos) -> u64 {
-        let window = self.window;
-        h.trim(t, window);
+        let window = self.bounds.of(key).window;
+        h.trim(t, self.keep(window));
         let spilled = h.admitted.push_back(t);
         let count = h.count_now(t, window);
         if spilled {
@@ -140,19 +156,22 @@ impl Judge {
         count
     }
 
-    /// Records a rejection of `key` (history `h`) at `t` (what was due by `t` judged).
+    /// Records a rejection of `key` (history `h`) at `t` (what was due by `t` judged), of a
+    /// request of `source` with [`super::harm`] `flags`.
     #[inline]
-    pub fn reject(&mut self, key: KeyId, h: &mut History, t: Nanos) {
+    pub fn reject(&mut self, key: KeyId, h: &mut History, t: Nanos, source: u16, flags: u8) {
         // A full window ending at t settles it: admitting one more would exceed the limit.
-        if h.count_now(t, self.window) < self.limit {
-            self.pending.push_back((t, key));
+        let b = self.bounds.of(key);
+        if h.count_now(t, b.window) < b.ceiling {
+            self.pending.push_back((t, key, source, flags));
         }
     }
 
     /// Frees the history `h` if nothing in it matters at `now` any more (what was due by
     /// `now` judged). Returns whether it still holds a heap buffer.
     fn sweep_one(&mut self, h: &mut History, now: Nanos) -> bool {
-        h.trim(now, self.window);
+        // The longest window's keep: a sweep does not know the key (keeping more is harmless).
+        h.trim(now, self.keep(self.bounds.longest()));
         if h.admitted.is_empty() {
             *h = History::default();
         }
@@ -172,7 +191,7 @@ impl Judge {
     /// against the whole history after it).
     pub fn finish(&mut self, histories: &mut (impl Parts<History> + ?Sized)) -> u64 {
         self.judge_due(histories, Nanos::MAX);
-        self.needless
+        self.harm.needless
     }
 }
 
@@ -204,7 +223,7 @@ impl KeyWindows {
     pub fn reject(&mut self, key: KeyId, t: Nanos) {
         self.judge.judge_due(self.keys.as_mut_slice(), t);
         let h = super::dense::slot(&mut self.keys, key);
-        self.judge.reject(key, h, t)
+        self.judge.reject(key, h, t, 0, 0)
     }
 
     /// Settles and frees what `now` allows for the keys with heap histories.

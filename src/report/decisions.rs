@@ -9,16 +9,17 @@ use crate::algorithms::{Decision, Outcome};
 use crate::error::{Error, Result};
 use crate::output::{Destination, TempFile};
 use crate::sim::{DecisionSink, Detail};
-use crate::traffic::{Arrival, KeySpace};
+use crate::traffic::{Arrival, KeySpace, SourceSpec};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
 
-/// The first six columns are the log's original ones, in their order; the last four are what
+/// The first six columns are the log's original ones, in their order; the next four are what
 /// the response would carry (docs/outputs.md maps them to `RateLimit`, `X-RateLimit-*` and
-/// `Retry-After`).
-pub const HEADER: [&str; 10] = [
+/// `Retry-After`); the last two say who sent the request: the real client the intent judges
+/// (its name) and the source.
+pub const HEADER: [&str; 12] = [
     "time_ns",
     "algorithm",
     "key",
@@ -29,6 +30,8 @@ pub const HEADER: [&str; 10] = [
     "remaining",
     "reset_ns",
     "warning",
+    "client",
+    "source",
 ];
 
 /// Where the merged log goes.
@@ -39,6 +42,8 @@ pub struct DecisionLog {
 /// One algorithm's rows, in a temporary file deleted unless merged.
 pub struct DecisionPart {
     algorithm: String,
+    /// The sources' names, by index.
+    sources: Vec<String>,
     writer: csv::Writer<BufWriter<TempFile>>,
     /// The user's path, for messages.
     path: PathBuf,
@@ -54,11 +59,12 @@ impl DecisionLog {
         DecisionLog { destination }
     }
 
-    /// A part file for one algorithm.
-    pub fn part(&self, algorithm: &str) -> Result<DecisionPart> {
+    /// A part file for one algorithm, over `sources`.
+    pub fn part(&self, algorithm: &str, sources: &[SourceSpec]) -> Result<DecisionPart> {
         let file = self.destination.scratch_file()?;
         Ok(DecisionPart {
             algorithm: algorithm.to_string(),
+            sources: sources.iter().map(|s| s.name.clone()).collect(),
             writer: csv::WriterBuilder::new()
                 .has_headers(false)
                 .from_writer(BufWriter::with_capacity(1 << 16, file)),
@@ -166,6 +172,8 @@ impl DecisionSink for DecisionPart {
                     self.reset.format(decision.reset_at).as_bytes()
                 },
                 if detail.warned { b"1" } else { b"0" },
+                keys.client_name(arrival.client).as_bytes(),
+                self.sources[arrival.source as usize].as_bytes(),
             ])
             .map_err(|e| Error::io(&self.path, e.into()))
     }

@@ -52,6 +52,8 @@ pub struct Summary<'a> {
     pub schema_version: u32,
     pub rlsim_version: &'static str,
     pub scenario: ScenarioInfo<'a>,
+    /// What each real client is entitled to: the yardstick of every per-client figure.
+    pub intent: crate::metrics::IntentReport,
     pub algorithms: &'a [AlgorithmReport],
     /// The alert rules' outcomes, per contender and rule; absent without `[[alert]]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -111,6 +113,7 @@ impl<'a> Summary<'a> {
         Summary {
             schema_version: SCHEMA_VERSION,
             rlsim_version: env!("CARGO_PKG_VERSION"),
+            intent: scenario.intent.report(),
             scenario: ScenarioInfo {
                 name: &scenario.name,
                 description: &scenario.description,

@@ -21,6 +21,9 @@ pub struct RawScenario {
     #[serde(default)]
     pub start: Option<S<String>>,
     pub policy: S<RawPolicy>,
+    /// What each real client is entitled to (`validate/intent.rs`); default: the policy's.
+    #[serde(default)]
+    pub intent: Option<S<RawIntent>>,
     /// Algorithms to run, by name. Default: all.
     #[serde(default)]
     pub algorithms: Option<S<Vec<S<String>>>>,
@@ -80,6 +83,24 @@ pub struct RawPolicy {
     pub burst: Option<S<i64>>,
     #[serde(default)]
     pub key: Option<S<RawKey>>,
+}
+
+/// `[intent]` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIntent {
+    #[serde(default)]
+    pub limit: Option<S<i64>>,
+    #[serde(default)]
+    pub window: Option<S<String>>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
+    /// `"client"` (the default) or a key as `[policy] key` takes it.
+    #[serde(default)]
+    pub per: Option<S<RawKey>>,
+    /// Other entitlements for some tiers: `per_tier = [{ tiers = ["pro"], limit = 1000 }]`.
+    #[serde(default)]
+    pub per_tier: Vec<S<RawTierLimit>>,
 }
 
 /// A key: `"ip"`, `["ip", "endpoint"]` or an identity table `{ identity = "xff", ... }`.

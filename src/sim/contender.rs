@@ -132,6 +132,30 @@ struct RuleRun {
     /// an identity function, the key of its first request only.
     of_identity: Vec<KeyId>,
     tally: RuleTally,
+    /// Per rule key, its first client ([`NO_CLIENT`] before any, [`SHARED_KEY`] once another
+    /// used it): a needless refusal on a shared key is collateral (`metrics::harm`).
+    users: Vec<ClientId>,
+}
+
+const NO_CLIENT: ClientId = ClientId::MAX;
+const SHARED_KEY: ClientId = ClientId::MAX - 1;
+
+impl RuleRun {
+    /// `client` used rule key `key`: whether another client had used it.
+    #[inline]
+    fn note_user(&mut self, key: KeyId, client: ClientId) -> bool {
+        let slot = key as usize;
+        if self.users.len() <= slot {
+            self.users.resize(slot + 1, NO_CLIENT);
+        }
+        let first = &mut self.users[slot];
+        if *first == NO_CLIENT {
+            *first = client;
+        } else if *first != client {
+            *first = SHARED_KEY;
+        }
+        *first == SHARED_KEY
+    }
 }
 
 /// A contender's rules as the engine's [`Gate`].
@@ -274,6 +298,7 @@ impl StackGate<'_> {
             self.keys_now[i] = key;
             if self.tallies {
                 run.tally.client_key(a.source, a.client, key);
+                run.note_user(key, a.client);
             }
         }
     }
@@ -374,10 +399,12 @@ impl StackGate<'_> {
                     self.rules[i].tally.reject(key, now, i == r);
                 }
             }
+            let key = self.keys_now[r];
             let detail = Detail {
                 rule: &self.stack.rules[r].name,
                 warned: false,
                 unlimited: false,
+                shared_key: Some(self.rules[r].users.get(key as usize) == Some(&SHARED_KEY)),
             };
             return (
                 Decision {
@@ -416,6 +443,7 @@ impl StackGate<'_> {
             rule: &self.stack.rules[binding.0].name,
             warned,
             unlimited: false,
+            shared_key: Some(false),
         };
         (
             Decision {
@@ -449,6 +477,7 @@ impl<'a> StackGate<'a> {
                 },
                 keys: KeySpace::new(),
                 of_identity: Vec::new(),
+                users: Vec::new(),
                 tally: {
                     let tally = RuleTally::new(r.params.limit, r.params.window);
                     if r.key.identity_fn().is_some() {

@@ -68,6 +68,9 @@ pub struct Detail<'a> {
     pub warned: bool,
     /// No rule applied (bypass, skipped route): the response carries no rate-limit headers.
     pub unlimited: bool,
+    /// Whether the key that decided (a stack's refusing rule's) had been used by another
+    /// client; `None`: the policy's key decided, which the recorder knows itself.
+    pub shared_key: Option<bool>,
 }
 
 /// What decides on each request: one keyed limiter (the short form) or a contender's rules.
@@ -199,8 +202,12 @@ pub fn simulate<'a, G: Gate>(
             }
         }
         current = match event.kind {
-            EventKind::Release { key, .. } => {
-                run.observers.recorder.on_admit(key, now);
+            EventKind::Release {
+                key,
+                client,
+                source,
+            } => {
+                run.observers.recorder.on_admit(key, client, source, now);
                 run.queue.pop()
             }
             EventKind::Retry { slot } => {
@@ -275,7 +282,8 @@ impl<G: Gate> Run<'_, G> {
         // loads than the stores that wrote it, and stalled on store forwarding.
         let decided = self.limiter.decide(&arrival);
         let (decision, detail) = (&decided.0, &decided.1);
-        obs.recorder.on_decision(&arrival, decision, estimate);
+        obs.recorder
+            .on_decision(&arrival, decision, estimate, detail.shared_key);
         if let Some(sink) = obs.sink.as_deref_mut() {
             sink.record(&arrival, decision, detail, self.keys)?;
         }
@@ -285,7 +293,7 @@ impl<G: Gate> Run<'_, G> {
                 // Times saturate at the end of virtual time, as the algorithms' do.
                 let at = now.saturating_add(d);
                 self.queue
-                    .schedule_release(at, arrival.key, arrival.source)
+                    .schedule_release(at, arrival.key, arrival.client, arrival.source)
                     .map_err(internal)?;
             }
             Outcome::Reject { retry_after } => {

@@ -94,6 +94,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     let sources = contest.sources(scenario, &mut keys)?;
     let mut recorder = Recorder::new(
         &scenario.policy,
+        &scenario.intent,
         &scenario.traffic,
         scenario.duration,
         scenario.bucket,

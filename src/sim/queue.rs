@@ -8,7 +8,7 @@
 
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
-use crate::traffic::Arrival;
+use crate::traffic::{Arrival, ClientId};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
@@ -18,8 +18,13 @@ use std::collections::BinaryHeap;
 pub enum EventKind {
     /// The next request of source `source` arrives.
     Arrival { source: u16 },
-    /// A delayed request of `key` (from `source`) leaves the shaper's queue for the backend.
-    Release { key: KeyId, source: u16 },
+    /// A delayed request of `key` (its client `client`, from `source`) leaves the shaper's
+    /// queue for the backend.
+    Release {
+        key: KeyId,
+        client: ClientId,
+        source: u16,
+    },
     /// A client retries a rejected request, kept in slot `slot` until it is taken
     /// ([`EventQueue::take_retry`]).
     Retry { slot: u32 },
@@ -147,14 +152,23 @@ impl EventQueue {
         self.pop()
     }
 
-    /// Schedules the release of a delayed request of `key` (`time` may equal the current time).
+    /// Schedules the release of a delayed request of `key` and `client` (`time` may equal the
+    /// current time).
     pub fn schedule_release(
         &mut self,
         time: Nanos,
         key: KeyId,
+        client: ClientId,
         source: u16,
     ) -> Result<(), ScheduledInThePast> {
-        self.schedule(time, EventKind::Release { key, source })
+        self.schedule(
+            time,
+            EventKind::Release {
+                key,
+                client,
+                source,
+            },
+        )
     }
 
     /// Schedules a retry of `arrival` at its time, `previous_sleep` being its client's last
@@ -255,16 +269,24 @@ mod tests {
         let mut q = EventQueue::default();
         q.push_arrival(10, 2).unwrap();
         q.push_arrival(10, 0).unwrap();
-        q.schedule_release(10, 7, 1).unwrap();
-        q.schedule_release(10, 8, 1).unwrap();
+        q.schedule_release(10, 7, 7, 1).unwrap();
+        q.schedule_release(10, 8, 8, 1).unwrap();
         q.push_arrival(5, 1).unwrap();
         let kinds: Vec<EventKind> = std::iter::from_fn(|| q.pop()).map(|e| e.kind).collect();
         assert_eq!(
             kinds,
             [
                 EventKind::Arrival { source: 1 },
-                EventKind::Release { key: 7, source: 1 },
-                EventKind::Release { key: 8, source: 1 },
+                EventKind::Release {
+                    key: 7,
+                    client: 7,
+                    source: 1
+                },
+                EventKind::Release {
+                    key: 8,
+                    client: 8,
+                    source: 1
+                },
                 EventKind::Arrival { source: 0 },
                 EventKind::Arrival { source: 2 },
             ]
@@ -305,10 +327,10 @@ mod tests {
         q.push_arrival(10, 0).unwrap();
         q.pop();
         assert_eq!(
-            q.schedule_release(9, 0, 0),
+            q.schedule_release(9, 0, 0, 0),
             Err(ScheduledInThePast { at: 9, now: 10 })
         );
-        assert!(q.schedule_release(10, 0, 0).is_ok());
+        assert!(q.schedule_release(10, 0, 0, 0).is_ok());
         let past = Arrival::new(9, 0, 0, 0);
         assert_eq!(
             q.schedule_retry(past, 0),
@@ -434,7 +456,7 @@ mod tests {
                 let ours = event.map(|e| {
                     let what = match e.kind {
                         EventKind::Arrival { source } => Full::Arrival { source },
-                        EventKind::Release { key, source } => Full::Release { key, source },
+                        EventKind::Release { key, source, .. } => Full::Release { key, source },
                         EventKind::Retry { slot } => {
                             let (arrival, sleep) = q.take_retry(slot);
                             Full::Retry { arrival, sleep }
@@ -464,7 +486,7 @@ mod tests {
                         self.queue_reference(now + d, 1, source as u64, Full::Arrival { source });
                     }
                     Op::Release(d, key, source) => {
-                        self.q.schedule_release(now + d, key, source).unwrap();
+                        self.q.schedule_release(now + d, key, key, source).unwrap();
                         self.queue_reference(now + d, 0, self.seq, Full::Release { key, source });
                         self.seq += 1;
                     }

@@ -5,6 +5,7 @@ use super::deployment::Deployment;
 use super::stack::Stack;
 use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
 use crate::error::{Location, Result};
+use crate::metrics::Intent;
 use crate::policy::Policy;
 use crate::scenario::expect::Expectation;
 use crate::scenario::goals::Goal;
@@ -31,6 +32,9 @@ pub struct Scenario {
     /// library aligns windows to the wall clock read it (see docs/scenario-format.md).
     pub start: Nanos,
     pub policy: Policy,
+    /// What each real client is entitled to: every contender's per-client figures are
+    /// judged against it (`[intent]`, else the policy's limit, window and burst per client).
+    pub intent: Intent,
     pub algorithms: Vec<Contender>,
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.

@@ -208,7 +208,7 @@ impl Ctx<'_> {
         Ok(Method::mask(&methods))
     }
 
-    fn tier_list(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<Vec<String>> {
+    pub(super) fn tier_list(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<Vec<String>> {
         if list.get_ref().is_empty() {
             return Err(self.err(list.span(), field, "must list at least one tier"));
         }

@@ -10,6 +10,7 @@ pub(crate) mod ctx;
 mod deployment;
 mod expect;
 mod identity;
+mod intent;
 mod policy;
 mod population;
 mod process;

@@ -36,6 +36,9 @@ impl Ctx<'_> {
         let seed = found.ok(self.seed(&raw));
         let duration = found.ok(self.duration(&raw.duration, "duration", true));
         let policy = self.policy(&raw, &mut found);
+        let intent = policy
+            .as_ref()
+            .and_then(|p| self.intent(&raw, p, &mut found));
         let algorithms = policy
             .as_ref()
             .and_then(|p| found.ok(self.algorithms(&raw, p)));
@@ -75,8 +78,10 @@ impl Ctx<'_> {
             Some(start),
             Some(reactions),
             Some(alerts),
+            Some(intent),
         ) = (
             name, seed, duration, policy, algorithms, bucket, traffic, start, reactions, alerts,
+            intent,
         )
         else {
             // Expectations name the scenario's contenders, sources and metrics: with a part
@@ -98,6 +103,7 @@ impl Ctx<'_> {
             duration,
             start,
             policy,
+            intent,
             algorithms,
             traffic,
             bucket,

@@ -1,0 +1,293 @@
+//! The stated intent every contender is judged against: what each real client (a user, else
+//! the client named like its key) is entitled to, whatever key a contender counts on.
+//!
+//! A scenario states it in `[intent]` (docs/scenario-format.md); without one it is the
+//! `[policy]`'s limit, window and burst per real client. Tiers may carry their own entitlement.
+//! An entitlement's ceiling in any rolling window `(t−W, t]` is `max(limit, burst)`: a burst
+//! the intent grants is not a violation.
+
+use crate::policy::Policy;
+use crate::time::Nanos;
+use serde::Serialize;
+
+/// What one client may have admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Entitlement {
+    pub limit: u64,
+    #[serde(rename = "window_ns")]
+    pub window: Nanos,
+    pub burst: u64,
+}
+
+impl Entitlement {
+    /// The most admissions the entitlement allows in one rolling window.
+    pub fn ceiling(&self) -> u64 {
+        self.limit.max(self.burst)
+    }
+
+    fn bound(&self) -> Bound {
+        Bound {
+            ceiling: self.ceiling(),
+            window: self.window,
+        }
+    }
+
+    fn text(&self) -> String {
+        let mut s = format!(
+            "{} per {}",
+            self.limit,
+            crate::time::format_duration(self.window)
+        );
+        if self.burst > self.limit {
+            s.push_str(&format!(" burst {}", self.burst));
+        }
+        s
+    }
+}
+
+/// Whom the intent judges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Per {
+    /// Each real client (the default).
+    Client,
+    /// Each key of the policy (as written, e.g. `ip`): the figures judge keys, as before
+    /// intents existed.
+    Key(String),
+}
+
+/// The entitlement of some tiers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct TierEntitlement {
+    pub tiers: Vec<String>,
+    pub limit: u64,
+    pub window_ns: Nanos,
+    pub burst: u64,
+}
+
+impl TierEntitlement {
+    pub fn entitlement(&self) -> Entitlement {
+        Entitlement {
+            limit: self.limit,
+            window: self.window_ns,
+            burst: self.burst,
+        }
+    }
+}
+
+/// The validated intent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Intent {
+    pub base: Entitlement,
+    pub per: Per,
+    pub per_tier: Vec<TierEntitlement>,
+}
+
+/// `intent` in `summary.json`: the yardstick of every per-client figure.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct IntentReport {
+    pub limit: u64,
+    pub window_ns: Nanos,
+    pub burst: u64,
+    /// `client`, or the policy key the figures judge instead.
+    pub per: String,
+    pub per_tier: Vec<TierEntitlement>,
+    /// One line: "10 per 1m per client; pro 1000 per 1m".
+    pub text: String,
+}
+
+impl Intent {
+    /// The default intent: the policy's limit, window and burst per real client.
+    pub fn of_policy(policy: &Policy) -> Intent {
+        Intent {
+            base: Entitlement {
+                limit: policy.limit,
+                window: policy.window,
+                burst: policy.burst,
+            },
+            per: Per::Client,
+            per_tier: Vec::new(),
+        }
+    }
+
+    /// Whether each real client is judged (not each policy key).
+    pub fn per_client(&self) -> bool {
+        self.per == Per::Client
+    }
+
+    /// The intent in one line, as figures are labelled with it.
+    pub fn text(&self) -> String {
+        let per = match &self.per {
+            Per::Client => "client".to_string(),
+            Per::Key(k) => format!("key {k}"),
+        };
+        let mut s = format!("{} per {per}", self.base.text());
+        for t in &self.per_tier {
+            s.push_str(&format!(
+                "; {} {}",
+                t.tiers.join("+"),
+                t.entitlement().text()
+            ));
+        }
+        s
+    }
+
+    pub fn report(&self) -> IntentReport {
+        IntentReport {
+            limit: self.base.limit,
+            window_ns: self.base.window,
+            burst: self.base.burst,
+            per: match &self.per {
+                Per::Client => "client".to_string(),
+                Per::Key(k) => k.clone(),
+            },
+            per_tier: self.per_tier.clone(),
+            text: self.text(),
+        }
+    }
+
+    /// The entitlement of a client of tier `tier` (`None` or an unknown tier: the base).
+    pub fn of_tier(&self, tier: Option<&str>) -> Entitlement {
+        tier.and_then(|tier| {
+            self.per_tier
+                .iter()
+                .find(|t| t.tiers.iter().any(|x| x == tier))
+        })
+        .map_or(self.base, TierEntitlement::entitlement)
+    }
+}
+
+/// One judged id's ceiling and window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Bound {
+    pub ceiling: u64,
+    pub window: Nanos,
+}
+
+/// Every judged id's [`Bound`]: one for all, or one per id (a client's tier, resolved once
+/// per client before the run, not per request).
+#[derive(Debug, Clone)]
+pub(super) struct Bounds {
+    base: Bound,
+    /// The longest window of any bound: rejections are judged this long after them.
+    longest: Nanos,
+    /// Per id, an index in `tiers` plus one (0: the base); empty when every id has the base.
+    of_id: Vec<u8>,
+    tiers: Vec<Bound>,
+}
+
+impl Bounds {
+    pub fn uniform(ceiling: u64, window: Nanos) -> Bounds {
+        Bounds {
+            base: Bound { ceiling, window },
+            longest: window,
+            of_id: Vec::new(),
+            tiers: Vec::new(),
+        }
+    }
+
+    /// Each id's bound under `intent`, its tier given by `tier_of(id)` for ids `0..ids`.
+    pub fn of_intent<'a>(
+        intent: &Intent,
+        ids: usize,
+        tier_of: impl Fn(usize) -> Option<&'a str>,
+    ) -> Bounds {
+        let tiers: Vec<Bound> = intent
+            .per_tier
+            .iter()
+            .map(|t| t.entitlement().bound())
+            .collect();
+        let of_id = if tiers.is_empty() {
+            Vec::new()
+        } else {
+            (0..ids)
+                .map(|i| {
+                    tier_of(i)
+                        .and_then(|tier| {
+                            intent
+                                .per_tier
+                                .iter()
+                                .position(|t| t.tiers.iter().any(|x| x == tier))
+                        })
+                        .map_or(0, |p| (p + 1) as u8)
+                })
+                .collect()
+        };
+        let longest = tiers
+            .iter()
+            .map(|b| b.window)
+            .fold(intent.base.window, Nanos::max);
+        Bounds {
+            base: intent.base.bound(),
+            longest,
+            of_id,
+            tiers,
+        }
+    }
+
+    /// The bound of `id`.
+    #[inline]
+    pub fn of(&self, id: u32) -> Bound {
+        if self.of_id.is_empty() {
+            return self.base;
+        }
+        match self.of_id.get(id as usize) {
+            Some(&t) if t > 0 => self.tiers[t as usize - 1],
+            _ => self.base,
+        }
+    }
+
+    /// The bound of an id without a tier of its own.
+    pub fn base(&self) -> Bound {
+        self.base
+    }
+
+    /// The longest window of any id.
+    #[inline]
+    pub fn longest(&self) -> Nanos {
+        self.longest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn intent() -> Intent {
+        Intent {
+            base: Entitlement {
+                limit: 10,
+                window: 60_000_000_000,
+                burst: 10,
+            },
+            per: Per::Client,
+            per_tier: vec![TierEntitlement {
+                tiers: vec!["pro".into()],
+                limit: 1000,
+                window_ns: 60_000_000_000,
+                burst: 2000,
+            }],
+        }
+    }
+
+    #[test]
+    fn text_names_the_base_and_each_tier() {
+        assert_eq!(
+            intent().text(),
+            "10 per 1m per client; pro 1000 per 1m burst 2000"
+        );
+    }
+
+    #[test]
+    fn a_tier_gets_its_own_bound_and_an_unknown_one_the_base() {
+        let tiers = [Some("pro"), None, Some("gold")];
+        let b = Bounds::of_intent(&intent(), 3, |i| tiers[i]);
+        assert_eq!(b.of(0).ceiling, 2000);
+        assert_eq!(b.of(1).ceiling, 10);
+        assert_eq!(b.of(2).ceiling, 10);
+        assert_eq!(
+            b.of(99).ceiling,
+            10,
+            "an id seen after the run started: the base"
+        );
+    }
+}

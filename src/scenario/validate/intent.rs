@@ -1,0 +1,120 @@
+//! `[intent]`: what each real client is entitled to, the yardstick of every contender's
+//! per-client figures (`metrics::intent`). Absent, it is the policy's limit, window and burst
+//! per real client.
+
+use super::ctx::{Ctx, Found};
+use crate::error::Result;
+use crate::metrics::{Entitlement, Intent, Per, TierEntitlement};
+use crate::policy::Policy;
+use crate::scenario::raw::{RawIntent, RawKey, RawScenario, S};
+
+impl Ctx<'_> {
+    /// `[intent]`, each field checked even when another is refused.
+    pub(super) fn intent(
+        &self,
+        raw: &RawScenario,
+        policy: &Policy,
+        found: &mut Found,
+    ) -> Option<Intent> {
+        let Some(table) = &raw.intent else {
+            return Some(Intent::of_policy(policy));
+        };
+        let i = table.get_ref();
+        let limit = match &i.limit {
+            Some(l) => found.ok(self.count(l, "intent.limit", u32::MAX as u64)),
+            None => Some(policy.limit),
+        };
+        let window = match &i.window {
+            Some(w) => found.ok(self.duration(w, "intent.window", true)),
+            None => Some(policy.window),
+        };
+        let burst = match (&i.burst, limit) {
+            (Some(b), _) => found.ok(self.count(b, "intent.burst", u32::MAX as u64)),
+            // The policy's burst goes with the policy's limit; a limit of its own has none.
+            (None, l) if i.limit.is_none() => l.map(|_| policy.burst),
+            (None, l) => l,
+        };
+        let per = match &i.per {
+            None => Some(Per::Client),
+            Some(k) => found.ok(self.per(k, policy)),
+        };
+        let base = Entitlement {
+            limit: limit?,
+            window: window?,
+            burst: burst?,
+        };
+        let per_tier = found.ok(self.intent_tiers(i, base))?;
+        Some(Intent {
+            base,
+            per: per?,
+            per_tier,
+        })
+    }
+
+    /// `per`: `"client"`, or the policy's key (the figures then judge keys, as before).
+    fn per(&self, k: &S<RawKey>, policy: &Policy) -> Result<Per> {
+        if let RawKey::One(s) = k.get_ref()
+            && s == "client"
+        {
+            return Ok(Per::Client);
+        }
+        let spec = self.key_spec(k, "intent.per")?;
+        if spec != policy.key {
+            return Err(self.err(
+                k.span(),
+                "intent.per",
+                format!(
+                    "must be \"client\" or the policy's key (`{}`): figures judge real clients, \
+                     or the keys the policy counts on",
+                    policy.key.describe("+")
+                ),
+            ));
+        }
+        Ok(Per::Key(spec.describe("+")))
+    }
+
+    /// `per_tier`: each entry's tiers (none twice) and entitlement (window and burst default
+    /// to the base's window and to its own limit).
+    fn intent_tiers(&self, i: &RawIntent, base: Entitlement) -> Result<Vec<TierEntitlement>> {
+        let mut claimed: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for (k, t) in i.per_tier.iter().enumerate() {
+            let t = t.get_ref();
+            let tf = format!("intent.per_tier[{k}]");
+            let list = self.tier_list(&t.tiers, &format!("{tf}.tiers"))?;
+            for (m, tier) in list.iter().enumerate() {
+                if claimed.contains(tier) {
+                    return Err(self.err(
+                        t.tiers.get_ref()[m].span(),
+                        &format!("{tf}.tiers[{m}]"),
+                        format!("tier `{tier}` is already in an earlier per_tier entry"),
+                    ));
+                }
+            }
+            claimed.extend(list.iter().cloned());
+            let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
+            let window_ns = match &t.window {
+                Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
+                None => base.window,
+            };
+            let burst = match &t.burst {
+                Some(b) => self.count(b, &format!("{tf}.burst"), u32::MAX as u64)?,
+                None => limit,
+            };
+            out.push(TierEntitlement {
+                tiers: list,
+                limit,
+                window_ns,
+                burst,
+            });
+        }
+        if out.len() > u8::MAX as usize - 1 {
+            return Err(self.err(
+                i.per_tier[0].span(),
+                "intent.per_tier",
+                format!("at most {} entries", u8::MAX - 1),
+            ));
+        }
+        Ok(out)
+    }
+}
