@@ -31,6 +31,15 @@ impl Identity {
         }
     }
 
+    /// The real client's name: its user, else its device (API key), else its address (the
+    /// client's own, not one it forges); what the intent judges (`metrics::intent`).
+    pub fn client(&self) -> &str {
+        [&self.user, &self.api_key, &self.ip]
+            .into_iter()
+            .find(|n| !n.is_empty())
+            .map_or("", |n| n.as_str())
+    }
+
     /// The user, if the server knows it.
     pub fn signed_in_user(&self) -> Option<&str> {
         self.signed_in.then_some(self.user.as_str())

@@ -239,7 +239,7 @@ impl KeySpace {
             KeySpec::write_field(field, who, value_of(field), out)
         });
         let key_end = staged.text.len();
-        let user = identity.user.as_str();
+        let user = identity.client();
         let same_user = user == &staged.text[start..];
         if !same_user {
             staged.text.push_str(user);
@@ -323,8 +323,10 @@ impl KeySpace {
 
     /// A synthetic client's key and client (its user): what [`KeySpace::intern_identity`] and
     /// [`KeySpace::intern_client`] give, in one lookup of the text when they are the same.
+    /// The client is the real one: its user, else its device (API key), else its address.
     pub fn intern_identity_client(&mut self, spec: &KeySpec, identity: &Identity) -> Client {
-        let (key, id) = self.intern_identity_as(spec, identity, ClientOf::User(&identity.user));
+        let name = identity.client();
+        let (key, id) = self.intern_identity_as(spec, identity, ClientOf::User(name));
         Client { key, id }
     }
 
@@ -515,7 +517,8 @@ mod tests {
                         };
                         let got = keys.intern_identity_client(&spec, &identity);
                         let key = want_keys.id(&text(ip, user));
-                        prop_assert_eq!((got.key, got.id), (key, want_clients.id(user)));
+                        let client = identity.client();
+                        prop_assert_eq!((got.key, got.id), (key, want_clients.id(client)));
                     }
                     Op::Record { ip, user } => {
                         let value_of = |f| match f {
