@@ -121,3 +121,108 @@ impl Parts<TimeLog> for [JudgedEntry] {
         crate::prefetch::prefetch(self, id as usize);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::harm::{LEGIT, SHARED};
+    use super::*;
+    use proptest::prelude::*;
+
+    const W: Nanos = 10;
+
+    fn judged(ceilings: &[u64]) -> Judged {
+        use super::super::intent::{Entitlement, Intent, Per, TierEntitlement};
+        let intent = Intent {
+            base: Entitlement {
+                limit: ceilings[0],
+                window: W,
+                burst: ceilings[0],
+            },
+            per: Per::Client,
+            per_tier: ceilings[1..]
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| TierEntitlement {
+                    tiers: vec![format!("t{i}")],
+                    limit: c,
+                    window_ns: W,
+                    burst: c,
+                })
+                .collect(),
+        };
+        // Client i has tier t(i − 1): client 0 the base.
+        let names: Vec<String> = (0..ceilings.len()).map(|i| format!("t{i}")).collect();
+        let tier = |i: usize| (i > 0 && i < ceilings.len()).then(|| names[i - 1].as_str());
+        Judged::new(Bounds::of_intent(&intent, ceilings.len(), tier), 4)
+    }
+
+    proptest! {
+        /// An exact per-client limiter of the intent (each client its own ceiling) is never
+        /// wrong, never over, and never refuses needlessly, whatever keys the requests carry.
+        #[test]
+        fn the_exact_per_client_limiter_is_judged_perfect(
+            ceilings in proptest::collection::vec(1u64..4, 1..4),
+            events in proptest::collection::vec((0u64..4, 0u32..4, any::<bool>()), 1..150),
+        ) {
+            let mut j = judged(&ceilings);
+            let mut logs: Vec<Vec<Nanos>> = vec![Vec::new(); 4];
+            let mut t = 0;
+            for (gap, client, shared) in events {
+                t += gap;
+                let ceiling = ceilings.get(client as usize).filter(|_| client > 0).copied()
+                    .unwrap_or(ceilings[0]);
+                let log = &mut logs[client as usize];
+                log.retain(|&a| a + W > t);
+                let admit = (log.len() as u64) < ceiling;
+                if admit {
+                    log.push(t);
+                }
+                let outcome = if admit { Outcome::Allow } else { Outcome::Reject { retry_after: 1 } };
+                let flags = LEGIT | if shared { SHARED } else { 0 };
+                j.on_decision(&Arrival::new(t, client % 2, client, 0), outcome, flags);
+            }
+            let (accuracy, bursts) = j.finish();
+            prop_assert_eq!((accuracy.wrongly_allowed, accuracy.wrongly_rejected), (0, 0));
+            prop_assert_eq!(bursts.policy_violations, 0);
+            prop_assert_eq!(bursts.needless_rejections, 0);
+            prop_assert!(bursts.max_window_admitted <= bursts.worst_ceiling);
+        }
+
+        /// Whatever is decided: needless ≤ rejected, collateral ≤ needless of legit clients,
+        /// clients hurt ≤ legit clients refused, and the sources' figures add up to the totals.
+        #[test]
+        fn harm_is_bounded_by_the_refusals(
+            ceilings in proptest::collection::vec(1u64..4, 1..4),
+            events in proptest::collection::vec(
+                (0u64..4, 0u32..4, any::<bool>(), any::<bool>(), any::<bool>(), 0u16..2),
+                1..150,
+            ),
+        ) {
+            let mut j = judged(&ceilings);
+            let (mut rejected, mut refused_legit) = (0u64, std::collections::BTreeSet::new());
+            let mut t = 0;
+            for (gap, client, admit, legit, shared, source) in events {
+                t += gap;
+                let outcome = if admit { Outcome::Allow } else { Outcome::Reject { retry_after: 1 } };
+                if !admit {
+                    rejected += 1;
+                    if legit {
+                        refused_legit.insert(client);
+                    }
+                }
+                let flags = if legit { LEGIT } else { 0 } | if shared { SHARED } else { 0 };
+                j.on_decision(&Arrival::new(t, 0, client, source), outcome, flags);
+            }
+            let (_, b) = j.finish();
+            let h = &b.harm;
+            prop_assert!(b.needless_rejections <= rejected);
+            prop_assert!(h.collateral <= b.needless_rejections);
+            prop_assert!(h.collateral_clients as usize <= refused_legit.len());
+            let sum = |f: fn(&super::super::harm::SourceHarm) -> u64| h.by_source.iter().map(f).sum::<u64>();
+            prop_assert_eq!(sum(|s| s.needless_rejections), b.needless_rejections);
+            prop_assert_eq!(sum(|s| s.collateral_rejections), h.collateral);
+            prop_assert_eq!(sum(|s| s.policy_violations), b.policy_violations);
+            prop_assert!(sum(|s| s.clients_hurt) as usize <= refused_legit.len());
+        }
+    }
+}

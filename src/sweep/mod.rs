@@ -37,7 +37,8 @@ use std::path::Path;
 /// Whether contender `j` runs exactly the same in `a` as in `b`: the same limiter once the
 /// parameters it ignores are set aside (the burst of an algorithm without one; the policy's
 /// figures a profile did not take), and the same everything else (traffic, duration, seed,
-/// deployment). The policy's own burst only sets the reference the figures compare against.
+/// deployment). The policy's own burst only sets the reference the figures compare against
+/// (the intent's ceiling, when it exceeds the limit).
 fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
     fn limiter(spec: &crate::scenario::Contender) -> crate::scenario::Contender {
         let mut spec = spec.clone();
@@ -67,6 +68,8 @@ fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
         let mut s = s.clone();
         s.algorithms = vec![limiter(&s.algorithms[j])];
         s.policy.burst = 0;
+        // The intent's burst matters only where it raises its ceiling (metrics::intent).
+        s.intent.base.burst = s.intent.base.ceiling();
         s
     };
     a.algorithms.len() == b.algorithms.len() && alone(a) == alone(b)

@@ -44,6 +44,15 @@ impl Ctx<'_> {
             burst: burst?,
         };
         let per_tier = found.ok(self.intent_tiers(i, base))?;
+        if let (Some(Per::Key(_)), Some(first)) = (&per, i.per_tier.first()) {
+            // A key has no tier: its clients may have several.
+            found.ok::<()>(Err(self.err(
+                first.span(),
+                "intent.per_tier",
+                "tiers entitle real clients: needs `per = \"client\"`",
+            )));
+            return None;
+        }
         Some(Intent {
             base,
             per: per?,

@@ -92,11 +92,7 @@ impl Ctx<'_> {
         starting_at(&mut algorithms, start);
         let mut scenario = Scenario {
             name,
-            description: raw
-                .description
-                .as_ref()
-                .map(|d| d.get_ref().trim().to_string())
-                .unwrap_or_default(),
+            description: description(&raw),
             introduction: leading_comment(self.text),
             path: self.path.to_path_buf(),
             seed,
@@ -496,4 +492,12 @@ fn leading_comment(text: &str) -> String {
         out.push('\n');
     }
     out.trim().to_string()
+}
+
+/// The trimmed `description` (empty without one).
+fn description(raw: &RawScenario) -> String {
+    raw.description
+        .as_ref()
+        .map(|d| d.get_ref().trim().to_string())
+        .unwrap_or_default()
 }

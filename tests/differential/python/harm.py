@@ -9,7 +9,7 @@ policy_violations, needless_rejections, wrongly_allowed, wrongly_rejected, clien
 per source the violations, needless and collateral rejections and clients hurt; collateral
 rejections and clients wherever the log's key is the key that decided (the short form, or a
 contender whose rules all key like the policy). Prints one line per contender and exits 1 on
-the first figure that differs from summary.json.
+the end if any figure differs from summary.json.
 """
 
 import bisect
@@ -181,13 +181,14 @@ def main(scenario_path, decisions_path, summary_path):
     def bound_of(client):
         return tiers.get(tier.get(client), base)
 
-    roles = {s["name"]: s.get("role", "legit") for s in scenario.get("traffic", [])}
     rows = defaultdict(list)
     with open(decisions_path, newline="") as f:
         for r in csv.DictReader(f):
             rows[r["algorithm"]].append(r)
     with open(summary_path) as f:
         summary = json.load(f)
+    # A source's role as the run resolved it (a kind may default it), not what is judged here.
+    roles = {s["name"]: s["role"] for s in summary["scenario"]["sources"]}
     failed = False
     for a in summary["algorithms"]:
         name = a["algorithm"]
