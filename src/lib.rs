@@ -57,6 +57,7 @@ pub mod observe;
 pub mod policy;
 pub mod report;
 pub mod scenario;
+pub mod replicate;
 pub mod sim;
 pub mod store;
 pub mod sweep;

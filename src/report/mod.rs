@@ -10,7 +10,7 @@ pub(crate) mod deployments;
 #[doc(hidden)]
 pub mod document;
 mod files;
-mod manifest;
+pub(crate) mod manifest;
 mod observed;
 mod provenance;
 pub(crate) mod ranking;

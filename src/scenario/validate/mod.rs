@@ -13,5 +13,6 @@ mod identity;
 mod policy;
 mod population;
 mod process;
+mod replicates;
 mod scenario;
 mod traffic;
