@@ -137,7 +137,12 @@ mod tests {
         assert_eq!(s, EXPECTED_SEEDS_OF_3);
     }
 
-    const EXPECTED_SEEDS_OF_3: [u64; 4] = [3, 0, 0, 0];
+    const EXPECTED_SEEDS_OF_3: [u64; 4] = [
+        3,
+        9_346_681_716_861_013_515,
+        4_187_922_516_718_361_880,
+        12_345_074_826_223_311_006,
+    ];
 
     #[test]
     fn most_chosen_breaks_ties_by_order() {

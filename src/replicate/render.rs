@@ -64,8 +64,9 @@ fn estimate<'a>(c: &'a ContenderFigures, figure: &str) -> Option<&'a Estimate> {
 /// stability and the warnings.
 pub fn terminal(r: &Replicates) -> String {
     let mut out = format!(
-        "\nAcross {} seeds (replicate 1 is seed {}; mean ±half of the 95% interval):\n",
-        r.replicates, r.seed
+        "\nAcross {} (replicate 1 is seed {}; mean ±half of the 95% interval):\n",
+        if r.replicates == 1 { "1 seed".to_string() } else { format!("{} seeds", r.replicates) },
+        r.seed
     );
     let width = r.contenders.iter().map(|c| c.name.len()).max().unwrap_or(0).max(9);
     let mut header = format!("  {:<width$}  {:>7}", "contender", "first");

@@ -125,6 +125,12 @@ pub fn resonance(scenario: &Scenario) -> Vec<String> {
                 continue;
             }
             let gap = format_duration(period.round() as Nanos);
+            let every = users.len() == scenario.algorithms.len() + 1;
+            let users = if every {
+                "the policy and every contender".to_string()
+            } else {
+                users.join(", ")
+            };
             let what = if k == 1.0 {
                 "one period".to_string()
             } else {
@@ -133,9 +139,57 @@ pub fn resonance(scenario: &Scenario) -> Vec<String> {
             out.push(format!(
                 "source {source} {verb} {gap} per client, and the {} window of {} is {what}: a perfectly periodic client reclaims its own expiring slots, so the figures depend on that alignment; {advice}",
                 format_duration(window),
-                users.join(", "),
+                users,
             ));
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(window: &str, traffic: &str) -> Scenario {
+        let text = format!(
+            "name = \"r\"\nduration = \"5m\"\nalgorithms = [\"fixed_window\"]\n\
+             [policy]\nlimit = 10\nwindow = \"{window}\"\n[[traffic]]\nname = \"s\"\n{traffic}\n"
+        );
+        Scenario::parse(&text, Path::new("r.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_period_that_divides_the_window_resonates() {
+        let constant = "kind = \"constant\"\nrate = \"60/min\"";
+        let w = resonance(&scenario("1m", constant));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("source s sends exactly every 1s per client, and the 1m window of the policy and every contender is 60 of its periods"),
+            "{}",
+            w[0]
+        );
+        // 60.01 s is within 2% of a period of 60 periods; 60.5 s is half a period off.
+        assert_eq!(resonance(&scenario("60010ms", constant)).len(), 1);
+        assert!(resonance(&scenario("60500ms", constant)).is_empty());
+        // A window shorter than a period holds no whole period.
+        assert!(resonance(&scenario("400ms", constant)).is_empty());
+        // Bursts every 30 s against 1 min: two periods.
+        let bursts = "kind = \"bursts\"\ncount = 5\nevery = \"30s\"";
+        let w = resonance(&scenario("1m", bursts));
+        assert!(w[0].contains("is 2 of its periods"), "{w:?}");
+    }
+
+    #[test]
+    fn random_or_jittered_timing_does_not_resonate() {
+        let poisson = "kind = \"poisson\"\nrate = \"60/min\"";
+        assert!(resonance(&scenario("1m", poisson)).is_empty());
+        let jittered = "kind = \"constant\"\nrate = \"60/min\"\njitter = \"5%\"";
+        assert!(resonance(&scenario("1m", jittered)).is_empty());
+        let nat = Scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nat.toml"))
+            .unwrap();
+        let w = resonance(&nat);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("source scraper sends exactly every 1s"), "{w:?}");
+    }
 }
