@@ -111,6 +111,11 @@ impl Outcome {
         out
     }
 
+    /// The report's section (report.md and report.html).
+    pub fn blocks(&self) -> Vec<crate::report::document::Block> {
+        render::blocks(&self.replicates, self.sensitivity.as_ref())
+    }
+
     /// The files it writes into `--out`, by name.
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let mut files = vec![

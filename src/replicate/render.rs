@@ -34,7 +34,11 @@ fn short(figure: &str, e: Option<&Estimate>) -> String {
     match e {
         None => "n/a".into(),
         Some(e) => match e.high {
-            Some(high) => format!("{} ±{}", value(figure, e.mean), value(figure, high - e.mean)),
+            Some(high) => format!(
+                "{} ±{}",
+                value(figure, e.mean),
+                value(figure, high - e.mean)
+            ),
             None => value(figure, e.mean),
         },
     }
@@ -65,10 +69,20 @@ fn estimate<'a>(c: &'a ContenderFigures, figure: &str) -> Option<&'a Estimate> {
 pub fn terminal(r: &Replicates) -> String {
     let mut out = format!(
         "\nAcross {} (replicate 1 is seed {}; mean ±half of the 95% interval):\n",
-        if r.replicates == 1 { "1 seed".to_string() } else { format!("{} seeds", r.replicates) },
+        if r.replicates == 1 {
+            "1 seed".to_string()
+        } else {
+            format!("{} seeds", r.replicates)
+        },
         r.seed
     );
-    let width = r.contenders.iter().map(|c| c.name.len()).max().unwrap_or(0).max(9);
+    let width = r
+        .contenders
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     let mut header = format!("  {:<width$}  {:>7}", "contender", "first");
     for (_, label) in SHOWN {
         header.push_str(&format!("  {label:>20}"));
@@ -157,7 +171,10 @@ pub fn blocks(r: &Replicates, s: Option<&Sensitivity>) -> Vec<Block> {
         .by_first()
         .iter()
         .map(|c| {
-            let mut row = vec![c.name.clone(), format!("{} of {}", c.ranked_first, r.replicates)];
+            let mut row = vec![
+                c.name.clone(),
+                format!("{} of {}", c.ranked_first, r.replicates),
+            ];
             row.extend(super::HEADLINE.iter().map(|f| long(f, estimate(c, f))));
             row
         })
@@ -179,7 +196,11 @@ pub fn blocks(r: &Replicates, s: Option<&Sensitivity>) -> Vec<Block> {
                     t.recommended,
                     t.chosen,
                     t.of,
-                    if t.flips { ": flips the recommendation" } else { "" }
+                    if t.flips {
+                        ": flips the recommendation"
+                    } else {
+                        ""
+                    }
                 )
             })
             .collect();

@@ -63,9 +63,7 @@ fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
                 }
             }
             None if c.profile().is_none() => {
-                out.entry(c.params.window)
-                    .or_default()
-                    .push(c.name.clone());
+                out.entry(c.params.window).or_default().push(c.name.clone());
             }
             None => {}
         }
@@ -115,7 +113,9 @@ pub fn resonance(scenario: &Scenario) -> Vec<String> {
             ),
             Periodic::Bursts => (
                 "bursts exactly every",
-                format!("compare with an every that does not divide the window (--set traffic.{source}.every=...)"),
+                format!(
+                    "compare with an every that does not divide the window (--set traffic.{source}.every=...)"
+                ),
             ),
         };
         for (&window, users) in &windows {
@@ -190,6 +190,9 @@ mod tests {
             .unwrap();
         let w = resonance(&nat);
         assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].starts_with("source scraper sends exactly every 1s"), "{w:?}");
+        assert!(
+            w[0].starts_with("source scraper sends exactly every 1s"),
+            "{w:?}"
+        );
     }
 }

@@ -154,10 +154,13 @@ pub fn write_outputs(
     report: &RunReport,
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
+    more: Vec<document::Block>,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
-    let extra = observed::blocks(observations);
+    let mut extra = observed::blocks(observations);
+    // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
+    extra.extend(more);
     let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // What an earlier run wrote here goes first, so none of it outlives this run.

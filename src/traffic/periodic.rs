@@ -387,7 +387,10 @@ mod tests {
         let jittered = times(50_000, 3);
         assert_eq!(jittered, times(50_000, 3));
         assert_ne!(jittered, times(50_000, 4));
-        assert_eq!(plain, (0..60).map(|k| k * 1_000_000_000).collect::<Vec<_>>());
+        assert_eq!(
+            plain,
+            (0..60).map(|k| k * 1_000_000_000).collect::<Vec<_>>()
+        );
         assert!(jittered.len() >= 59, "{}", jittered.len());
         for (k, t) in jittered.iter().enumerate() {
             let delay = t - k as u64 * 1_000_000_000;

@@ -77,7 +77,10 @@ fn an_unstable_recommendation_is_counted_and_warned() {
     let r = json(&out.join("replicates.json"));
     let s = &r["recommendation"];
     assert_eq!(s["recommended"], "token_bucket");
-    assert_eq!((s["chosen"].as_u64(), s["of"].as_u64()), (Some(5), Some(10)));
+    assert_eq!(
+        (s["chosen"].as_u64(), s["of"].as_u64()),
+        (Some(5), Some(10))
+    );
     assert_eq!(s["stable"], false);
     let by: Vec<&str> = s["by_replicate"]
         .as_array()
@@ -90,10 +93,19 @@ fn an_unstable_recommendation_is_counted_and_warned() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["name"].as_str().unwrap().into(), c["ranked_first"].as_u64().unwrap()))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().into(),
+                c["ranked_first"].as_u64().unwrap(),
+            )
+        })
         .collect();
     for (name, k) in &firsts {
-        assert_eq!(by.iter().filter(|b| *b == name).count() as u64, *k, "{name}");
+        assert_eq!(
+            by.iter().filter(|b| *b == name).count() as u64,
+            *k,
+            "{name}"
+        );
     }
     assert_eq!(
         firsts,
@@ -108,7 +120,10 @@ fn an_unstable_recommendation_is_counted_and_warned() {
         warnings.contains("the recommendation is not stable: token_bucket is recommended in 5 of 10 replicates (50%, under the 80%"),
         "{warnings}"
     );
-    assert!(warnings.contains("sliding_window_log in 3, fixed_window in 2"), "{warnings}");
+    assert!(
+        warnings.contains("sliding_window_log in 3, fixed_window in 2"),
+        "{warnings}"
+    );
 }
 
 /// periodic_scraper.toml is built to flip: timed as Poisson, or at 30/min, its scraper makes
@@ -148,7 +163,11 @@ fn the_sensitivity_pass_names_the_inputs_that_flip() {
 fn nat_warns_of_its_resonant_scraper_and_poisson_traffic_does_not() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("nat");
-    run_on("2", &out, &["scenarios/nat.toml", "--replicates", "1", "--sensitivity"]);
+    run_on(
+        "2",
+        &out,
+        &["scenarios/nat.toml", "--replicates", "1", "--sensitivity"],
+    );
     let warnings = json(&out.join("replicates.json"))["warnings"].clone();
     assert_eq!(warnings.as_array().unwrap().len(), 1, "{warnings}");
     let w = warnings[0].as_str().unwrap();
@@ -161,9 +180,19 @@ fn nat_warns_of_its_resonant_scraper_and_poisson_traffic_does_not() {
     run_on(
         "2",
         &jittered,
-        &["scenarios/nat.toml", "--replicates", "1", "--sensitivity", "--set", "traffic.scraper.jitter=5%"],
+        &[
+            "scenarios/nat.toml",
+            "--replicates",
+            "1",
+            "--sensitivity",
+            "--set",
+            "traffic.scraper.jitter=5%",
+        ],
     );
-    assert_eq!(json(&jittered.join("replicates.json"))["warnings"], serde_json::json!([]));
+    assert_eq!(
+        json(&jittered.join("replicates.json"))["warnings"],
+        serde_json::json!([])
+    );
     let poisson = write(
         dir.path(),
         "poisson.toml",
@@ -178,7 +207,10 @@ fn nat_warns_of_its_resonant_scraper_and_poisson_traffic_does_not() {
         .arg(&poisson)
         .assert()
         .success();
-    assert_eq!(json(&out.join("replicates.json"))["warnings"], serde_json::json!([]));
+    assert_eq!(
+        json(&out.join("replicates.json"))["warnings"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -200,7 +232,10 @@ fn jitter_moves_a_constant_source_deterministically() {
     assert_eq!(scraper(&plain), scraper(&jittered));
     // The users' Poisson traffic is drawn from its own stream: the same with or without.
     let users = |t: &str| -> Vec<String> {
-        t.lines().filter(|l| l.contains(",users,")).map(str::to_string).collect()
+        t.lines()
+            .filter(|l| l.contains(",users,"))
+            .map(str::to_string)
+            .collect()
     };
     assert_eq!(users(&plain), users(&jittered));
 }
@@ -226,11 +261,17 @@ fn bad_replicates_and_uncertain_inputs_are_refused() {
             "periodic.toml:19:14: field `replicates`: must be at least 1, got 0",
         ),
         (
-            base.replace("set = \"traffic.scraper.rate\"", "set = \"traffic.scraper.speed_limit\""),
+            base.replace(
+                "set = \"traffic.scraper.rate\"",
+                "set = \"traffic.scraper.speed_limit\"",
+            ),
             "field `uncertain[1].values[0]`: `traffic.scraper.speed_limit=30/min` does not fit the scenario:",
         ),
         (
-            base.replace("values = [\"30/min\", \"90/min\"]", "values = [\"30/min\", \"fast\"]"),
+            base.replace(
+                "values = [\"30/min\", \"90/min\"]",
+                "values = [\"30/min\", \"fast\"]",
+            ),
             "field `uncertain[1].values[1]`: `traffic.scraper.rate=fast` does not fit the scenario:",
         ),
         (
@@ -242,11 +283,17 @@ fn bad_replicates_and_uncertain_inputs_are_refused() {
             "field `uncertain[0].values`: must list at least one value to try",
         ),
         (
-            base.replace("rate = \"60/min\"\n", "rate = \"60/min\"\njitter = \"80%\"\n"),
+            base.replace(
+                "rate = \"60/min\"\n",
+                "rate = \"60/min\"\njitter = \"80%\"\n",
+            ),
             "field `traffic[1].jitter`: must be a share of the gap between requests, from \"0%\" to \"50%\", got `80%`",
         ),
         (
-            base.replace("rate = \"1.5/min\"\n", "rate = \"1.5/min\"\njitter = \"5%\"\n"),
+            base.replace(
+                "rate = \"1.5/min\"\n",
+                "rate = \"1.5/min\"\njitter = \"5%\"\n",
+            ),
             "field `traffic[0].jitter`: applies only to a source with constant arrivals",
         ),
     ];

@@ -114,8 +114,7 @@ impl Ctx<'_> {
         let Some(j) = &t.jitter else {
             return Ok(0);
         };
-        if !matches!(arrivals, Arrivals::Constant(_))
-            || !matches!(population.rates, RateDist::Same)
+        if !matches!(arrivals, Arrivals::Constant(_)) || !matches!(population.rates, RateDist::Same)
         {
             return Err(self.err(
                 j.span(),
