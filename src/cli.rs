@@ -26,6 +26,7 @@ Examples:
   rlsim run scenarios/nat.toml --set policy.limit=60 --set traffic.scraper.rate=50/min
   rlsim run scenarios/burst.toml --format json --quiet > summary.json
   rlsim run scenarios/burst.toml --decisions - | grep ',reject,'
+  rlsim run scenarios/burst.toml --replicates 5 --out results
 
 Exit status: 0 when the run finished (even if an expectation failed); 1 with --strict when an
 expectation failed (the failures are printed on standard error even under --quiet); 2 for bad
@@ -310,6 +311,17 @@ pub struct RunArgs {
     /// script, and the outputs come from its decisions (docs/redis.md).
     #[arg(long, value_name = "URL")]
     pub store: Option<String>,
+    /// Also run the scenario under N seeds derived from its own (replicate 1 is the seed itself)
+    /// and report each figure's mean and 95% interval and how often each contender is
+    /// recommended; replicates.json and replicates.csv in --out (docs/replicates.md).
+    /// Default: the scenario's `replicates`.
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=crate::replicate::MAX_REPLICATES as i64))]
+    pub replicates: Option<u32>,
+    /// Try each value of the scenario's [[uncertain]] inputs and say which ones change the
+    /// recommendation; sensitivity.json in --out (docs/replicates.md).
+    #[arg(long)]
+    pub sensitivity: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -386,6 +398,8 @@ impl From<RunArgs> for commands::run::RunOptions {
             quiet: a.quiet,
             timing: a.timing,
             store: a.store,
+            replicates: a.replicates,
+            sensitivity: a.sensitivity,
             // Lossy, not `args()`: a path that is not UTF-8 must not panic here.
             command_line: std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())

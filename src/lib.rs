@@ -55,6 +55,7 @@ pub mod error;
 pub mod metrics;
 pub mod observe;
 pub mod policy;
+pub mod replicate;
 pub mod report;
 pub mod scenario;
 pub mod sim;

@@ -29,12 +29,18 @@ pub enum Stream {
     /// A deployment's draws (not per source): index 0 the round-trip times, 1 the random
     /// balancer, 2 the replica deaths of `incr_then_expire` (see `sim::deployment`).
     Deployment,
+    /// The seeds of `rlsim run --replicates` (not per source: index 0), drawn from the
+    /// scenario's seed (see docs/replicates.md). Its numbers must never change: they say which
+    /// seeds a replicate ran.
+    Replicates,
+    /// A constant source's timing jitter (`jitter = "5%"`), per source.
+    Timing,
 }
 
 impl Stream {
     /// Every stream kind (the tests walk them all).
     #[cfg(test)]
-    pub const ALL: [Stream; 7] = [
+    pub const ALL: [Stream; 9] = [
         Stream::Arrivals,
         Stream::Endpoints,
         Stream::Retry,
@@ -42,6 +48,8 @@ impl Stream {
         Stream::Forgery,
         Stream::Methods,
         Stream::Deployment,
+        Stream::Replicates,
+        Stream::Timing,
     ];
 
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
@@ -56,6 +64,8 @@ impl Stream {
             Stream::Forgery => 4,
             Stream::Methods => 5,
             Stream::Deployment => 6,
+            Stream::Replicates => 7,
+            Stream::Timing => 8,
         }
     }
 }
@@ -99,6 +109,8 @@ mod tests {
         assert_eq!(stream_id(Stream::Arrivals, 7), 7);
         assert_eq!(stream_id(Stream::Retry, 7), (1 << 32) + 7);
         assert_eq!(stream_id(Stream::Endpoints, 7), 7 | (2 << 32));
+        assert_eq!(stream_id(Stream::Replicates, 0), 7 << 32);
+        assert_eq!(stream_id(Stream::Timing, 3), (8 << 32) + 3);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::check::{self, output};
 use crate::error::{Error, Result};
 use crate::observe::{self, Observation, Observer};
 use crate::output::{Destination, Kind};
+use crate::replicate::outputs::Plan;
 use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary};
 use crate::scenario::{Contender, Scenario};
 use crate::sim::{self, RunReport};
@@ -35,6 +36,10 @@ pub struct RunOptions {
     pub store: Option<String>,
     /// The command line, as the outputs' provenance records it.
     pub command_line: Vec<String>,
+    /// `--replicates N` (docs/replicates.md).
+    pub replicates: Option<u32>,
+    /// `--sensitivity`.
+    pub sensitivity: bool,
 }
 
 /// Where a run's side outputs go, each checked before anything runs.
@@ -65,6 +70,7 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     }
     let Loaded { text, scenario } = o.input.load()?;
     let targets = targets(o, &scenario)?;
+    let plan = Plan::new(&text, &o.input.set, &scenario, o.replicates, o.sensitivity)?;
     let decisions_on_stdout =
         (targets.decisions.as_ref()).is_some_and(|d| d.kind() == Kind::Stdout);
     let log = targets.decisions.map(DecisionLog::new);
@@ -85,12 +91,17 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     for part in &mut parts {
         part.flush()?;
     }
+    let replicated = plan.map(|p| p.run()).transpose()?;
     if let Some(d) = &metrics {
         d.write_all(&observe::openmetrics(&observations), stdout)?;
     }
     if let Some(out) = &o.out {
         let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
-        report::write_outputs(out, &scenario, &report, &provenance, &observations)?;
+        let more = replicated.as_ref().map(|r| r.blocks()).unwrap_or_default();
+        report::write_outputs(out, &scenario, &report, &provenance, &observations, more)?;
+        if let Some(r) = &replicated {
+            r.write(out)?;
+        }
     }
     if let Some(log) = &log {
         match log.write(parts, stdout) {
@@ -106,6 +117,13 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         decisions_on_stdout,
     };
     let passed = print_results(o, &shown, stdout, stderr)?;
+    if let (Some(r), false) = (&replicated, o.quiet) {
+        // Beside the table: on standard error when standard output is JSON or the log.
+        match o.format {
+            Format::Table if !decisions_on_stdout => print(stdout, r.terminal().as_bytes())?,
+            _ => note(stderr, r.terminal().as_bytes())?,
+        }
+    }
     if !o.quiet {
         let skipped = crate::metrics::skipped_lines(&report.algorithms);
         note(stderr, skipped_lines(&scenario, skipped).as_bytes())?;

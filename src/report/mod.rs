@@ -10,7 +10,7 @@ pub(crate) mod deployments;
 #[doc(hidden)]
 pub mod document;
 mod files;
-mod manifest;
+pub(crate) mod manifest;
 mod observed;
 mod provenance;
 pub(crate) mod ranking;
@@ -157,10 +157,13 @@ pub fn write_outputs(
     report: &RunReport,
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
+    more: Vec<document::Block>,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
-    let extra = observed::blocks(observations);
+    let mut extra = observed::blocks(observations);
+    // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
+    extra.extend(more);
     let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // What an earlier run wrote here goes first, so none of it outlives this run.

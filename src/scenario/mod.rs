@@ -29,6 +29,7 @@ pub use expect::{Expectation, Op, Scope};
 pub use goals::Goal;
 pub use metric_names::metric_names;
 pub use model::alerts;
+pub use model::replicates::{self, ReplicateSpec, Uncertain, UncertainValue};
 pub use model::scenario::{Contender, Scenario, Shape, Single, SweepSpec};
 
 /// `[[contender]]`: whole limiter configurations (the model; validation is in `validate/`).

@@ -55,6 +55,20 @@ pub struct RawScenario {
     /// The sweep `rlsim sweep` runs by default, and what `rlsim check` expects of it.
     #[serde(default)]
     pub sweep: Option<S<RawSweep>>,
+    /// How many seeds `rlsim run` runs without `--replicates` (docs/replicates.md).
+    #[serde(default)]
+    pub replicates: Option<S<i64>>,
+    /// Inputs the scenario is unsure of, tried by `rlsim run --sensitivity`.
+    #[serde(default)]
+    pub uncertain: Vec<S<RawUncertain>>,
+}
+
+/// One `[[uncertain]]` table: a field as `--set` names it and the values to try.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawUncertain {
+    pub set: S<String>,
+    pub values: S<Vec<S<toml::Value>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -227,6 +241,8 @@ pub struct RawTraffic {
     /// `method = "POST"`, or a weighted mix `methods = [{ method, weight }]`.
     pub method: Option<S<String>>,
     pub methods: Option<S<Vec<RawWeighted>>>,
+    /// A constant source's timing jitter, a share of its gap (`"5%"`, docs/replicates.md).
+    pub jitter: Option<S<String>>,
 }
 
 /// One `phases = [{ duration, rate, ramp_to }]` entry.

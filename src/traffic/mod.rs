@@ -146,6 +146,9 @@ pub struct SourceSpec {
     /// No request at or after this time.
     pub stop: Nanos,
     pub population: Population,
+    /// A constant source's timing jitter, in millionths of the gap between its requests
+    /// (`jitter = "5%"` is 50000); 0: exactly periodic.
+    pub jitter_ppm: u32,
 }
 
 impl Arrivals {
@@ -450,7 +453,16 @@ fn arrivals(index: usize, spec: &SourceSpec, clients: population::Clients, seed:
     };
     match &spec.arrivals {
         Arrivals::Constant(rate) if matches!(pop.rates, RateDist::Same) => {
-            Direct::Constant(periodic::Constant::new(spec, source, *rate, clients))
+            let constant = periodic::Constant::new(spec, source, *rate, clients);
+            match spec.jitter_ppm {
+                0 => Direct::Constant(constant),
+                // Its own stream: a jittered source's clients and the others' draws stay put.
+                ppm => Direct::other(periodic::Jittered::new(
+                    constant,
+                    ppm,
+                    rng::rng(seed, Stream::Timing, index),
+                )),
+            }
         }
         Arrivals::Constant(rate) => {
             let rates = weights.iter().map(|w| scaled_rate(*rate, *w)).collect();

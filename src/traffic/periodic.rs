@@ -58,6 +58,44 @@ impl Source for Constant {
     }
 }
 
+/// A [`Constant`] source whose every request is late by a uniform random share of the gap
+/// between its requests (`jitter = "5%"`: up to 5% of the gap), drawn from the source's own
+/// timing stream. A perfectly periodic client then no longer reclaims its own expiring slots
+/// at the same instant every window (docs/replicates.md). The share is at most half a gap, so
+/// the requests keep their order.
+pub struct Jittered {
+    inner: Constant,
+    /// The largest delay, in ns: `⌊gap⌋ × ppm / 10^6`.
+    max: Nanos,
+    rng: rand_chacha::ChaCha8Rng,
+}
+
+impl Jittered {
+    /// `inner` jittered by `ppm` millionths of its (shortest) gap.
+    pub fn new(inner: Constant, ppm: u32, rng: rand_chacha::ChaCha8Rng) -> Self {
+        let gap = inner.steps.step.0;
+        let max = (u128::from(gap) * u128::from(ppm) / 1_000_000) as Nanos;
+        Jittered { inner, max, rng }
+    }
+}
+
+impl Source for Jittered {
+    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        use rand::Rng;
+        let Some(mut arrival) = self.inner.next_arrival(keys)? else {
+            return Ok(None);
+        };
+        // Drawn for every request, so the k-th delay depends on k alone.
+        let delay = self.rng.random_range(0..=self.max);
+        arrival.time = arrival.time.saturating_add(delay);
+        // Later requests are later still: the source ends here.
+        if arrival.time >= self.inner.stop {
+            return Ok(None);
+        }
+        Ok(Some(arrival))
+    }
+}
+
 /// [`Rate::nth_event`] for `k = 0, 1, 2, ...` in turn, without a division per step: the
 /// quotient and remainder of `k·per / count` are carried from one `k` to the next, so each
 /// offset is still the exact quotient (nothing accumulates but integers).
@@ -330,6 +368,36 @@ mod tests {
             check(count, small, 200)?;
             check(small, small * 7 + 3, 2000)?;
         }
+    }
+
+    /// Jitter delays each request by at most its share of the gap, keeps their order, and is
+    /// the same for the same stream.
+    #[test]
+    fn jitter_stays_within_its_share_and_keeps_order() {
+        use crate::traffic::Arrivals;
+        use crate::traffic::tests::{arrivals, spec};
+        let rate = Rate::new(1, 1_000_000_000).unwrap();
+        let times = |ppm: u32, seed: u64| {
+            let mut spec = spec(Arrivals::Constant(rate), 1, 60_000_000_000);
+            spec.jitter_ppm = ppm;
+            let (a, _) = arrivals(&spec, seed);
+            a.iter().map(|a| a.time).collect::<Vec<_>>()
+        };
+        let plain = times(0, 3);
+        let jittered = times(50_000, 3);
+        assert_eq!(jittered, times(50_000, 3));
+        assert_ne!(jittered, times(50_000, 4));
+        assert_eq!(
+            plain,
+            (0..60).map(|k| k * 1_000_000_000).collect::<Vec<_>>()
+        );
+        assert!(jittered.len() >= 59, "{}", jittered.len());
+        for (k, t) in jittered.iter().enumerate() {
+            let delay = t - k as u64 * 1_000_000_000;
+            assert!(delay <= 50_000_000, "request {k} late by {delay} ns");
+        }
+        assert!(jittered.windows(2).all(|w| w[0] < w[1]));
+        assert_ne!(jittered[..59], plain[..59]);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             network: Default::default(),
             methods: Vec::new(),
         },
+        jitter_ppm: 0,
     }
 }
 

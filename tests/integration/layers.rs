@@ -31,7 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["observe", "store"],
     &["report"],
-    &["sweep"],
+    &["sweep", "replicate"],
     &["check", "bench"],
     &["terminal", "manpage"],
     &["commands"],

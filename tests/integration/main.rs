@@ -26,6 +26,7 @@ mod out_dir;
 mod profiles;
 mod replay;
 mod replay_input;
+mod replicates;
 mod report;
 mod review;
 mod schema;

@@ -3,5 +3,6 @@
 
 pub mod alerts;
 pub mod deployment;
+pub mod replicates;
 pub mod scenario;
 pub mod stack;

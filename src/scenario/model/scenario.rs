@@ -49,6 +49,8 @@ pub struct Scenario {
     pub alerts: Vec<AlertSpec>,
     /// The `[sweep]` table: checked for shape here, read by `rlsim sweep` and `rlsim check`.
     pub sweep: Option<SweepSpec>,
+    /// `replicates = N` and `[[uncertain]]` (docs/replicates.md).
+    pub replicates: super::replicates::ReplicateSpec,
 }
 
 /// The `[sweep]` table as written, each string with where it was written (for errors).

@@ -14,5 +14,6 @@ mod intent;
 mod policy;
 mod population;
 mod process;
+mod replicates;
 mod scenario;
 mod traffic;

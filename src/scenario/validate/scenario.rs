@@ -67,6 +67,7 @@ impl Ctx<'_> {
             _ => None,
         };
         let alerts = duration.and_then(|d| self.alerts(&raw.alert, d, &mut found));
+        let replicates = found.ok(self.replicates(&raw));
         let (
             Some(name),
             Some(seed),
@@ -108,6 +109,7 @@ impl Ctx<'_> {
             goals: Vec::new(),
             alerts,
             sweep: raw.sweep.as_ref().map(|t| self.sweep(t.get_ref())),
+            replicates: replicates.unwrap_or_default(),
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
         let expectations = self.expectations(raw.expect.as_ref(), &scenario, &mut found);

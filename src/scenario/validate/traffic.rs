@@ -95,6 +95,7 @@ impl Ctx<'_> {
                 self.process(t, arrival, rate, stop - start, &f)?
             }
         };
+        let jitter_ppm = self.jitter(t, &arrivals, &population, &f)?;
         let spec = SourceSpec {
             name,
             kind,
@@ -103,6 +104,7 @@ impl Ctx<'_> {
             start,
             stop,
             population,
+            jitter_ppm,
         };
         // A typo like `1000/ns` would otherwise run for days before anyone noticed.
         if let Some(n) = spec.expected_requests()
