@@ -33,3 +33,4 @@ mod store;
 mod svg;
 mod sweep;
 mod util;
+mod verdict;
