@@ -27,6 +27,7 @@ Examples:
   rlsim run scenarios/burst.toml --format json --quiet > summary.json
   rlsim run scenarios/burst.toml --decisions - | grep ',reject,'
   rlsim run scenarios/burst.toml --replicates 5 --out results
+  rlsim run scenarios/nat.toml --columns legit_goodput,abuse_leak,legit_delay_p99
 
 Exit status: 0 when the run finished (even if an expectation failed); 1 with --strict when an
 expectation failed (the failures are printed on standard error even under --quiet); 2 for bad
@@ -322,6 +323,14 @@ pub struct RunArgs {
     /// recommendation; sensitivity.json in --out (docs/replicates.md).
     #[arg(long)]
     pub sensitivity: bool,
+    /// Print every column of the table (the default shows those that matter in 120 columns).
+    #[arg(long, conflicts_with = "columns")]
+    pub wide: bool,
+    /// The table's columns, in this order after the contender's name: offered, admitted,
+    /// delayed, rejected, burst_factor, violations, needless, collateral, legit_goodput,
+    /// abuse_leak, legit_delay_p99, delay_p99, state_per_key, peak_state.
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
+    pub columns: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -370,7 +379,7 @@ impl From<Format> for commands::Format {
 /// input) are the `Err`.
 pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     match cli.command {
-        Command::Run(a) => commands::run::run(&a.into(), stdout, stderr),
+        Command::Run(a) => commands::run::run(&a.options()?, stdout, stderr),
         Command::Check(a) => commands::check::check(&a.options()?, stdout, stderr),
         Command::Traffic(a) => commands::traffic::traffic(&a.into(), stdout, stderr),
         Command::Sweep(a) => commands::sweep::sweep(&a.into(), stdout, stderr),
@@ -386,9 +395,20 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
     }
 }
 
+impl RunArgs {
+    /// The options of `rlsim run`; an unknown `--columns` name is a usage error.
+    fn options(self) -> Result<commands::run::RunOptions> {
+        Ok(commands::run::RunOptions {
+            columns: crate::report::Columns::choose(self.wide, &self.columns)?,
+            ..self.into()
+        })
+    }
+}
+
 impl From<RunArgs> for commands::run::RunOptions {
     fn from(a: RunArgs) -> Self {
         commands::run::RunOptions {
+            columns: crate::report::Columns::Default,
             input: a.scenario.input(),
             out: a.out,
             format: a.format.into(),

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::observe::{self, Observation, Observer};
 use crate::output::{Destination, Kind};
 use crate::replicate::outputs::Plan;
-use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary};
+use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary, Verdict};
 use crate::scenario::{Contender, Scenario};
 use crate::sim::{self, RunReport};
 use crate::store::{Mode, RedisStore};
@@ -32,6 +32,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// The table has the wall-clock decisions/s column.
     pub timing: bool,
+    /// The table's columns (`--wide`, `--columns`).
+    pub columns: report::Columns,
     /// A Redis URL to decide through.
     pub store: Option<String>,
     /// The command line, as the outputs' provenance records it.
@@ -271,7 +273,9 @@ fn print_results(
             };
             let timing = o.timing.then_some(s.report.throughput.as_slice());
             let algorithms = &s.report.algorithms;
-            let mut text = report::styled_table(s.scenario, algorithms, timing, colour);
+            let mut text = report::styled_table(s.scenario, algorithms, &o.columns, timing, colour);
+            text.push('\n');
+            text.push_str(&Verdict::new(s.scenario, algorithms).lines(report::WIDTH));
             text.push_str(&observe::alert_lines(s.observations));
             text.push_str(&report::deployments::lines(algorithms));
             if !lines.is_empty() {

@@ -77,7 +77,7 @@ pub fn sweep(o: &SweepOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -
             "shard {}/{}: {} of {} points run\n",
             s.index, s.count, plan.share, file.points
         ),
-        None => crate::sweep::report::summary(&file, &rows) + "\n",
+        None => crate::sweep::report::summary_line(&file, &rows),
     };
     if o.out.is_none() && o.format == Format::Table {
         line.push_str("(no --out DIR: nothing written)\n");
@@ -90,7 +90,7 @@ pub fn merge(o: &MergeOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -
     let whole = outputs::merge(&o.dirs)?;
     outputs::write(&o.out, &whole)?;
     let rows = whole.rows()?;
-    let line = crate::sweep::report::summary(&whole, &rows) + "\n";
+    let line = crate::sweep::report::summary_line(&whole, &rows);
     outcome(&whole, &line, o.format, o.quiet, stdout, stderr)
 }
 

@@ -95,7 +95,8 @@ pub fn lines(algorithms: &[AlgorithmReport]) -> String {
         if out.is_empty() {
             out.push_str("\ndeployments (docs/distributed.md):\n");
         }
-        out.push_str(&format!(
+        let mut line = String::new();
+        line.push_str(&format!(
             "  {}: {}; {} violations, {:.0} store ops/s, latency p99 {}",
             a.algorithm,
             describe(d),
@@ -104,21 +105,22 @@ pub fn lines(algorithms: &[AlgorithmReport]) -> String {
             format_duration(d.latency_p99_ns),
         ));
         if d.outage_requests > 0 {
-            out.push_str(&format!(
+            line.push_str(&format!(
                 ", {} during outages ({} admitted)",
                 d.outage_requests, d.outage_admitted
             ));
         }
         if d.lost_updates > 0 {
-            out.push_str(&format!(", {} lost updates", d.lost_updates));
+            line.push_str(&format!(", {} lost updates", d.lost_updates));
         }
         if d.keys_without_expiry > 0 {
-            out.push_str(&format!(
+            line.push_str(&format!(
                 ", {} keys without expiry ({} refused on them)",
                 d.keys_without_expiry, d.rejected_on_keys_without_expiry
             ));
         }
-        out.push('\n');
+        // The terminal's width: a long line continues, indented.
+        out.push_str(&super::table::wrap(&line, super::table::WIDTH, "    "));
     }
     out
 }

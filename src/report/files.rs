@@ -13,21 +13,25 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
 }
 
 /// `summary.csv`: one row per algorithm, one column per figure of [`metrics::flatten`], so the
-/// CSV and `summary.json` can never disagree. Absent values (`null`) are empty cells.
-pub fn summary_csv(algorithms: &[AlgorithmReport]) -> Vec<u8> {
+/// CSV and `summary.json` can never disagree, then `yardstick`: what the judged figures
+/// (violations, burst factor, needless and collateral rejections) are measured against, the
+/// CSV's only way to name it ([`super::yardstick`]). Absent values (`null`) are empty cells.
+pub fn summary_csv(algorithms: &[AlgorithmReport], yardstick: &str) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for (i, a) in algorithms.iter().enumerate() {
         let fields = metrics::flatten(a);
         if i == 0 {
-            w.write_record(fields.iter().map(|(name, _)| name.as_str()))
+            let names = fields.iter().map(|(name, _)| name.as_str());
+            w.write_record(names.chain(["yardstick"]))
                 .expect("writing to memory cannot fail");
         }
-        w.write_record(fields.iter().map(|(_, v)| match v {
+        let values = fields.iter().map(|(_, v)| match v {
             serde_json::Value::Null => String::new(),
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
-        }))
-        .expect("writing to memory cannot fail");
+        });
+        w.write_record(values.chain([yardstick.to_string()]))
+            .expect("writing to memory cannot fail");
     }
     w.into_inner().expect("writing to memory cannot fail")
 }

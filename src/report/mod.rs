@@ -6,6 +6,7 @@ pub mod charts;
 mod contenders;
 mod decisions;
 pub(crate) mod deployments;
+mod findings;
 // The integration tests render hand-made pages through it (tests/integration/browser.rs).
 #[doc(hidden)]
 pub mod document;
@@ -25,7 +26,11 @@ pub use files::{
 };
 pub use provenance::{Provenance, command_line};
 pub use review::reports;
-pub use table::{human_bytes, human_number, human_number_against, human_rate, styled_table, table};
+pub use table::{
+    Column, Columns, WIDTH, human_bytes, human_number, human_number_against, human_rate,
+    styled_table, table, wrap,
+};
+pub use verdict::{Basis, Figures, GoalOutcome, Place, Verdict, Warning, WarningKind};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
@@ -54,6 +59,9 @@ pub struct Summary<'a> {
     pub scenario: ScenarioInfo<'a>,
     /// What each real client is entitled to: the yardstick of every per-client figure.
     pub intent: crate::metrics::IntentReport,
+    /// The recommended contender, the runner-up, the ranking, why and what to mind
+    /// (docs/outputs.md#verdict).
+    pub verdict: Verdict,
     pub algorithms: &'a [AlgorithmReport],
     /// The alert rules' outcomes, per contender and rule; absent without `[[alert]]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -83,6 +91,20 @@ pub struct SourceInfo<'a> {
     /// generated sources and for the later parts of a split trace (the first one counts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_lines: Option<u64>,
+}
+
+/// What the figures that judge a contender against the scenario's intent (violations, burst
+/// factor, needless and collateral rejections) are measured against, in words:
+/// `100 per 1m per ip`. Every output that shows those figures names it: the table's note, the
+/// reports' key figures, `summary.json`'s `verdict.yardstick`, `summary.csv`'s last column.
+pub fn yardstick(scenario: &Scenario) -> String {
+    let p = &scenario.policy;
+    format!(
+        "{} per {} per {}",
+        p.limit,
+        crate::time::format_duration(p.window),
+        p.key.describe("+")
+    )
 }
 
 /// The JSON schema of a document rlsim writes, as it serializes (a field skipped when empty is
@@ -140,6 +162,7 @@ impl<'a> Summary<'a> {
                     })
                     .collect(),
             },
+            verdict: Verdict::new(scenario, &report.algorithms),
             algorithms: &report.algorithms,
             alerts: observations.iter().flat_map(|o| &o.alerts).collect(),
         }
@@ -171,7 +194,10 @@ pub fn write_outputs(
     let summary = Summary::observed(scenario, report, observations);
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("summary.json".into(), summary_json(&summary)),
-        ("summary.csv".into(), summary_csv(&report.algorithms)),
+        (
+            "summary.csv".into(),
+            summary_csv(&report.algorithms, &yardstick(scenario)),
+        ),
         (
             "timeseries.csv".into(),
             timeseries_csv(scenario, &report.algorithms),

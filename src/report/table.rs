@@ -1,71 +1,253 @@
-//! The terminal summary: one row per algorithm.
+//! The terminal summary: one row per contender, the columns that matter in 120 columns by
+//! default (`--wide`: every column; `--columns a,b,c`: those), a note naming the yardstick the
+//! judged figures are measured against, and the verdict beside it (`commands::run`).
 
+use crate::error::{Error, Result};
 use crate::metrics::{AlgorithmReport, Throughput};
 use crate::scenario::Scenario;
 use crate::time::format_duration;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
 
-/// The columns; the last, `decisions/s`, is wall-clock and shown only when asked (`--timing`), so
-/// the default table is byte-reproducible like every output file.
-const HEADERS: [&str; 12] = [
-    "algorithm",
-    "offered",
-    "admitted",
-    "delayed",
-    "rejected",
-    "burst_factor",
-    "violations",
-    "needless",
-    "legit_goodput",
-    "abuse_leak",
-    "peak state",
-    "decisions/s",
-];
+/// The terminal's width the default table and the verdict fit in.
+pub const WIDTH: usize = 120;
 
-/// The summary table, with a one-line header describing the scenario and policy. With `timing`
-/// (the run's measured throughput, one per algorithm), a last `decisions/s` column.
+/// A column of the terminal table. Its name is its header and what `--columns` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Offered,
+    Admitted,
+    Delayed,
+    Rejected,
+    BurstFactor,
+    Violations,
+    Needless,
+    Collateral,
+    LegitGoodput,
+    AbuseLeak,
+    LegitDelayP99,
+    DelayP99,
+    StatePerKey,
+    PeakState,
+}
+
+impl Column {
+    /// Every column, in the order the table shows them.
+    pub const ALL: [Column; 14] = [
+        Column::Offered,
+        Column::Admitted,
+        Column::Delayed,
+        Column::Rejected,
+        Column::BurstFactor,
+        Column::Violations,
+        Column::Needless,
+        Column::Collateral,
+        Column::LegitGoodput,
+        Column::AbuseLeak,
+        Column::LegitDelayP99,
+        Column::DelayP99,
+        Column::StatePerKey,
+        Column::PeakState,
+    ];
+
+    /// The default table: what was served and refused, the harm to each side, judged against
+    /// the intent. When long contender names make it wider than [`WIDTH`], the columns of
+    /// [`Column::DROPPED_FIRST`] go first, in that order.
+    pub const DEFAULT: [Column; 8] = [
+        Column::Admitted,
+        Column::Rejected,
+        Column::Violations,
+        Column::Needless,
+        Column::Collateral,
+        Column::LegitGoodput,
+        Column::AbuseLeak,
+        Column::LegitDelayP99,
+    ];
+
+    const DROPPED_FIRST: [Column; 5] = [
+        Column::Admitted,
+        Column::Rejected,
+        Column::Collateral,
+        Column::Needless,
+        Column::LegitDelayP99,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Offered => "offered",
+            Column::Admitted => "admitted",
+            Column::Delayed => "delayed",
+            Column::Rejected => "rejected",
+            Column::BurstFactor => "burst_factor",
+            Column::Violations => "violations",
+            Column::Needless => "needless",
+            Column::Collateral => "collateral",
+            Column::LegitGoodput => "legit_goodput",
+            Column::AbuseLeak => "abuse_leak",
+            Column::LegitDelayP99 => "legit_delay_p99",
+            Column::DelayP99 => "delay_p99",
+            Column::StatePerKey => "state_per_key",
+            Column::PeakState => "peak_state",
+        }
+    }
+
+    /// The column's figure of `a`, as the table and the report's key figures show it.
+    pub fn cell(self, a: &AlgorithmReport) -> String {
+        let delay = |count: u64, ns: u64| {
+            if count > 0 {
+                format_duration(ns)
+            } else {
+                "-".to_string()
+            }
+        };
+        match self {
+            Column::Offered => a.offered.to_string(),
+            Column::Admitted => a.admitted.to_string(),
+            Column::Delayed => a.delayed.to_string(),
+            Column::Rejected => a.rejected.to_string(),
+            Column::BurstFactor => format!("{:.2}", a.burst_factor),
+            Column::Violations => a.policy_violations.to_string(),
+            Column::Needless => a.needless_rejections.to_string(),
+            Column::Collateral => a.collateral_rejections.to_string(),
+            Column::LegitGoodput => format!("{:.4}", a.roles.legit_goodput),
+            Column::AbuseLeak => a
+                .roles
+                .abusive_leakage
+                .map_or_else(|| "n/a".to_string(), |l| format!("{l:.4}")),
+            Column::LegitDelayP99 => delay(a.roles.legit_delayed, a.roles.legit_delay_p99_ns),
+            Column::DelayP99 => delay(a.delay.count, a.delay.p99_ns),
+            Column::StatePerKey => human_bytes(a.state_bytes_per_key.round() as u64),
+            Column::PeakState => human_bytes(a.peak_state_bytes),
+        }
+    }
+
+    /// Whether the figure is judged against the yardstick (the intent).
+    pub fn judged(self) -> bool {
+        matches!(
+            self,
+            Column::BurstFactor | Column::Violations | Column::Needless | Column::Collateral
+        )
+    }
+
+    /// The style of the column's cell of `a` when the terminal takes colour: red for a figure
+    /// that breaks the intent, yellow for one that hurts legit users.
+    fn style(self, a: &AlgorithmReport) -> Style {
+        match self {
+            Column::BurstFactor if a.burst_factor > 1.0 => BAD,
+            Column::Violations if a.policy_violations > 0 => BAD,
+            Column::Needless if a.needless_rejections > 0 => WARN,
+            Column::Collateral if a.collateral_rejections > 0 => WARN,
+            Column::LegitGoodput if a.roles.legit_goodput < 1.0 => WARN,
+            Column::LegitDelayP99 if crate::report::ranking::severe_delay(a) => BAD,
+            _ => Style::new(),
+        }
+    }
+}
+
+/// Which columns the table shows (`rlsim run --wide`, `--columns`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Columns {
+    /// [`Column::DEFAULT`], fitted to [`WIDTH`].
+    #[default]
+    Default,
+    /// Every column.
+    Wide,
+    /// These, in this order.
+    Chosen(Vec<Column>),
+}
+
+impl Columns {
+    /// The choice of `--wide` and `--columns a,b,c`; an unknown name is a usage error with a
+    /// "did you mean".
+    pub fn choose(wide: bool, names: &[String]) -> Result<Columns> {
+        if wide {
+            return Ok(Columns::Wide);
+        }
+        if names.is_empty() {
+            return Ok(Columns::Default);
+        }
+        let known = || Column::ALL.iter().map(|c| c.name());
+        let mut chosen = Vec::with_capacity(names.len());
+        for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
+            let Some(c) = Column::ALL.into_iter().find(|c| c.name() == name) else {
+                let message = crate::suggest::unknown("column", name, known());
+                return Err(Error::Usage(format!("--columns: {message}")));
+            };
+            if !chosen.contains(&c) {
+                chosen.push(c);
+            }
+        }
+        Ok(Columns::Chosen(chosen))
+    }
+
+    /// The columns for `algorithms`: the default ones lose [`Column::DROPPED_FIRST`] until the
+    /// table fits [`WIDTH`] (or none is left to drop).
+    fn resolve(&self, algorithms: &[AlgorithmReport]) -> Vec<Column> {
+        match self {
+            Columns::Wide => Column::ALL.to_vec(),
+            Columns::Chosen(c) => c.clone(),
+            Columns::Default => {
+                let mut columns = Column::DEFAULT.to_vec();
+                for drop in Column::DROPPED_FIRST {
+                    if table_width(&columns, algorithms) <= WIDTH {
+                        break;
+                    }
+                    columns.retain(|c| *c != drop);
+                }
+                columns
+            }
+        }
+    }
+}
+
+/// The width of a table of `columns` over `algorithms` (no timing column).
+fn table_width(columns: &[Column], algorithms: &[AlgorithmReport]) -> usize {
+    let first = algorithms
+        .iter()
+        .map(|a| a.algorithm.chars().count())
+        .chain([NAME.len()])
+        .max()
+        .unwrap_or(0);
+    columns.iter().fold(first, |w, c| {
+        let cells = algorithms.iter().map(|a| c.cell(a).chars().count());
+        w + 2 + cells.chain([c.name().len()]).max().unwrap_or(0)
+    })
+}
+
+/// The first column's header.
+const NAME: &str = "contender";
+/// The last column with `--timing`: wall-clock, so never in the default table.
+const TIMING: &str = "decisions/s";
+
+/// The summary table (default columns, no colour), with its title line and its note. With
+/// `timing` (the run's measured throughput, one per contender), a last `decisions/s` column.
 pub fn table(
     scenario: &Scenario,
     algorithms: &[AlgorithmReport],
     timing: Option<&[Throughput]>,
 ) -> String {
-    styled_table(scenario, algorithms, timing, false)
+    styled_table(scenario, algorithms, &Columns::Default, timing, false)
 }
 
-/// Red for a figure that breaks the policy, yellow for one that hurts legit users.
+/// Red for a figure that breaks the intent, yellow for one that hurts legit users.
 const BAD: Style = AnsiColor::Red.on_default().bold();
 const WARN: Style = AnsiColor::Yellow.on_default();
 const HEAD: Style = Style::new().bold();
 
-/// The style of a cell, when the terminal takes colour: the header, and figures that are off.
-fn cell_style(row: Option<&AlgorithmReport>, column: usize) -> Style {
-    let Some(a) = row else {
-        return HEAD;
-    };
-    match HEADERS[column] {
-        "burst_factor" if a.burst_factor > 1.0 => BAD,
-        "violations" if a.policy_violations > 0 => BAD,
-        "needless" if a.needless_rejections > 0 => WARN,
-        "legit_goodput" if a.roles.legit_goodput < 1.0 => WARN,
-        _ => Style::new(),
-    }
-}
-
-/// [`table`], with ANSI colour when `colour` (padding is computed on the plain text, so columns
-/// stay aligned).
+/// [`table`] with a choice of columns, and ANSI colour when `colour` (padding is computed on
+/// the plain text, so columns stay aligned).
 pub fn styled_table(
     scenario: &Scenario,
     algorithms: &[AlgorithmReport],
+    columns: &Columns,
     timing: Option<&[Throughput]>,
     colour: bool,
 ) -> String {
     let p = &scenario.policy;
     let mut out = String::new();
     let title = if colour { HEAD } else { Style::new() };
-    let _ = writeln!(
-        out,
-        "{title}{}{title:#} (seed {}, {} simulated): limit {} per {} per {}, burst {}",
+    let head = format!(
+        "{} (seed {}, {} simulated): limit {} per {} per {}, burst {}",
         scenario.name,
         scenario.seed,
         format_duration(scenario.duration),
@@ -74,49 +256,42 @@ pub fn styled_table(
         p.key.describe("+"),
         p.burst
     );
-    let columns = if timing.is_some() {
-        HEADERS.len()
-    } else {
-        HEADERS.len() - 1
-    };
+    let head = wrap(&head, WIDTH, "  ");
+    let _ = write!(out, "{title}{}{title:#}\n", head.trim_end());
+    let chosen = columns.resolve(algorithms);
+    let mut header: Vec<&str> = vec![NAME];
+    header.extend(chosen.iter().map(|c| c.name()));
+    let timed = timing.is_some();
+    if timed {
+        header.push(TIMING);
+    }
     let rows: Vec<Vec<String>> = algorithms
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let [o, ad, d, r, b, v, n, g, l] = key_figures(a);
-            let mut row = vec![
-                a.algorithm.clone(),
-                o,
-                ad,
-                d,
-                r,
-                b,
-                v,
-                n,
-                g,
-                l,
-                human_bytes(a.peak_state_bytes),
-            ];
-            if let Some(t) = timing.and_then(|t| t.get(i)) {
-                row.push(decision_rate(t));
+            let mut row = vec![a.algorithm.clone()];
+            row.extend(chosen.iter().map(|c| c.cell(a)));
+            if let Some(t) = timing {
+                row.push(t.get(i).map_or_else(String::new, decision_rate));
             }
-            row.resize(columns, String::new());
             row
         })
         .collect();
-    let mut widths = HEADERS.map(str::len);
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.chars().count());
         }
     }
     let line = |cells: &[&str], report: Option<&AlgorithmReport>| {
         let mut s = String::new();
-        for (i, (cell, w)) in cells.iter().zip(widths).take(columns).enumerate() {
-            let style = if colour {
-                cell_style(report, i)
-            } else {
-                Style::new()
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            let style = match (colour, report) {
+                (false, _) => Style::new(),
+                (true, None) => HEAD,
+                (true, Some(a)) => (i.checked_sub(1))
+                    .and_then(|c| chosen.get(c))
+                    .map_or(Style::new(), |c| c.style(a)),
             };
             if i == 0 {
                 let _ = write!(s, "{style}{cell:<w$}{style:#}");
@@ -127,18 +302,52 @@ pub fn styled_table(
         s.push('\n');
         s
     };
-    out.push_str(&line(&HEADERS, None));
+    out.push_str(&line(&header, None));
     for (row, report) in rows.iter().zip(algorithms) {
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         out.push_str(&line(&cells, Some(report)));
     }
+    out.push_str(&note(scenario, &chosen));
     if timing.is_some_and(|t| t.iter().any(|t| t.decisions_timed < WELL_MEASURED)) {
         out.push_str(
             "* decisions/s timed on fewer than 10^6 decisions: indicative only \
-             (`rlsim bench` measures decisions on purpose)\n",
+             (rlsim bench measures decisions on purpose)\n",
         );
     }
     out
+}
+
+/// The line under the table: what the judged columns are judged against, and where the rest
+/// is.
+fn note(scenario: &Scenario, chosen: &[Column]) -> String {
+    let judged: Vec<&str> = chosen
+        .iter()
+        .filter(|c| c.judged())
+        .map(|c| c.name())
+        .collect();
+    let mut text = String::new();
+    if !judged.is_empty() {
+        let (last, rest) = judged.split_last().expect("not empty");
+        let list = match rest {
+            [] => format!("{last} is"),
+            _ => format!("{} and {last} are", rest.join(", ")),
+        };
+        text.push_str(&format!(
+            "{list} judged against the intent: {}.",
+            crate::report::yardstick(scenario)
+        ));
+    }
+    let hidden = Column::ALL.len() - chosen.len();
+    if hidden > 0 {
+        if !text.is_empty() {
+            text.push(' ');
+        }
+        text.push_str(&format!("{hidden} more columns: --wide."));
+    }
+    if text.is_empty() {
+        return text;
+    }
+    wrap(&text, WIDTH, "")
 }
 
 /// Decisions timed below this mark their figure as indicative.
@@ -155,23 +364,29 @@ fn decision_rate(t: &Throughput) -> String {
     }
 }
 
-/// The figures both the terminal table and the report's key table show, formatted alike:
-/// offered, admitted, delayed, rejected, burst factor, violations, needless rejections, legit
-/// goodput and abusive leakage.
-pub fn key_figures(a: &AlgorithmReport) -> [String; 9] {
-    [
-        a.offered.to_string(),
-        a.admitted.to_string(),
-        a.delayed.to_string(),
-        a.rejected.to_string(),
-        format!("{:.2}", a.burst_factor),
-        a.policy_violations.to_string(),
-        a.needless_rejections.to_string(),
-        format!("{:.4}", a.roles.legit_goodput),
-        a.roles
-            .abusive_leakage
-            .map_or_else(|| "n/a".to_string(), |l| format!("{l:.4}")),
-    ]
+/// `text` wrapped at spaces into lines of at most `width` columns (a longer word stands
+/// alone), continuation lines indented by `indent`; each line ends with a newline.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    // Whether `line` holds a word yet (beyond the indent).
+    let mut started = false;
+    for word in text.split(' ') {
+        if started && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_string();
+            started = false;
+        }
+        if started {
+            line.push(' ');
+        }
+        line.push_str(word);
+        started = true;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 pub fn human_bytes(bytes: u64) -> String {

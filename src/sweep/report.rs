@@ -251,6 +251,11 @@ pub fn summary(file: &SweepFile, rows: &[Row]) -> String {
     out
 }
 
+/// [`summary`] for the terminal: plain text (no Markdown), with its newline.
+pub fn summary_line(file: &SweepFile, rows: &[Row]) -> String {
+    crate::report::document::plain(&summary(file, rows)) + "\n"
+}
+
 pub fn documents(file: &SweepFile, rows: &[Row], charts: &[Chart]) -> (String, String) {
     let title = format!("Sweep: {}", file.scenario);
     let mut blocks = vec![Block::Heading(1, title.clone())];

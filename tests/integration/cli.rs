@@ -11,6 +11,7 @@ struct Summary {
     schema_version: u32,
     rlsim_version: String,
     scenario: ScenarioInfo,
+    verdict: Verdict,
     algorithms: Vec<Algorithm>,
     /// Only with `[[alert]]` rules (docs/observability.md).
     #[serde(default)]
@@ -45,6 +46,66 @@ struct Episode {
 struct Detection {
     source: String,
     time_to_detect_ns: Option<u64>,
+}
+
+/// `summary.json`'s `verdict` (docs/outputs.md#verdict).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Verdict {
+    recommended: Option<String>,
+    runner_up: Option<String>,
+    yardstick: String,
+    basis: String,
+    ranking: Vec<Place>,
+    reasons: Vec<String>,
+    trade_offs: Vec<String>,
+    warnings: Vec<Warning>,
+    goals: Vec<GoalOutcome>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Place {
+    rank: usize,
+    contender: String,
+    goals_missed: Vec<String>,
+    severe_delay: bool,
+    figures: Figures,
+    reason: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Figures {
+    legit_goodput: f64,
+    policy_violations: u64,
+    abusive_leakage: Option<f64>,
+    legit_delay_p99_ns: u64,
+    delay_p99_ns: u64,
+    needless_rejections: u64,
+    state_bytes_per_key: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Warning {
+    kind: String,
+    contender: String,
+    text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct GoalOutcome {
+    name: String,
+    goal: String,
+    measured: Option<f64>,
+    met: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -216,6 +277,34 @@ fn boundary_scenario_writes_every_output() {
     assert_eq!(summary.scenario.policy.key, ["ip"]);
     assert_eq!(summary.scenario.sources.len(), 2);
     assert_eq!(summary.algorithms.len(), 6);
+    // The verdict: boundary.toml's goals decide; gcra's 31 B of state beat token_bucket's 43 B.
+    let v = &summary.verdict;
+    assert_eq!(v.recommended.as_deref(), Some("gcra"));
+    assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
+    assert_eq!(v.basis, "goals");
+    assert_eq!(v.yardstick, "100 per 1m per ip");
+    assert_eq!(
+        v.reasons,
+        ["gcra keeps less state per key (state per key 31 B against 43 B)"]
+    );
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    assert_eq!(v.goals.len(), 4);
+    assert!(v.goals.iter().all(|g| g.met));
+    let order: Vec<(usize, &str)> = (v.ranking.iter())
+        .map(|p| (p.rank, p.contender.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (1, "gcra"),
+            (2, "token_bucket"),
+            (3, "sliding_window_counter"),
+            (4, "sliding_window_log"),
+            (5, "leaky_bucket"),
+            (6, "fixed_window")
+        ]
+    );
+    assert_eq!(v.ranking[5].goals_missed, ["policy_violations <= 0"]);
     let fw = &summary.algorithms[0];
     assert_eq!(fw.algorithm, "fixed_window");
     assert_eq!(fw.burst_factor, 2.0);
@@ -365,6 +454,34 @@ fn json_format_prints_the_summary() {
         .success();
     let summary: Summary = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(summary.algorithms.len(), 6);
+    // The verdict: boundary.toml's goals decide; gcra's 31 B of state beat token_bucket's 43 B.
+    let v = &summary.verdict;
+    assert_eq!(v.recommended.as_deref(), Some("gcra"));
+    assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
+    assert_eq!(v.basis, "goals");
+    assert_eq!(v.yardstick, "100 per 1m per ip");
+    assert_eq!(
+        v.reasons,
+        ["gcra keeps less state per key (state per key 31 B against 43 B)"]
+    );
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    assert_eq!(v.goals.len(), 4);
+    assert!(v.goals.iter().all(|g| g.met));
+    let order: Vec<(usize, &str)> = (v.ranking.iter())
+        .map(|p| (p.rank, p.contender.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (1, "gcra"),
+            (2, "token_bucket"),
+            (3, "sliding_window_counter"),
+            (4, "sliding_window_log"),
+            (5, "leaky_bucket"),
+            (6, "fixed_window")
+        ]
+    );
+    assert_eq!(v.ranking[5].goals_missed, ["policy_violations <= 0"]);
     // boundary.toml has one alert rule: one result per contender, figures in each row.
     assert_eq!(summary.alerts.len(), 6);
     let gcra = summary

@@ -35,3 +35,4 @@ mod store;
 mod svg;
 mod sweep;
 mod util;
+mod verdict;

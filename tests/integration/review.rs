@@ -59,21 +59,21 @@ fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
     assert!(ranking.contains("**leaky_bucket**: misses `delay_p99_ns <= 1s` (56.405s)"));
     assert!(ranking.contains("`state_bytes_per_key <= 64 B` (531 B)"));
     assert!(html.contains("<li><strong>gcra</strong>: meets all 4 goals; legit goodput"));
-    // Verdict first, then the figures, the checks and the charts, the story last.
+    // Verdict first, then the figures and the charts, the checks after them, the story last.
     let at = |heading: &str| {
-        md.find(&format!("\n## {heading}\n"))
+        md.find(&format!("\n{heading}\n"))
             .unwrap_or_else(|| panic!("no section {heading}"))
     };
     let order = [
-        "Verdict",
-        "Key figures",
-        "Per source",
-        "Headline figures",
-        "Expectations",
-        "Charts",
-        "Which algorithm",
-        "About the scenario",
-        "Reproducibility",
+        "## Verdict",
+        "## Key figures",
+        "### Per source",
+        "## Charts",
+        "## Headline figures",
+        "## Expectations",
+        "## Which algorithm",
+        "## About the scenario",
+        "## Reproducibility",
     ];
     for pair in order.windows(2) {
         assert!(at(pair[0]) < at(pair[1]), "{} before {}", pair[0], pair[1]);
@@ -81,12 +81,23 @@ fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
     let verdict = md.split("## Verdict\n\n").nth(1).unwrap();
     assert!(
         verdict.starts_with(
-            "**gcra** is the recommended contender. It meets all 4 of the scenario's goals. \
-             It has legit goodput 100.0%, 0 violations, no delay, 0 needless rejections, 31 B/key. \
-             It ranks above **token_bucket** because gcra keeps less state per key"
+            "**gcra** is the recommended contender; the runner-up is **token_bucket**. It meets \
+             all 4 of the scenario's goals.\n\n\
+             Why: gcra keeps less state per key (state per key 31 B against 43 B).\n\n## Key"
         ),
         "{verdict}"
     );
+    // The contents link every section; every HTML heading has its anchor.
+    assert!(md.contains("\n- [Verdict](#verdict)\n- [Key figures](#key-figures)\n"));
+    assert!(html.contains(
+        "<h2 id=\"which-algorithm\">Which algorithm <a class=\"anchor\" href=\"#which-algorithm\""
+    ));
+    // The expectations: a count, then every line folded in a <details>.
+    assert!(
+        md.contains("\nAll 32 checks pass, from 22 `expect` lines"),
+        "{md}"
+    );
+    assert!(html.contains("<details>\n<summary>Every <code>expect</code> line (22)"));
     // The headline figures are the ones boundary's `expect` lines name, with the checks.
     let headline = md.split("## Headline figures").nth(1).unwrap();
     assert!(headline.contains("| burst_factor | policy_violations | source=attacker admitted |"));

@@ -83,7 +83,7 @@ fn the_hand_computed_sweep_recommends_the_lowest_limit() {
         .assert()
         .success()
         .stdout(predicates::str::contains(
-            "Recommended: **fixed_window** with `policy.limit` = 10 (point 0): 4 of 8 rows meet every goal",
+            "Recommended: fixed_window with policy.limit = 10 (point 0): 4 of 8 rows meet every goal",
         ));
     let csv = String::from_utf8(read(&out, "sweep.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -140,7 +140,7 @@ fn no_point_meeting_every_goal_is_said_with_the_nearest() {
         .assert()
         .code(1)
         .stdout(predicates::str::contains(
-            "No point meets `abusive_leakage <= 0.05`: the nearest is 0.1 at point 0 (fixed_window), 0.05 from the bound.",
+            "No point meets abusive_leakage <= 0.05: the nearest is 0.1 at point 0 (fixed_window), 0.05 from the bound.",
         ));
 }
 
