@@ -8,28 +8,33 @@ use crate::scenario::Scenario;
 
 pub const FILE: &str = "accuracy.svg";
 
-/// What to see: who admits the most beyond the policy, who refuses the most needlessly.
+/// What to see: who admits the most beyond the policy, who refuses the most needlessly (every
+/// row of a tie named).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let v = super::most(algorithms, |a| a.policy_violations as f64)?;
-    let n = super::most(algorithms, |a| a.needless_rejections as f64)?;
-    Some(match (v.policy_violations, n.needless_rejections) {
+    let v = super::most(algorithms, |a| a.policy_violations as f64);
+    let n = super::most(algorithms, |a| a.needless_rejections as f64);
+    let (k, m) = (v.first()?.policy_violations, n.first()?.needless_rejections);
+    let each = |rows: &[&AlgorithmReport]| if rows.len() > 1 { " each" } else { "" };
+    Some(match (k, m) {
         (0, 0) => "every bar is 0: no contender admits beyond the policy or refuses \
                    needlessly."
             .into(),
-        (0, k) => format!(
-            "no contender admits beyond the policy; `{}` refuses {k} requests \
-             needlessly.",
-            n.algorithm
+        (0, m) => format!(
+            "no contender admits beyond the policy; {} {m} requests needlessly{}.",
+            super::who(&n, "refuses", "refuse"),
+            each(&n)
         ),
         (k, 0) => format!(
-            "`{}` admits {k} requests beyond the policy; no contender refuses \
-             needlessly.",
-            v.algorithm
+            "{} {k} requests beyond the policy{}; no contender refuses needlessly.",
+            super::who(&v, "admits", "admit"),
+            each(&v)
         ),
         (k, m) => format!(
-            "`{}` admits the most beyond the policy ({k}), `{}` refuses the most \
-             needlessly ({m}).",
-            v.algorithm, n.algorithm
+            "{} the most beyond the policy ({k}{}), {} the most needlessly ({m}{}).",
+            super::who(&v, "admits", "admit"),
+            each(&v),
+            super::who(&n, "refuses", "refuse"),
+            each(&n)
         ),
     })
 }
