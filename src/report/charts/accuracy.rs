@@ -73,3 +73,32 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         svg,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, violations: u64, needless: u64) -> AlgorithmReport {
+        AlgorithmReport {
+            algorithm: name.into(),
+            policy_violations: violations,
+            needless_rejections: needless,
+            ..AlgorithmReport::default()
+        }
+    }
+
+    #[test]
+    fn the_lead_names_every_tied_row() {
+        let rows = [row("a", 5, 3), row("b", 5, 1), row("c", 2, 3)];
+        assert_eq!(
+            lead(&rows).unwrap(),
+            "`a` and `b` admit the most beyond the policy (5 each), `a` and `c` refuse the most \
+             needlessly (3 each)."
+        );
+        let rows = [row("a", 0, 3), row("b", 0, 3)];
+        assert_eq!(
+            lead(&rows).unwrap(),
+            "no contender admits beyond the policy; `a` and `b` refuse 3 requests needlessly each."
+        );
+    }
+}

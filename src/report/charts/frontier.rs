@@ -187,6 +187,8 @@ fn caption(
     left_out: usize,
     close: &dyn Fn((f64, f64), (f64, f64)) -> bool,
 ) -> String {
+    let fields: Vec<String> = labels.split(", ").map(|f| format!("`{f}`")).collect();
+    let labels = fields.join(", ");
     let mut text = format!(
         "Every point of the sweep per contender (its colour and marker in the legend), labelled \
          with {labels}: up is more legitimate traffic served, left is less abusive traffic let \
@@ -361,10 +363,11 @@ mod tests {
             c.svg
         );
         assert!(c.svg.contains("\ntoken_bucket (= gcra)\n</text>"));
+        let stroke = |n: &str| format!("stroke=\"{}\"", super::super::hex(super::super::colour(n)));
         let polyline = c
             .svg
             .split("<polyline")
-            .nth(1)
+            .find(|l| l.contains(&stroke("token_bucket")))
             .and_then(|l| l.split("points=\"").nth(1))
             .and_then(|l| l.split('"').next())
             .unwrap();
@@ -375,7 +378,8 @@ mod tests {
         assert_eq!(xs.len(), 3);
         assert!(xs[0] > xs[2] && xs[2] > xs[1], "drawn 10, 50, 100: {xs:?}");
         // One line for the pair (the second is named, not drawn over the first).
-        assert_eq!(c.svg.matches("<polyline").count(), 1);
+        assert_eq!(c.svg.matches(&stroke("token_bucket")).count(), 1);
+        assert_eq!(c.svg.matches(&stroke("gcra")).count(), 0);
         assert!(
             c.caption.contains("`token_bucket` (10) and `gcra` (10)"),
             "{}",

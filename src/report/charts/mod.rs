@@ -361,9 +361,10 @@ pub fn tied_label(name: &str, tie: &[&str]) -> String {
 pub fn tie_note(tie: &[&str], max: usize) -> Option<String> {
     match tie.len() {
         0 => None,
-        n if n <= max => Some(format!("= {}", tie.join(", "))),
+        // A no-break space keeps `=` with the first name when the note wraps.
+        n if n <= max => Some(format!("=\u{a0}{}", tie.join(", "))),
         n => Some(format!(
-            "= {} and {} more (legend)",
+            "=\u{a0}{} and {} more (legend)",
             tie[..max].join(", "),
             n - max
         )),
@@ -773,6 +774,73 @@ mod tests {
             .collect();
         assert_eq!(colours.len(), AlgorithmKind::every().count());
         assert!(colours.len() >= 15);
+    }
+
+    #[test]
+    fn ties_name_every_member_and_steps_hold_each_sample() {
+        let rows = [("a", 1), ("b", 2), ("c", 1), ("d", 1), ("e", 2)];
+        assert_eq!(
+            ties(&rows),
+            [vec!["c", "d"], vec!["e"], vec!["a"], vec!["a"], vec!["b"]]
+        );
+        assert_eq!(tied_label("a", &["c", "d"]), "a (= c, d)");
+        assert_eq!(
+            tie_note(&["c", "d", "e"], 2).unwrap(),
+            "=\u{a0}c, d and 1 more (legend)"
+        );
+        assert_eq!(
+            steps(&[(0.0, 1.0), (1.0, 3.0), (2.0, 3.0)], 1.0),
+            [(0.0, 1.0), (1.0, 1.0), (1.0, 3.0), (2.0, 3.0), (3.0, 3.0)]
+        );
+        assert!(indistinguishable(&[(0.0, 10.0)], &[(0.0, 10.5)], 100.0));
+        assert!(!indistinguishable(&[(0.0, 10.0)], &[(0.0, 11.0)], 100.0));
+    }
+
+    #[test]
+    fn a_long_legend_wraps_within_the_canvas_and_grows_it() {
+        let text = "python-limits-sliding-window-counter (= article-sliding-counter) (peak 100)";
+        let lines = wrap(text, LEGEND_WIDTH - 40, 12);
+        assert!(lines.len() > 1 && lines.iter().all(|l| fits(l, LEGEND_WIDTH - 40, 12)));
+        assert_eq!(
+            lines.concat().replace(' ', ""),
+            text.replace(' ', ""),
+            "{lines:?}"
+        );
+        let legend: Vec<LegendEntry> = (0..16)
+            .map(|i| LegendEntry::other(&format!("{i} {text}"), REFERENCE, Mark::Line))
+            .collect();
+        let svg = render("t.svg", "T", &legend, |_, _| Ok(())).unwrap();
+        let height: u32 = svg
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(height > SIZE.1, "{height}");
+        // Every text: its left edge plus 0.6 em a character stays on the canvas.
+        for t in svg.split("<text ").skip(1) {
+            let attr = |name: &str| -> f64 {
+                t.split(&format!(" {name}=\""))
+                    .nth(1)
+                    .or_else(|| t.strip_prefix(&format!("{name}=\"")))
+                    .and_then(|v| v.split('"').next())
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            let content = t
+                .split('>')
+                .nth(1)
+                .unwrap()
+                .split("</text")
+                .next()
+                .unwrap()
+                .trim();
+            let right = attr("x") + content.chars().count() as f64 * 0.6 * attr("font-size");
+            assert!(right <= f64::from(SIZE.0), "{content}: {right}");
+            assert!(attr("y") <= f64::from(height), "{content}");
+        }
     }
 
     #[test]

@@ -141,3 +141,38 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         svg,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, rejected: u64) -> AlgorithmReport {
+        AlgorithmReport {
+            algorithm: name.into(),
+            rejected,
+            offered: 100,
+            ..AlgorithmReport::default()
+        }
+    }
+
+    #[test]
+    fn the_lead_names_every_row_tied_for_the_most_refusals() {
+        let rows = [
+            row("fixed_window", 40),
+            row("sliding_window_log", 10),
+            row("token_bucket", 40),
+            row("gcra", 40),
+            row("leaky_bucket", 40),
+        ];
+        assert_eq!(
+            lead(&rows).unwrap(),
+            "where a line falls below the offered load, requests were refused; `fixed_window`, \
+             `token_bucket`, `gcra` and `leaky_bucket` refuse the most (40 of 100 each)."
+        );
+        assert!(
+            lead(&rows[1..2])
+                .unwrap()
+                .ends_with("`sliding_window_log` refuses the most (10 of 100).")
+        );
+    }
+}

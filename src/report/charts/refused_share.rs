@@ -138,65 +138,169 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
             }
             marks.end(area)?;
         }
-        // Each threshold's own label, at its line's right end above it, over the series on a
-        // white ground: readable without the legend.
-        for (y, label) in &lines {
-            let (px, py) = chart.backend_coord(&(x_max, *y));
-            let w = (label.chars().count() as f64 * 0.55 * 12.0).ceil() as i32;
-            area.draw(&Rectangle::new(
-                [(px - w - 8, py - 18), (px - 2, py - 2)],
-                WHITE.mix(0.85).filled(),
-            ))
-            .map_err(plot_err(FILE))?;
-            let style = (FONT, 12)
-                .into_font()
-                .color(&REFERENCE)
-                .pos(Pos::new(HPos::Right, VPos::Bottom));
-            area.draw(&Text::new(label.clone(), (px - 5, py - 4), style))
-                .map_err(plot_err(FILE))?;
-        }
+        threshold_labels(area, &chart, &lines, x_max)?;
         Ok(())
     })?;
-    let same: Vec<String> = tied
-        .iter()
-        .zip(&leader)
-        .zip(&names)
-        .filter(|((t, l), _)| l.is_none() && !t.is_empty())
-        .map(|((t, _), n)| {
-            let mut all = vec![format!("`{n}`")];
-            all.extend(t.iter().map(|o| format!("`{o}`")));
-            super::and_list(&all)
-        })
-        .collect();
     Ok(super::Chart {
         file: FILE,
         lead: None,
-        caption: format!(
-            "Share of the requests decided in each 15 s of virtual time that each contender \
-             refused, as steps over the 15 s each scrape covers; the thin black {} {}.{}",
-            if lines.len() > 1 {
-                "lines mark"
-            } else {
-                "line marks"
-            },
-            super::and_list(&lines.iter().map(|l| l.1.clone()).collect::<Vec<_>>()),
-            if same.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " Drawn as one line (within half a percentage point at every scrape): {}.",
-                    same.join("; ")
-                )
-            }
-        ),
+        caption: caption(&lines, &names, &leader, &tied),
         title,
         svg,
     })
 }
 
+/// Each threshold's own label, at its line's right end above it, over the series on a white
+/// ground: readable without the legend.
+fn threshold_labels(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    chart: &ChartContext<
+        SVGBackend,
+        plotters::coord::cartesian::Cartesian2d<
+            plotters::coord::types::RangedCoordf64,
+            plotters::coord::types::RangedCoordf64,
+        >,
+    >,
+    lines: &[(f64, String)],
+    x_max: f64,
+) -> Result<()> {
+    for (y, label) in lines {
+        let (px, py) = chart.backend_coord(&(x_max, *y));
+        let w = (label.chars().count() as f64 * 0.55 * 12.0).ceil() as i32;
+        area.draw(&Rectangle::new(
+            [(px - w - 8, py - 18), (px - 2, py - 2)],
+            WHITE.mix(0.85).filled(),
+        ))
+        .map_err(plot_err(FILE))?;
+        let style = (FONT, 12)
+            .into_font()
+            .color(&REFERENCE)
+            .pos(Pos::new(HPos::Right, VPos::Bottom));
+        area.draw(&Text::new(label.clone(), (px - 5, py - 4), style))
+            .map_err(plot_err(FILE))?;
+    }
+    Ok(())
+}
+
+/// What the chart shows, its thresholds, and the contenders drawn as one line.
+fn caption(
+    lines: &[(f64, String)],
+    names: &[&str],
+    leader: &[Option<usize>],
+    tied: &[Vec<&str>],
+) -> String {
+    let same: Vec<String> = (0..names.len())
+        .filter(|&i| leader[i].is_none() && !tied[i].is_empty())
+        .map(|i| {
+            let mut all = vec![format!("`{}`", names[i])];
+            all.extend(tied[i].iter().map(|o| format!("`{o}`")));
+            super::and_list(&all)
+        })
+        .collect();
+    format!(
+        "Share of the requests decided in each 15 s of virtual time that each contender \
+         refused, as steps over the 15 s each scrape covers; the thin black {} {}.{}",
+        if lines.len() > 1 {
+            "lines mark"
+        } else {
+            "line marks"
+        },
+        super::and_list(&lines.iter().map(|l| l.1.clone()).collect::<Vec<_>>()),
+        if same.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Drawn as one line (within half a percentage point at every scrape): {}.",
+                same.join("; ")
+            )
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::held;
+    use super::*;
+
+    const TOML: &str = r#"
+        name = "t"
+        duration = "1m"
+        algorithms = ["fixed_window", "token_bucket", "gcra"]
+        [policy]
+        limit = 10
+        window = "1m"
+        [[traffic]]
+        name = "steady"
+        kind = "constant"
+        rate = "1/s"
+        [[alert]]
+        name = "share"
+        count = "refused_share"
+        threshold = 0.1
+        window = "1m"
+        for = "2m"
+    "#;
+
+    fn observation(name: &str, shares: &[f64]) -> Observation {
+        Observation {
+            contender: name.into(),
+            alerts: Vec::new(),
+            top_refused_keys: Vec::new(),
+            retry_intervals: Default::default(),
+            refused_share: shares
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| ((i as u64 + 1) * SCRAPE, s))
+                .collect(),
+            exporter: None,
+        }
+    }
+
+    #[test]
+    fn identical_lines_are_named_and_thresholds_labelled() {
+        let scenario = Scenario::parse(TOML, "t.toml".as_ref()).unwrap();
+        let observations = [
+            observation("fixed_window", &[0.5, 0.2, 0.0, 0.0]),
+            observation("token_bucket", &[0.1, 0.1, 0.0, 0.0]),
+            // Half a point from token_bucket's at one scrape: indistinguishable on 0-105%.
+            observation("gcra", &[0.1, 0.105, 0.0, 0.0]),
+        ];
+        let c = chart(&scenario, &observations).unwrap();
+        assert!(
+            c.svg.contains("\ntoken_bucket (= gcra)\n</text>"),
+            "{}",
+            c.svg
+        );
+        assert!(c.svg.contains("\ngcra (= token_bucket)\n</text>"));
+        assert!(c.svg.contains("\nfixed_window\n</text>"));
+        // The threshold is the scenario's rule, labelled in the legend and at the line.
+        let label = "alert share: 10% over 1m for 2m";
+        assert_eq!(c.svg.matches(&format!("\n{label}\n</text>")).count(), 2);
+        assert!(
+            c.caption.contains("`token_bucket` and `gcra`"),
+            "{}",
+            c.caption
+        );
+        // gcra's line is token_bucket's: only its legend mark is in its colour.
+        let strokes = |n: &str| {
+            let stroke = format!("stroke=\"{}\"", super::super::hex(super::super::colour(n)));
+            c.svg.matches(&stroke).count()
+        };
+        assert_eq!(
+            [
+                strokes("fixed_window"),
+                strokes("token_bucket"),
+                strokes("gcra")
+            ],
+            [2, 2, 1]
+        );
+        // Without a share rule, the usual 5% is drawn and says what it is.
+        let bare = TOML.split("[[alert]]").next().unwrap();
+        let scenario = Scenario::parse(bare, "t.toml".as_ref()).unwrap();
+        assert_eq!(
+            thresholds(&scenario),
+            [(5.0, "5%: a usual share-alert threshold".to_string())]
+        );
+    }
 
     #[test]
     fn each_scrape_holds_over_the_15_s_before_it() {
