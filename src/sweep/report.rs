@@ -77,20 +77,45 @@ fn at_anchor<'a>(file: &SweepFile, rows: &'a [Row], free: &[usize]) -> Vec<&'a R
         .collect()
 }
 
+/// One contender's frontier points, one line per value of the axes after the first, each in
+/// the order of the first axis (rows come in point order, the first axis slowest), each point
+/// labelled with its values (`10, 30s`).
+fn frontier_lines<'a>(rows: impl Iterator<Item = &'a Row>) -> Vec<Vec<frontier::Point>> {
+    let mut lines: Vec<(&[Value], Vec<frontier::Point>)> = Vec::new();
+    for r in rows {
+        let (Some(leakage), Some(goodput)) =
+            (r.figure("abusive_leakage"), r.figure("legit_goodput"))
+        else {
+            continue;
+        };
+        let point = frontier::Point {
+            at: (leakage, goodput),
+            label: r.values.iter().map(text).collect::<Vec<_>>().join(", "),
+        };
+        let rest = r.values.get(1..).unwrap_or(&[]);
+        match lines.iter_mut().find(|(held, _)| *held == rest) {
+            Some((_, points)) => points.push(point),
+            None => lines.push((rest, vec![point])),
+        }
+    }
+    lines.into_iter().map(|(_, points)| points).collect()
+}
+
 pub fn charts(file: &SweepFile, rows: &[Row]) -> Result<Vec<Chart>> {
     let names = contenders(rows);
     let series: Vec<frontier::Series> = names
         .iter()
         .map(|n| frontier::Series {
             name: n,
-            points: rows
-                .iter()
-                .filter(|r| r.name() == *n)
-                .filter_map(|r| Some((r.figure("abusive_leakage")?, r.figure("legit_goodput")?)))
-                .collect(),
+            lines: frontier_lines(rows.iter().filter(|r| r.name() == *n)),
         })
         .collect();
-    let mut out = vec![frontier::chart(&file.scenario, &series)?];
+    let fields: Vec<&str> = file.axes.iter().map(|a| a.field.as_str()).collect();
+    let mut out = vec![frontier::chart(
+        &file.scenario,
+        &fields.join(", "),
+        &series,
+    )?];
     // The line chart over the first numeric axis.
     if let Some(x) =
         (0..file.axes.len()).find(|&i| rows.iter().all(|r| numeric(&r.values[i]).is_some()))

@@ -249,8 +249,23 @@ fn dashboard_charts_show_the_refused_share_and_the_top_keys() {
     let series = line.iter().max_by_key(|l| l.points.len()).unwrap();
     let gcra = crate::svg::peak(&share, series);
     // Scrape at 60 s: (45 s, 60 s] holds 15 user requests and the attacker's 200, of which
-    // gcra refused 100: 46.5%.
-    assert!((gcra.0 - 1.0).abs() < 2.0 * share.x_per_pixel(), "{gcra:?}");
+    // gcra refused 100: 46.5%, drawn as a step over the 15 s it covers, 0.75 to 1 min.
+    let top = crate::svg::top(series).1;
+    let step: Vec<f64> = series
+        .points
+        .iter()
+        .filter(|p| p.1 == top)
+        .map(|p| share.x_value(p.0))
+        .collect();
+    assert_eq!(step.len(), 2, "{step:?}");
+    assert!(
+        (step[0] - 0.75).abs() < 2.0 * share.x_per_pixel(),
+        "{step:?}"
+    );
+    assert!(
+        (step[1] - 1.0).abs() < 2.0 * share.x_per_pixel(),
+        "{step:?}"
+    );
     assert!(
         (gcra.1 - 100.0 * 100.0 / 215.0).abs() < 2.0 * share.y_per_pixel() + 1.0,
         "{gcra:?}"

@@ -122,7 +122,7 @@ fn one_boundary_run_draws_every_chart_with_titles_axes_and_legends() {
             "delays.svg",
             vec![
                 "percentile of the role's delayed requests",
-                "delay (s)",
+                "delay (each panel on its own scale)",
                 "legit clients",
                 "p99.9",
             ],
@@ -628,4 +628,88 @@ fn the_worst_moment_data_is_every_admission_of_the_worst_key_around_its_window()
             assert_eq!(peak, a.max_window_admitted, "{file}: {}", a.algorithm);
         }
     }
+}
+
+/// Every text of every chart stays on its canvas (legends wrap and the canvas grows), and no
+/// row's name is cut: libraries.toml has fifteen rows with names up to 36 characters, nine of
+/// them tied, and nat.toml runs an alert rule (the dashboard charts too).
+#[test]
+fn no_chart_text_leaves_the_canvas_or_loses_a_letter() {
+    for file in ["libraries.toml", "nat.toml"] {
+        let scenario = rlsim::Scenario::load(&repo().join("scenarios").join(file)).unwrap();
+        let (run, _) = rlsim::sim::run_all(&scenario, rlsim::sim::RunOptions::new()).unwrap();
+        let charts = charts::all(&scenario, &run.algorithms).unwrap();
+        for c in &charts {
+            let svg = svg::parse(&c.svg);
+            let off = svg.texts_off_canvas();
+            assert!(off.is_empty(), "{file} {}: {off:?}", c.file);
+            assert!(
+                !svg.texts.iter().any(|t| t.content.contains('…')),
+                "{file} {}: a cut text",
+                c.file
+            );
+            // Every row is named in full somewhere in the chart's text.
+            let text: String = svg
+                .texts
+                .iter()
+                .map(|t| t.content.as_str())
+                .collect::<Vec<_>>()
+                .join("");
+            for a in &run.algorithms {
+                let joined: String = a.algorithm.split_whitespace().collect();
+                assert!(
+                    text.replace(' ', "").contains(&joined)
+                        || c.file == "delays.svg" && a.delay.count == 0,
+                    "{file} {}: {} not named in full",
+                    c.file,
+                    a.algorithm
+                );
+            }
+        }
+    }
+}
+
+/// The worst-moment legend of libraries.toml names every row tied with the first one, in full,
+/// and the canvas is tall enough for it.
+#[test]
+fn tied_rows_are_all_named_in_the_legend() {
+    let scenario = rlsim::Scenario::load(&repo().join("scenarios/libraries.toml")).unwrap();
+    let (run, _) = rlsim::sim::run_all(&scenario, rlsim::sim::RunOptions::new()).unwrap();
+    let charts = charts::all(&scenario, &run.algorithms).unwrap();
+    let worst = charts
+        .iter()
+        .find(|c| c.file == "worst_moment.svg")
+        .unwrap();
+    let svg = svg::parse(&worst.svg);
+    // The legend's lines, joined: each entry may wrap.
+    let legend: String = svg
+        .texts
+        .iter()
+        .filter(|t| t.x > f64::from(charts::SIZE.0 - 270))
+        .map(|t| t.content.clone())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let tied: Vec<&str> = run
+        .algorithms
+        .iter()
+        .skip(1)
+        .filter(|a| {
+            (
+                &a.worst_window_key,
+                a.worst_window_end_ns,
+                &a.worst_window_admissions,
+            ) == (
+                &run.algorithms[0].worst_window_key,
+                run.algorithms[0].worst_window_end_ns,
+                &run.algorithms[0].worst_window_admissions,
+            )
+        })
+        .map(|a| a.algorithm.as_str())
+        .collect();
+    assert!(tied.len() >= 2, "{tied:?}");
+    let first = &run.algorithms[0].algorithm;
+    let squeezed = legend.replace(' ', "");
+    let expected = format!("{first}(={}", tied.join(","));
+    assert!(squeezed.contains(&expected), "{expected} in {legend}");
+    assert!(svg.height >= f64::from(charts::SIZE.1));
 }

@@ -10,6 +10,10 @@ pub struct Text {
     pub y: f64,
     pub anchor: String,
     pub content: String,
+    /// The font size as written (plotters writes a nominal size ÷ 1.24).
+    pub size: f64,
+    /// Whether the text is rotated (an axis description).
+    pub rotated: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -41,6 +45,7 @@ pub struct Group {
 pub struct Svg {
     pub title: String,
     pub width: f64,
+    pub height: f64,
     pub texts: Vec<Text>,
     pub polylines: Vec<Polyline>,
     pub rects: Vec<Rect>,
@@ -124,6 +129,7 @@ pub fn parse(svg: &str) -> Svg {
                 let a = attrs(&e);
                 if name == "svg" {
                     out.width = num(&a, "width");
+                    out.height = num(&a, "height");
                 }
                 if name == "g" {
                     let series = a.get("data-series").cloned();
@@ -174,6 +180,11 @@ pub fn parse(svg: &str) -> Svg {
                             y: num(&a, "y"),
                             anchor: a["text-anchor"].clone(),
                             content,
+                            size: a
+                                .get("font-size")
+                                .and_then(|s| s.parse().ok())
+                                .unwrap_or(12.0),
+                            rotated: a.contains_key("transform"),
                         });
                     }
                     "g" => {
@@ -201,6 +212,25 @@ impl Svg {
         self.groups_of(series)
             .into_iter()
             .flat_map(|g| g.titles.iter().map(String::as_str))
+            .collect()
+    }
+
+    /// Texts that would run off the canvas, estimating a character at 0.6 em (sans-serif's
+    /// average is about 0.55): `(content, left, right)` in pixels.
+    pub fn texts_off_canvas(&self) -> Vec<(String, f64, f64)> {
+        self.texts
+            .iter()
+            .filter(|t| !t.rotated)
+            .filter_map(|t| {
+                let w = t.content.chars().count() as f64 * 0.6 * t.size;
+                let left = match t.anchor.as_str() {
+                    "end" => t.x - w,
+                    "middle" => t.x - w / 2.0,
+                    _ => t.x,
+                };
+                let off = left < -1.0 || left + w > self.width + 1.0 || t.y > self.height;
+                off.then(|| (t.content.clone(), left, left + w))
+            })
             .collect()
     }
 

@@ -75,12 +75,22 @@ pub fn draw(bars: Bars) -> Result<String> {
             0.0..bars.groups.len() as f64,
             y_lo..y_hi,
         )?;
-        let tick = |v: &f64| (bars.tick)(*v);
+        // A log axis plots exponents: its ticks read the values (1, 10, 100), at decades only.
+        let tick = |v: &f64| match bars.log {
+            true if (v - v.round()).abs() > 1e-9 => String::new(),
+            true => (bars.tick)(10f64.powf(v.round())),
+            false => (bars.tick)(*v),
+        };
+        let y_desc = if bars.log {
+            format!("{} (log scale)", bars.y_desc)
+        } else {
+            bars.y_desc.to_string()
+        };
         let mut mesh = chart.configure_mesh();
         mesh.disable_x_mesh()
             .x_labels(0)
             .x_desc("")
-            .y_desc(bars.y_desc)
+            .y_desc(y_desc)
             .y_label_formatter(&tick)
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 16));

@@ -6,7 +6,7 @@
 
 use super::{
     LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, hover_points, notes,
-    panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    panel, panel_top, panels, plot_err, render, row_names, steps, tick, tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -43,7 +43,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     let mut legend: Vec<LegendEntry> = algorithms
         .iter()
         .zip(&tied)
-        .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie))
+        .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, tie))
         .collect();
     legend.push(LegendEntry::other(&limit_name, REFERENCE, Mark::Line));
     let y_desc = format!(
@@ -67,7 +67,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 &tick,
                 5,
             )?;
-            let lines: Vec<String> = tied[i].iter().map(|o| format!("= {o}")).collect();
+            let lines: Vec<String> = tie_note(&tied[i], 2).into_iter().collect();
             notes(FILE, panel_area, &chart, &lines)?;
             marks.begin(panel_area, &limit_name)?;
             chart
@@ -80,7 +80,11 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             let c = colour_among(&names, name);
             marks.begin(panel_area, name)?;
             chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                // Steps: each bucket's figure holds for the bucket, nothing is interpolated.
+                .draw_series(LineSeries::new(
+                    steps(points, timeline.width()),
+                    c.stroke_width(2),
+                ))
                 .map_err(plot_err(FILE))?;
             for &(x, y) in &hover_points(points) {
                 let title = format!(

@@ -35,6 +35,7 @@ pub fn chart(h: &Heatmap) -> Result<super::Chart> {
     let values: Vec<f64> = h.cells.iter().flatten().flatten().copied().collect();
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let label = labeller(&values);
     let legend = [
         LegendEntry {
             label: format!("lowest: {}", label(lo)),
@@ -139,11 +140,16 @@ fn draw_mesh(
         .map_err(plot_err(FILE))
 }
 
-fn label(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e9 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.4}")
+/// A cell's label: whole numbers when every cell is one, else four decimals in every cell, so
+/// `1` never stands beside `0.1980` as if it were exact and the other not.
+fn labeller(values: &[f64]) -> impl Fn(f64) -> String {
+    let whole = values.iter().all(|v| v.fract() == 0.0 && v.abs() < 1e9);
+    move |v: f64| {
+        if whole {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.4}")
+        }
     }
 }
 
@@ -172,5 +178,18 @@ mod tests {
         assert!(
             c.svg.contains("\npolicy.limit\n</text>") && c.svg.contains("\npolicy.burst\n</text>")
         );
+        // A whole value beside fractions has the same four decimals.
+        let c = chart(&Heatmap {
+            figure: "legit_goodput",
+            contender: "gcra",
+            x_field: "policy.limit",
+            x_labels: vec!["10".into(), "20".into()],
+            y_field: "policy.burst",
+            y_labels: vec!["0".into()],
+            cells: vec![vec![Some(1.0), Some(0.198)]],
+            note: "",
+        })
+        .unwrap();
+        assert!(c.svg.contains("\n1.0000\n</text>") && c.svg.contains("\n0.1980\n</text>"));
     }
 }

@@ -15,28 +15,38 @@ pub fn collateral_share(a: &AlgorithmReport) -> f64 {
     ratio(a.collateral_rejections, a.roles.legit_offered)
 }
 
-/// What to see: the range of legit goodput, and who leaks the least abusive traffic.
+/// What to see: the range of legit goodput, and who leaks the least abusive traffic (every row
+/// of a tie named).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let lo = super::least(algorithms, |a| a.roles.legit_goodput)?;
-    let hi = super::most(algorithms, |a| a.roles.legit_goodput)?;
-    let leak = if algorithms[0].roles.abusive_offered == 0 {
+    let lo = super::least(algorithms, |a| a.roles.legit_goodput);
+    let hi = super::most(algorithms, |a| a.roles.legit_goodput);
+    let names = |rows: &[&AlgorithmReport]| {
+        super::and_list(
+            &rows
+                .iter()
+                .map(|a| format!("`{}`", a.algorithm))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let leak = if algorithms.first()?.roles.abusive_offered == 0 {
         "there is no abusive traffic, so leakage is n/a.".to_string()
     } else {
         let l = super::least(algorithms, |a| {
             a.roles.abusive_leakage.unwrap_or(f64::INFINITY)
-        })?;
+        });
         format!(
-            "`{}` leaks the least abusive traffic ({}).",
-            l.algorithm,
-            percent(l.roles.abusive_leakage.unwrap_or(0.0))
+            "{} the least abusive traffic ({}{}).",
+            super::who(&l, "leaks", "leak"),
+            percent(l.first()?.roles.abusive_leakage.unwrap_or(0.0)),
+            if l.len() > 1 { " each" } else { "" }
         )
     };
     Some(format!(
-        "legit goodput runs from {} (`{}`) to {} (`{}`); {leak}",
-        percent(lo.roles.legit_goodput),
-        lo.algorithm,
-        percent(hi.roles.legit_goodput),
-        hi.algorithm
+        "legit goodput runs from {} ({}) to {} ({}); {leak}",
+        percent(lo.first()?.roles.legit_goodput),
+        names(&lo),
+        percent(hi.first()?.roles.legit_goodput),
+        names(&hi)
     ))
 }
 

@@ -23,6 +23,9 @@ pub struct Marks {
 
 const MARKER: &str = "rlsim-mark-";
 
+/// The shapes of [`Marks::shape`], in the order series take them.
+pub const SHAPES: [&str; 5] = ["circle", "square", "triangle", "diamond", "cross"];
+
 impl Marks {
     fn marker(&mut self, area: &DrawingArea<SVGBackend, Shift>, tags: String) -> Result<()> {
         let text = format!("{MARKER}{}", self.items.len());
@@ -54,6 +57,49 @@ impl Marks {
             hex(colour),
             escape(title)
         );
+    }
+
+    /// A visible marker of shape `shape` (see [`SHAPES`]) at backend pixel `(x, y)`, with a
+    /// hover title: series drawn as points tell apart by shape where they coincide.
+    pub fn shape(&mut self, (x, y): (i32, i32), shape: usize, colour: RGBColor, title: &str) {
+        let fill = hex(colour);
+        let element = match SHAPES[shape % SHAPES.len()] {
+            "circle" => format!("<circle cx=\"{x}\" cy=\"{y}\" r=\"5\" fill=\"{fill}\">"),
+            "square" => format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"9\" height=\"9\" fill=\"{fill}\">",
+                x - 4,
+                y - 4
+            ),
+            "triangle" => format!(
+                "<polygon points=\"{x},{} {},{} {},{}\" fill=\"{fill}\">",
+                y - 6,
+                x - 6,
+                y + 4,
+                x + 6,
+                y + 4
+            ),
+            "diamond" => format!(
+                "<polygon points=\"{x},{} {},{y} {x},{} {},{y}\" fill=\"{fill}\">",
+                y - 6,
+                x + 6,
+                y + 6,
+                x - 6
+            ),
+            _ => format!(
+                "<path d=\"M{},{} L{},{} M{},{} L{},{}\" stroke=\"{fill}\" stroke-width=\"3\" \
+                 fill=\"none\">",
+                x - 5,
+                y - 5,
+                x + 5,
+                y + 5,
+                x - 5,
+                y + 5,
+                x + 5,
+                y - 5
+            ),
+        };
+        let close = &element[1..element.find(' ').unwrap_or(1)];
+        self.open += &format!("\n{element}<title>{}</title></{close}>", escape(title));
     }
 
     /// A filled bar between backend pixels `a` and `b`, with a hover title.

@@ -22,16 +22,31 @@ fn unit(max: f64) -> (f64, &'static str) {
     }
 }
 
-/// What to see: who keeps the least and the most state per key.
+/// What to see: who keeps the least and the most state per key (every row of a tie named).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let lo = super::least(algorithms, |a| a.state_bytes_per_key)?;
-    let hi = super::most(algorithms, |a| a.state_bytes_per_key)?;
+    let lo = super::least(algorithms, |a| a.state_bytes_per_key);
+    let hi = super::most(algorithms, |a| a.state_bytes_per_key);
+    let size = |rows: &[&AlgorithmReport]| {
+        let a = rows.first().map_or(0.0, |a| a.state_bytes_per_key);
+        let each = if rows.len() > 1 { " each" } else { "" };
+        format!("{}{each}", crate::report::human_bytes(a.round() as u64))
+    };
+    if lo.first()?.state_bytes_per_key == hi.first()?.state_bytes_per_key {
+        return Some(format!(
+            "every row keeps the same state per key ({}).",
+            size(&lo[..1])
+        ));
+    }
+    let names = hi
+        .iter()
+        .map(|a| format!("`{}`", a.algorithm))
+        .collect::<Vec<_>>();
     Some(format!(
-        "`{}` keeps the least state per key ({}), `{}` the most ({}).",
-        lo.algorithm,
-        crate::report::human_bytes(lo.state_bytes_per_key.round() as u64),
-        hi.algorithm,
-        crate::report::human_bytes(hi.state_bytes_per_key.round() as u64)
+        "{} the least state per key ({}), {} the most ({}).",
+        super::who(&lo, "keeps", "keep"),
+        size(&lo),
+        super::and_list(&names),
+        size(&hi)
     ))
 }
 

@@ -150,20 +150,50 @@ impl Chart {
     }
 }
 
-/// The row with the largest `f` (the last of equals), for a chart's lead; `None` without rows.
+/// Every row with the largest `f` (all of equals, in row order), for a chart's lead: a lead
+/// that names one of four tied rows misleads; empty without rows.
 fn most(
     algorithms: &[AlgorithmReport],
     f: impl Fn(&AlgorithmReport) -> f64,
-) -> Option<&AlgorithmReport> {
-    algorithms.iter().max_by(|x, y| f(x).total_cmp(&f(y)))
+) -> Vec<&AlgorithmReport> {
+    extreme(algorithms, f, f64::max)
 }
 
-/// The row with the smallest `f` (the first of equals), for a chart's lead; `None` without rows.
+/// Every row with the smallest `f` (all of equals, in row order); empty without rows.
 fn least(
     algorithms: &[AlgorithmReport],
     f: impl Fn(&AlgorithmReport) -> f64,
-) -> Option<&AlgorithmReport> {
-    algorithms.iter().min_by(|x, y| f(x).total_cmp(&f(y)))
+) -> Vec<&AlgorithmReport> {
+    extreme(algorithms, f, f64::min)
+}
+
+fn extreme(
+    algorithms: &[AlgorithmReport],
+    f: impl Fn(&AlgorithmReport) -> f64,
+    pick: fn(f64, f64) -> f64,
+) -> Vec<&AlgorithmReport> {
+    let Some(best) = algorithms.iter().map(&f).reduce(pick) else {
+        return Vec::new();
+    };
+    algorithms.iter().filter(|a| f(a) == best).collect()
+}
+
+/// The rows of a lead, in Markdown: `` `a` ``, `` `a` and `b` ``, `` `a`, `b` and `c` ``;
+/// with the verb's singular or plural form, so "`gcra` refuses" and "`gcra` and `fixed_window`
+/// refuse" both read.
+fn who(rows: &[&AlgorithmReport], singular: &str, plural: &str) -> String {
+    let names: Vec<String> = rows.iter().map(|a| format!("`{}`", a.algorithm)).collect();
+    let verb = if names.len() > 1 { plural } else { singular };
+    format!("{} {verb}", and_list(&names))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// Every chart the run's results support. The delay chart is left out when no algorithm
@@ -221,6 +251,8 @@ pub enum Mark {
     Box,
     /// A dot: series drawn as unjoined markers.
     Dot,
+    /// One of [`marks::SHAPES`], as [`Marks::shape`] draws it.
+    Shape(usize),
 }
 
 pub struct LegendEntry {
@@ -241,12 +273,11 @@ impl LegendEntry {
         }
     }
 
-    /// A row's entry labelled with the earlier row it ties with, if any: `token_bucket (= gcra)`.
-    pub fn tied(names: &[&str], name: &str, mark: Mark, tie: Option<&str>) -> Self {
+    /// A row's entry labelled with the rows it ties with, if any: `token_bucket (= gcra,
+    /// fixed_window)`.
+    pub fn tied(names: &[&str], name: &str, mark: Mark, tie: &[&str]) -> Self {
         let mut entry = Self::algorithm(names, name, mark);
-        if let Some(other) = tie {
-            entry.label = format!("{name} (= {other})");
-        }
+        entry.label = tied_label(name, tie);
         entry
     }
 
@@ -261,13 +292,83 @@ impl LegendEntry {
     }
 }
 
-/// For each row, the first earlier row whose data are equal to its own: rows drawn on top of
-/// each other, which a chart must call out (`token_bucket (= gcra)`) rather than hide.
-pub fn ties<'a, T: PartialEq>(rows: &[(&'a str, T)]) -> Vec<Option<&'a str>> {
-    rows.iter()
-        .enumerate()
-        .map(|(i, (_, data))| rows[..i].iter().find(|(_, d)| d == data).map(|(n, _)| *n))
+/// For each row, the rows whose data are equal to its own: rows drawn on top of each other,
+/// which a chart must call out (`token_bucket (= gcra, fixed_window)`) rather than hide. The
+/// first row of a group names every other member; each later member names the first.
+pub fn ties<'a, T: PartialEq>(rows: &[(&'a str, T)]) -> Vec<Vec<&'a str>> {
+    let names: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    tie_names(&names, &leaders(rows.len(), |i, j| rows[i].1 == rows[j].1))
+}
+
+/// Per row, the first earlier row it is `same` as (`None` for the first of each group): the
+/// row a group is drawn as.
+pub fn leaders(n: usize, same: impl Fn(usize, usize) -> bool) -> Vec<Option<usize>> {
+    let mut leader: Vec<Option<usize>> = vec![None; n];
+    for i in 0..n {
+        leader[i] = (0..i).find(|&j| leader[j].is_none() && same(j, i));
+    }
+    leader
+}
+
+/// The names each row is tied with, from [`leaders`]: a group's first row names every other
+/// member, each other member names the first.
+pub fn tie_names<'a>(names: &[&'a str], leader: &[Option<usize>]) -> Vec<Vec<&'a str>> {
+    (0..names.len())
+        .map(|i| match leader[i] {
+            Some(l) => vec![names[l]],
+            None => (0..names.len())
+                .filter(|&j| leader[j] == Some(i))
+                .map(|j| names[j])
+                .collect(),
+        })
         .collect()
+}
+
+/// Whether two sampled series are indistinguishable on an axis spanning `span`: the same
+/// instants, and values never more than half a percent of the axis apart (about two pixels).
+pub fn indistinguishable(a: &[(f64, f64)], b: &[(f64, f64)], span: f64) -> bool {
+    let tolerance = 0.005 * span;
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(p, q)| p.0 == q.0 && (p.1 - q.1).abs() <= tolerance)
+}
+
+/// A sampled series as steps: each sample holds until the next one (and the last for one
+/// `width`), so nothing suggests values between samples that were never measured.
+pub fn steps(points: &[(f64, f64)], width: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(2 * points.len());
+    for (i, &(x, y)) in points.iter().enumerate() {
+        let end = points.get(i + 1).map_or(x + width, |p| p.0);
+        out.push((x, y));
+        out.push((end, y));
+    }
+    out.dedup();
+    out
+}
+
+/// `name`, or `name (= a, b)` when rows tie with it.
+pub fn tied_label(name: &str, tie: &[&str]) -> String {
+    if tie.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} (= {})", tie.join(", "))
+    }
+}
+
+/// A panel's note naming the rows it ties with (`= gcra, fixed_window`), within `max` names:
+/// beyond, the note counts them and points at the legend, which names them all.
+pub fn tie_note(tie: &[&str], max: usize) -> Option<String> {
+    match tie.len() {
+        0 => None,
+        // A no-break space keeps `=` with the first name when the note wraps.
+        n if n <= max => Some(format!("=\u{a0}{}", tie.join(", "))),
+        n => Some(format!(
+            "=\u{a0}{} and {} more (legend)",
+            tie[..max].join(", "),
+            n - max
+        )),
+    }
 }
 
 /// The time axis of the charts drawn from `timeseries.csv`: every algorithm over the same
@@ -304,7 +405,13 @@ impl Timeline {
         let points: Vec<(f64, f64)> = (0..self.buckets)
             .map(|i| ((i as u64 * self.bucket) as f64 / self.unit, value(i)))
             .collect();
-        downsample(&points, PLOT_PIXELS)
+        // Half the plot's width in runs: drawn as steps, each point is two vertices.
+        downsample(&points, PLOT_PIXELS / 2)
+    }
+
+    /// A bucket's width in axis units: how long each sample of [`Timeline::series`] holds.
+    pub fn width(&self) -> f64 {
+        self.bucket as f64 / self.unit
     }
 
     /// One count of each bucket as a rate per second.
@@ -347,7 +454,8 @@ pub fn axes<'a, 'b>(
 
 /// Draws a chart: a white canvas split into the plot area and a legend column. `draw` fills
 /// the plot area and groups its series with [`Marks`]. Returns the SVG text, with a `<title>`
-/// for screen readers and tests.
+/// for screen readers and tests. The canvas grows taller when the legend, whose labels wrap
+/// rather than lose a letter, needs more than [`SIZE`]'s height.
 pub fn render(
     file: &str,
     title: &str,
@@ -356,8 +464,13 @@ pub fn render(
 ) -> Result<String> {
     let mut svg = String::new();
     let mut marks = Marks::default();
+    let layout = legend_layout(legend);
+    let height = layout.last().map_or(SIZE.1, |l| {
+        SIZE.1
+            .max((l.y + l.lines.len() as i32 * l.line_height + 16) as u32)
+    });
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (SIZE.0, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err(file))?;
         if legend.is_empty() {
             // No legend (the chart names its series itself): the plot takes the whole width.
@@ -365,28 +478,104 @@ pub fn render(
         } else {
             let (plot, side) = root.split_horizontally(SIZE.0 - LEGEND_WIDTH);
             draw(&plot, &mut marks)?;
-            draw_legend(file, &side, legend, &mut marks)?;
+            draw_legend(file, &side, legend, &layout, &mut marks)?;
         }
         root.present().map_err(plot_err(file))?;
     }
     Ok(with_title(&marks.apply(&svg), title))
 }
 
+/// Where a legend entry goes: its first line's y, its lines and their size.
+struct LegendSlot {
+    y: i32,
+    lines: Vec<String>,
+    size: u32,
+    line_height: i32,
+}
+
+/// The legend's entries top to bottom: at 15 px when every label fits the column on one line;
+/// else at 12 px, a longer label wrapped (between words, else after `-`, `_` or `,`), never cut.
+fn legend_layout(entries: &[LegendEntry]) -> Vec<LegendSlot> {
+    let width = LEGEND_WIDTH - 40;
+    let mut y = 60;
+    // One size for the whole legend, so entries read as peers.
+    let size = if entries.iter().all(|e| fits(&e.label, width, 15)) {
+        15
+    } else {
+        12
+    };
+    entries
+        .iter()
+        .map(|e| {
+            let lines = wrap(&e.label, width, size);
+            let line_height = size as i32 + 3;
+            let slot = LegendSlot {
+                y,
+                size,
+                line_height,
+                lines,
+            };
+            y += slot.lines.len() as i32 * line_height + 7;
+            slot
+        })
+        .collect()
+}
+
+/// Whether `text` fits `width` pixels at `size` (0.55 em a character, as [`fit`] estimates).
+pub fn fits(text: &str, width: u32, size: u32) -> bool {
+    text.chars().count() as f64 * 0.55 * size as f64 <= width as f64
+}
+
+/// `text` in lines that fit `width` pixels at `size`: broken between words, a word too long
+/// for a line after a `-`, `_` or `,` (kept at the line's end), and only as a last resort
+/// inside a run of other characters. No character is dropped.
+pub fn wrap(text: &str, width: u32, size: u32) -> Vec<String> {
+    let max = ((width as f64 / (0.55 * size as f64)) as usize).max(4);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let candidate = if line.is_empty() {
+            word.to_string()
+        } else {
+            format!("{line} {word}")
+        };
+        if candidate.chars().count() <= max {
+            line = candidate;
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        let mut rest: Vec<char> = word.chars().collect();
+        while rest.len() > max {
+            let cut = rest[..max]
+                .iter()
+                .rposition(|c| matches!(c, '-' | '_' | ','))
+                .map_or(max, |i| i + 1);
+            lines.push(rest[..cut].iter().collect());
+            rest.drain(..cut);
+        }
+        line = rest.into_iter().collect();
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 fn draw_legend(
     file: &str,
     area: &DrawingArea<SVGBackend, Shift>,
     entries: &[LegendEntry],
+    layout: &[LegendSlot],
     marks: &mut Marks,
 ) -> Result<()> {
-    // Rows from below the caption: 22 px while 20 entries fit, tighter beyond.
-    let step = if entries.len() <= 20 { 22 } else { 18 };
-    for (i, e) in entries.iter().enumerate() {
-        let (label, size) = fit(&e.label, LEGEND_WIDTH - 40, 15, 10);
-        let style = (FONT, size)
+    for (e, slot) in entries.iter().zip(layout) {
+        let style = (FONT, slot.size)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Center));
-        let y = 60 + step * i as i32;
+        let y = slot.y;
         if let Some(series) = &e.series {
             marks.begin(area, series)?;
         }
@@ -406,14 +595,58 @@ fn draw_legend(
             Mark::Dot => area
                 .draw(&Circle::new((16, y), 5, e.colour.filled()))
                 .map_err(plot_err(file))?,
+            Mark::Shape(k) => legend_shape(file, area, k, (16, y), e.colour)?,
         }
-        area.draw(&Text::new(label, (36, y), style))
+        for (k, line) in slot.lines.iter().enumerate() {
+            area.draw(&Text::new(
+                line.clone(),
+                (36, y + k as i32 * slot.line_height),
+                style.clone(),
+            ))
             .map_err(plot_err(file))?;
+        }
         if e.series.is_some() {
             marks.end(area)?;
         }
     }
     Ok(())
+}
+
+/// A legend's marker of shape `k` ([`marks::SHAPES`]) centred at `(x, y)`.
+fn legend_shape(
+    file: &str,
+    area: &DrawingArea<SVGBackend, Shift>,
+    k: usize,
+    (x, y): (i32, i32),
+    c: RGBColor,
+) -> Result<()> {
+    let drawn = match marks::SHAPES[k % marks::SHAPES.len()] {
+        "circle" => area.draw(&Circle::new((x, y), 5, c.filled())),
+        "square" => area.draw(&Rectangle::new(
+            [(x - 4, y - 4), (x + 5, y + 5)],
+            c.filled(),
+        )),
+        "triangle" => area.draw(&Polygon::new(
+            vec![(x, y - 6), (x - 6, y + 4), (x + 6, y + 4)],
+            c.filled(),
+        )),
+        "diamond" => area.draw(&Polygon::new(
+            vec![(x, y - 6), (x + 6, y), (x, y + 6), (x - 6, y)],
+            c.filled(),
+        )),
+        _ => area
+            .draw(&PathElement::new(
+                vec![(x - 5, y - 5), (x + 5, y + 5)],
+                c.stroke_width(3),
+            ))
+            .and_then(|_| {
+                area.draw(&PathElement::new(
+                    vec![(x - 5, y + 5), (x + 5, y - 5)],
+                    c.stroke_width(3),
+                ))
+            }),
+    };
+    drawn.map_err(plot_err(file))
 }
 
 /// Inserts `<title>` as the first child of the root element.
@@ -541,6 +774,73 @@ mod tests {
             .collect();
         assert_eq!(colours.len(), AlgorithmKind::every().count());
         assert!(colours.len() >= 15);
+    }
+
+    #[test]
+    fn ties_name_every_member_and_steps_hold_each_sample() {
+        let rows = [("a", 1), ("b", 2), ("c", 1), ("d", 1), ("e", 2)];
+        assert_eq!(
+            ties(&rows),
+            [vec!["c", "d"], vec!["e"], vec!["a"], vec!["a"], vec!["b"]]
+        );
+        assert_eq!(tied_label("a", &["c", "d"]), "a (= c, d)");
+        assert_eq!(
+            tie_note(&["c", "d", "e"], 2).unwrap(),
+            "=\u{a0}c, d and 1 more (legend)"
+        );
+        assert_eq!(
+            steps(&[(0.0, 1.0), (1.0, 3.0), (2.0, 3.0)], 1.0),
+            [(0.0, 1.0), (1.0, 1.0), (1.0, 3.0), (2.0, 3.0), (3.0, 3.0)]
+        );
+        assert!(indistinguishable(&[(0.0, 10.0)], &[(0.0, 10.5)], 100.0));
+        assert!(!indistinguishable(&[(0.0, 10.0)], &[(0.0, 11.0)], 100.0));
+    }
+
+    #[test]
+    fn a_long_legend_wraps_within_the_canvas_and_grows_it() {
+        let text = "python-limits-sliding-window-counter (= article-sliding-counter) (peak 100)";
+        let lines = wrap(text, LEGEND_WIDTH - 40, 12);
+        assert!(lines.len() > 1 && lines.iter().all(|l| fits(l, LEGEND_WIDTH - 40, 12)));
+        assert_eq!(
+            lines.concat().replace(' ', ""),
+            text.replace(' ', ""),
+            "{lines:?}"
+        );
+        let legend: Vec<LegendEntry> = (0..16)
+            .map(|i| LegendEntry::other(&format!("{i} {text}"), REFERENCE, Mark::Line))
+            .collect();
+        let svg = render("t.svg", "T", &legend, |_, _| Ok(())).unwrap();
+        let height: u32 = svg
+            .split("height=\"")
+            .nth(1)
+            .and_then(|h| h.split('"').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(height > SIZE.1, "{height}");
+        // Every text: its left edge plus 0.6 em a character stays on the canvas.
+        for t in svg.split("<text ").skip(1) {
+            let attr = |name: &str| -> f64 {
+                t.split(&format!(" {name}=\""))
+                    .nth(1)
+                    .or_else(|| t.strip_prefix(&format!("{name}=\"")))
+                    .and_then(|v| v.split('"').next())
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            };
+            let content = t
+                .split('>')
+                .nth(1)
+                .unwrap()
+                .split("</text")
+                .next()
+                .unwrap()
+                .trim();
+            let right = attr("x") + content.chars().count() as f64 * 0.6 * attr("font-size");
+            assert!(right <= f64::from(SIZE.0), "{content}: {right}");
+            assert!(attr("y") <= f64::from(height), "{content}");
+        }
     }
 
     #[test]

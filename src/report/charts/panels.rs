@@ -88,7 +88,9 @@ pub fn panel_top(max: f64) -> f64 {
 }
 
 /// The axes of one panel, `caption` above it, with few small tick labels (the panel is small);
-/// `x_labels` 0 leaves the x ticks to the caller (categories).
+/// `x_labels` 0 leaves the x ticks to the caller (categories). A caption too long for the
+/// panel shrinks to 10 px, then wraps onto a second line (after a `-` or `_`): a row's name is
+/// never cut.
 #[allow(clippy::too_many_arguments)]
 pub fn panel<'a, 'b>(
     file: &str,
@@ -100,15 +102,25 @@ pub fn panel<'a, 'b>(
     y_tick: &dyn Fn(&f64) -> String,
     x_labels: usize,
 ) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
-    let (caption, size) = fit(
-        caption,
-        area.dim_in_pixel().0.saturating_sub(8),
-        caption_size,
-        9,
-    );
+    let width = area.dim_in_pixel().0.saturating_sub(8);
+    let (lines, size) = caption_lines(caption, width, caption_size);
+    let line_height = size as i32 + 2;
+    let style = (FONT, size)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    let centre = area.dim_in_pixel().0 as i32 / 2;
+    for (i, line) in lines.iter().enumerate() {
+        area.draw(&Text::new(
+            line.clone(),
+            (centre, 3 + i as i32 * line_height),
+            style.clone(),
+        ))
+        .map_err(plot_err(file))?;
+    }
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, (FONT, size))
         .margin(5)
+        .margin_top(8 + lines.len() as i32 * line_height)
         .x_label_area_size(18)
         .y_label_area_size(44)
         .build_cartesian_2d(x, y)
@@ -126,12 +138,22 @@ pub fn panel<'a, 'b>(
     Ok(chart)
 }
 
+/// A panel caption as lines: one line at `size` down to 10 px, else wrapped at 10 px.
+fn caption_lines(caption: &str, width: u32, size: u32) -> (Vec<String>, u32) {
+    let (text, fitted) = fit(caption, width, size, 10);
+    if !text.ends_with('…') || caption.ends_with('…') {
+        return (vec![text], fitted);
+    }
+    (super::wrap(caption, width, 10), 10)
+}
+
 /// A panel caption's font size: smaller when many panels share the width.
 pub fn caption_size(n: usize) -> u32 {
     if columns(n) >= 4 { 12 } else { 14 }
 }
 
 /// Small lines of text at the top left of a panel's plot, over the headroom [`panel_top`] keeps.
+/// A line too long for the plot's width wraps rather than losing characters.
 pub fn notes(
     file: &str,
     area: &DrawingArea<SVGBackend, Shift>,
@@ -142,18 +164,28 @@ pub fn notes(
     let (px, py) = chart.backend_coord(&(x0, chart.y_range().end));
     let (right, _) = chart.backend_coord(&(x1, 0.0));
     let (ox, oy) = area.get_base_pixel();
-    for (i, line) in lines.iter().enumerate() {
-        let (text, size) = fit(line, (right - px - 8).max(20) as u32, 11, 8);
+    let width = (right - px - 8).max(20) as u32;
+    let mut row = 0;
+    for line in lines {
+        let (text, size) = fit(line, width, 11, 8);
+        let wrapped = if text.ends_with('…') && !line.ends_with('…') {
+            super::wrap(line, width, 8)
+        } else {
+            vec![text]
+        };
         let style = (FONT, size)
             .into_font()
             .color(&BLACK)
             .pos(Pos::new(HPos::Left, VPos::Top));
-        area.draw(&Text::new(
-            text,
-            (px + 4 - ox, py + 3 + 13 * i as i32 - oy),
-            style,
-        ))
-        .map_err(plot_err(file))?;
+        for text in wrapped {
+            area.draw(&Text::new(
+                text,
+                (px + 4 - ox, py + 3 + 13 * row - oy),
+                style.clone(),
+            ))
+            .map_err(plot_err(file))?;
+            row += 1;
+        }
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use super::{
     LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, hover_points,
-    notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
+    notes, panel, panel_top, panels, plot_err, render, row_names, steps, tick, tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -23,16 +23,20 @@ pub fn offered_label(scenario: &Scenario) -> &'static str {
     }
 }
 
-/// What to see: whether, and who, refuses the most.
+/// What to see: whether, and who, refuses the most (every row of a tie named).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let a = super::most(algorithms, |a| a.rejected as f64)?;
+    let top = super::most(algorithms, |a| a.rejected as f64);
+    let a = top.first()?;
     Some(if a.rejected == 0 {
         "no contender refuses anything: the admitted lines follow the offered load.".into()
     } else {
+        let each = if top.len() > 1 { " each" } else { "" };
         format!(
-            "where a line falls below the offered load, requests were refused; `{}` \
-             refuses the most ({} of {}).",
-            a.algorithm, a.rejected, a.offered
+            "where a line falls below the offered load, requests were refused; {} the most \
+             ({} of {}{each}).",
+            super::who(&top, "refuses", "refuse"),
+            a.rejected,
+            a.offered
         )
     })
 }
@@ -70,7 +74,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         algorithms
             .iter()
             .zip(&tied)
-            .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, *tie)),
+            .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, tie)),
     );
     let y_desc = format!(
         "admitted requests/s (per {} bucket)",
@@ -82,7 +86,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         let size = caption_size(admitted.len());
         for (i, (panel_area, (name, points))) in areas.iter().zip(&admitted).enumerate() {
             let a = &algorithms[i];
-            let mut lines: Vec<String> = tied[i].iter().map(|o| format!("= {o}")).collect();
+            let mut lines: Vec<String> = tie_note(&tied[i], 2).into_iter().collect();
             let late = timeline.after_end(a, |b| b.admitted);
             if late > 0 {
                 lines.push(format!("+{late} released after the end"));
@@ -102,13 +106,20 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             chart
                 // A wide band under the row's line: where all the load is admitted, the
                 // line runs inside it instead of hiding it.
-                .draw_series(LineSeries::new(offered.clone(), OFFERED.stroke_width(6)))
+                .draw_series(LineSeries::new(
+                    steps(&offered, timeline.width()),
+                    OFFERED.stroke_width(6),
+                ))
                 .map_err(plot_err(FILE))?;
             marks.end(panel_area)?;
             let c = colour_among(&names, name);
             marks.begin(panel_area, name)?;
             chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                // Steps: each bucket's rate holds for the bucket, nothing is interpolated.
+                .draw_series(LineSeries::new(
+                    steps(points, timeline.width()),
+                    c.stroke_width(2),
+                ))
                 .map_err(plot_err(FILE))?;
             for &(x, y) in &hover_points(points) {
                 let title = format!("{name}, {}: {} req/s", timeline.at(x), figure(y));
@@ -129,4 +140,39 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         title,
         svg,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(name: &str, rejected: u64) -> AlgorithmReport {
+        AlgorithmReport {
+            algorithm: name.into(),
+            rejected,
+            offered: 100,
+            ..AlgorithmReport::default()
+        }
+    }
+
+    #[test]
+    fn the_lead_names_every_row_tied_for_the_most_refusals() {
+        let rows = [
+            row("fixed_window", 40),
+            row("sliding_window_log", 10),
+            row("token_bucket", 40),
+            row("gcra", 40),
+            row("leaky_bucket", 40),
+        ];
+        assert_eq!(
+            lead(&rows).unwrap(),
+            "where a line falls below the offered load, requests were refused; `fixed_window`, \
+             `token_bucket`, `gcra` and `leaky_bucket` refuse the most (40 of 100 each)."
+        );
+        assert!(
+            lead(&rows[1..2])
+                .unwrap()
+                .ends_with("`sliding_window_log` refuses the most (10 of 100).")
+        );
+    }
 }

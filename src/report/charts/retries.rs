@@ -5,7 +5,7 @@
 
 use super::{
     LegendEntry, Mark, Marks, PALETTE, Timeline, caption_size, figure, headroom, hover_points,
-    panel, panels, plot_err, render, tick,
+    panel, panels, plot_err, render, steps, tick,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -37,12 +37,33 @@ fn source_colour(i: usize) -> RGBColor {
     PALETTE[(10 + i) % PALETTE.len()]
 }
 
-/// What to see: who draws the most retries.
+/// What to see: who draws the most retries (every row of a tie named).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let a = super::most(algorithms, |a| a.retries as f64)?;
+    let top = super::most(algorithms, |a| a.retries as f64);
+    let a = top.first()?;
+    let peak = super::most(algorithms, |a| a.peak_pending_retries as f64);
+    let waiting = if top
+        .iter()
+        .all(|t| t.peak_pending_retries == a.peak_pending_retries)
+    {
+        format!("up to {} waiting at once", a.peak_pending_retries)
+    } else {
+        format!(
+            "the most waiting at once: {} under {}",
+            peak[0].peak_pending_retries,
+            super::and_list(
+                &peak
+                    .iter()
+                    .map(|p| format!("`{}`", p.algorithm))
+                    .collect::<Vec<_>>()
+            )
+        )
+    };
+    let each = if top.len() > 1 { " each" } else { "" };
     Some(format!(
-        "`{}` draws the most retries ({}, up to {} waiting at once).",
-        a.algorithm, a.retries, a.peak_pending_retries
+        "{} the most retries ({}{each}, {waiting}).",
+        super::who(&top, "draws", "draw"),
+        a.retries
     ))
 }
 
@@ -109,7 +130,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 let c = source_colour(k);
                 marks.begin(panel_area, label)?;
                 chart
-                    .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
+                    .draw_series(LineSeries::new(
+                        steps(points, timeline.width()),
+                        c.stroke_width(2),
+                    ))
                     .map_err(plot_err(FILE))?;
                 for &(x, y) in &hover_points(points) {
                     let title = format!(

@@ -1,7 +1,10 @@
-//! Sweep chart: one figure against one swept value, one line per contender.
+//! Sweep chart: one figure against one swept value, one line per contender, each measured
+//! value a visible point. Contenders whose lines would be indistinguishable are drawn once and
+//! named together in the legend (`token_bucket (= gcra)`) and the caption.
 
 use super::{
-    FONT, LegendEntry, Mark, axes, colour, figure as figure_of, headroom, plot_err, render, tick,
+    FONT, LegendEntry, Mark, and_list, axes, colour_among, figure as figure_of, headroom,
+    indistinguishable, leaders, plot_err, render, tick, tie_names,
 };
 use crate::error::Result;
 use plotters::prelude::*;
@@ -29,9 +32,15 @@ pub fn chart(
     };
     let y_hi = headroom(all.clone().map(|p| p.1).fold(0.0f64, f64::max));
     let y_lo = all.map(|p| p.1).fold(0.0f64, f64::min);
+    let names: Vec<&str> = series.iter().map(|(n, _)| *n).collect();
+    let leader = leaders(series.len(), |i, j| {
+        indistinguishable(&series[i].1, &series[j].1, y_hi - y_lo)
+    });
+    let tied = tie_names(&names, &leader);
     let legend: Vec<LegendEntry> = series
         .iter()
-        .map(|(n, _)| LegendEntry::algorithm(&[], n, Mark::Line))
+        .zip(&tied)
+        .map(|((n, _), tie)| LegendEntry::tied(&names, n, Mark::Line, tie))
         .collect();
     let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = axes(FILE, area, &title, 80, x_lo..x_hi, y_lo..y_hi)?;
@@ -45,12 +54,16 @@ pub fn chart(
             .axis_desc_style((FONT, 16))
             .draw()
             .map_err(plot_err(FILE))?;
-        for (name, points) in series {
-            let c = colour(name);
+        for (i, (name, points)) in series.iter().enumerate() {
+            // A group is drawn once, in its first row's colour; every row keeps its points.
+            let c = colour_among(&names, names[leader[i].unwrap_or(i)]);
             marks.begin(area, name)?;
-            chart
-                .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
-                .map_err(plot_err(FILE))?;
+            if leader[i].is_none() {
+                // Thin and pale: only the dots were measured, the line just joins them.
+                chart
+                    .draw_series(LineSeries::new(points.clone(), c.mix(0.5).stroke_width(1)))
+                    .map_err(plot_err(FILE))?;
+            }
             for &(x, y) in points.iter() {
                 let title = format!(
                     "{name}, {field} = {}: {figure} = {}",
@@ -66,10 +79,34 @@ pub fn chart(
     Ok(super::Chart {
         file: FILE,
         lead: None,
-        caption: format!("`{figure}` of each contender as `{field}` varies{note}."),
+        caption: format!(
+            "`{figure}` of each contender as `{field}` varies{note}; each dot is a measured \
+             point (the thin lines only join them).{}",
+            same_note(&names, &leader, &tied)
+        ),
         title,
         svg,
     })
+}
+
+/// The caption's note naming the contenders drawn as one line, if any.
+fn same_note(names: &[&str], leader: &[Option<usize>], tied: &[Vec<&str>]) -> String {
+    let groups: Vec<String> = (0..names.len())
+        .filter(|&i| leader[i].is_none() && !tied[i].is_empty())
+        .map(|i| {
+            let mut all = vec![format!("`{}`", names[i])];
+            all.extend(tied[i].iter().map(|o| format!("`{o}`")));
+            and_list(&all)
+        })
+        .collect();
+    if groups.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " Drawn as one line (indistinguishable): {}.",
+            groups.join("; ")
+        )
+    }
 }
 
 #[cfg(test)]
@@ -87,5 +124,37 @@ mod tests {
             c.svg.contains("\npolicy.limit\n</text>") && c.svg.contains("\nlegit_goodput\n</text>")
         );
         assert!(c.svg.contains("\ngcra\n</text>"));
+    }
+
+    #[test]
+    fn identical_lines_are_drawn_once_and_named_together() {
+        let line = vec![(90.0, 0.96), (100.0, 1.0)];
+        let c = super::chart(
+            "policy.limit",
+            "legit_goodput",
+            &[
+                ("token_bucket", line.clone()),
+                ("fixed_window", vec![(90.0, 0.5), (100.0, 0.7)]),
+                ("gcra", line),
+            ],
+            "",
+        )
+        .unwrap();
+        assert!(
+            c.svg.contains("\ntoken_bucket (= gcra)\n</text>"),
+            "{}",
+            c.svg
+        );
+        assert!(c.svg.contains("\ngcra (= token_bucket)\n</text>"));
+        assert!(
+            c.caption.contains("`token_bucket` and `gcra`"),
+            "{}",
+            c.caption
+        );
+        // gcra's points stay (hover titles), its line is token_bucket's.
+        assert!(
+            c.svg
+                .contains("<title>gcra, policy.limit = 90: legit_goodput = 0.96</title>")
+        );
     }
 }

@@ -6,8 +6,8 @@
 
 use super::{
     LegendEntry, Mark, Marks, PLOT_PIXELS, REFERENCE, caption_size, colour_among, downsample,
-    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, ties,
-    time_unit,
+    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, tie_note,
+    ties, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -54,13 +54,25 @@ pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i1
     steps
 }
 
-/// What to see: the row whose key peaks highest.
+/// What to see: the rows whose key peaks highest (every row of a tie named, each with its key).
 fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
-    let a = super::most(algorithms, |a| a.burst_factor)?;
+    let top = super::most(algorithms, |a| a.burst_factor);
+    let a = top.first()?;
+    let mut keys: Vec<String> = top
+        .iter()
+        .map(|t| format!("`{}`", t.worst_window_key))
+        .collect();
+    keys.dedup();
+    let (each, key) = match (top.len(), keys.len()) {
+        (1, _) => ("", format!("key {}", keys[0])),
+        (_, 1) => (" each", format!("key {}", keys[0])),
+        _ => (" each", format!("keys {}", super::and_list(&keys))),
+    };
     Some(format!(
-        "`{}` lets one key reach {} admissions in a rolling window (burst factor {:.2}, \
-         key `{}`).",
-        a.algorithm, a.max_window_admitted, a.burst_factor, a.worst_window_key
+        "{} one key reach {} admissions in a rolling window{each} (burst factor {:.2}, {key}).",
+        super::who(&top, "lets", "let"),
+        a.max_window_admitted,
+        a.burst_factor,
     ))
 }
 
@@ -122,7 +134,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 format!("key {} at {at}", a.worst_window_key)
             };
             let mut lines = vec![key.clone()];
-            lines.extend(tied[i].iter().map(|o| format!("= {o}")));
+            lines.extend(tie_note(&tied[i], 1));
             notes(FILE, panel_area, &chart, &lines)?;
             for &(x, y) in &hover_points(points) {
                 let title = format!(
@@ -169,7 +181,7 @@ fn series(
 }
 
 /// Rows tie when they peaked on the same key at the same instant with the same history.
-fn tied_rows(algorithms: &[AlgorithmReport]) -> Vec<Option<&str>> {
+fn tied_rows(algorithms: &[AlgorithmReport]) -> Vec<Vec<&str>> {
     ties(
         &algorithms
             .iter()
@@ -189,14 +201,14 @@ fn tied_rows(algorithms: &[AlgorithmReport]) -> Vec<Option<&str>> {
 fn legend(
     algorithms: &[AlgorithmReport],
     names: &[&str],
-    tied: &[Option<&str>],
+    tied: &[Vec<&str>],
     limit_name: &str,
 ) -> Vec<LegendEntry> {
     let mut legend: Vec<LegendEntry> = algorithms
         .iter()
         .zip(tied)
         .map(|(a, tie)| {
-            let mut e = LegendEntry::tied(names, &a.algorithm, Mark::Line, *tie);
+            let mut e = LegendEntry::tied(names, &a.algorithm, Mark::Line, tie);
             e.label = format!("{} (peak {})", e.label, a.max_window_admitted);
             e
         })
