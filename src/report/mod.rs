@@ -95,16 +95,10 @@ pub struct SourceInfo<'a> {
 
 /// What the figures that judge a contender against the scenario's intent (violations, burst
 /// factor, needless and collateral rejections) are measured against, in words:
-/// `100 per 1m per ip`. Every output that shows those figures names it: the table's note, the
+/// `10 per 1m per client; pro 1000 per 1m` ([`crate::metrics::Intent::text`]). Every output that shows those figures names it: the table's note, the
 /// reports' key figures, `summary.json`'s `verdict.yardstick`, `summary.csv`'s last column.
 pub fn yardstick(scenario: &Scenario) -> String {
-    let p = &scenario.policy;
-    format!(
-        "{} per {} per {}",
-        p.limit,
-        crate::time::format_duration(p.window),
-        p.key.describe("+")
-    )
+    scenario.intent.text()
 }
 
 /// The JSON schema of a document rlsim writes, as it serializes (a field skipped when empty is
