@@ -79,7 +79,8 @@ impl Plan {
     pub fn run(&self) -> Result<Outcome> {
         let seeds = seeds(self.scenario.seed, self.count);
         let runs = run_seeds(&self.scenario, &seeds)?;
-        let replicates = Replicates::new(&self.scenario, &runs);
+        let mut replicates = Replicates::new(&self.scenario, &runs);
+        replicates.warnings = super::warnings::all(&self.scenario, Some(&replicates));
         let sensitivity = match &self.variants {
             Some(v) => Some(Sensitivity::run(&self.scenario, &runs, v)?),
             None => None,

@@ -20,7 +20,8 @@ pub struct Replicates {
     pub interval: &'static str,
     pub recommendation: Stability,
     pub contenders: Vec<ContenderFigures>,
-    /// The warnings of `replicate::warnings` (an unstable recommendation, a resonance).
+    /// The warnings of `replicate::warnings` (an unstable recommendation, a resonance), which
+    /// `outputs::Plan::run` puts here.
     pub warnings: Vec<String>,
 }
 
@@ -103,7 +104,7 @@ impl Replicates {
                 }
             })
             .collect();
-        let mut summary = Replicates {
+        Replicates {
             scenario: scenario.name.clone(),
             seed: scenario.seed,
             replicates: n,
@@ -112,15 +113,13 @@ impl Replicates {
             recommendation,
             contenders,
             warnings: Vec::new(),
-        };
-        summary.warnings = super::warnings::all(scenario, Some(&summary));
-        summary
+        }
     }
 
     /// The contenders by how often they rank first (most first; ties in scenario order).
     pub fn by_first(&self) -> Vec<&ContenderFigures> {
         let mut out: Vec<&ContenderFigures> = self.contenders.iter().collect();
-        out.sort_by(|a, b| b.ranked_first.cmp(&a.ranked_first));
+        out.sort_by_key(|c| std::cmp::Reverse(c.ranked_first));
         out
     }
 
