@@ -49,8 +49,14 @@ fn blocks(
     b.extend(Verdict::new(scenario, algorithms).blocks());
     b.push(Block::Heading(2, "Key figures".into()));
     b.push(key_table(algorithms));
+    let offered = match algorithms {
+        [a, rest @ ..] if rest.iter().all(|r| r.offered == a.offered) => {
+            format!("Every contender was offered {} requests. ", a.offered)
+        }
+        _ => String::new(),
+    };
     b.push(Block::Paragraph(format!(
-        "Violations, burst factor, needless and shared-key collateral are judged against the \
+        "{offered}Violations, burst factor, needless and shared-key collateral are judged against the \
          intent: {}. Every figure is defined in rlsim's `docs/metrics.md`; `summary.json` holds \
          them all. `abuse leak` is n/a without abusive traffic; `shared-key collateral` counts \
          legit requests refused on a key another client shared (a NAT address, a shared API \
@@ -92,6 +98,8 @@ fn blocks(
 
 /// The key figures: one row per contender, the terminal's figures with readable headers.
 fn key_table(algorithms: &[AlgorithmReport]) -> Block {
+    // Offered is the same for every contender unless clients retry: then it is a figure.
+    let same = algorithms.windows(2).all(|w| w[0].offered == w[1].offered);
     let columns = [
         (Column::Offered, "offered"),
         (Column::Admitted, "admitted"),
@@ -106,6 +114,7 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
         (Column::LegitDelayP99, "legit p99 delay"),
         (Column::StatePerKey, "state/key"),
     ];
+    let columns = &columns[usize::from(same && !algorithms.is_empty())..];
     let mut header = vec!["contender".to_string()];
     header.extend(columns.iter().map(|(_, h)| h.to_string()));
     let rows = algorithms
