@@ -409,7 +409,7 @@ fn a_recommendation_on_the_edge_of_the_grid_is_warned_about() {
     let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=10..40:10"]);
     assert!(
         stdout.contains(
-            "Warning: it sits on the edge of the grid (`policy.limit` = 10 is the first value swept): a better point may lie beyond; extend the range."
+            "Warning: it sits on the edge of the grid (policy.limit = 10 is the first value swept): a better point may lie beyond; extend the range."
         ),
         "{stdout}"
     );
