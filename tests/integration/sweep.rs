@@ -419,7 +419,7 @@ fn a_recommendation_on_the_edge_of_the_grid_is_warned_about() {
     );
     // A limit of 1 rejects the user (5/min): 10, inside the grid, is recommended, unwarned.
     let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=1,10,20"]);
-    assert!(stdout.contains("`policy.limit` = 10 (point 1)"), "{stdout}");
+    assert!(stdout.contains("policy.limit = 10 (point 1)"), "{stdout}");
     assert!(!stdout.contains("Warning"), "{stdout}");
     assert_eq!(json["recommendation"]["edges"], serde_json::json!([]));
 }
