@@ -51,7 +51,7 @@ fn the_html_report_is_self_contained_and_says_what_the_markdown_says() {
     );
     assert!(
         ranking
-            .contains("**gcra**: meets all 4 goals; legit goodput 100.0%, 0 violations, no delay")
+            .contains("**gcra**: meets all 4 goals; legit goodput 100.0%, 0 violations, abuse leak 50.0%, no delay")
     );
     assert!(ranking.contains("**fixed_window**: misses `policy_violations <= 0` (100)"));
     // Goals and measured values in human units: `max_delay_p99 = "1s"` in boundary.toml.
@@ -296,7 +296,8 @@ fn leakage_without_abusive_traffic_is_null_and_shown_as_n_a() {
     let at = header.iter().position(|h| *h == "abusive_leakage").unwrap();
     assert_eq!(values[at], "");
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    assert!(md.contains("| 1.0000 | n/a | 0 |"), "{md}");
+    // legit goodput, abuse leak, legit p99 delay (none).
+    assert!(md.contains("| 1.0000 | n/a | - |"), "{md}");
     assert!(md.contains(
         "- **FAIL** (fixed_window) `* abusive_leakage <= 0.1`: measured fixed_window n/a"
     ));

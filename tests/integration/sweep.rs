@@ -409,7 +409,7 @@ fn a_recommendation_on_the_edge_of_the_grid_is_warned_about() {
     let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=10..40:10"]);
     assert!(
         stdout.contains(
-            "Warning: it sits on the edge of the grid (`policy.limit` = 10 is the first value swept): a better point may lie beyond; extend the range."
+            "Warning: it sits on the edge of the grid (policy.limit = 10 is the first value swept): a better point may lie beyond; extend the range."
         ),
         "{stdout}"
     );
@@ -419,7 +419,7 @@ fn a_recommendation_on_the_edge_of_the_grid_is_warned_about() {
     );
     // A limit of 1 rejects the user (5/min): 10, inside the grid, is recommended, unwarned.
     let (stdout, _, json) = hand_sweep(r#"["fixed_window"]"#, &["policy.limit=1,10,20"]);
-    assert!(stdout.contains("`policy.limit` = 10 (point 1)"), "{stdout}");
+    assert!(stdout.contains("policy.limit = 10 (point 1)"), "{stdout}");
     assert!(!stdout.contains("Warning"), "{stdout}");
     assert_eq!(json["recommendation"]["edges"], serde_json::json!([]));
 }
