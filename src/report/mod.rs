@@ -14,6 +14,7 @@ mod files;
 pub(crate) mod manifest;
 mod observed;
 mod provenance;
+pub mod resonance;
 pub(crate) mod ranking;
 mod review;
 mod story;

@@ -7,6 +7,7 @@
 use super::document::{Block, plain};
 use super::ranking::{self, CRITERIA, Decided, Ranked, percent};
 use super::table::wrap;
+use super::resonance::resonance;
 use super::yardstick;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::{Goal, Scenario};
@@ -114,6 +115,9 @@ pub enum WarningKind {
     Leakage,
     /// The recommended contender admits requests beyond the intent.
     Violations,
+    /// A perfectly periodic source's period fits a window a whole number of times: the
+    /// ranking depends on that alignment (`--replicates` with `jitter`, or Poisson, tells).
+    Resonance,
     /// The recommended contender refuses legitimate requests on keys another client shared.
     Collateral,
 }
@@ -133,7 +137,16 @@ pub struct GoalOutcome {
 impl Verdict {
     /// The verdict of a run of `scenario`.
     pub fn new(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Verdict {
-        Verdict::judge(&scenario.goals, &yardstick(scenario), algorithms)
+        let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), algorithms);
+        let about = verdict.recommended.clone().unwrap_or_default();
+        verdict
+            .warnings
+            .extend(resonance(scenario).into_iter().map(|text| Warning {
+                kind: WarningKind::Resonance,
+                contender: about.clone(),
+                text: format!("{text}."),
+            }));
+        verdict
     }
 
     /// The verdict of `algorithms` (in the scenario's order) against `goals`, their figures

@@ -1,0 +1,166 @@
+//! Periodic sources that resonate with a window: a perfectly periodic source whose period fits
+//! a window a whole number of times, so that a client reclaims its own expiring slots at the
+//! same phase every window and the window-based figures depend on that alignment (nat.toml's
+//! scraper at 60/min against a 1 min window). Every verdict carries these warnings.
+
+use crate::scenario::Scenario;
+use crate::time::{Nanos, format_duration};
+use crate::traffic::{Arrivals, RateDist};
+use std::collections::BTreeMap;
+
+/// How close to a whole number of periods a window must be to resonate: within this share of
+/// one period. A client's phase in the window then drifts by less than 2% of its period per
+/// window, so it meets the same expiring slots for 50 windows and more.
+pub const RESONANCE_TOLERANCE: f64 = 0.02;
+
+/// The windows of the scenario and who uses each: the policy's and every contender rule's.
+fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
+    let mut out: BTreeMap<Nanos, Vec<String>> = BTreeMap::new();
+    out.entry(scenario.policy.window)
+        .or_default()
+        .push("the policy".into());
+    for c in &scenario.algorithms {
+        match c.stack() {
+            Some(stack) => {
+                for rule in stack.rules.iter().filter(|r| r.profile.is_none()) {
+                    let who = c.name.clone();
+                    let users = out.entry(rule.params.window).or_default();
+                    if !users.contains(&who) {
+                        users.push(who);
+                    }
+                }
+            }
+            None if c.profile().is_none() => {
+                out.entry(c.params.window).or_default().push(c.name.clone());
+            }
+            None => {}
+        }
+    }
+    out.remove(&0);
+    out
+}
+
+/// How a periodic source is periodic, which says what would break the resonance.
+#[derive(Clone, Copy)]
+enum Periodic {
+    Constant,
+    Bursts,
+}
+
+/// Each unjittered periodic source's period per client: a constant source with one rate for
+/// all its clients, or bursts.
+fn periods(scenario: &Scenario) -> Vec<(&str, f64, Periodic)> {
+    scenario
+        .traffic
+        .iter()
+        .filter(|s| s.jitter_ppm == 0)
+        .filter_map(|s| match &s.arrivals {
+            Arrivals::Constant(rate) if matches!(s.population.rates, RateDist::Same) => {
+                Some((s.name.as_str(), rate.mean_interval_ns(), Periodic::Constant))
+            }
+            Arrivals::Bursts { every, .. } => {
+                Some((s.name.as_str(), *every as f64, Periodic::Bursts))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The warnings of periodic sources whose period resonates with a window: the window within
+/// [`RESONANCE_TOLERANCE`] of a period of a whole number `k ≥ 1` of periods.
+pub fn resonance(scenario: &Scenario) -> Vec<String> {
+    let windows = windows(scenario);
+    let mut out = Vec::new();
+    for (source, period, how) in periods(scenario) {
+        let (verb, advice) = match how {
+            Periodic::Constant => (
+                "sends exactly every",
+                format!(
+                    "add jitter = \"5%\" to the source, or compare with --set traffic.{source}.arrival=poisson"
+                ),
+            ),
+            Periodic::Bursts => (
+                "bursts exactly every",
+                format!(
+                    "compare with an every that does not divide the window (--set traffic.{source}.every=...)"
+                ),
+            ),
+        };
+        for (&window, users) in &windows {
+            let ratio = window as f64 / period;
+            let k = ratio.round();
+            if k < 1.0 || (window as f64 - k * period).abs() > RESONANCE_TOLERANCE * period {
+                continue;
+            }
+            let gap = format_duration(period.round() as Nanos);
+            let every = users.len() == scenario.algorithms.len() + 1;
+            let users = if every {
+                "the policy and every contender".to_string()
+            } else {
+                users.join(", ")
+            };
+            let what = if k == 1.0 {
+                "one period".to_string()
+            } else {
+                format!("{k:.0} of its periods")
+            };
+            out.push(format!(
+                "source {source} {verb} {gap} per client, and the {} window of {} is {what}: a perfectly periodic client reclaims its own expiring slots, so the figures depend on that alignment; {advice}",
+                format_duration(window),
+                users,
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(window: &str, traffic: &str) -> Scenario {
+        let text = format!(
+            "name = \"r\"\nduration = \"5m\"\nalgorithms = [\"fixed_window\"]\n\
+             [policy]\nlimit = 10\nwindow = \"{window}\"\n[[traffic]]\nname = \"s\"\n{traffic}\n"
+        );
+        Scenario::parse(&text, Path::new("r.toml")).unwrap()
+    }
+
+    #[test]
+    fn a_period_that_divides_the_window_resonates() {
+        let constant = "kind = \"constant\"\nrate = \"60/min\"";
+        let w = resonance(&scenario("1m", constant));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("source s sends exactly every 1s per client, and the 1m window of the policy and every contender is 60 of its periods"),
+            "{}",
+            w[0]
+        );
+        // 60.01 s is within 2% of a period of 60 periods; 60.5 s is half a period off.
+        assert_eq!(resonance(&scenario("60010ms", constant)).len(), 1);
+        assert!(resonance(&scenario("60500ms", constant)).is_empty());
+        // A window shorter than a period holds no whole period.
+        assert!(resonance(&scenario("400ms", constant)).is_empty());
+        // Bursts every 30 s against 1 min: two periods.
+        let bursts = "kind = \"bursts\"\ncount = 5\nevery = \"30s\"";
+        let w = resonance(&scenario("1m", bursts));
+        assert!(w[0].contains("is 2 of its periods"), "{w:?}");
+    }
+
+    #[test]
+    fn random_or_jittered_timing_does_not_resonate() {
+        let poisson = "kind = \"poisson\"\nrate = \"60/min\"";
+        assert!(resonance(&scenario("1m", poisson)).is_empty());
+        let jittered = "kind = \"constant\"\nrate = \"60/min\"\njitter = \"5%\"";
+        assert!(resonance(&scenario("1m", jittered)).is_empty());
+        let nat = Scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/nat.toml"))
+            .unwrap();
+        let w = resonance(&nat);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("source scraper sends exactly every 1s"),
+            "{w:?}"
+        );
+    }
+}
