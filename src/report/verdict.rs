@@ -6,8 +6,8 @@
 
 use super::document::{Block, plain};
 use super::ranking::{self, CRITERIA, Decided, Ranked, percent};
-use super::table::wrap;
 use super::resonance::resonance;
+use super::table::wrap;
 use super::yardstick;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::{Goal, Scenario};
