@@ -28,7 +28,7 @@ pub struct Verdict {
     /// The contender ranked second; `null` with fewer than two.
     pub runner_up: Option<String>,
     /// What violations, burst factor, needless and collateral rejections are judged against
-    /// (the scenario's intent): `100 per 1m per ip`.
+    /// (the scenario's intent): `100 per 1m per client`.
     pub yardstick: String,
     /// How the contenders were ordered: against the scenario's `[goals]` first, or by the
     /// default order alone.

@@ -5,12 +5,26 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The schema of `summary.json`, pinned: a renamed or missing field fails to deserialise.
+/// `summary.json`'s `intent`: the yardstick of every per-client figure (docs/metrics.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Intent {
+    limit: u64,
+    window_ns: u64,
+    burst: u64,
+    per: String,
+    per_tier: Vec<serde_json::Value>,
+    text: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Summary {
     schema_version: u32,
     rlsim_version: String,
     scenario: ScenarioInfo,
+    intent: Intent,
     verdict: Verdict,
     algorithms: Vec<Algorithm>,
     /// Only with `[[alert]]` rules (docs/observability.md).
@@ -162,6 +176,7 @@ struct Algorithm {
     keys_over_policy: u64,
     false_positive_keys: u64,
     false_negative_keys: u64,
+    clients_hurt: u64,
     wrongly_allowed: u64,
     wrongly_rejected: u64,
     wrongly_decided_share: f64,
@@ -232,6 +247,10 @@ struct Source {
     admitted_share: f64,
     attempts_per_request: f64,
     request_success_rate: f64,
+    policy_violations: u64,
+    needless_rejections: u64,
+    collateral_rejections: u64,
+    clients_hurt: u64,
 }
 
 #[test]
@@ -277,12 +296,24 @@ fn boundary_scenario_writes_every_output() {
     assert_eq!(summary.scenario.policy.key, ["ip"]);
     assert_eq!(summary.scenario.sources.len(), 2);
     assert_eq!(summary.algorithms.len(), 6);
+    // Without [intent], the intent is the policy's limit, window and burst per real client.
+    assert_eq!(
+        (
+            summary.intent.limit,
+            summary.intent.window_ns,
+            summary.intent.burst
+        ),
+        (100, 60_000_000_000, 100)
+    );
+    assert_eq!(summary.intent.per, "client");
+    assert!(summary.intent.per_tier.is_empty());
+    assert_eq!(summary.intent.text, "100 per 1m per client");
     // The verdict: boundary.toml's goals decide; gcra's 31 B of state beat token_bucket's 43 B.
     let v = &summary.verdict;
     assert_eq!(v.recommended.as_deref(), Some("gcra"));
     assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
     assert_eq!(v.basis, "goals");
-    assert_eq!(v.yardstick, "100 per 1m per ip");
+    assert_eq!(v.yardstick, "100 per 1m per client");
     assert_eq!(
         v.reasons,
         ["gcra keeps less state per key (state per key 31 B against 43 B)"]
@@ -394,7 +425,9 @@ fn boundary_scenario_writes_every_output() {
             "rule",
             "remaining",
             "reset_ns",
-            "warning"
+            "warning",
+            "client",
+            "source"
         ]
     );
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
@@ -459,7 +492,7 @@ fn json_format_prints_the_summary() {
     assert_eq!(v.recommended.as_deref(), Some("gcra"));
     assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
     assert_eq!(v.basis, "goals");
-    assert_eq!(v.yardstick, "100 per 1m per ip");
+    assert_eq!(v.yardstick, "100 per 1m per client");
     assert_eq!(
         v.reasons,
         ["gcra keeps less state per key (state per key 31 B against 43 B)"]

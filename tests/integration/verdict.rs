@@ -63,14 +63,14 @@ fn run_prints_the_verdict_and_summary_json_carries_it() {
     assert_eq!(v["recommended"], "by_user");
     assert_eq!(v["runner_up"], "fixed_window");
     assert_eq!(v["basis"], "default");
-    assert_eq!(v["yardstick"], "100 per 1m per ip");
+    assert_eq!(v["yardstick"], "100 per 1m per client");
     let kinds: Vec<&str> = v["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .map(|w| w["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["demoted", "leakage", "violations"]);
+    assert_eq!(kinds, ["demoted", "leakage", "resonance"]);
     // The leaky bucket ranks last for its delay; the three exact per-IP limiters tie.
     let ranking: Vec<(u64, &str, bool)> = v["ranking"]
         .as_array()
@@ -107,7 +107,7 @@ fn run_prints_the_verdict_and_summary_json_carries_it() {
     assert!(
         csv.lines()
             .skip(1)
-            .all(|l| l.ends_with(",100 per 1m per ip"))
+            .all(|l| l.ends_with(",100 per 1m per client"))
     );
 }
 

@@ -7,6 +7,7 @@ use super::traffic::{MAX_CLIENTS, MAX_REQUESTS_PER_SOURCE};
 use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec, Policy};
 use crate::scenario::expect::Expectation;
+use crate::scenario::goals::Goal;
 use crate::scenario::metric_names::metric_names;
 use crate::scenario::model::scenario::{Contender, Scenario, SweepSpec};
 use crate::scenario::raw::{RawScenario, RawSweep, RawTraffic, S};
@@ -113,15 +114,7 @@ impl Ctx<'_> {
         };
         // Metric and source names are checked against the scenario itself, so this comes last.
         let expectations = self.expectations(raw.expect.as_ref(), &scenario, &mut found);
-        let goals = match &raw.goals {
-            Some(table) => {
-                found.ok(
-                    crate::scenario::goals::resolve(table, &metric_names(&scenario), duration)
-                        .map_err(|(span, field, message)| self.err(span, &field, message)),
-                )
-            }
-            None => Some(Vec::new()),
-        };
+        let goals = self.goals(&raw, &scenario, &mut found);
         match (expectations, goals) {
             (Some(e), Some(g)) if found.is_empty() => {
                 scenario.expectations = e;
@@ -129,6 +122,24 @@ impl Ctx<'_> {
                 Ok(scenario)
             }
             _ => Err(found.into_error(self.path)),
+        }
+    }
+
+    /// The `[goals]`, checked against the scenario's metric names.
+    fn goals(
+        &self,
+        raw: &RawScenario,
+        scenario: &Scenario,
+        found: &mut Found,
+    ) -> Option<Vec<Goal>> {
+        match &raw.goals {
+            Some(table) => found.ok(crate::scenario::goals::resolve(
+                table,
+                &metric_names(scenario),
+                scenario.duration,
+            )
+            .map_err(|(span, field, message)| self.err(span, &field, message))),
+            None => Some(Vec::new()),
         }
     }
 

@@ -127,7 +127,7 @@ fn a_fifo_output_is_written_in_place_never_renamed_over() {
     let log = text(&reader.finish());
     assert!(is_fifo(&fifo), "the FIFO was replaced");
     assert!(
-        log.starts_with("time_ns,algorithm,key,outcome,delay_ns,retry_after_ns,rule,remaining,reset_ns,warning\n"),
+        log.starts_with("time_ns,algorithm,key,outcome,delay_ns,retry_after_ns,rule,remaining,reset_ns,warning,client,source\n"),
         "{log}"
     );
     assert_eq!(log.lines().count(), 1 + 3 * 2, "{log}");

@@ -102,7 +102,7 @@ fn decisions_dash_is_standard_output() {
         .code(0);
     let stdout = text(&out.get_output().stdout);
     assert!(
-        stdout.starts_with("time_ns,algorithm,key,outcome,delay_ns,retry_after_ns,rule,remaining,reset_ns,warning\n"),
+        stdout.starts_with("time_ns,algorithm,key,outcome,delay_ns,retry_after_ns,rule,remaining,reset_ns,warning,client,source\n"),
         "{stdout}"
     );
     assert_eq!(stdout.lines().count(), 7, "{stdout}");
