@@ -257,7 +257,7 @@ pub fn styled_table(
         p.burst
     );
     let head = wrap(&head, WIDTH, "  ");
-    let _ = write!(out, "{title}{}{title:#}\n", head.trim_end());
+    let _ = writeln!(out, "{title}{}{title:#}", head.trim_end());
     let chosen = columns.resolve(algorithms);
     let mut header: Vec<&str> = vec![NAME];
     header.extend(chosen.iter().map(|c| c.name()));
