@@ -45,7 +45,7 @@ pub const HEADLINE: [&str; 9] = [
 
 /// The seeds of `n` replicates of a scenario with seed `seed`: replicate 1 runs `seed` itself
 /// (so it is the plain run), replicate `k ≥ 2` the `(k-1)`-th 64-bit draw of ChaCha8 keyed by
-/// `seed` on the replicates' stream ([`Stream::Replicates`]). The seeds of `n` replicates are
+/// `seed` on the replicates' stream (`Stream::Replicates`). The seeds of `n` replicates are
 /// the first `n` of any larger number.
 pub fn seeds(seed: u64, n: u32) -> Vec<u64> {
     let mut rng = rng::rng(seed, Stream::Replicates, 0);

@@ -52,7 +52,7 @@ impl Column {
 
     /// The default table: what was served and refused, the harm to each side, judged against
     /// the intent. When long contender names make it wider than [`WIDTH`], the columns of
-    /// [`Column::DROPPED_FIRST`] go first, in that order.
+    /// `Column::DROPPED_FIRST` go first, in that order.
     pub const DEFAULT: [Column; 8] = [
         Column::Admitted,
         Column::Rejected,

@@ -59,7 +59,7 @@ impl Marks {
         );
     }
 
-    /// A visible marker of shape `shape` (see [`SHAPES`]) at backend pixel `(x, y)`, with a
+    /// A visible marker of shape `shape` (see `SHAPES`) at backend pixel `(x, y)`, with a
     /// hover title: series drawn as points tell apart by shape where they coincide.
     pub fn shape(&mut self, (x, y): (i32, i32), shape: usize, colour: RGBColor, title: &str) {
         let fill = hex(colour);

@@ -251,7 +251,7 @@ pub enum Mark {
     Box,
     /// A dot: series drawn as unjoined markers.
     Dot,
-    /// One of [`marks::SHAPES`], as [`Marks::shape`] draws it.
+    /// One of `marks::SHAPES`, as [`Marks::shape`] draws it.
     Shape(usize),
 }
 
