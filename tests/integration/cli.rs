@@ -253,6 +253,36 @@ struct Source {
     clients_hurt: u64,
 }
 
+/// boundary.toml's verdict: its goals decide; gcra's 31 B of state beat token_bucket's 43 B.
+fn assert_boundary_verdict(v: &Verdict) {
+    assert_eq!(v.recommended.as_deref(), Some("gcra"));
+    assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
+    assert_eq!(v.basis, "goals");
+    assert_eq!(v.yardstick, "100 per 1m per client");
+    assert_eq!(
+        v.reasons,
+        ["gcra keeps less state per key (state per key 31 B against 43 B)"]
+    );
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    assert_eq!(v.goals.len(), 4);
+    assert!(v.goals.iter().all(|g| g.met));
+    let order: Vec<(usize, &str)> = (v.ranking.iter())
+        .map(|p| (p.rank, p.contender.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (1, "gcra"),
+            (2, "token_bucket"),
+            (3, "sliding_window_counter"),
+            (4, "sliding_window_log"),
+            (5, "leaky_bucket"),
+            (6, "fixed_window")
+        ]
+    );
+    assert_eq!(v.ranking[5].goals_missed, ["policy_violations <= 0"]);
+}
+
 #[test]
 fn boundary_scenario_writes_every_output() {
     let dir = tempfile::tempdir().unwrap();
@@ -308,34 +338,7 @@ fn boundary_scenario_writes_every_output() {
     assert_eq!(summary.intent.per, "client");
     assert!(summary.intent.per_tier.is_empty());
     assert_eq!(summary.intent.text, "100 per 1m per client");
-    // The verdict: boundary.toml's goals decide; gcra's 31 B of state beat token_bucket's 43 B.
-    let v = &summary.verdict;
-    assert_eq!(v.recommended.as_deref(), Some("gcra"));
-    assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
-    assert_eq!(v.basis, "goals");
-    assert_eq!(v.yardstick, "100 per 1m per client");
-    assert_eq!(
-        v.reasons,
-        ["gcra keeps less state per key (state per key 31 B against 43 B)"]
-    );
-    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-    assert_eq!(v.goals.len(), 4);
-    assert!(v.goals.iter().all(|g| g.met));
-    let order: Vec<(usize, &str)> = (v.ranking.iter())
-        .map(|p| (p.rank, p.contender.as_str()))
-        .collect();
-    assert_eq!(
-        order,
-        [
-            (1, "gcra"),
-            (2, "token_bucket"),
-            (3, "sliding_window_counter"),
-            (4, "sliding_window_log"),
-            (5, "leaky_bucket"),
-            (6, "fixed_window")
-        ]
-    );
-    assert_eq!(v.ranking[5].goals_missed, ["policy_violations <= 0"]);
+    assert_boundary_verdict(&summary.verdict);
     let fw = &summary.algorithms[0];
     assert_eq!(fw.algorithm, "fixed_window");
     assert_eq!(fw.burst_factor, 2.0);
@@ -487,34 +490,7 @@ fn json_format_prints_the_summary() {
         .success();
     let summary: Summary = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(summary.algorithms.len(), 6);
-    // The verdict: boundary.toml's goals decide; gcra's 31 B of state beat token_bucket's 43 B.
-    let v = &summary.verdict;
-    assert_eq!(v.recommended.as_deref(), Some("gcra"));
-    assert_eq!(v.runner_up.as_deref(), Some("token_bucket"));
-    assert_eq!(v.basis, "goals");
-    assert_eq!(v.yardstick, "100 per 1m per client");
-    assert_eq!(
-        v.reasons,
-        ["gcra keeps less state per key (state per key 31 B against 43 B)"]
-    );
-    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-    assert_eq!(v.goals.len(), 4);
-    assert!(v.goals.iter().all(|g| g.met));
-    let order: Vec<(usize, &str)> = (v.ranking.iter())
-        .map(|p| (p.rank, p.contender.as_str()))
-        .collect();
-    assert_eq!(
-        order,
-        [
-            (1, "gcra"),
-            (2, "token_bucket"),
-            (3, "sliding_window_counter"),
-            (4, "sliding_window_log"),
-            (5, "leaky_bucket"),
-            (6, "fixed_window")
-        ]
-    );
-    assert_eq!(v.ranking[5].goals_missed, ["policy_violations <= 0"]);
+    assert_boundary_verdict(&summary.verdict);
     // boundary.toml has one alert rule: one result per contender, figures in each row.
     assert_eq!(summary.alerts.len(), 6);
     let gcra = summary

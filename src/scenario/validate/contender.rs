@@ -208,6 +208,34 @@ impl Ctx<'_> {
         Ok(Method::mask(&methods))
     }
 
+    /// A `per_tier` entry's `tiers` (field `{tf}.tiers`), also added to `claimed`: a tier an
+    /// earlier entry claimed, or one outside `allowed` (the rule's own `tiers`), is refused.
+    pub(super) fn claim_tiers(
+        &self,
+        tiers: &S<Vec<S<String>>>,
+        tf: &str,
+        claimed: &mut Vec<String>,
+        allowed: Option<&[String]>,
+    ) -> Result<Vec<String>> {
+        let list = self.tier_list(tiers, &format!("{tf}.tiers"))?;
+        for (m, tier) in list.iter().enumerate() {
+            let refused = if claimed.contains(tier) {
+                "is already in an earlier per_tier entry"
+            } else if allowed.is_some_and(|a| !a.contains(tier)) {
+                "is not in the rule's `tiers`"
+            } else {
+                continue;
+            };
+            return Err(self.err(
+                tiers.get_ref()[m].span(),
+                &format!("{tf}.tiers[{m}]"),
+                format!("tier `{tier}` {refused}"),
+            ));
+        }
+        claimed.extend(list.iter().cloned());
+        Ok(list)
+    }
+
     pub(super) fn tier_list(&self, list: &S<Vec<S<String>>>, field: &str) -> Result<Vec<String>> {
         if list.get_ref().is_empty() {
             return Err(self.err(list.span(), field, "must list at least one tier"));
@@ -363,29 +391,8 @@ impl Ctx<'_> {
         for (k, t) in r.per_tier.iter().enumerate() {
             let t = t.get_ref();
             let tf = format!("{prefix}.per_tier[{k}]");
-            let list = self.tier_list(&t.tiers, &format!("{tf}.tiers"))?;
-            for (m, tier) in list.iter().enumerate() {
-                if claimed.contains(tier) {
-                    return Err(self.err(
-                        t.tiers.get_ref()[m].span(),
-                        &format!("{tf}.tiers[{m}]"),
-                        format!("tier `{tier}` is already in an earlier per_tier entry"),
-                    ));
-                }
-                if base
-                    .matcher
-                    .tiers
-                    .as_ref()
-                    .is_some_and(|b| !b.contains(tier))
-                {
-                    return Err(self.err(
-                        t.tiers.get_ref()[m].span(),
-                        &format!("{tf}.tiers[{m}]"),
-                        format!("tier `{tier}` is not in the rule's `tiers`"),
-                    ));
-                }
-            }
-            claimed.extend(list.iter().cloned());
+            let list =
+                self.claim_tiers(&t.tiers, &tf, &mut claimed, base.matcher.tiers.as_deref())?;
             let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
             let window = match &t.window {
                 Some(w) => self.duration(w, &format!("{tf}.window"), true)?,

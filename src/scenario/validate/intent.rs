@@ -90,17 +90,7 @@ impl Ctx<'_> {
         for (k, t) in i.per_tier.iter().enumerate() {
             let t = t.get_ref();
             let tf = format!("intent.per_tier[{k}]");
-            let list = self.tier_list(&t.tiers, &format!("{tf}.tiers"))?;
-            for (m, tier) in list.iter().enumerate() {
-                if claimed.contains(tier) {
-                    return Err(self.err(
-                        t.tiers.get_ref()[m].span(),
-                        &format!("{tf}.tiers[{m}]"),
-                        format!("tier `{tier}` is already in an earlier per_tier entry"),
-                    ));
-                }
-            }
-            claimed.extend(list.iter().cloned());
+            let list = self.claim_tiers(&t.tiers, &tf, &mut claimed, None)?;
             let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
             let window_ns = match &t.window {
                 Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
