@@ -1,10 +1,14 @@
 //! CSV traces: a header with `time` and any of `ip`, `user`, `api_key`, `endpoint`, `source`,
 //! `role` (others ignored). `time` is integer nanoseconds since the Unix epoch or an RFC 3339
 //! timestamp. `source` and `role` are what `rlsim traffic` writes, read back so that a replayed
-//! trace keeps its sources apart.
+//! trace keeps its sources apart. `status` (an HTTP status) and `decision` (what production's
+//! limiter decided: [`super::Production::parse`]) are production's record, for back-tests.
 
 use super::input::{Capped, MAX_LINE};
-use super::{Outcome, Record, RecordReader, field_index, parse_role, parse_time, trace_error};
+use super::{
+    Outcome, Production, Record, RecordReader, field_index, parse_role, parse_status, parse_time,
+    trace_error,
+};
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
 use std::io::BufRead;
@@ -19,6 +23,8 @@ pub struct CsvReader {
     cols: [Option<usize>; 4],
     source_col: Option<usize>,
     role_col: Option<usize>,
+    status_col: Option<usize>,
+    decision_col: Option<usize>,
 }
 
 impl CsvReader {
@@ -66,6 +72,8 @@ impl CsvReader {
             cols,
             source_col: col("source"),
             role_col: col("role"),
+            status_col: col("status"),
+            decision_col: col("decision"),
         })
     }
 
@@ -147,6 +155,18 @@ impl RecordReader for CsvReader {
             match parse_role(&self.record[c]) {
                 Ok(role) => rec.role = role,
                 Err(m) => return bad(Some("role"), m),
+            }
+        }
+        if let Some(c) = self.status_col {
+            match parse_status(&self.record[c]) {
+                Ok(status) => rec.status = status,
+                Err(m) => return bad(Some("status"), m),
+            }
+        }
+        if let Some(c) = self.decision_col {
+            match Production::parse(&self.record[c]) {
+                Ok(decision) => rec.production = decision,
+                Err(m) => return bad(Some("decision"), m),
             }
         }
         if let Some(c) = self.source_col {

@@ -1,9 +1,12 @@
 //! JSON Lines traces: `{"time": ..., "ip": ..., "user": ..., "api_key": ..., "endpoint": ...}`,
-//! plus `source` and `role` as `rlsim traffic` would write them; `method`, `status` and any other
-//! key are ignored. `time` is like CSV's (a number of nanoseconds or a timestamp string).
+//! plus `source` and `role` as `rlsim traffic` would write them, and production's `status` (a
+//! number) and `decision` (as in CSV); `method` and any other key are ignored. `time` is like
+//! CSV's (a number of nanoseconds or a timestamp string).
 
 use super::input::{LineFormat, Lines};
-use super::{Outcome, Record, RecordReader, field_index, parse_role, parse_time};
+use super::{
+    Outcome, Production, Record, RecordReader, field_index, parse_role, parse_status, parse_time,
+};
 use crate::error::Result;
 use crate::policy::KeyField;
 use std::borrow::Cow;
@@ -32,6 +35,15 @@ impl LineFormat for Jsonl {
         };
         if let Some(role) = r.role {
             rec.role = parse_role(&role).map_err(|m| (Some("role"), m))?;
+        }
+        rec.status = match r.status {
+            None => Ok(None),
+            Some(JsonStatus::Code(code)) => parse_status(&code.to_string()),
+            Some(JsonStatus::Text(text)) => parse_status(&text),
+        }
+        .map_err(|m| (Some("status"), m))?;
+        if let Some(decision) = r.decision {
+            rec.production = Production::parse(&decision).map_err(|m| (Some("decision"), m))?;
         }
         if let Some(source) = r.source {
             rec.source.push_str(&source);
@@ -76,6 +88,19 @@ struct JsonRecord<'a> {
     source: Option<Cow<'a, str>>,
     #[serde(borrow)]
     role: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    status: Option<JsonStatus<'a>>,
+    #[serde(borrow)]
+    decision: Option<Cow<'a, str>>,
+}
+
+/// `status`: a number, or a string (as some loggers quote every field).
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum JsonStatus<'a> {
+    Code(u64),
+    #[serde(borrow)]
+    Text(Cow<'a, str>),
 }
 
 /// `time`: integer nanoseconds or a timestamp string.

@@ -179,7 +179,54 @@ pub struct Record {
     pub source: String,
     /// The `role` column, if the record has one.
     pub role: Option<Role>,
+    /// The HTTP status production answered with, when the log records it.
+    pub status: Option<u16>,
+    /// What production's limiter decided, when the log records it (the back-test's truth).
+    pub production: Option<Production>,
     pub line: u64,
+}
+
+/// What a deployed limiter decided for one logged request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Production {
+    /// Served at once.
+    Admitted,
+    /// Served after a delay (nginx `DELAYED`).
+    Delayed,
+    /// Refused.
+    Refused,
+    /// Served at once, but a dry-run limiter would have delayed it (nginx `DELAYED_DRY_RUN`).
+    WouldDelay,
+    /// Served, but a dry-run limiter would have refused it (nginx `REJECTED_DRY_RUN`, Envoy
+    /// `shadow_mode`).
+    WouldRefuse,
+}
+
+impl Production {
+    /// The words a log or a trace uses: rlsim's own (`admitted`, `delayed`, `refused`,
+    /// `would_delay`, `would_refuse`) and nginx's `$limit_req_status` values. Empty is no decision.
+    pub fn parse(raw: &str) -> std::result::Result<Option<Production>, String> {
+        Ok(Some(match raw {
+            "" | "-" => return Ok(None),
+            "admitted" | "PASSED" => Production::Admitted,
+            "delayed" | "DELAYED" => Production::Delayed,
+            "would_delay" | "DELAYED_DRY_RUN" => Production::WouldDelay,
+            "refused" | "REJECTED" => Production::Refused,
+            "would_refuse" | "REJECTED_DRY_RUN" => Production::WouldRefuse,
+            other => {
+                return Err(format!(
+                    "unknown decision `{other}` (expected admitted, delayed, refused, \
+                     would_delay, would_refuse or an nginx $limit_req_status: PASSED, DELAYED, REJECTED, \
+                     DELAYED_DRY_RUN, REJECTED_DRY_RUN)"
+                ));
+            }
+        }))
+    }
+
+    /// Whether production refused the request.
+    pub fn refused(self) -> bool {
+        self == Production::Refused
+    }
 }
 
 impl Record {
@@ -189,6 +236,8 @@ impl Record {
         }
         self.source.clear();
         self.role = None;
+        self.status = None;
+        self.production = None;
     }
 }
 
@@ -356,6 +405,17 @@ fn to_epoch_ns(
         .ok_or_else(|| format!("`{raw}` is outside the supported range (1970 to 2262)"))
 }
 
+/// A `status` column's value: an HTTP status code, or empty.
+fn parse_status(raw: &str) -> std::result::Result<Option<u16>, String> {
+    if raw.is_empty() || raw == "-" {
+        return Ok(None);
+    }
+    match raw.parse::<u16>() {
+        Ok(code) if (100..=599).contains(&code) => Ok(Some(code)),
+        _ => Err(format!("`{raw}` is not an HTTP status code (100 to 599)")),
+    }
+}
+
 /// A `role` column's value.
 fn parse_role(raw: &str) -> std::result::Result<Option<Role>, String> {
     match raw {
@@ -373,4 +433,94 @@ pub(crate) fn field_index(field: KeyField) -> usize {
         .iter()
         .position(|f| *f == field)
         .expect("known field")
+}
+
+#[cfg(test)]
+mod production_tests {
+    use super::*;
+
+    /// Every outcome of reading `text` as `format`: records, or bad lines by their message.
+    fn read_all(format: TraceFormat, text: &str) -> Vec<std::result::Result<Record, String>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t");
+        std::fs::write(&path, text).unwrap();
+        let options = ReplayOptions {
+            format,
+            ..ReplayOptions::default()
+        };
+        let mut reader = open(&path, None, &options).unwrap();
+        let mut out = Vec::new();
+        loop {
+            let mut rec = Record::default();
+            match reader.read(&mut rec).unwrap() {
+                Outcome::Record => out.push(Ok(rec)),
+                Outcome::Eof => return out,
+                Outcome::Bad(e) => out.push(Err(e.to_string())),
+            }
+        }
+    }
+
+    fn decided(
+        out: &[std::result::Result<Record, String>],
+    ) -> Vec<(Option<u16>, Option<Production>)> {
+        out.iter()
+            .map(|r| {
+                r.as_ref()
+                    .map_or((None, None), |r| (r.status, r.production))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn csv_status_and_decision_columns_are_production_record() {
+        let out = read_all(
+            TraceFormat::Csv,
+            "time,ip,status,decision\n1,a,200,PASSED\n2,a,503,REJECTED\n3,a,,\n4,a,200,would_refuse\n5,a,200,DELAYED_DRY_RUN\n6,a,600,admitted\n7,a,200,maybe\n",
+        );
+        assert_eq!(
+            decided(&out[..5]),
+            [
+                (Some(200), Some(Production::Admitted)),
+                (Some(503), Some(Production::Refused)),
+                (None, None),
+                (Some(200), Some(Production::WouldRefuse)),
+                (Some(200), Some(Production::WouldDelay)),
+            ]
+        );
+        let bad: Vec<&String> = out[5..].iter().map(|r| r.as_ref().unwrap_err()).collect();
+        assert!(
+            bad[0].contains("t:7:") && bad[0].contains("`status`"),
+            "{}",
+            bad[0]
+        );
+        assert!(
+            bad[1].contains("t:8:") && bad[1].contains("`decision`"),
+            "{}",
+            bad[1]
+        );
+        assert!(bad[1].contains("unknown decision `maybe`"), "{}", bad[1]);
+    }
+
+    #[test]
+    fn jsonl_status_may_be_a_number_or_a_string() {
+        let out = read_all(
+            TraceFormat::Jsonl,
+            concat!(
+                "{\"time\":1,\"status\":429,\"decision\":\"refused\"}\n",
+                "{\"time\":2,\"status\":\"200\",\"decision\":\"DELAYED\"}\n",
+                "{\"time\":3}\n",
+                "{\"time\":4,\"status\":\"ok\"}\n",
+            ),
+        );
+        assert_eq!(
+            decided(&out[..3]),
+            [
+                (Some(429), Some(Production::Refused)),
+                (Some(200), Some(Production::Delayed)),
+                (None, None),
+            ]
+        );
+        let bad = out[3].as_ref().unwrap_err();
+        assert!(bad.contains("t:4:") && bad.contains("`status`"), "{bad}");
+    }
 }
