@@ -14,7 +14,8 @@ use crate::time::Nanos;
 use crate::traffic::{Arrival, Direct, KeySpace, Source};
 
 /// Below this many keys and clients the tallies' and the limiter's entries stay in the caches,
-/// and looking them up a request ahead is pure overhead (docs/perf-notes/harness.md).
+/// and looking them up a request ahead is pure overhead (docs/performance.md, "The engine and
+/// the harness").
 const PREFETCH_FROM: usize = 1 << 12;
 
 /// Receives every decision as it is made (the `--decisions` log).
@@ -115,7 +116,7 @@ impl Capture {
     /// Keeps up to `limit` arrivals, room for `expected` of them (about how many the run will
     /// offer, if known) reserved up front: a buffer grown by doubling would touch (and the
     /// kernel zero) about twice the pages and copy the arrivals on every growth
-    /// (docs/perf-notes/harness.md).
+    /// (docs/performance.md, "The engine and the harness").
     pub fn sized(limit: usize, expected: Option<usize>) -> Self {
         Capture {
             arrivals: Vec::with_capacity(expected.map_or(limit, |e| e.min(limit))),
