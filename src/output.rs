@@ -161,17 +161,70 @@ impl TempFile {
     }
 
     /// Renames the file to `to`, atomically replacing what was there.
-    pub fn persist(mut self, to: &Path) -> io::Result<()> {
+    pub fn persist(self, to: &Path) -> io::Result<()> {
+        self.persist_in(to, &mut live())
+    }
+
+    /// [`TempFile::persist`] with the registry's lock already held (`files`).
+    fn persist_in(mut self, to: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
         let file = self
             .file
             .take()
             .expect("present until persisted or dropped");
         let path = file.path().to_path_buf();
-        let mut files = live();
         // Renamed, or deleted with the error's file: gone from the registry either way.
         let result = file.persist(to).map(drop).map_err(|e| plain(e.error));
         files.retain(|p| *p != path);
         result
+    }
+}
+
+/// Files that make one output together (a `--out` directory): each is written in full under a
+/// temporary name by [`Batch::add`], and [`Batch::commit`] renames them all into place only once
+/// every one is on disk. A full disk or an error part way leaves none of the new files (the
+/// temporary ones are removed when the batch is dropped) and whatever an earlier run wrote
+/// untouched; a signal during the commit waits for it to end.
+#[derive(Default)]
+pub struct Batch {
+    staged: Vec<(TempFile, Destination)>,
+}
+
+impl Batch {
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+
+    /// Writes `bytes` as the file that [`Batch::commit`] will put at `path` (its directory is
+    /// created if missing). A device or FIFO is written at once: it cannot be renamed over.
+    pub fn add(&mut self, path: &Path, bytes: &[u8]) -> Result<()> {
+        let destination = Destination::file(path)?;
+        if destination.kind() != Kind::Replace {
+            return destination.write_all(bytes, &mut io::sink());
+        }
+        let mut file = destination.scratch_file()?;
+        file.write_all(bytes)
+            .and_then(|()| file.flush())
+            .map_err(|e| destination.err(e))?;
+        self.staged.push((file, destination));
+        Ok(())
+    }
+
+    /// Renames every staged file into place, in the order added.
+    pub fn commit(self) -> Result<()> {
+        let mut staged = self.staged.into_iter();
+        // Held throughout: the signal handler, which takes it too, cannot stop a commit halfway.
+        let mut files = live();
+        let mut failure = None;
+        for (file, destination) in staged.by_ref() {
+            if let Err(e) = file.persist_in(&destination.target, &mut files) {
+                failure = Some(destination.err(e));
+                break;
+            }
+        }
+        // Released before the files not renamed are dropped: dropping one takes the lock.
+        drop(files);
+        drop(staged);
+        failure.map_or(Ok(()), Err)
     }
 }
 
@@ -423,6 +476,34 @@ mod tests {
 
     fn registered(path: &Path) -> bool {
         live().iter().any(|p| p == path)
+    }
+
+    /// A batch that fails part way leaves none of its files, and no temporary file; one that
+    /// commits puts them all in place.
+    #[test]
+    fn a_batch_appears_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("sub/a.txt");
+        std::fs::create_dir(dir.path().join("dir")).unwrap();
+        let mut batch = Batch::new();
+        batch.add(&a, b"first").unwrap();
+        assert!(!a.exists(), "staged, not yet in place");
+        let err = batch.add(&dir.path().join("dir"), b"x").unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        drop(batch);
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["dir"], "sub/ was created for the batch and is gone");
+        let mut batch = Batch::new();
+        batch.add(&a, b"first").unwrap();
+        batch.add(&dir.path().join("b.txt"), b"second").unwrap();
+        batch.commit().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"first");
+        assert_eq!(std::fs::read(dir.path().join("b.txt")).unwrap(), b"second");
+        assert!(!live().iter().any(|p| p.starts_with(dir.path())));
     }
 
     #[test]

@@ -100,10 +100,16 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     if let Some(out) = &o.out {
         let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
         let more = replicated.as_ref().map(|r| r.blocks()).unwrap_or_default();
-        report::write_outputs(out, &scenario, &report, &provenance, &observations, more)?;
-        if let Some(r) = &replicated {
-            r.write(out)?;
-        }
+        let files = replicated.as_ref().map(|r| r.files()).unwrap_or_default();
+        report::write_outputs(
+            out,
+            &scenario,
+            &report,
+            &provenance,
+            &observations,
+            more,
+            files,
+        )?;
     }
     if let Some(log) = &log {
         match log.write(parts, stdout) {

@@ -6,10 +6,8 @@ use super::sensitivity::{Sensitivity, Variant, check_uncertain};
 use super::summary::Replicates;
 use super::{render, run_seeds, seeds};
 use crate::error::{Error, Result};
-use crate::report::write_atomic;
 use crate::scenario::Scenario;
 use crate::scenario::overrides::Override;
-use std::path::Path;
 
 /// What a run's replicates will do, checked before the run.
 #[derive(Debug, Clone)]
@@ -117,7 +115,8 @@ impl Outcome {
         render::blocks(&self.replicates, self.sensitivity.as_ref())
     }
 
-    /// The files it writes into `--out`, by name.
+    /// The files it adds to `--out`, by name (written, and listed in the manifest, with the
+    /// run's own: [`crate::report::write_outputs`]).
     pub fn files(&self) -> Vec<(String, Vec<u8>)> {
         let mut files = vec![
             ("replicates.json".to_string(), self.replicates.json()),
@@ -127,25 +126,5 @@ impl Outcome {
             files.push(("sensitivity.json".into(), s.json()));
         }
         files
-    }
-
-    /// Writes [`Outcome::files`] into `dir` (after the run's own outputs) and lists them in its
-    /// manifest, so the next run into `dir` removes them like the others.
-    pub fn write(&self, dir: &Path) -> Result<()> {
-        let files = self.files();
-        for (name, bytes) in &files {
-            write_atomic(&dir.join(name), bytes)?;
-        }
-        let manifest = dir.join(crate::report::manifest::MANIFEST);
-        let mut text = match std::fs::read_to_string(&manifest) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io(&manifest, e)),
-        };
-        for (name, _) in &files {
-            text.push_str(name);
-            text.push('\n');
-        }
-        write_atomic(&manifest, text.as_bytes())
     }
 }

@@ -33,9 +33,9 @@ pub use table::{
 };
 pub use verdict::{Basis, Figures, GoalOutcome, Place, Verdict, Warning, WarningKind};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::metrics::AlgorithmReport;
-use crate::output::Destination;
+use crate::output::{Batch, Destination};
 use crate::policy::Policy;
 use crate::scenario::Scenario;
 use crate::sim::RunReport;
@@ -165,10 +165,11 @@ impl<'a> Summary<'a> {
 }
 
 /// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
-/// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`,
-/// then `.rlsim-manifest` listing them (see `manifest.rs`: the files of an earlier run there are
-/// removed first). Everything is rendered before anything is written, so a chart error leaves
-/// no report.
+/// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`, then
+/// `extra` (files of later layers: the replicates'), then `.rlsim-manifest` listing them all (see
+/// `manifest.rs`: the files of an earlier run there are removed). Everything is rendered, then
+/// written under temporary names, before any file appears ([`crate::output::Batch`]): a chart
+/// error or a full disk leaves the directory as an earlier run left it.
 pub fn write_outputs(
     dir: &Path,
     scenario: &Scenario,
@@ -176,16 +177,14 @@ pub fn write_outputs(
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
     more: Vec<document::Block>,
+    extra: Vec<(String, Vec<u8>)>,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
-    let mut extra = observed::blocks(observations);
+    let mut blocks = observed::blocks(observations);
     // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
-    extra.extend(more);
-    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    // What an earlier run wrote here goes first, so none of it outlives this run.
-    manifest::clean(dir)?;
+    blocks.extend(more);
+    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, blocks);
     let summary = Summary::observed(scenario, report, observations);
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("summary.json".into(), summary_json(&summary)),
@@ -210,14 +209,17 @@ pub fn write_outputs(
     );
     files.push(("report.md".into(), markdown.into_bytes()));
     files.push(("report.html".into(), html.into_bytes()));
-    let chart_dir = dir.join("charts");
-    std::fs::create_dir_all(&chart_dir).map_err(|e| Error::io(&chart_dir, e))?;
+    files.extend(extra);
+    let mut batch = Batch::new();
     for (name, bytes) in &files {
-        write_atomic(&dir.join(name), bytes)?;
+        batch.add(&dir.join(name), bytes)?;
     }
     let names: Vec<String> = files.into_iter().map(|(name, _)| name).collect();
-    write_atomic(&dir.join(manifest::MANIFEST), &manifest::manifest(&names))?;
-    Ok(())
+    batch.add(&dir.join(manifest::MANIFEST), &manifest::manifest(&names))?;
+    // What an earlier run wrote here goes now that this run's files are all on disk, so none of
+    // it outlives this run and a failed run leaves it whole.
+    manifest::clean(dir)?;
+    batch.commit()
 }
 
 /// Writes `bytes` as the file at `path` through [`crate::output::Destination`]: a regular file is

@@ -7,7 +7,7 @@
 
 use super::file::read;
 use crate::error::{Error, Result};
-use crate::report::write_atomic;
+use crate::output::Batch;
 use std::path::{Path, PathBuf};
 
 pub use super::file::{SweepFile, schema, sweep_csv, sweep_json};
@@ -29,13 +29,12 @@ pub fn write(dir: &Path, file: &SweepFile) -> Result<()> {
         files.push((dir.join("sweep.md"), md.into_bytes()));
         files.push((dir.join("sweep.html"), html.into_bytes()));
     }
+    // All on disk under temporary names before any appears: a failure leaves no partial sweep.
+    let mut batch = Batch::new();
     for (path, bytes) in files {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
-        }
-        write_atomic(&path, &bytes)?;
+        batch.add(&path, &bytes)?;
     }
-    Ok(())
+    batch.commit()
 }
 
 /// `rlsim merge DIR...`: the shards of one sweep, every one present once, as the whole sweep.

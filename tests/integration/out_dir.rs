@@ -106,3 +106,74 @@ fn an_out_dir_from_before_manifests_is_cleaned_of_rlsim_s_names() {
     assert!(!out.join("charts/retries.svg").exists());
     assert!(out.join("charts/mine.svg").exists());
 }
+
+/// A run that cannot write one of its files (here `report.html` is a directory, as a full disk
+/// would stop it part way) leaves the directory exactly as the earlier run left it: no new
+/// summary beside old charts, no temporary file, the old manifest.
+#[test]
+fn a_run_that_fails_while_writing_leaves_the_earlier_outputs_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    run("retry_storm.toml", &out);
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    std::fs::create_dir(out.join("report.html")).unwrap();
+    let before: Vec<(String, Vec<u8>)> = listing(&out)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(out.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect();
+    let failed = rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&failed.get_output().stderr).to_string();
+    assert!(stderr.contains("report.html"), "{stderr}");
+    let after: Vec<(String, Vec<u8>)> = listing(&out)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(out.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect();
+    assert_eq!(
+        after.iter().map(|(f, _)| f).collect::<Vec<_>>(),
+        before.iter().map(|(f, _)| f).collect::<Vec<_>>()
+    );
+    assert!(after == before, "a file changed");
+}
+
+/// A run into an empty directory that fails while writing its last files leaves it empty: no
+/// summary or chart of a run that did not complete.
+#[test]
+fn a_failed_write_into_an_empty_directory_leaves_it_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // A directory where the report goes: every file before it could be written.
+    std::fs::create_dir_all(out.join("report.md")).unwrap();
+    rlsim()
+        .arg("run")
+        .arg(repo().join("scenarios/boundary.toml"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .assert()
+        .failure()
+        .code(2);
+    assert_eq!(listing(&out), Vec::<String>::new());
+    let mut entries: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    entries.sort();
+    assert_eq!(
+        entries,
+        ["report.md"],
+        "no charts/ directory, no temporary file"
+    );
+}
