@@ -237,11 +237,13 @@ impl Ctx<'_> {
                     s.span(),
                     &f("format"),
                     format!(
-                        "unknown format `{}` (expected csv, jsonl, clf or har)",
-                        s.get_ref()
+                        "unknown format `{}` (expected one of {})",
+                        s.get_ref(),
+                        TraceFormat::names()
                     ),
                 )
             })?,
+            // Detected from the content once the trace is opened (`prepare_trace`).
             None => TraceFormat::from_path(&path),
         };
         let number = |v: &Option<S<Num>>,
@@ -293,6 +295,10 @@ impl Ctx<'_> {
             offset: self.opt_duration(&t.offset, &f("offset"), 0)?,
             loops,
             sample,
+            sample_rate: match &t.sample_rate {
+                Some(n) => self.count(n, &f("sample_rate"), 1_000_000)? as u32,
+                None => 1,
+            },
             sort_window: self.opt_duration(&t.sort_window, &f("sort_window"), 0)?,
             max_gap: match &t.max_gap {
                 Some(g) => Some(self.duration(g, &f("max_gap"), true)?),
@@ -304,7 +310,15 @@ impl Ctx<'_> {
             abusive,
             ..Default::default()
         };
-        traffic::prepare_trace(&path, &policy.key, &mut options)?;
+        traffic::prepare_trace(&path, &policy.key, &mut options, t.format.is_none())?;
+        if !options.abusive.is_empty() && options.format == TraceFormat::Har {
+            let span = t.abusive.as_ref().expect("non-empty").span();
+            return Err(self.err(
+                span,
+                &f("abusive"),
+                "a HAR file records no client address to match",
+            ));
+        }
         Ok(Arrivals::Replay { path, options })
     }
     /// `same_second`: how a trace's requests logged in the same second are placed.
@@ -315,12 +329,16 @@ impl Ctx<'_> {
             .map(|s| (s.get_ref().as_str(), s.span()))
         {
             None | Some(("spread", _)) => Ok(SameSecond::Spread),
-            Some(("together", _)) => Ok(SameSecond::Together),
-            Some((other, span)) => Err(self.err(
-                span,
-                &f("same_second"),
-                format!("unknown value `{other}` (expected spread or together)"),
-            )),
+            Some((name, span)) => SameSecond::ALL
+                .into_iter()
+                .find(|s| s.name() == name)
+                .ok_or_else(|| {
+                    self.err(
+                        span,
+                        &f("same_second"),
+                        format!("unknown value `{name}` (expected spread, together or random)"),
+                    )
+                }),
         }
     }
 
