@@ -281,14 +281,6 @@ impl Ctx<'_> {
             None => 1,
         };
         let abusive = self.abusive(t, f)?;
-        if !abusive.is_empty() && format == TraceFormat::Har {
-            let span = t.abusive.as_ref().expect("non-empty").span();
-            return Err(self.err(
-                span,
-                &f("abusive"),
-                "a HAR file records no client address to match",
-            ));
-        }
         let mut options = ReplayOptions {
             format,
             speed,
@@ -310,16 +302,29 @@ impl Ctx<'_> {
             abusive,
             ..Default::default()
         };
+        // Before reading the trace (by the named or extension's format), and once its content
+        // has told the format.
+        self.har_abusive(t, f, options.format)?;
         traffic::prepare_trace(&path, &policy.key, &mut options, t.format.is_none())?;
-        if !options.abusive.is_empty() && options.format == TraceFormat::Har {
-            let span = t.abusive.as_ref().expect("non-empty").span();
-            return Err(self.err(
-                span,
+        self.har_abusive(t, f, options.format)?;
+        Ok(Arrivals::Replay { path, options })
+    }
+
+    /// `abusive` on a HAR file, which records no address.
+    fn har_abusive(
+        &self,
+        t: &RawTraffic,
+        f: &dyn Fn(&str) -> String,
+        format: TraceFormat,
+    ) -> Result<()> {
+        match &t.abusive {
+            Some(a) if format == TraceFormat::Har && !a.get_ref().is_empty() => Err(self.err(
+                a.span(),
                 &f("abusive"),
                 "a HAR file records no client address to match",
-            ));
+            )),
+            _ => Ok(()),
         }
-        Ok(Arrivals::Replay { path, options })
     }
     /// `same_second`: how a trace's requests logged in the same second are placed.
     fn same_second(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<SameSecond> {

@@ -133,7 +133,10 @@ mod tests {
                     &LINE.replace(" 200 200 34", " 2000 200 34"),
                     Some("elb_status_code"),
                 ),
-                (&LINE.replace("\"curl", "curl"), None),
+                (
+                    "http 2018-07-02T22:23:00.186641Z app/x 1.2.3.4:5 \"GET / HTTP/1.1",
+                    None,
+                ),
             ],
         );
         assert_eq!(bad, 4);

@@ -216,7 +216,7 @@ mod tests {
                     Some("START_TIME"),
                 ),
                 (&LINE.replace(" 204 ", " 20x "), Some("RESPONSE_CODE")),
-                (&LINE.replace("\"nsq2http", "nsq2http"), None),
+                ("[2016-04-15T20:17:00.310Z] \"POST /a HTTP/2", None),
             ],
         );
         let json = bad_lines(
