@@ -212,7 +212,7 @@ mod tests {
             &[
                 ("2016-04-15 GET /", Some("START_TIME")),
                 (
-                    &LINE.replace("2016-04-15T", "2016-04-15 "),
+                    &LINE.replace("2016-04-15T", "2016-13-15T"),
                     Some("START_TIME"),
                 ),
                 (&LINE.replace(" 204 ", " 20x "), Some("RESPONSE_CODE")),
