@@ -238,7 +238,8 @@ pub struct TrafficArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
     /// The CSV file to write (default, or `-`: standard output):
-    /// time,ip,user,api_key,endpoint,source,role.
+    /// time,ip,user,api_key,endpoint,source,role,method (and status,decision,x_forwarded_for
+    /// when a source replays a trace).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// No note of how many requests were written or lines skipped: errors only.
@@ -323,6 +324,11 @@ pub struct RunArgs {
     /// recommendation; sensitivity.json in --out (docs/replicates.md).
     #[arg(long)]
     pub sensitivity: bool,
+    /// Also run the scenario with each one-second log's requests of a second all at its start
+    /// and evenly spread, and print each headline figure's range over the two: how much the
+    /// log's time resolution can move the answer (docs/traffic.md).
+    #[arg(long)]
+    pub time_resolution_range: bool,
     /// Print every column of the table (the default shows those that matter in 120 columns).
     #[arg(long, conflicts_with = "columns")]
     pub wide: bool,
@@ -420,6 +426,7 @@ impl From<RunArgs> for commands::run::RunOptions {
             store: a.store,
             replicates: a.replicates,
             sensitivity: a.sensitivity,
+            time_resolution_range: a.time_resolution_range,
             // Lossy, not `args()`: a path that is not UTF-8 must not panic here.
             command_line: std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())

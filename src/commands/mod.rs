@@ -6,6 +6,7 @@ pub mod algorithms;
 pub mod bench;
 pub mod check;
 pub mod man;
+mod resolution;
 pub mod run;
 pub mod scenario;
 pub mod store_memory;

@@ -42,6 +42,9 @@ pub struct RunOptions {
     pub replicates: Option<u32>,
     /// `--sensitivity`.
     pub sensitivity: bool,
+    /// `--time-resolution-range`: the figures over the two extreme placements of a
+    /// one-second log's requests (docs/traffic.md).
+    pub time_resolution_range: bool,
 }
 
 /// Where a run's side outputs go, each checked before anything runs.
@@ -135,6 +138,12 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     if !o.quiet {
         let skipped = crate::metrics::skipped_lines(&report.algorithms);
         note(stderr, skipped_lines(&scenario, skipped).as_bytes())?;
+    }
+    if o.time_resolution_range {
+        note(
+            stderr,
+            super::resolution::range_lines(&scenario)?.as_bytes(),
+        )?;
     }
     Ok(Status::of(passed || !o.strict))
 }

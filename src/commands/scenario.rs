@@ -74,5 +74,9 @@ pub(crate) fn skipped_lines(scenario: &Scenario, skipped: &[u64]) -> String {
             ));
         }
     }
+    // A sampled log's figures: which stay valid (docs/traffic.md, "Sampled logs").
+    for w in crate::traffic::sampling_warnings(&scenario.traffic) {
+        out.push_str(&format!("warning: {w}\n"));
+    }
     out
 }

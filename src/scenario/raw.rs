@@ -225,6 +225,8 @@ pub struct RawTraffic {
     #[serde(rename = "loop")]
     pub loops: Option<S<i64>>,
     pub sample: Option<S<Num>>,
+    /// A sampled log keeps 1 request in this many.
+    pub sample_rate: Option<S<i64>>,
     pub sort_window: Option<S<String>>,
     pub max_gap: Option<S<String>>,
     pub same_second: Option<S<String>>,
@@ -395,6 +397,7 @@ impl RawTraffic {
             span("offset", &self.offset),
             span("loop", &self.loops),
             span("sample", &self.sample),
+            span("sample_rate", &self.sample_rate),
             span("sort_window", &self.sort_window),
             span("via", &self.via),
             span("cdn_range", &self.cdn_range),

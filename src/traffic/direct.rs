@@ -81,6 +81,13 @@ impl Source for Direct {
             Direct::Other(s) => s.skipped_lines(),
         }
     }
+
+    fn last_record(&self) -> Option<&super::Record> {
+        match self {
+            Direct::Constant(_) | Direct::Poisson(_) => None,
+            Direct::Other(s) => s.last_record(),
+        }
+    }
 }
 
 #[cfg(test)]

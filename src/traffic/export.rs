@@ -1,9 +1,13 @@
 //! `rlsim traffic`: the requests a scenario generates, before any limiter, written in the CSV
-//! replay format (`time,ip,user,api_key,endpoint,source,role`, `time` in nanoseconds), so that
-//! generated traffic can be replayed, inspected or fed to another tool, and recorded and
-//! generated traffic round-trip.
+//! replay format (`time,ip,user,api_key,endpoint,source,role,method`, `time` in nanoseconds,
+//! and `status,decision,x_forwarded_for` when a source replays a trace, which may record
+//! them), so that generated traffic can be replayed, inspected or fed to another tool, and
+//! recorded and generated traffic round-trip.
 
-use super::{Keeps, KeyLayout, KeySpace, Role, Source, SourceSpec, build_sources};
+use super::method::Method;
+use super::{
+    Arrivals, Keeps, KeyLayout, KeySpace, Record, Role, Source, SourceSpec, build_sources,
+};
 use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
@@ -20,6 +24,10 @@ pub struct Request<'a> {
     pub fields: &'a [Box<str>; 4],
     pub source: &'a str,
     pub role: Role,
+    /// The method's code ([`Method::code`]).
+    pub method: u8,
+    /// The trace record it was replayed from (a replayed trace's status, decision, headers).
+    pub record: Option<&'a Record>,
 }
 
 /// What one pass over a scenario's traffic gave.
@@ -63,6 +71,8 @@ pub fn for_each_request(
             fields,
             source: &specs[i].name,
             role: specs[i].role,
+            method: a.method,
+            record: sources[i].last_record(),
         })?;
         count += 1;
         pending[i] = sources[i].next_arrival(&mut keys)?;
@@ -90,14 +100,22 @@ pub fn write_trace(
         csv::ErrorKind::Io(e) => Error::io(name, e),
         other => Error::Internal(format!("writing the trace: {other:?}")),
     };
-    w.write_record([
-        "time", "ip", "user", "api_key", "endpoint", "source", "role",
-    ])
-    .map_err(io)?;
-    let mut time = itoa::Buffer::new();
+    // A replayed trace's record of production: only a scenario that replays one has it.
+    let recorded = specs
+        .iter()
+        .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }));
+    let mut header = vec![
+        "time", "ip", "user", "api_key", "endpoint", "source", "role", "method",
+    ];
+    if recorded {
+        header.extend(["status", "decision", "x_forwarded_for"]);
+    }
+    w.write_record(&header).map_err(io)?;
+    let (mut time, mut status) = (itoa::Buffer::new(), itoa::Buffer::new());
     let pass = for_each_request(specs, seed, |r| {
         let [ip, user, api_key, endpoint] = r.fields;
-        w.write_record([
+        let method = Method::ALL.get(r.method as usize).map_or("", |m| m.name());
+        let row = [
             time.format(r.time),
             ip,
             user,
@@ -105,8 +123,17 @@ pub fn write_trace(
             endpoint,
             r.source,
             r.role.name(),
-        ])
-        .map_err(io)
+            method,
+        ];
+        if !recorded {
+            return w.write_record(row).map_err(io);
+        }
+        let rec = r.record;
+        let code = rec.and_then(|x| x.status).map_or("", |c| status.format(c));
+        let decision = rec.and_then(|x| x.production).map_or("", |p| p.name());
+        let xff = rec.map_or("", |x| x.forwarded_for.as_str());
+        w.write_record(row.iter().copied().chain([code, decision, xff]))
+            .map_err(io)
     })?;
     w.flush().map_err(|e| Error::io(name, e))?;
     Ok(pass)

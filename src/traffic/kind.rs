@@ -68,6 +68,7 @@ const REPLAY: &[&str] = &[
     "offset",
     "loop",
     "sample",
+    "sample_rate",
     "sort_window",
     "max_gap",
     "same_second",

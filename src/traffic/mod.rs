@@ -29,8 +29,9 @@ pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, TraceData,
-    TraceFormat, prepare_trace, split_sources, trace_start,
+    MAX_IN_MEMORY, MAX_LINE, Part, Production, Record, ReplayOptions, ReplaySource, SameSecond,
+    TraceData, TraceFormat, detect_format, prepare_trace, replay_warnings, split_sources,
+    trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -277,6 +278,21 @@ pub trait Source: Send {
     fn skipped_lines(&self) -> u64 {
         0
     }
+
+    /// The trace record of the arrival last returned, for a replayed trace (what `rlsim
+    /// traffic` exports of it besides the identity: status, decision, headers). Valid until the
+    /// next call to [`Source::next_arrival`].
+    fn last_record(&self) -> Option<&Record> {
+        None
+    }
+}
+
+/// [`replay_warnings`] of a scenario's replay sources.
+pub fn sampling_warnings(specs: &[SourceSpec]) -> Vec<String> {
+    replay_warnings(specs.iter().filter_map(|s| match &s.arrivals {
+        Arrivals::Replay { options, .. } => Some((s.name.as_str(), options)),
+        _ => None,
+    }))
 }
 
 /// Builds the sources of a scenario, registering every synthetic client's key up front; each
@@ -303,9 +319,16 @@ fn build_source(
 ) -> Result<Direct> {
     let source = u16::try_from(index).expect("validated: at most 65535 sources");
     let inner = match &spec.arrivals {
-        Arrivals::Replay { path, options } => Direct::other(ReplaySource::open(
-            path, source, spec.start, spec.stop, key_spec, options,
-        )?),
+        Arrivals::Replay { path, options } => {
+            // `same_second = "random"` draws from the scenario's seed, per source.
+            let options = ReplayOptions {
+                seed: seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ..options.clone()
+            };
+            Direct::other(ReplaySource::open(
+                path, source, spec.start, spec.stop, key_spec, &options,
+            )?)
+        }
         _ => build_synthetic(index, spec, key_spec, seed, keys),
     };
     let methods = &spec.population.methods;

@@ -215,7 +215,7 @@ fn traffic_writes_to_standard_output_by_default() {
         .unwrap();
     assert_eq!(default.stdout, dash.stdout);
     let csv = String::from_utf8(default.stdout).unwrap();
-    assert!(csv.starts_with("time,ip,user,api_key,endpoint,source,role\n"));
+    assert!(csv.starts_with("time,ip,user,api_key,endpoint,source,role,method\n"));
     let rows = csv.lines().count() - 1;
     assert_eq!(
         String::from_utf8(default.stderr).unwrap(),

@@ -254,8 +254,8 @@ fn generated_traffic_round_trips_through_the_csv_trace() {
         .success()
         .stderr(predicates::str::contains("requests written to"));
     let text = std::fs::read_to_string(&trace).unwrap();
-    assert!(text.starts_with("time,ip,user,api_key,endpoint,source,role\n"));
-    assert!(text.contains(",stuffing,abusive\n"));
+    assert!(text.starts_with("time,ip,user,api_key,endpoint,source,role,method\n"));
+    assert!(text.contains(",stuffing,abusive,GET\n"));
     let generated = Scenario::load(&gen_path).unwrap();
     let original = requests(&generated).unwrap();
     let replay = scenario(dir.path(), "trace.csv", "", "ip").unwrap();

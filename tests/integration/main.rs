@@ -21,6 +21,7 @@ mod intent;
 mod io;
 mod layers;
 mod metrics;
+mod native_logs;
 mod observe;
 mod out_dir;
 mod profiles;

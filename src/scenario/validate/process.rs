@@ -237,11 +237,13 @@ impl Ctx<'_> {
                     s.span(),
                     &f("format"),
                     format!(
-                        "unknown format `{}` (expected csv, jsonl, clf or har)",
-                        s.get_ref()
+                        "unknown format `{}` (expected one of {})",
+                        s.get_ref(),
+                        TraceFormat::names()
                     ),
                 )
             })?,
+            // Detected from the content once the trace is opened (`prepare_trace`).
             None => TraceFormat::from_path(&path),
         };
         let number = |v: &Option<S<Num>>,
@@ -279,20 +281,16 @@ impl Ctx<'_> {
             None => 1,
         };
         let abusive = self.abusive(t, f)?;
-        if !abusive.is_empty() && format == TraceFormat::Har {
-            let span = t.abusive.as_ref().expect("non-empty").span();
-            return Err(self.err(
-                span,
-                &f("abusive"),
-                "a HAR file records no client address to match",
-            ));
-        }
         let mut options = ReplayOptions {
             format,
             speed,
             offset: self.opt_duration(&t.offset, &f("offset"), 0)?,
             loops,
             sample,
+            sample_rate: match &t.sample_rate {
+                Some(n) => self.count(n, &f("sample_rate"), 1_000_000)? as u32,
+                None => 1,
+            },
             sort_window: self.opt_duration(&t.sort_window, &f("sort_window"), 0)?,
             max_gap: match &t.max_gap {
                 Some(g) => Some(self.duration(g, &f("max_gap"), true)?),
@@ -304,8 +302,29 @@ impl Ctx<'_> {
             abusive,
             ..Default::default()
         };
-        traffic::prepare_trace(&path, &policy.key, &mut options)?;
+        // Before reading the trace (by the named or extension's format), and once its content
+        // has told the format.
+        self.har_abusive(t, f, options.format)?;
+        traffic::prepare_trace(&path, &policy.key, &mut options, t.format.is_none())?;
+        self.har_abusive(t, f, options.format)?;
         Ok(Arrivals::Replay { path, options })
+    }
+
+    /// `abusive` on a HAR file, which records no address.
+    fn har_abusive(
+        &self,
+        t: &RawTraffic,
+        f: &dyn Fn(&str) -> String,
+        format: TraceFormat,
+    ) -> Result<()> {
+        match &t.abusive {
+            Some(a) if format == TraceFormat::Har && !a.get_ref().is_empty() => Err(self.err(
+                a.span(),
+                &f("abusive"),
+                "a HAR file records no client address to match",
+            )),
+            _ => Ok(()),
+        }
     }
     /// `same_second`: how a trace's requests logged in the same second are placed.
     fn same_second(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<SameSecond> {
@@ -315,12 +334,16 @@ impl Ctx<'_> {
             .map(|s| (s.get_ref().as_str(), s.span()))
         {
             None | Some(("spread", _)) => Ok(SameSecond::Spread),
-            Some(("together", _)) => Ok(SameSecond::Together),
-            Some((other, span)) => Err(self.err(
-                span,
-                &f("same_second"),
-                format!("unknown value `{other}` (expected spread or together)"),
-            )),
+            Some((name, span)) => SameSecond::ALL
+                .into_iter()
+                .find(|s| s.name() == name)
+                .ok_or_else(|| {
+                    self.err(
+                        span,
+                        &f("same_second"),
+                        format!("unknown value `{name}` (expected spread, together or random)"),
+                    )
+                }),
         }
     }
 

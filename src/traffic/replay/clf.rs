@@ -1,14 +1,13 @@
 //! The combined log format (nginx, Apache), and the common log format, which reads the same.
 //! Timestamps have one-second resolution, so the requests of one second are read together and
-//! spread evenly across it (or kept at its start).
+//! placed within it by `same_second` ([`super::seconds`]).
 
 use super::clf_time::StampCache;
 use super::input::{LineFormat, Lines};
-use super::{Outcome, Record, RecordReader, SameSecond, field_index};
-use crate::error::{Error, Result};
+use super::seconds::{Placement, Seconds};
+use super::{Outcome, Record, RecordReader, field_index};
+use crate::error::Result;
 use crate::policy::KeyField;
-use crate::time::NANOS_PER_SEC;
-use std::collections::VecDeque;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -75,83 +74,21 @@ fn not_clf() -> (Option<&'static str>, String) {
     )
 }
 
-/// The combined log format reader: one second's requests at a time.
-pub struct Clf {
-    lines: Lines<ClfLine>,
-    same_second: SameSecond,
-    batch: VecDeque<Record>,
-    spare: Vec<Record>,
-    lookahead: Option<Record>,
-    deferred: VecDeque<Error>,
-}
+/// The combined log format reader: one second's requests at a time ([`Seconds`]).
+pub struct Clf(Seconds<ClfLine>);
 
 impl Clf {
-    pub fn new(path: &Path, input: Box<dyn BufRead + Send>, same_second: SameSecond) -> Clf {
-        Clf {
-            lines: Lines::new(path, input, ClfLine::default()),
-            same_second,
-            batch: VecDeque::new(),
-            spare: Vec::new(),
-            lookahead: None,
-            deferred: VecDeque::new(),
-        }
+    pub fn new(path: &Path, input: Box<dyn BufRead + Send>, place: Placement) -> Clf {
+        Clf(Seconds::new(
+            Lines::new(path, input, ClfLine::default()),
+            place,
+        ))
     }
 }
 
 impl RecordReader for Clf {
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
-        if self.batch.is_empty()
-            && let Some(e) = self.deferred.pop_front()
-        {
-            return Ok(Outcome::Bad(e));
-        }
-        if self.batch.is_empty() {
-            // Gather the requests of the next second (bad lines are passed on in place).
-            let first = match self.lookahead.take() {
-                Some(r) => r,
-                None => {
-                    let mut r = self.spare.pop().unwrap_or_default();
-                    match self.lines.read(&mut r)? {
-                        Outcome::Record => r,
-                        other => return Ok(other),
-                    }
-                }
-            };
-            let second = first.epoch_ns;
-            self.batch.push_back(first);
-            loop {
-                let mut r = self.spare.pop().unwrap_or_default();
-                match self.lines.read(&mut r)? {
-                    Outcome::Record if r.epoch_ns == second => self.batch.push_back(r),
-                    Outcome::Record => {
-                        self.lookahead = Some(r);
-                        break;
-                    }
-                    Outcome::Eof => break,
-                    Outcome::Bad(e) => {
-                        // Reported after this second's records, so that skipping it does not
-                        // split the second in two.
-                        self.spare.push(r);
-                        self.deferred.push_back(e);
-                    }
-                }
-            }
-            if self.same_second == SameSecond::Spread {
-                spread(&mut self.batch);
-            }
-        }
-        let mut out = self.batch.pop_front().expect("filled above");
-        std::mem::swap(rec, &mut out);
-        self.spare.push(out);
-        Ok(Outcome::Record)
-    }
-}
-
-/// `n` records of one second at `k/n` s after it.
-fn spread(batch: &mut VecDeque<Record>) {
-    let n = batch.len() as u64;
-    for (k, r) in batch.iter_mut().enumerate() {
-        r.epoch_ns += k as u64 * NANOS_PER_SEC / n;
+        self.0.read(rec)
     }
 }
 

@@ -2,12 +2,13 @@
 //! `role` (others ignored). `time` is integer nanoseconds since the Unix epoch or an RFC 3339
 //! timestamp. `source` and `role` are what `rlsim traffic` writes, read back so that a replayed
 //! trace keeps its sources apart. `status` (an HTTP status) and `decision` (what production's
-//! limiter decided: [`super::Production::parse`]) are production's record, for back-tests.
+//! limiter decided: [`super::Production::parse`]) are production's record, for back-tests;
+//! `method` and `x_forwarded_for` are the request's, as `rlsim traffic` writes them.
 
 use super::input::{Capped, MAX_LINE};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_role, parse_status, parse_time,
-    trace_error,
+    Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
+    parse_time, trace_error,
 };
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
@@ -25,6 +26,8 @@ pub struct CsvReader {
     role_col: Option<usize>,
     status_col: Option<usize>,
     decision_col: Option<usize>,
+    method_col: Option<usize>,
+    xff_col: Option<usize>,
 }
 
 impl CsvReader {
@@ -74,6 +77,8 @@ impl CsvReader {
             role_col: col("role"),
             status_col: col("status"),
             decision_col: col("decision"),
+            method_col: col("method"),
+            xff_col: col("x_forwarded_for"),
         })
     }
 
@@ -171,6 +176,12 @@ impl RecordReader for CsvReader {
         }
         if let Some(c) = self.source_col {
             rec.source.push_str(&self.record[c]);
+        }
+        if let Some(c) = self.method_col {
+            rec.method = parse_method(&self.record[c]);
+        }
+        if let Some(c) = self.xff_col {
+            rec.forwarded_for.push_str(&self.record[c]);
         }
         for (i, col) in self.cols.iter().enumerate() {
             if let Some(c) = col {

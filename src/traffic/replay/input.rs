@@ -72,13 +72,58 @@ impl TraceData {
     }
 }
 
-/// A fresh reader over the trace.
+/// A fresh reader over the trace, decompressed when it is a gzip or zstd stream.
 pub(super) fn open(path: &Path, data: &TraceData) -> Result<Box<dyn BufRead + Send>> {
-    Ok(match &data.0 {
+    let raw: Box<dyn BufRead + Send> = match &data.0 {
         Some(bytes) => Box::new(Cursor::new(bytes.clone())),
         None => {
             let file = File::open(path).map_err(|e| Error::io(path, e))?;
             Box::new(BufReader::with_capacity(CHUNK, file))
+        }
+    };
+    decompressed(path, raw)
+}
+
+/// A compression a trace can come in, known by its magic bytes (never by the file's name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Compression {
+    None,
+    Gzip,
+    Zstd,
+}
+
+impl Compression {
+    fn of(head: &[u8]) -> Compression {
+        match head {
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+            _ => Compression::None,
+        }
+    }
+}
+
+/// `raw` as it is, or through a streaming decoder (gzip members concatenated, as rotated logs
+/// are, read as one stream): memory stays at the decoder's window and one chunk.
+fn decompressed(path: &Path, mut raw: Box<dyn BufRead + Send>) -> Result<Box<dyn BufRead + Send>> {
+    let head = loop {
+        match raw.fill_buf() {
+            Ok(head) => break head,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io(path, e)),
+        }
+    };
+    // A magic number split across reads would need four bytes buffered; a file's first read
+    // has them (a pipe's is held in memory whole).
+    Ok(match Compression::of(head) {
+        Compression::None => raw,
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            CHUNK,
+            flate2::bufread::MultiGzDecoder::new(raw),
+        )),
+        Compression::Zstd => {
+            let decoder =
+                zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| Error::io(path, e))?;
+            Box::new(BufReader::with_capacity(CHUNK, decoder))
         }
     })
 }
@@ -95,7 +140,23 @@ pub(super) fn worth_a_thread(path: &Path, data: &TraceData) -> bool {
 /// and whether the line was too long. Searches the reader's buffer with `memchr` and copies
 /// each line once: a replay reads millions of short lines.
 fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, bool)> {
-    let cap = MAX_LINE + 1;
+    read_line_up_to(input, buf, MAX_LINE + 1)
+}
+
+/// Up to `cap` bytes of the next line into `buf` (the rest of the line dropped): how many.
+pub(super) fn read_line_capped(
+    input: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<usize> {
+    read_line_up_to(input, buf, cap).map(|(n, _)| n)
+}
+
+fn read_line_up_to(
+    input: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<(usize, bool)> {
     let mut n = 0;
     loop {
         let avail = match input.fill_buf() {
@@ -144,13 +205,18 @@ fn read_line(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<(usize, b
     }
 }
 
+/// A malformed line: the field at fault (if one is) and what is wrong.
+pub(super) type LineError = (Option<&'static str>, String);
+
 /// Parses one line of a line-based format into a record; `Err((field, message))` if malformed.
 pub(super) trait LineFormat: Send {
-    fn parse(
-        &mut self,
-        line: &str,
-        rec: &mut Record,
-    ) -> std::result::Result<(), (Option<&'static str>, String)>;
+    fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError>;
+
+    /// [`LineFormat::parse`], or `Ok(false)` for a line that is no request and no mistake
+    /// either (a `#Fields` header, a k6 point of another metric): passed over, not counted.
+    fn parse_line(&mut self, line: &str, rec: &mut Record) -> std::result::Result<bool, LineError> {
+        self.parse(line, rec).map(|()| true)
+    }
 }
 
 /// Reads a line-based file with a reused buffer, skipping blank lines. Invalid UTF-8 and
@@ -199,8 +265,9 @@ impl<F: LineFormat> Lines<F> {
             }
             rec.line = self.line;
             rec.clear();
-            return Ok(match self.format.parse(text, rec) {
-                Ok(()) => Outcome::Record,
+            return Ok(match self.format.parse_line(text, rec) {
+                Ok(true) => Outcome::Record,
+                Ok(false) => continue,
                 Err((field, m)) => Outcome::Bad(trace_error(&self.path, self.line, field, m)),
             });
         }

@@ -1,11 +1,12 @@
 //! JSON Lines traces: `{"time": ..., "ip": ..., "user": ..., "api_key": ..., "endpoint": ...}`,
 //! plus `source` and `role` as `rlsim traffic` would write them, and production's `status` (a
-//! number) and `decision` (as in CSV); `method` and any other key are ignored. `time` is like
+//! number) and `decision` (as in CSV), `method` and `x_forwarded_for`; any other key is ignored. `time` is like
 //! CSV's (a number of nanoseconds or a timestamp string).
 
 use super::input::{LineFormat, Lines};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_role, parse_status, parse_time,
+    Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
+    parse_time,
 };
 use crate::error::Result;
 use crate::policy::KeyField;
@@ -47,6 +48,10 @@ impl LineFormat for Jsonl {
         }
         if let Some(source) = r.source {
             rec.source.push_str(&source);
+        }
+        rec.method = r.method.as_deref().and_then(parse_method);
+        if let Some(xff) = r.x_forwarded_for {
+            rec.forwarded_for.push_str(&xff);
         }
         for (field, value) in [
             (KeyField::Ip, r.ip),
@@ -92,6 +97,10 @@ struct JsonRecord<'a> {
     status: Option<JsonStatus<'a>>,
     #[serde(borrow)]
     decision: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    x_forwarded_for: Option<Cow<'a, str>>,
 }
 
 /// `status`: a number, or a string (as some loggers quote every field).

@@ -16,22 +16,36 @@
 //! this file dispatches to them; [`source`] and [`split`] sit on top.
 
 mod ahead;
+mod alb;
 mod clf;
 mod clf_time;
+mod cloudflare;
+mod cloudfront;
+mod common;
 mod csv_trace;
+mod detect;
+mod envoy;
+mod gclb;
 mod har;
 mod input;
 mod jsonl;
+mod k6;
 mod local_keys;
+mod seconds;
 mod source;
 mod split;
 mod tape;
+#[cfg(test)]
+mod tests_common;
+mod vegeta;
 
+pub use detect::detect_format;
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use source::ReplaySource;
 pub use split::split_sources;
 
 use super::Role;
+use super::method::Method;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::{NANOS_PER_DAY, Nanos};
@@ -49,26 +63,126 @@ pub enum TraceFormat {
     Clf,
     /// HAR 1.2, a JSON document: `log.entries[].startedDateTime`.
     Har,
+    /// AWS Application Load Balancer access logs (space-separated, microseconds).
+    Alb,
+    /// Amazon CloudFront standard logs (tab-separated W3C with a `#Fields` header, seconds).
+    Cloudfront,
+    /// Cloudflare Logpush `http_requests` (JSON lines).
+    Cloudflare,
+    /// Envoy access logs, default text format.
+    Envoy,
+    /// Envoy access logs, JSON (`json_format` with the default format's fields).
+    EnvoyJson,
+    /// Google Cloud HTTP(S) load balancer request logs (JSON lines of `LogEntry`).
+    Gclb,
+    /// k6 `--out json` results: the `http_reqs` points.
+    K6,
+    /// vegeta `encode --to json` results.
+    Vegeta,
 }
 
 impl TraceFormat {
-    pub fn parse(name: &str) -> Option<TraceFormat> {
-        Some(match name {
-            "csv" => TraceFormat::Csv,
-            "jsonl" | "ndjson" => TraceFormat::Jsonl,
-            "clf" | "combined" => TraceFormat::Clf,
-            "har" => TraceFormat::Har,
-            _ => return None,
-        })
+    /// Every format, in the order `--format` lists them.
+    pub const ALL: [TraceFormat; 12] = [
+        TraceFormat::Csv,
+        TraceFormat::Jsonl,
+        TraceFormat::Clf,
+        TraceFormat::Har,
+        TraceFormat::Alb,
+        TraceFormat::Cloudfront,
+        TraceFormat::Cloudflare,
+        TraceFormat::Envoy,
+        TraceFormat::EnvoyJson,
+        TraceFormat::Gclb,
+        TraceFormat::K6,
+        TraceFormat::Vegeta,
+    ];
+
+    /// The name `format = "..."` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Csv => "csv",
+            TraceFormat::Jsonl => "jsonl",
+            TraceFormat::Clf => "clf",
+            TraceFormat::Har => "har",
+            TraceFormat::Alb => "alb",
+            TraceFormat::Cloudfront => "cloudfront",
+            TraceFormat::Cloudflare => "cloudflare",
+            TraceFormat::Envoy => "envoy",
+            TraceFormat::EnvoyJson => "envoy_json",
+            TraceFormat::Gclb => "gclb",
+            TraceFormat::K6 => "k6",
+            TraceFormat::Vegeta => "vegeta",
+        }
     }
 
-    /// By extension: `.jsonl`/`.ndjson`, `.log`, `.har`, anything else CSV.
+    pub fn parse(name: &str) -> Option<TraceFormat> {
+        match name {
+            "ndjson" => return Some(TraceFormat::Jsonl),
+            "combined" => return Some(TraceFormat::Clf),
+            _ => {}
+        }
+        TraceFormat::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// The names `format` accepts, for error messages.
+    pub fn names() -> String {
+        TraceFormat::ALL.map(TraceFormat::name).join(", ")
+    }
+
+    /// By extension: `.jsonl`/`.ndjson`, `.log`, `.har`, anything else CSV (a `.gz` or `.zst`
+    /// suffix is looked through).
     pub fn from_path(path: &Path) -> TraceFormat {
-        match path.extension().and_then(|e| e.to_str()) {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let name = name
+            .strip_suffix(".gz")
+            .or_else(|| name.strip_suffix(".zst"))
+            .unwrap_or(name);
+        match Path::new(name).extension().and_then(|e| e.to_str()) {
             Some("jsonl" | "ndjson") => TraceFormat::Jsonl,
             Some("log") => TraceFormat::Clf,
             Some("har") => TraceFormat::Har,
             _ => TraceFormat::Csv,
+        }
+    }
+
+    /// Whether the format's timestamps have one-second resolution (its requests of a second
+    /// are placed by `same_second`).
+    pub fn seconds_only(self) -> bool {
+        matches!(self, TraceFormat::Clf | TraceFormat::Cloudfront)
+    }
+
+    /// The identity fields the format records (a policy keyed on another is refused).
+    fn fields(self) -> &'static [KeyField] {
+        match self {
+            TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
+            TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
+            TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
+            TraceFormat::Alb
+            | TraceFormat::Cloudfront
+            | TraceFormat::Cloudflare
+            | TraceFormat::Envoy
+            | TraceFormat::EnvoyJson
+            | TraceFormat::Gclb => &[KeyField::Ip, KeyField::Endpoint],
+            TraceFormat::K6 => &[KeyField::User, KeyField::Endpoint],
+            TraceFormat::Vegeta => &[KeyField::Endpoint],
+        }
+    }
+
+    /// How error messages name the format.
+    fn title(self) -> &'static str {
+        match self {
+            TraceFormat::Csv => "this CSV trace",
+            TraceFormat::Jsonl => "this JSON Lines trace",
+            TraceFormat::Clf => "the combined log format",
+            TraceFormat::Har => "a HAR file",
+            TraceFormat::Alb => "an ALB access log",
+            TraceFormat::Cloudfront => "a CloudFront standard log",
+            TraceFormat::Cloudflare => "a Cloudflare http_requests log",
+            TraceFormat::Envoy | TraceFormat::EnvoyJson => "an Envoy access log",
+            TraceFormat::Gclb => "a Google Cloud load balancer log",
+            TraceFormat::K6 => "a k6 JSON result",
+            TraceFormat::Vegeta => "a vegeta result",
         }
     }
 }
@@ -80,6 +194,21 @@ pub enum SameSecond {
     Spread,
     /// All at the start of the second: the burst as the log shows it.
     Together,
+    /// `n` uniform draws within the second, sorted and given to the requests in log order;
+    /// seeded by the scenario's seed, the source's index and the second, so a run repeats.
+    Random,
+}
+
+impl SameSecond {
+    pub const ALL: [SameSecond; 3] = [SameSecond::Spread, SameSecond::Together, SameSecond::Random];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SameSecond::Spread => "spread",
+            SameSecond::Together => "together",
+            SameSecond::Random => "random",
+        }
+    }
 }
 
 /// The records of one trace that one source replays, when a trace is split into several
@@ -105,6 +234,11 @@ pub struct ReplayOptions {
     pub loops: u32,
     /// Fraction of keys kept, chosen by a hash of the key so a key is all in or all out.
     pub sample: f64,
+    /// The log keeps 1 request in this many (declared `sample_rate`): each kept record stands
+    /// for this many requests (see [`super::Source`] and docs/traffic.md on what stays valid).
+    pub sample_rate: u32,
+    /// Seeds `same_second = "random"` (the scenario's seed mixed with the source's index).
+    pub seed: u64,
     /// Records up to this much out of order are sorted; 0 refuses any.
     pub sort_window: Nanos,
     /// Idle gaps longer than this are cut to it.
@@ -134,6 +268,8 @@ impl Default for ReplayOptions {
             offset: 0,
             loops: 1,
             sample: 1.0,
+            sample_rate: 1,
+            seed: 0,
             sort_window: 0,
             max_gap: None,
             same_second: SameSecond::Spread,
@@ -183,6 +319,11 @@ pub struct Record {
     pub status: Option<u16>,
     /// What production's limiter decided, when the log records it (the back-test's truth).
     pub production: Option<Production>,
+    /// The request's method; `None` for one rlsim does not model (replayed as `GET`) or a
+    /// format that does not record it.
+    pub method: Option<Method>,
+    /// The `X-Forwarded-For` header as logged (empty without one).
+    pub forwarded_for: String,
     pub line: u64,
 }
 
@@ -203,6 +344,17 @@ pub enum Production {
 }
 
 impl Production {
+    /// rlsim's word for the decision (what `rlsim traffic` writes).
+    pub fn name(self) -> &'static str {
+        match self {
+            Production::Admitted => "admitted",
+            Production::Delayed => "delayed",
+            Production::Refused => "refused",
+            Production::WouldDelay => "would_delay",
+            Production::WouldRefuse => "would_refuse",
+        }
+    }
+
     /// The words a log or a trace uses: rlsim's own (`admitted`, `delayed`, `refused`,
     /// `would_delay`, `would_refuse`) and nginx's `$limit_req_status` values. Empty is no decision.
     pub fn parse(raw: &str) -> std::result::Result<Option<Production>, String> {
@@ -238,6 +390,8 @@ impl Record {
         self.role = None;
         self.status = None;
         self.production = None;
+        self.method = None;
+        self.forwarded_for.clear();
     }
 }
 
@@ -280,11 +434,23 @@ pub fn open(
     options: &ReplayOptions,
 ) -> Result<Box<dyn RecordReader>> {
     let input = input::open(path, &options.data)?;
+    let place = seconds::Placement::of(options);
     Ok(match options.format {
         TraceFormat::Csv => Box::new(csv_trace::CsvReader::open(path, input, key_spec)?),
         TraceFormat::Jsonl => Box::new(jsonl::reader(path, input)),
         TraceFormat::Har => Box::new(har::HarReader::open(path, input)),
-        TraceFormat::Clf => Box::new(clf::Clf::new(path, input, options.same_second)),
+        TraceFormat::Clf => Box::new(clf::Clf::new(path, input, place)),
+        TraceFormat::Alb => Box::new(alb::reader(path, input)),
+        TraceFormat::Cloudfront => Box::new(seconds::Seconds::new(
+            input::Lines::new(path, input, cloudfront::CloudFront::default()),
+            place,
+        )),
+        TraceFormat::Cloudflare => Box::new(cloudflare::reader(path, input)),
+        TraceFormat::Envoy => Box::new(envoy::text_reader(path, input)),
+        TraceFormat::EnvoyJson => Box::new(envoy::json_reader(path, input)),
+        TraceFormat::Gclb => Box::new(gclb::reader(path, input)),
+        TraceFormat::K6 => Box::new(k6::reader(path, input)),
+        TraceFormat::Vegeta => Box::new(vegeta::reader(path, input)),
     })
 }
 
@@ -302,12 +468,44 @@ pub(crate) fn open_ahead(
     Ok(Box::new(ahead::ParseAhead::new(path, reader, keys)?))
 }
 
-/// Reads the trace once if it must be held in memory (see [`TraceData::load`]), then checks
-/// that it can supply `time` and every field `key_spec` uses. Called once, at validation.
-pub fn prepare_trace(path: &Path, key_spec: &KeySpec, options: &mut ReplayOptions) -> Result<()> {
-    check_key(path, key_spec, options)?;
+/// Reads the trace once if it must be held in memory (see [`TraceData::load`]), detects its
+/// format from its content when `detect` (the source named none: [`detect_format`]), then
+/// checks that it can supply `time` and every field `key_spec` uses. Called once, at validation.
+pub fn prepare_trace(
+    path: &Path,
+    key_spec: &KeySpec,
+    options: &mut ReplayOptions,
+    detect: bool,
+) -> Result<()> {
     options.data = TraceData::load(path, options.loops)?;
+    if detect {
+        options.format = detect_format(path, &options.data)?;
+    }
+    check_key(path, key_spec, options)?;
     open(path, Some(key_spec), options).map(|_| ())
+}
+
+/// What a run of a replayed trace must say of its figures, one line per source: a sampled
+/// log's (`sample_rate`), which figures stay valid and which do not. `name` and `options` of
+/// each replay source.
+pub fn replay_warnings<'a>(
+    sources: impl Iterator<Item = (&'a str, &'a ReplayOptions)>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (name, o) in sources {
+        let n = o.sample_rate;
+        if n > 1 {
+            out.push(format!(
+                "source `{name}` is a sampled log (1 request in {n} kept): its request counts are \
+                 of the kept requests (about {n}x as many reached production); shares (the \
+                 fractions refused, goodput, leakage) stay valid as estimates; per-key limiter \
+                 decisions do not: each key arrives at 1/{n} of its real rate, so a limiter \
+                 here meets 1/{n} of each key's load and refuses far less than production's did \
+                 (to model it, divide the policy's limit by {n})"
+            ));
+        }
+    }
+    out
 }
 
 /// Malformed lines [`trace_start`] passes over looking for the first record before it gives up
@@ -351,16 +549,9 @@ pub fn trace_start(path: &Path, options: &ReplayOptions) -> Result<Option<Nanos>
 /// Refuses a key the format cannot supply: formats with a fixed set of fields cannot key on the
 /// others (checked when the scenario is loaded; `rlsim traffic` reads every field regardless).
 fn check_key(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result<()> {
-    let has: &[KeyField] = match options.format {
-        TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
-        TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
-        TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
-    };
+    let has = options.format.fields();
     if let Some(field) = key_spec.fields().iter().find(|f| !has.contains(f)) {
-        let format = match options.format {
-            TraceFormat::Clf => "the combined log format",
-            _ => "a HAR file",
-        };
+        let format = options.format.title();
         return Err(trace_error(
             path,
             1,
@@ -414,6 +605,22 @@ fn parse_status(raw: &str) -> std::result::Result<Option<u16>, String> {
         Ok(code) if (100..=599).contains(&code) => Ok(Some(code)),
         _ => Err(format!("`{raw}` is not an HTTP status code (100 to 599)")),
     }
+}
+
+/// A `method` column's value: a method rlsim models, `None` for another or none.
+fn parse_method(raw: &str) -> Option<Method> {
+    (!raw.is_empty() && raw != "-")
+        .then(|| Method::parse(raw).ok())
+        .flatten()
+}
+
+/// A numeric status as a record's (0, as vegeta and k6 log a request that got no answer, is
+/// none).
+fn status_code(code: u64) -> std::result::Result<Option<u16>, String> {
+    if code == 0 {
+        return Ok(None);
+    }
+    parse_status(&code.to_string())
 }
 
 /// A `role` column's value.

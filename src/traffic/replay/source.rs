@@ -52,6 +52,8 @@ pub struct ReplaySource {
     /// A small looped trace's first reading, read back for the next repetitions.
     tape: Tape,
     has_parts: bool,
+    /// The slot of the record last returned as an arrival ([`Source::last_record`]).
+    released: Option<usize>,
 }
 
 impl ReplaySource {
@@ -99,6 +101,7 @@ impl ReplaySource {
             skipped: 0,
             eof: false,
             scratch: String::new(),
+            released: None,
         })
     }
 
@@ -294,8 +297,12 @@ impl Source for ReplaySource {
             if time >= self.stop {
                 return Ok(None);
             }
+            let method = self.records[slot].method.unwrap_or_default().code();
             let (key, client) = self.intern(slot, keys);
-            return Ok(Some(Arrival::new(time, key, client, self.source)));
+            self.released = Some(slot);
+            let mut arrival = Arrival::new(time, key, client, self.source);
+            arrival.method = method;
+            return Ok(Some(arrival));
         }
         Ok(None)
     }
@@ -308,6 +315,11 @@ impl Source for ReplaySource {
         } else {
             0
         }
+    }
+
+    fn last_record(&self) -> Option<&Record> {
+        // The slot is free but not reused before the next read.
+        self.released.map(|slot| &self.records[slot])
     }
 }
 

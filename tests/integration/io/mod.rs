@@ -143,7 +143,7 @@ fn a_fifo_output_is_written_in_place_never_renamed_over() {
         .code(0);
     let trace = text(&reader.finish());
     assert!(is_fifo(&fifo));
-    assert!(trace.starts_with("time,ip,user,api_key,endpoint,source,role\n"));
+    assert!(trace.starts_with("time,ip,user,api_key,endpoint,source,role,method\n"));
     assert_eq!(trace.lines().count(), 4, "{trace}");
 
     let reader = FifoReader::start(&fifo);

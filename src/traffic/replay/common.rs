@@ -1,0 +1,108 @@
+//! Pieces the native log formats share: a URL's path, an address without its port, RFC 3339
+//! timestamps, and the quoted, space-separated fields of ALB and Envoy lines.
+
+use chrono::DateTime;
+
+/// The path of a logged URL: `http://host:80/a/b?q=1` and `/a/b?q=1` both give `/a/b` (the
+/// endpoint a policy keys on has no query string); `*` or an empty path gives `/`.
+pub(super) fn url_path(url: &str) -> &str {
+    let rest = match url.find("://") {
+        Some(i) => {
+            let after = &url[i + 3..];
+            after.find('/').map_or("", |j| &after[j..])
+        }
+        None => url,
+    };
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    match &rest[..end] {
+        "" => "/",
+        path => path,
+    }
+}
+
+/// An address as logged with its port (`192.0.2.1:2817`, `[2001:db8::1]:443`), without it; an
+/// address without a port is returned as is.
+pub(super) fn without_port(addr: &str) -> &str {
+    if let Some(rest) = addr.strip_prefix('[') {
+        return rest.split_once(']').map_or(rest, |(ip, _)| ip);
+    }
+    match addr.rsplit_once(':') {
+        // One colon: `ip:port`; more: a bare IPv6 address.
+        Some((ip, port)) if !ip.contains(':') && port.bytes().all(|b| b.is_ascii_digit()) => ip,
+        _ => addr,
+    }
+}
+
+/// An RFC 3339 timestamp (any fraction of a second) as nanoseconds since the Unix epoch.
+pub(super) fn rfc3339(raw: &str) -> Result<u64, String> {
+    let dt = DateTime::parse_from_rfc3339(raw)
+        .map_err(|e| format!("`{raw}` is not an RFC 3339 timestamp ({e})"))?;
+    dt.timestamp_nanos_opt()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| format!("`{raw}` is outside the supported range (1970 to 2262)"))
+}
+
+/// Splits a line of space-separated fields where a field may be `"quoted"` (with `\"` inside),
+/// as ALB and Envoy write them, into `out` (the first `N`; the rest are not read); quotes are
+/// removed. The number of fields, or `None` if a quote is not closed.
+pub(super) fn quoted_fields<'a, const N: usize>(
+    line: &'a str,
+    out: &mut [&'a str; N],
+) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < bytes.len() && n < N {
+        if bytes[i] == b' ' {
+            i += 1;
+            continue;
+        }
+        if bytes[i] == b'"' {
+            let start = i + 1;
+            let mut j = start;
+            while j < bytes.len() && bytes[j] != b'"' {
+                j += if bytes[j] == b'\\' { 2 } else { 1 };
+            }
+            if j >= bytes.len() {
+                return None;
+            }
+            out[n] = &line[start..j];
+            i = j + 1;
+        } else {
+            let end = memchr::memchr(b' ', &bytes[i..]).map_or(bytes.len(), |k| i + k);
+            out[n] = &line[i..end];
+            i = end;
+        }
+        n += 1;
+    }
+    Some(n)
+}
+
+/// `-` (and empty) is a field a log leaves unset.
+pub(super) fn unset(raw: &str) -> bool {
+    raw.is_empty() || raw == "-"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_ports_and_quoted_fields() {
+        assert_eq!(url_path("http://www.example.com:80/a/b?x=1"), "/a/b");
+        assert_eq!(url_path("https://h/"), "/");
+        assert_eq!(url_path("https://h"), "/");
+        assert_eq!(url_path("/c?d#e"), "/c");
+        assert_eq!(url_path("-"), "-");
+        assert_eq!(without_port("192.168.131.39:2817"), "192.168.131.39");
+        assert_eq!(without_port("[2001:db8::1]:443"), "2001:db8::1");
+        assert_eq!(without_port("2001:db8::1"), "2001:db8::1");
+        assert_eq!(without_port("10.0.0.1"), "10.0.0.1");
+        assert_eq!(rfc3339("1970-01-01T00:00:01.000000500Z"), Ok(1_000_000_500));
+        let mut out = [""; 6];
+        assert_eq!(quoted_fields(r#"a "b c" "" "d\"e" f"#, &mut out), Some(5));
+        assert_eq!(out, ["a", "b c", "", r#"d\"e"#, "f", ""]);
+        assert_eq!(quoted_fields(r#"a "b"#, &mut out), None);
+        let mut two = [""; 2];
+        assert_eq!(quoted_fields("a b c", &mut two), Some(2));
+    }
+}
