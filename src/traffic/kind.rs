@@ -71,6 +71,7 @@ const REPLAY: &[&str] = &[
     "sort_window",
     "max_gap",
     "same_second",
+    "log_format",
     "abusive",
 ];
 

@@ -29,8 +29,9 @@ pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    MAX_IN_MEMORY, MAX_LINE, Part, Record, ReplayOptions, ReplaySource, SameSecond, TraceData,
-    TraceFormat, prepare_trace, split_sources, trace_start,
+    DEFAULT_LOG_FORMAT, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part, ROUTES, Record,
+    ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat, Verdict, prepare_trace,
+    split_sources, trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -218,6 +219,9 @@ pub struct Arrival {
     pub forged: u32,
     /// The HTTP method's code ([`method::Method::code`]): 0, `GET`, unless the source says.
     pub method: u8,
+    /// What production decided of a replayed request, and its route ([`Logged::NONE`] for
+    /// the others).
+    pub logged: Logged,
 }
 
 impl Arrival {
@@ -232,6 +236,7 @@ impl Arrival {
             identity: key,
             forged: 0,
             method: 0,
+            logged: Logged::NONE,
         }
     }
 }

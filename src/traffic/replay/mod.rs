@@ -23,11 +23,15 @@ mod har;
 mod input;
 mod jsonl;
 mod local_keys;
+mod logged;
+mod nginx;
 mod source;
 mod split;
 mod tape;
 
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
+pub use logged::{Logged, ROUTES, Verdict};
+pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
 pub use source::ReplaySource;
 pub use split::split_sources;
 
@@ -49,6 +53,10 @@ pub enum TraceFormat {
     Clf,
     /// HAR 1.2, a JSON document: `log.entries[].startedDateTime`.
     Har,
+    /// An nginx access log in a text `log_format` with `$msec` (the source's `log_format`).
+    Nginx,
+    /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
+    NginxJson,
 }
 
 impl TraceFormat {
@@ -58,6 +66,8 @@ impl TraceFormat {
             "jsonl" | "ndjson" => TraceFormat::Jsonl,
             "clf" | "combined" => TraceFormat::Clf,
             "har" => TraceFormat::Har,
+            "nginx" => TraceFormat::Nginx,
+            "nginx_json" => TraceFormat::NginxJson,
             _ => return None,
         })
     }
@@ -124,6 +134,8 @@ pub struct ReplayOptions {
     pub part: Option<Part>,
     /// The trace's bytes when they are held in memory (read once at validation).
     pub data: TraceData,
+    /// The text `log_format` of an `nginx` trace (`None`: [`DEFAULT_LOG_FORMAT`]).
+    pub log_format: Option<NginxLogFormat>,
 }
 
 impl Default for ReplayOptions {
@@ -143,6 +155,7 @@ impl Default for ReplayOptions {
             default_role: Role::Legit,
             part: None,
             data: TraceData::default(),
+            log_format: None,
         }
     }
 }
@@ -285,6 +298,14 @@ pub fn open(
         TraceFormat::Jsonl => Box::new(jsonl::reader(path, input)),
         TraceFormat::Har => Box::new(har::HarReader::open(path, input)),
         TraceFormat::Clf => Box::new(clf::Clf::new(path, input, options.same_second)),
+        TraceFormat::Nginx => {
+            let template = match &options.log_format {
+                Some(t) => t.clone(),
+                None => NginxLogFormat::parse(DEFAULT_LOG_FORMAT).expect("the default parses"),
+            };
+            Box::new(nginx::text_reader(path, input, template))
+        }
+        TraceFormat::NginxJson => Box::new(nginx::json_reader(path, input)),
     })
 }
 
@@ -354,7 +375,9 @@ fn check_key(path: &Path, key_spec: &KeySpec, options: &ReplayOptions) -> Result
     let has: &[KeyField] = match options.format {
         TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
         TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
-        TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
+        TraceFormat::Csv | TraceFormat::Jsonl | TraceFormat::Nginx | TraceFormat::NginxJson => {
+            &KeyField::ALL
+        }
     };
     if let Some(field) = key_spec.fields().iter().find(|f| !has.contains(f)) {
         let format = match options.format {
@@ -390,10 +413,45 @@ fn parse_time(raw: &str) -> std::result::Result<u64, String> {
             .parse::<u64>()
             .map_err(|_| format!("`{raw}` is too large for nanoseconds"));
     }
+    if let Some(ns) = decimal_seconds(raw) {
+        return ns;
+    }
     let dt = chrono::DateTime::parse_from_rfc3339(raw).map_err(|e| {
-        format!("`{raw}` is neither integer nanoseconds nor an RFC 3339 timestamp ({e})")
+        format!(
+            "`{raw}` is neither integer nanoseconds, decimal epoch seconds nor an RFC 3339 timestamp ({e})"
+        )
     })?;
     to_epoch_ns(dt, raw)
+}
+
+/// Decimal epoch seconds (`1733112345.123`, nginx's `$msec`): digits, a point, 1 to 9 digits.
+/// Exact: the fraction is scaled as an integer, never through a float. `None`: not this shape.
+fn decimal_seconds(raw: &str) -> Option<std::result::Result<u64, String>> {
+    let (secs, frac) = raw.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(secs) || !digits(frac) || frac.len() > 9 {
+        return None;
+    }
+    let scale = 10u64.pow(9 - frac.len() as u32);
+    let ns = secs
+        .parse::<u64>()
+        .ok()
+        .and_then(|s| s.checked_mul(1_000_000_000))
+        .and_then(|s| s.checked_add(frac.parse::<u64>().ok()? * scale));
+    Some(ns.ok_or_else(|| format!("`{raw}` is too large for nanoseconds since 1970")))
+}
+
+/// Decimal seconds as nanoseconds (nginx's `$request_time`, `0.004`): like [`decimal_seconds`],
+/// whole seconds accepted too.
+fn seconds_ns(raw: &str) -> std::result::Result<u64, String> {
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        return raw
+            .parse::<u64>()
+            .ok()
+            .and_then(|s| s.checked_mul(1_000_000_000))
+            .ok_or_else(|| format!("`{raw}` is too many seconds"));
+    }
+    decimal_seconds(raw).unwrap_or_else(|| Err(format!("`{raw}` is not a number of seconds")))
 }
 
 fn to_epoch_ns(

@@ -77,6 +77,8 @@ impl RecordReader for TapeReader {
                 rec.source.clone_from(&r.source);
                 rec.epoch_ns = r.epoch_ns;
                 rec.role = r.role;
+                rec.status = r.status;
+                rec.production = r.production;
                 rec.line = r.line;
                 Outcome::Record
             }
