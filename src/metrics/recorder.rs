@@ -191,7 +191,10 @@ impl Recorder {
         self.timeline
             .on_arrival(t, u32::from(a.source), retry, delayed, rejected);
         self.keys_per_client.record(a);
-        if let Some(verdict) = a.logged.verdict() {
+        // A retry is the client's reaction to the contender, not in production's log.
+        if let Some(verdict) = a.logged.verdict()
+            && !retry
+        {
             self.backtest.on_decision(a, verdict, decision);
         }
         match outcome {

@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod backtest;
 mod bench;
 mod bounds;
 mod browser;
@@ -21,6 +22,7 @@ mod intent;
 mod io;
 mod layers;
 mod metrics;
+mod nginx;
 mod observe;
 mod out_dir;
 mod profiles;

@@ -130,4 +130,9 @@ mod tests {
         assert!(Verdict::Status429.refused(429) && !Verdict::Status429.refused(503));
         assert!(Verdict::Status503.refused(503));
     }
+
+    #[test]
+    fn an_arrival_keeps_its_32_bytes() {
+        assert_eq!(std::mem::size_of::<crate::traffic::Arrival>(), 32);
+    }
 }

@@ -560,6 +560,31 @@ mod production_tests {
     }
 
     #[test]
+    fn decimal_epoch_seconds_are_exact_nanoseconds() {
+        assert_eq!(parse_time("1733112345.123"), Ok(1_733_112_345_123_000_000));
+        assert_eq!(
+            parse_time("1733112345.000000001"),
+            Ok(1_733_112_345_000_000_001)
+        );
+        assert_eq!(parse_time("0.5"), Ok(500_000_000));
+        assert_eq!(
+            parse_time("1733112345"),
+            Ok(1733112345),
+            "integers stay nanoseconds"
+        );
+        assert!(parse_time("1.0000000001").is_err(), "more than 9 decimals");
+        assert!(
+            parse_time("99999999999999.1")
+                .unwrap_err()
+                .contains("too large")
+        );
+        assert!(parse_time("1.2.3").is_err());
+        assert_eq!(seconds_ns("0.004"), Ok(4_000_000));
+        assert_eq!(seconds_ns("2"), Ok(2_000_000_000));
+        assert!(seconds_ns("-1").is_err());
+    }
+
+    #[test]
     fn jsonl_status_may_be_a_number_or_a_string() {
         let out = read_all(
             TraceFormat::Jsonl,
