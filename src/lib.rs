@@ -51,6 +51,7 @@
 
 pub mod algorithms;
 pub mod check;
+pub mod drive;
 pub mod error;
 pub mod metrics;
 pub mod observe;

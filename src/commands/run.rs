@@ -289,6 +289,7 @@ fn print_results(
             let timing = o.timing.then_some(s.report.throughput.as_slice());
             let algorithms = &s.report.algorithms;
             let mut text = report::styled_table(s.scenario, algorithms, &o.columns, timing, colour);
+            text.push_str(&report::backtest::lines(s.scenario, algorithms));
             text.push('\n');
             text.push_str(&Verdict::new(s.scenario, algorithms).lines(report::WIDTH));
             text.push_str(&observe::alert_lines(s.observations));

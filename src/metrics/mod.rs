@@ -4,6 +4,7 @@
 //! (decision throughput) live apart, in [`Throughput`], and in their own output file.
 
 mod accuracy;
+mod backtest;
 mod burst;
 mod counts;
 mod delays;
@@ -29,6 +30,9 @@ mod timeline;
 mod timelog;
 mod windows;
 
+pub use backtest::{
+    BacktestDisagreement, BacktestReport, BacktestRow, Cause, KEPT_DISAGREEMENTS, TOP_CLIENTS,
+};
 pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
 pub use harm::SourceHarm;
@@ -334,6 +338,10 @@ pub struct AlgorithmReport {
     /// Contenders run with a deployment only (see `deployment.rs` and docs/distributed.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentReport>,
+    /// Against production's decisions, when the replayed trace records them (see
+    /// `backtest.rs` and docs/backtest.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backtest: Option<BacktestReport>,
     /// Admission times of `worst_window_key` in `(end − 2W, end + W]` around
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]

@@ -14,6 +14,7 @@
 //! admitted when they are released, since that is when they reach the backend.
 
 use super::accuracy::Accuracy;
+use super::backtest::Backtest;
 use super::burst::Bursts;
 use super::counts::SourceCounts;
 use super::delays::Delays;
@@ -31,6 +32,10 @@ use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, Identity, KeySpace, Role, SourceSpec};
+
+/// The status of a refusal in a log that records only statuses: nginx's default
+/// `limit_req_status`.
+pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 
 pub struct Recorder {
     window: Nanos,
@@ -54,6 +59,8 @@ pub struct Recorder {
     entries: PerKey,
     /// What each source reported when it finished: the malformed lines it skipped.
     skipped_lines: Vec<u64>,
+    /// Against production's decisions, for replayed requests that carry them.
+    backtest: Backtest,
 }
 
 impl Recorder {
@@ -89,7 +96,13 @@ impl Recorder {
             keys_per_client: KeysPerClient::new(&policy.key, sources),
             entries: PerKey::default(),
             skipped_lines: Vec::new(),
+            backtest: Backtest::new(DEFAULT_REFUSE_STATUS),
         }
+    }
+
+    /// The contender's parameters (where its slots fall, for the back-test's causes).
+    pub fn set_params(&mut self, params: Params) {
+        self.backtest.set_params(params);
     }
 
     /// Makes room for the keys and clients `keys` holds already (a synthetic source interns
@@ -178,6 +191,12 @@ impl Recorder {
         self.timeline
             .on_arrival(t, u32::from(a.source), retry, delayed, rejected);
         self.keys_per_client.record(a);
+        // A retry is the client's reaction to the contender, not in production's log.
+        if let Some(verdict) = a.logged.verdict()
+            && !retry
+        {
+            self.backtest.on_decision(a, verdict, decision);
+        }
         match outcome {
             Outcome::Allow => {
                 let in_window = self.bursts.on_admit(a.key, &mut key.history, t, a.source);
@@ -378,6 +397,7 @@ impl Recorder {
             warned: None,
             rules: Vec::new(),
             deployment: None,
+            backtest: self.backtest.finish(keys),
         }
     }
 }

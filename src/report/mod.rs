@@ -2,6 +2,7 @@
 //! only [`write_atomic`] (through [`crate::output`]) touches the file system, so a failed run never leaves a half-written file
 //! that looks complete.
 
+pub mod backtest;
 pub mod charts;
 mod contenders;
 mod decisions;
@@ -202,6 +203,9 @@ pub fn write_outputs(
             throughput_json(&report.throughput),
         ),
     ];
+    if let Some(csv) = backtest::csv(&report.algorithms) {
+        files.push(("backtest.csv".into(), csv));
+    }
     files.extend(
         charts
             .iter()

@@ -89,6 +89,7 @@ fn blocks(
     b.extend(which_algorithm(scenario, &ranked));
     b.extend(super::contenders::blocks(scenario, algorithms));
     b.extend(super::deployments::blocks(algorithms));
+    b.extend(super::backtest::blocks(scenario, algorithms));
     b.push(Block::Heading(2, "About the scenario".into()));
     b.extend(story::blocks(scenario, algorithms));
     b.push(Block::Heading(2, "Reproducibility".into()));

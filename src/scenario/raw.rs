@@ -61,6 +61,17 @@ pub struct RawScenario {
     /// Inputs the scenario is unsure of, tried by `rlsim run --sensitivity`.
     #[serde(default)]
     pub uncertain: Vec<S<RawUncertain>>,
+    /// How a back-test against production's decisions is shown (docs/backtest.md).
+    #[serde(default)]
+    pub backtest: Option<S<RawBacktest>>,
+}
+
+/// The `[backtest]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBacktest {
+    /// The contender shown first, as the calibration of the model.
+    pub model: Option<S<String>>,
 }
 
 /// One `[[uncertain]]` table: a field as `--set` names it and the values to try.
@@ -230,6 +241,8 @@ pub struct RawTraffic {
     pub sort_window: Option<S<String>>,
     pub max_gap: Option<S<String>>,
     pub same_second: Option<S<String>>,
+    /// The text `log_format` of an `nginx` trace.
+    pub log_format: Option<S<String>>,
     /// Addresses or networks whose replayed requests are abusive.
     pub abusive: Option<S<Vec<S<String>>>>,
     // The path to the origin and forged headers (docs/traffic.md, "Behind proxies").
@@ -408,6 +421,7 @@ impl RawTraffic {
             span("signed_in", &self.signed_in),
             span("max_gap", &self.max_gap),
             span("same_second", &self.same_second),
+            span("log_format", &self.log_format),
             span("abusive", &self.abusive),
         ]
         .into_iter()

@@ -106,6 +106,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
         Capture::new(0)
     };
     let mut gate = contest.gate(setup, &keys)?;
+    recorder.set_params(contest.params());
     let unobserved = Progress::new();
     let observers = Observers {
         recorder: &mut recorder,

@@ -85,6 +85,9 @@ pub struct KeySpace {
     fields: Option<Vec<[Box<str>; 4]>>,
     /// With [`Keeps::FieldsAndPaths`]: each key's network path ([`Wire`]), by key id.
     wires: Option<Vec<Option<Wire>>>,
+    /// The routes of replayed requests with production's decisions, numbered from 1 in the
+    /// order they first appear (at most [`super::ROUTES`] − 1; the rest are number 0).
+    routes: Vec<Box<str>>,
 }
 
 impl KeySpace {
@@ -307,6 +310,27 @@ impl KeySpace {
     }
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
+    /// The number of route `path` (see [`super::Logged`]): a scan of at most 31 short names,
+    /// only for records that carry production's decision.
+    pub fn intern_route(&mut self, path: &str) -> u8 {
+        if let Some(i) = self.routes.iter().position(|r| **r == *path) {
+            return i as u8 + 1;
+        }
+        if self.routes.len() + 1 >= super::ROUTES {
+            return 0;
+        }
+        self.routes.push(path.into());
+        self.routes.len() as u8
+    }
+
+    /// The name of route number `n` (0: every route past the 31st).
+    pub fn route_name(&self, n: usize) -> &str {
+        match n {
+            0 => "(other routes)",
+            n => self.routes.get(n - 1).map_or("", |r| r),
+        }
+    }
+
     pub fn client_name(&self, id: ClientId) -> &str {
         self.clients.get(self.names.texts(), id)
     }

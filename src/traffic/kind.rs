@@ -72,6 +72,7 @@ const REPLAY: &[&str] = &[
     "sort_window",
     "max_gap",
     "same_second",
+    "log_format",
     "abusive",
 ];
 

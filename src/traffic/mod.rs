@@ -29,9 +29,9 @@ pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    MAX_IN_MEMORY, MAX_LINE, Part, Production, Record, ReplayOptions, ReplaySource, SameSecond,
-    TraceData, TraceFormat, detect_format, prepare_trace, replay_warnings, split_sources,
-    trace_start,
+    DEFAULT_LOG_FORMAT, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part, Production, ROUTES,
+    Record, ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat, Verdict,
+    detect_format, prepare_trace, replay_warnings, split_sources, trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -219,6 +219,9 @@ pub struct Arrival {
     pub forged: u32,
     /// The HTTP method's code ([`method::Method::code`]): 0, `GET`, unless the source says.
     pub method: u8,
+    /// What production decided of a replayed request, and its route ([`Logged::NONE`] for
+    /// the others).
+    pub logged: Logged,
 }
 
 impl Arrival {
@@ -233,6 +236,7 @@ impl Arrival {
             identity: key,
             forged: 0,
             method: 0,
+            logged: Logged::NONE,
         }
     }
 }

@@ -29,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["metrics"],
     &["scenario"],
     &["sim"],
-    &["observe", "store"],
+    &["observe", "store", "drive"],
     &["report"],
     &["sweep", "replicate"],
     &["check", "bench"],

@@ -1,5 +1,6 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
+mod backtest;
 mod bench;
 mod bounds;
 mod browser;
@@ -22,6 +23,7 @@ mod io;
 mod layers;
 mod metrics;
 mod native_logs;
+mod nginx;
 mod observe;
 mod out_dir;
 mod profiles;

@@ -51,6 +51,9 @@ pub struct Scenario {
     pub sweep: Option<SweepSpec>,
     /// `replicates = N` and `[[uncertain]]` (docs/replicates.md).
     pub replicates: super::replicates::ReplicateSpec,
+    /// `[backtest] model`: the contender a back-test shows first, as the calibration (`None`:
+    /// the first contender).
+    pub backtest_model: Option<String>,
 }
 
 /// The `[sweep]` table as written, each string with where it was written (for errors).

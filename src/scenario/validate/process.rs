@@ -281,6 +281,7 @@ impl Ctx<'_> {
             None => 1,
         };
         let abusive = self.abusive(t, f)?;
+        let log_format = self.log_format(t, format, f)?;
         let mut options = ReplayOptions {
             format,
             speed,
@@ -300,6 +301,7 @@ impl Ctx<'_> {
             align: policy.window,
             skip_bad_lines: false,
             abusive,
+            log_format,
             ..Default::default()
         };
         // Before reading the trace (by the named or extension's format), and once its content
@@ -326,6 +328,28 @@ impl Ctx<'_> {
             _ => Ok(()),
         }
     }
+    /// `log_format`: the text template of an `nginx` trace (only there).
+    fn log_format(
+        &self,
+        t: &RawTraffic,
+        format: TraceFormat,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<Option<traffic::NginxLogFormat>> {
+        let Some(text) = &t.log_format else {
+            return Ok(None);
+        };
+        if format != TraceFormat::Nginx {
+            return Err(self.err(
+                text.span(),
+                &f("log_format"),
+                "`log_format` is read only with `format = \"nginx\"` (a text nginx access log)",
+            ));
+        }
+        traffic::NginxLogFormat::parse(text.get_ref())
+            .map(Some)
+            .map_err(|m| self.err(text.span(), &f("log_format"), m))
+    }
+
     /// `same_second`: how a trace's requests logged in the same second are placed.
     fn same_second(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<SameSecond> {
         match t

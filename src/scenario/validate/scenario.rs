@@ -111,7 +111,9 @@ impl Ctx<'_> {
             alerts,
             sweep: raw.sweep.as_ref().map(|t| self.sweep(t.get_ref())),
             replicates: replicates.unwrap_or_default(),
+            backtest_model: None,
         };
+        scenario.backtest_model = found.ok(self.backtest_model(&raw, &scenario)).flatten();
         // Metric and source names are checked against the scenario itself, so this comes last.
         let expectations = self.expectations(raw.expect.as_ref(), &scenario, &mut found);
         let goals = self.goals(&raw, &scenario, &mut found);
@@ -123,6 +125,34 @@ impl Ctx<'_> {
             }
             _ => Err(found.into_error(self.path)),
         }
+    }
+
+    /// `[backtest] model`: one of the scenario's contenders.
+    fn backtest_model(&self, raw: &RawScenario, scenario: &Scenario) -> Result<Option<String>> {
+        let Some(model) = raw
+            .backtest
+            .as_ref()
+            .and_then(|b| b.get_ref().model.as_ref())
+        else {
+            return Ok(None);
+        };
+        let name = model.get_ref();
+        if scenario.algorithms.iter().any(|c| c.name == *name) {
+            return Ok(Some(name.clone()));
+        }
+        let names: Vec<&str> = scenario
+            .algorithms
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        Err(self.err(
+            model.span(),
+            "backtest.model",
+            format!(
+                "no contender is named `{name}` (the contenders: {})",
+                names.join(", ")
+            ),
+        ))
     }
 
     /// The `[goals]`, checked against the scenario's metric names.

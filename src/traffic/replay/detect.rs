@@ -62,12 +62,28 @@ fn by_line(line: &str) -> Option<TraceFormat> {
     if let Some((_, rest)) = line.split_once(" [")
         && rest.contains("] \"")
     {
+        // nginx's default text format for back-tests: `combined` then `$msec $request_time
+        // $limit_req_status`.
+        let tail: Vec<&str> = line.rsplitn(4, ' ').collect();
+        if tail.len() == 4 && is_decimal(tail[2], 3) && is_decimal(tail[1], 3) {
+            return Some(TraceFormat::Nginx);
+        }
         return Some(TraceFormat::Clf);
     }
     if line.split(',').any(|h| h.trim() == "time") {
         return Some(TraceFormat::Csv);
     }
     None
+}
+
+/// Digits, a dot, then exactly `decimals` digits (`$msec`, `$request_time`).
+fn is_decimal(word: &str, decimals: usize) -> bool {
+    word.split_once('.').is_some_and(|(whole, frac)| {
+        !whole.is_empty()
+            && whole.bytes().all(|b| b.is_ascii_digit())
+            && frac.len() == decimals
+            && frac.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// A JSON line's format by its keys.
@@ -87,6 +103,8 @@ fn by_json(line: &str) -> Option<TraceFormat> {
         TraceFormat::K6
     } else if has("attack") && has("seq") && has("code") {
         TraceFormat::Vegeta
+    } else if has("msec") && !has("time") {
+        TraceFormat::NginxJson
     } else if has("start_time") || has("START_TIME") || has("response_flags") {
         TraceFormat::EnvoyJson
     } else {
@@ -118,6 +136,14 @@ mod tests {
                 TraceFormat::EnvoyJson,
             ),
             (r#"{"time":1,"ip":"a"}"#, TraceFormat::Jsonl),
+            (
+                r#"{"msec":"1733112345.123","remote_addr":"a"}"#,
+                TraceFormat::NginxJson,
+            ),
+            (
+                "1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.0\" 200 1 \"-\" \"ua\" 971211336.123 0.000 PASSED",
+                TraceFormat::Nginx,
+            ),
             ("{", TraceFormat::Har),
             (r#"{"log": {"version": "1.2","#, TraceFormat::Har),
             (

@@ -31,6 +31,8 @@ mod input;
 mod jsonl;
 mod k6;
 mod local_keys;
+mod logged;
+mod nginx;
 mod seconds;
 mod source;
 mod split;
@@ -41,6 +43,8 @@ mod vegeta;
 
 pub use detect::detect_format;
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
+pub use logged::{Logged, ROUTES, Verdict};
+pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
 pub use source::ReplaySource;
 pub use split::split_sources;
 
@@ -79,11 +83,15 @@ pub enum TraceFormat {
     K6,
     /// vegeta `encode --to json` results.
     Vegeta,
+    /// An nginx access log in a text `log_format` with `$msec` (the source's `log_format`).
+    Nginx,
+    /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
+    NginxJson,
 }
 
 impl TraceFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TraceFormat; 12] = [
+    pub const ALL: [TraceFormat; 14] = [
         TraceFormat::Csv,
         TraceFormat::Jsonl,
         TraceFormat::Clf,
@@ -96,6 +104,8 @@ impl TraceFormat {
         TraceFormat::Gclb,
         TraceFormat::K6,
         TraceFormat::Vegeta,
+        TraceFormat::Nginx,
+        TraceFormat::NginxJson,
     ];
 
     /// The name `format = "..."` takes.
@@ -113,6 +123,8 @@ impl TraceFormat {
             TraceFormat::Gclb => "gclb",
             TraceFormat::K6 => "k6",
             TraceFormat::Vegeta => "vegeta",
+            TraceFormat::Nginx => "nginx",
+            TraceFormat::NginxJson => "nginx_json",
         }
     }
 
@@ -155,7 +167,9 @@ impl TraceFormat {
     /// The identity fields the format records (a policy keyed on another is refused).
     fn fields(self) -> &'static [KeyField] {
         match self {
-            TraceFormat::Csv | TraceFormat::Jsonl => &KeyField::ALL,
+            TraceFormat::Csv | TraceFormat::Jsonl | TraceFormat::Nginx | TraceFormat::NginxJson => {
+                &KeyField::ALL
+            }
             TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
             TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
             TraceFormat::Alb
@@ -183,6 +197,7 @@ impl TraceFormat {
             TraceFormat::Gclb => "a Google Cloud load balancer log",
             TraceFormat::K6 => "a k6 JSON result",
             TraceFormat::Vegeta => "a vegeta result",
+            TraceFormat::Nginx | TraceFormat::NginxJson => "an nginx access log",
         }
     }
 }
@@ -258,6 +273,8 @@ pub struct ReplayOptions {
     pub part: Option<Part>,
     /// The trace's bytes when they are held in memory (read once at validation).
     pub data: TraceData,
+    /// The text `log_format` of an `nginx` trace (`None`: [`DEFAULT_LOG_FORMAT`]).
+    pub log_format: Option<NginxLogFormat>,
 }
 
 impl Default for ReplayOptions {
@@ -279,6 +296,7 @@ impl Default for ReplayOptions {
             default_role: Role::Legit,
             part: None,
             data: TraceData::default(),
+            log_format: None,
         }
     }
 }
@@ -451,6 +469,14 @@ pub fn open(
         TraceFormat::Gclb => Box::new(gclb::reader(path, input)),
         TraceFormat::K6 => Box::new(k6::reader(path, input)),
         TraceFormat::Vegeta => Box::new(vegeta::reader(path, input)),
+        TraceFormat::Nginx => {
+            let template = match &options.log_format {
+                Some(t) => t.clone(),
+                None => NginxLogFormat::parse(DEFAULT_LOG_FORMAT).expect("the default parses"),
+            };
+            Box::new(nginx::text_reader(path, input, template))
+        }
+        TraceFormat::NginxJson => Box::new(nginx::json_reader(path, input)),
     })
 }
 
@@ -581,10 +607,45 @@ fn parse_time(raw: &str) -> std::result::Result<u64, String> {
             .parse::<u64>()
             .map_err(|_| format!("`{raw}` is too large for nanoseconds"));
     }
+    if let Some(ns) = decimal_seconds(raw) {
+        return ns;
+    }
     let dt = chrono::DateTime::parse_from_rfc3339(raw).map_err(|e| {
-        format!("`{raw}` is neither integer nanoseconds nor an RFC 3339 timestamp ({e})")
+        format!(
+            "`{raw}` is neither integer nanoseconds, decimal epoch seconds nor an RFC 3339 timestamp ({e})"
+        )
     })?;
     to_epoch_ns(dt, raw)
+}
+
+/// Decimal epoch seconds (`1733112345.123`, nginx's `$msec`): digits, a point, 1 to 9 digits.
+/// Exact: the fraction is scaled as an integer, never through a float. `None`: not this shape.
+fn decimal_seconds(raw: &str) -> Option<std::result::Result<u64, String>> {
+    let (secs, frac) = raw.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(secs) || !digits(frac) || frac.len() > 9 {
+        return None;
+    }
+    let scale = 10u64.pow(9 - frac.len() as u32);
+    let ns = secs
+        .parse::<u64>()
+        .ok()
+        .and_then(|s| s.checked_mul(1_000_000_000))
+        .and_then(|s| s.checked_add(frac.parse::<u64>().ok()? * scale));
+    Some(ns.ok_or_else(|| format!("`{raw}` is too large for nanoseconds since 1970")))
+}
+
+/// Decimal seconds as nanoseconds (nginx's `$request_time`, `0.004`): like [`decimal_seconds`],
+/// whole seconds accepted too.
+fn seconds_ns(raw: &str) -> std::result::Result<u64, String> {
+    if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) {
+        return raw
+            .parse::<u64>()
+            .ok()
+            .and_then(|s| s.checked_mul(1_000_000_000))
+            .ok_or_else(|| format!("`{raw}` is too many seconds"));
+    }
+    decimal_seconds(raw).unwrap_or_else(|| Err(format!("`{raw}` is not a number of seconds")))
 }
 
 fn to_epoch_ns(
@@ -706,6 +767,31 @@ mod production_tests {
             bad[1]
         );
         assert!(bad[1].contains("unknown decision `maybe`"), "{}", bad[1]);
+    }
+
+    #[test]
+    fn decimal_epoch_seconds_are_exact_nanoseconds() {
+        assert_eq!(parse_time("1733112345.123"), Ok(1_733_112_345_123_000_000));
+        assert_eq!(
+            parse_time("1733112345.000000001"),
+            Ok(1_733_112_345_000_000_001)
+        );
+        assert_eq!(parse_time("0.5"), Ok(500_000_000));
+        assert_eq!(
+            parse_time("1733112345"),
+            Ok(1733112345),
+            "integers stay nanoseconds"
+        );
+        assert!(parse_time("1.0000000001").is_err(), "more than 9 decimals");
+        assert!(
+            parse_time("99999999999999.1")
+                .unwrap_err()
+                .contains("too large")
+        );
+        assert!(parse_time("1.2.3").is_err());
+        assert_eq!(seconds_ns("0.004"), Ok(4_000_000));
+        assert_eq!(seconds_ns("2"), Ok(2_000_000_000));
+        assert!(seconds_ns("-1").is_err());
     }
 
     #[test]

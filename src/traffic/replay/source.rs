@@ -1,10 +1,12 @@
 //! [`ReplaySource`]: a trace's records, in time order, as arrivals.
 
 use super::tape::{Entry, Tape};
-use super::{Outcome, Record, RecordReader, ReplayOptions, field_index, open_ahead, trace_error};
+use super::{
+    Logged, Outcome, Record, RecordReader, ReplayOptions, field_index, open_ahead, trace_error,
+};
 use crate::algorithms::KeyId;
 use crate::error::Result;
-use crate::policy::KeySpec;
+use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, KeySpace, Source};
 use std::cmp::Reverse;
@@ -302,6 +304,11 @@ impl Source for ReplaySource {
             self.released = Some(slot);
             let mut arrival = Arrival::new(time, key, client, self.source);
             arrival.method = method;
+            let rec = &self.records[slot];
+            if rec.production.is_some() || rec.status.is_some() {
+                let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);
+                arrival.logged = Logged::new(rec.production, rec.status, route);
+            }
             return Ok(Some(arrival));
         }
         Ok(None)
