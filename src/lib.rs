@@ -52,6 +52,7 @@
 pub mod algorithms;
 pub mod check;
 pub mod error;
+pub mod import;
 pub mod metrics;
 pub mod observe;
 pub mod policy;

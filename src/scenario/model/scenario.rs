@@ -77,7 +77,17 @@ pub struct Contender {
     pub field: String,
     /// How it decides: only the legal shapes can be built.
     pub shape: Shape,
+    /// Admit every request and count those the limiter refused as `would_refuse`
+    /// (`dry_run = true`, nginx `limit_req_dry_run on`).
+    pub dry_run: bool,
+    /// The HTTP status a refusal answers (`refuse_status`, nginx `limit_req_status`; 503).
+    pub refuse_status: u16,
+    /// What an imported contender's configuration is often misread as: the run's warnings.
+    pub notes: Vec<String>,
 }
+
+/// nginx's `limit_req_status` default, and every contender's unless it says otherwise.
+pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 
 /// One limiter under the policy's key: `kind` with `params`, or a profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,6 +122,9 @@ impl Contender {
             params,
             field: "algorithms".into(),
             shape: Shape::Single(Single::Algorithm),
+            dry_run: false,
+            refuse_status: DEFAULT_REFUSE_STATUS,
+            notes: Vec::new(),
         }
     }
 
