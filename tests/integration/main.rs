@@ -17,6 +17,7 @@ mod exact;
 mod external;
 mod formats;
 mod identity;
+mod import;
 mod intent;
 mod io;
 mod layers;

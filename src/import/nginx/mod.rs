@@ -201,7 +201,7 @@ fn locations<'a>(server: &'a Server, select: &Selection) -> Result<Vec<Location>
     if !out.iter().any(|l| l.pattern == Pattern::Prefix("/".into())) {
         out.push(Location {
             pattern: Pattern::Prefix("/".into()),
-            uri: "/".into(),
+            uri: "/ (no location takes it: the server's own)".into(),
             at: server.at.clone(),
             level: Level {
                 name: format!("{} (requests no location takes)", server.level.name),

@@ -77,9 +77,6 @@ pub struct Contender {
     pub field: String,
     /// How it decides: only the legal shapes can be built.
     pub shape: Shape,
-    /// Admit every request and count those the limiter refused as `would_refuse`
-    /// (`dry_run = true`, nginx `limit_req_dry_run on`).
-    pub dry_run: bool,
     /// The HTTP status a refusal answers (`refuse_status`, nginx `limit_req_status`; 503).
     pub refuse_status: u16,
     /// What an imported contender's configuration is often misread as: the run's warnings.
@@ -122,7 +119,6 @@ impl Contender {
             params,
             field: "algorithms".into(),
             shape: Shape::Single(Single::Algorithm),
-            dry_run: false,
             refuse_status: DEFAULT_REFUSE_STATUS,
             notes: Vec::new(),
         }

@@ -157,6 +157,9 @@ impl Bypass {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stack {
     pub commit: Commit,
+    /// Admit everything, counting what the rules refuse (`dry_run`, nginx
+    /// `limit_req_dry_run`): a refused request changes no state, a delayed one is not delayed.
+    pub dry_run: bool,
     pub rules: Vec<Rule>,
     pub bypass: Bypass,
 }

@@ -120,6 +120,13 @@ impl Ctx<'_> {
         };
         let first = &rules[0];
         let (dry_run, refuse_status) = self.outcome_fields(c, i)?;
+        if let (true, Some(d)) = (dry_run, &c.deployment) {
+            return Err(self.err(
+                d.span(),
+                &field("deployment"),
+                "`dry_run` runs on one node: a deployed contender cannot be a dry run",
+            ));
+        }
         Ok(Contender {
             name,
             description: c
@@ -132,10 +139,10 @@ impl Ctx<'_> {
             field: format!("contender[{i}]"),
             shape: Shape::Stack(Box::new(Stack {
                 commit,
+                dry_run,
                 rules,
                 bypass,
             })),
-            dry_run,
             refuse_status,
             notes: Vec::new(),
         })
@@ -239,13 +246,17 @@ impl Ctx<'_> {
             ))
         })?;
         let inner = Ctx::new(&text, &label);
+        // The name was taken by this very contender; the imported table takes it again.
+        names.remove(c.name.get_ref().trim());
         let mut contender =
             inner.contender(i, raw.contender[0].get_ref(), policy, sources, names)?;
         if let Some(d) = &c.description {
             contender.description = d.get_ref().trim().to_string();
         }
         let (dry_run, status) = self.outcome_fields(c, i)?;
-        contender.dry_run |= dry_run;
+        if let (true, Some(stack)) = (dry_run, contender.stack_mut()) {
+            stack.dry_run = true;
+        }
         if c.refuse_status.is_some() {
             contender.refuse_status = status;
         }
