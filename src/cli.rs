@@ -74,6 +74,14 @@ Examples:
   rlsim traffic scenarios/burst.toml | head
   rlsim traffic scenarios/burst.toml --out burst.csv";
 
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  rlsim import scenarios/configs/nginx/two_zones.conf
+  rlsim import scenarios/configs/nginx/two_zones.conf --server api.example.com --out contenders.toml
+
+Exit status: 0 when the configuration was imported; 2 when it cannot be (the file, line and
+directive are named).";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rlsim",
@@ -112,6 +120,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Measure the bytes each algorithm's state takes in a real Redis, beside rlsim's estimate.
     StoreMemory(StoreMemoryArgs),
+    /// Read a deployed limiter's configuration (nginx) into scenario contenders (TOML).
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(ImportArgs),
     /// Print a shell completion script to standard output.
     #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
     Completions {
@@ -208,6 +219,27 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Print the text report only when an algorithm disagreed (errors always).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The configuration file (nginx.conf; its `include`s are read too).
+    pub file: PathBuf,
+    /// The kind of configuration (default: detected from the content).
+    #[arg(long, value_name = "K", value_parser = ["nginx"])]
+    pub kind: Option<String>,
+    /// The TOML file to write (default, or `-`: standard output).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Only the server with this `server_name` (nginx).
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Only this location, its URI as written (`/api/`, `= /login`): one contender for it.
+    #[arg(long, value_name = "URI")]
+    pub location: Option<String>,
+    /// No note of what was imported: errors only.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -393,11 +425,31 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         Command::Bench(a) => commands::bench::bench(&a.into(), stdout),
         Command::Verify(a) => commands::verify::verify(&a.into(), stdout, stderr),
         Command::StoreMemory(a) => commands::store_memory::store_memory(&a.into(), stdout),
+        Command::Import(a) => commands::import::import(&a.options()?, stdout, stderr),
         Command::Algorithms(a) => commands::algorithms::algorithms(a.format.into(), stdout),
         Command::Completions { shell } => commands::man::completions(Cli::command(), shell, stdout),
         Command::Man { command, dir } => {
             commands::man::man(Cli::command(), command.as_deref(), dir.as_deref(), stdout)
         }
+    }
+}
+
+impl ImportArgs {
+    fn options(self) -> Result<commands::import::ImportOptions> {
+        let kind = match self.kind.as_deref() {
+            None => None,
+            Some(k) => Some(crate::import::Kind::parse(k).map_err(crate::error::Error::Usage)?),
+        };
+        Ok(commands::import::ImportOptions {
+            file: self.file,
+            kind,
+            out: self.out,
+            select: crate::import::Selection {
+                server: self.server,
+                location: self.location,
+            },
+            quiet: self.quiet,
+        })
     }
 }
 

@@ -44,6 +44,13 @@ pub enum Error {
         field: Option<String>,
         message: String,
     },
+    /// A deployed limiter's configuration (`rlsim import`) that cannot be imported.
+    #[error("{location}: directive `{directive}`: {message}")]
+    Config {
+        location: Location,
+        directive: String,
+        message: String,
+    },
     /// A baseline file (`rlsim check --baseline`) is not one rlsim can compare with.
     #[error("{location}: {message}")]
     Baseline { location: Location, message: String },

@@ -53,6 +53,7 @@ pub mod algorithms;
 pub mod check;
 pub mod drive;
 pub mod error;
+pub mod import;
 pub mod metrics;
 pub mod observe;
 pub mod policy;

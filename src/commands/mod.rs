@@ -5,6 +5,7 @@
 pub mod algorithms;
 pub mod bench;
 pub mod check;
+pub mod import;
 pub mod man;
 mod resolution;
 pub mod run;

@@ -329,6 +329,13 @@ pub struct AlgorithmReport {
     /// carried a warning, and each rule's figures against its own limit, window and key.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bypassed: Option<u64>,
+    /// A dry-run contender's (`dry_run = true`) requests its rules refused, all admitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub would_refuse: Option<u64>,
+    /// The HTTP status this contender's refusals answer (`refuse_status`; nginx's
+    /// `limit_req_status`), for a back-test to read a log's statuses by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refuse_status: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlimited: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

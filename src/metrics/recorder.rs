@@ -331,6 +331,8 @@ impl Recorder {
         let admitted = total.admitted();
         let per_key = |bytes: usize| ratio(bytes as u64, peak.live_keys as u64);
         AlgorithmReport {
+            would_refuse: None,
+            refuse_status: None,
             alerts: None,
             algorithm: algorithm.to_string(),
             limit: params.limit,

@@ -9,6 +9,8 @@ use super::{AlgorithmReport, DeploymentReport};
 pub struct Features {
     /// Some contender is a `[[contender]]`: bypassed, unlimited and warned counts.
     pub contenders: bool,
+    /// Some contender is a dry run: `would_refuse` (0 for the others).
+    pub dry_runs: bool,
     /// Some contender runs with a deployment: the deployment figures.
     pub deployments: bool,
     /// The keys-per-client figures are kept ([`super::keys_per_client_kept`]).
@@ -28,6 +30,11 @@ impl Features {
             ] {
                 count.get_or_insert(0);
             }
+            // nginx's default `limit_req_status`, every contender's unless it says otherwise.
+            report.refuse_status.get_or_insert(503);
+        }
+        if self.dry_runs {
+            report.would_refuse.get_or_insert(0);
         }
         if self.deployments && report.deployment.is_none() {
             report.deployment = Some(DeploymentReport::single_node());

@@ -153,7 +153,7 @@ impl IdentityKind {
             | IdentityKind::Peer
             | IdentityKind::FirstXff
             | IdentityKind::Headers => &["ipv6_prefix"],
-            IdentityKind::Xff => &["trusted_hops", "trusted", "ipv6_prefix"],
+            IdentityKind::Xff => &["trusted_hops", "trusted", "recursive", "ipv6_prefix"],
             IdentityKind::CdnHeader => &["header", "trusted", "ipv6_prefix"],
             IdentityKind::UserElse => &["fallback"],
         }
@@ -178,6 +178,9 @@ pub enum Rule {
     XffHops(u32),
     /// Skip every hop inside these networks.
     XffTrusted(Vec<IpNet>),
+    /// The rightmost `X-Forwarded-For` entry when the peer is in these networks, else the peer:
+    /// one hop only (nginx `real_ip_recursive off`, its default).
+    XffLast(Vec<IpNet>),
     CdnHeader {
         header: Header,
         trusted: Vec<IpNet>,
@@ -257,6 +260,10 @@ impl IdentityFn {
                 }
                 last
             }
+            Rule::XffLast(nets) => match seen.xff.last() {
+                Some(&last) if nets.iter().any(|n| n.contains(&seen.peer)) => last,
+                _ => seen.peer,
+            },
             Rule::CdnHeader { header, trusted } => {
                 if trusted.iter().any(|n| n.contains(&seen.peer)) {
                     header.get(seen).unwrap_or(seen.peer)
@@ -281,7 +288,7 @@ impl IdentityFn {
             Rule::Peer => IdentityKind::Peer,
             Rule::FirstXff => IdentityKind::FirstXff,
             Rule::Headers => IdentityKind::Headers,
-            Rule::XffHops(_) | Rule::XffTrusted(_) => IdentityKind::Xff,
+            Rule::XffHops(_) | Rule::XffTrusted(_) | Rule::XffLast(_) => IdentityKind::Xff,
             Rule::CdnHeader { .. } => IdentityKind::CdnHeader,
             Rule::UserElse(_) => IdentityKind::UserElse,
         }
@@ -296,6 +303,7 @@ impl fmt::Display for IdentityFn {
         match &self.rule {
             Rule::XffHops(n) => write!(f, "{name}(trusted_hops={n}")?,
             Rule::XffTrusted(nets) => write!(f, "{name}(trusted={}", Nets(nets))?,
+            Rule::XffLast(nets) => write!(f, "{name}(trusted={}, recursive=false", Nets(nets))?,
             Rule::CdnHeader { header, trusted } => {
                 write!(f, "{name}({}, trusted={}", header.name(), Nets(trusted))?
             }
@@ -343,6 +351,10 @@ impl serde::Serialize for IdentityFn {
         match &self.rule {
             Rule::XffHops(n) => m.serialize_entry("trusted_hops", n)?,
             Rule::XffTrusted(t) => m.serialize_entry("trusted", &nets(t))?,
+            Rule::XffLast(t) => {
+                m.serialize_entry("trusted", &nets(t))?;
+                m.serialize_entry("recursive", &false)?;
+            }
             Rule::CdnHeader { header, trusted } => {
                 m.serialize_entry("header", header.name())?;
                 m.serialize_entry("trusted", &nets(trusted))?;

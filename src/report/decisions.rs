@@ -156,7 +156,12 @@ impl DecisionSink for DecisionPart {
                 self.time.format(arrival.time).as_bytes(),
                 self.algorithm.as_bytes(),
                 keys.name(arrival.key).as_bytes(),
-                decision.outcome.label().as_bytes(),
+                // A dry run's admitted refusal is marked as what it would have been.
+                if detail.would_refuse {
+                    b"would_reject"
+                } else {
+                    decision.outcome.label().as_bytes()
+                },
                 self.delay.format(delay).as_bytes(),
                 retry,
                 detail.rule.as_bytes(),

@@ -120,6 +120,8 @@ pub enum WarningKind {
     Resonance,
     /// The recommended contender refuses legitimate requests on keys another client shared.
     Collateral,
+    /// What an imported contender's configuration is often misread as (docs/import.md).
+    Import,
 }
 
 /// One goal against the recommended contender.
@@ -139,6 +141,13 @@ impl Verdict {
     pub fn new(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Verdict {
         let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), algorithms);
         let about = verdict.recommended.clone().unwrap_or_default();
+        for c in &scenario.algorithms {
+            verdict.warnings.extend(c.notes.iter().map(|n| Warning {
+                kind: WarningKind::Import,
+                contender: c.name.clone(),
+                text: format!("{n}."),
+            }));
+        }
         verdict
             .warnings
             .extend(resonance(scenario).into_iter().map(|text| Warning {

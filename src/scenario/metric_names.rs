@@ -11,6 +11,10 @@ impl Scenario {
         Features {
             contenders: super::model::scenario::uses_contenders(self),
             deployments: super::model::scenario::uses_deployments(self),
+            dry_runs: self
+                .algorithms
+                .iter()
+                .any(|c| c.stack().is_some_and(|s| s.dry_run)),
             keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
         }
     }

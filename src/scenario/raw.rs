@@ -435,6 +435,22 @@ impl RawTraffic {
 #[serde(deny_unknown_fields)]
 pub struct RawContender {
     pub name: S<String>,
+    /// A deployed limiter's configuration to take the rules from (docs/import.md), relative
+    /// to the scenario; with `kind`, `server` and `location` to pick from it.
+    #[serde(default)]
+    pub import: Option<S<String>>,
+    #[serde(default)]
+    pub kind: Option<S<String>>,
+    #[serde(default)]
+    pub server: Option<S<String>>,
+    #[serde(default)]
+    pub location: Option<S<String>>,
+    /// Admit everything and report what would have been refused (nginx `limit_req_dry_run`).
+    #[serde(default)]
+    pub dry_run: Option<S<bool>>,
+    /// The HTTP status a refusal answers (nginx `limit_req_status`, default 503).
+    #[serde(default)]
+    pub refuse_status: Option<S<i64>>,
     #[serde(default)]
     pub description: Option<S<String>>,
     /// `all_or_nothing` (nginx `limit_req`, the default) or `in_order` (NestJS throttler).
@@ -496,6 +512,15 @@ pub struct RawRule {
     /// Warn from this share of the limit (`X-RateLimit-Warning`), in (0, 1].
     #[serde(default)]
     pub warn_at: Option<S<f64>>,
+    /// Only requests with (`true`) or without (`false`) an API key (nginx never limits a
+    /// request whose zone key, `$http_x_api_key`, is empty).
+    #[serde(default)]
+    pub has_api_key: Option<S<bool>>,
+    /// The algorithm's native parameters when it is a profile (`profile = { nodelay = true }`),
+    /// as `[profile.NAME]` takes them; they take the place of those derived from limit, window
+    /// and burst.
+    #[serde(default)]
+    pub profile: Option<S<BTreeMap<String, S<toml::Value>>>>,
 }
 
 #[derive(Debug, Deserialize)]

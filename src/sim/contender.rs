@@ -177,6 +177,8 @@ pub(super) struct StackGate<'a> {
     by_method: [u64; 8],
     decisions: Vec<(usize, KeyId, Decision)>,
     bypassed: u64,
+    /// Requests a dry run admitted that its rules refused.
+    would_refuse: u64,
     unlimited: u64,
     warned: u64,
     /// The most memory the rules held together, noted after every request they decided (each
@@ -400,15 +402,19 @@ impl StackGate<'_> {
                 }
             }
             let key = self.keys_now[r];
+            // A dry run admits what its rules refused; the refusal changed no state.
+            let dry = self.stack.dry_run;
+            self.would_refuse += dry as u64;
             let detail = Detail {
                 rule: &self.stack.rules[r].name,
                 warned: false,
                 unlimited: false,
                 shared_key: Some(self.rules[r].users.get(key as usize) == Some(&SHARED_KEY)),
+                would_refuse: dry,
             };
             return (
                 Decision {
-                    outcome: d.outcome,
+                    outcome: if dry { Outcome::Allow } else { d.outcome },
                     remaining: 0,
                     reset_at: d.reset_at,
                 },
@@ -434,7 +440,8 @@ impl StackGate<'_> {
             }
         }
         self.warned += warned as u64;
-        let outcome = if delay > 0 {
+        // nginx's dry run accounts a request it would delay, and serves it at once.
+        let outcome = if delay > 0 && !self.stack.dry_run {
             Outcome::Delay(delay)
         } else {
             Outcome::Allow
@@ -444,6 +451,7 @@ impl StackGate<'_> {
             warned,
             unlimited: false,
             shared_key: Some(false),
+            would_refuse: false,
         };
         (
             Decision {
@@ -507,6 +515,7 @@ impl<'a> StackGate<'a> {
             }),
             decisions: Vec::with_capacity(stack.rules.len()),
             bypassed: 0,
+            would_refuse: 0,
             unlimited: 0,
             warned: 0,
             peak: MemoryUsage::default(),
@@ -618,6 +627,7 @@ impl<'a> Contest for StackContest<'a> {
     fn figures(&self, gate: &mut Self::Gate, report: &mut AlgorithmReport) {
         let gate = &mut gate.gate;
         report.bypassed = Some(gate.bypassed);
+        report.would_refuse = self.stack.dry_run.then_some(gate.would_refuse);
         report.unlimited = Some(gate.unlimited);
         report.warned = Some(gate.warned);
         let source_names: Vec<String> = self

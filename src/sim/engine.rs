@@ -72,6 +72,8 @@ pub struct Detail<'a> {
     /// Whether the key that decided (a stack's refusing rule's) had been used by another
     /// client; `None`: the policy's key decided, which the recorder knows itself.
     pub shared_key: Option<bool>,
+    /// A dry-run contender admitted this request, which its rules refused.
+    pub would_refuse: bool,
 }
 
 /// What decides on each request: one keyed limiter (the short form) or a contender's rules.

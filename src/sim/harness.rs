@@ -132,6 +132,10 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     let params = contest.params();
     let mut report = recorder.finish(&scenario.traffic, name, params, &keys, peak, end);
     contest.figures(&mut gate, &mut report);
+    // `[[contender]]` entries only: the short form's rows keep their shape.
+    if setup.contender.field.starts_with("contender[") {
+        report.refuse_status = Some(setup.contender.refuse_status);
+    }
     scenario.features().fill(&mut report);
     let timing = if setup.timed {
         contest.time(gate, &capture)

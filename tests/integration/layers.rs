@@ -26,7 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["policy", "output"],
     &["algorithms"],
     &["traffic"],
-    &["metrics"],
+    &["metrics", "import"],
     &["scenario"],
     &["sim"],
     &["observe", "store", "drive"],

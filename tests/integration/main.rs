@@ -18,6 +18,7 @@ mod exact;
 mod external;
 mod formats;
 mod identity;
+mod import;
 mod intent;
 mod io;
 mod layers;

@@ -72,7 +72,7 @@ impl ProfileDef for NginxLimitReq {
             name: "burst",
             ty: ParamType::Count,
             default: "policy burst − 1 (nginx admits burst + 1 back to back)",
-            doc: "limit_req burst=: excess requests queued or, with nodelay, admitted at once",
+            doc: "limit_req burst=: excess requests queued or, with nodelay, admitted at once (0: no burst=)",
         },
         ParamSpec {
             name: "nodelay",
@@ -102,7 +102,8 @@ impl ProfileDef for NginxLimitReq {
             }
         };
         // nginx refuses `burst=0`; leaving it out means none.
-        let burst = match args.count("burst", u32::MAX as u64)? {
+        // 0 is `limit_req` without `burst=` (nginx's own syntax refuses `burst=0`).
+        let burst = match args.count_or_zero("burst", u32::MAX as u64)? {
             Some(b) => b,
             None => policy.burst.saturating_sub(1),
         };

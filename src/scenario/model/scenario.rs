@@ -80,7 +80,14 @@ pub struct Contender {
     pub field: String,
     /// How it decides: only the legal shapes can be built.
     pub shape: Shape,
+    /// The HTTP status a refusal answers (`refuse_status`, nginx `limit_req_status`; 503).
+    pub refuse_status: u16,
+    /// What an imported contender's configuration is often misread as: the run's warnings.
+    pub notes: Vec<String>,
 }
+
+/// nginx's `limit_req_status` default, and every contender's unless it says otherwise.
+pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 
 /// One limiter under the policy's key: `kind` with `params`, or a profile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -115,6 +122,8 @@ impl Contender {
             params,
             field: "algorithms".into(),
             shape: Shape::Single(Single::Algorithm),
+            refuse_status: DEFAULT_REFUSE_STATUS,
+            notes: Vec::new(),
         }
     }
 

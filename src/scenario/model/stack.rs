@@ -62,6 +62,8 @@ pub struct Matcher {
     /// `Some`: only requests of these HTTP methods (a `Method::mask`). Checked per request
     /// ([`Matcher::takes_method`]); everything else per client.
     pub methods: Option<u8>,
+    /// `Some(true)`: only requests carrying an API key; `Some(false)`: only those without.
+    pub has_api_key: Option<bool>,
 }
 
 /// What a matcher looks at in a request.
@@ -101,6 +103,7 @@ impl Matcher {
         (self.routes.is_empty() || self.routes.iter().any(|r| r.matches(f.endpoint)))
             && !self.skip.iter().any(|r| r.matches(f.endpoint))
             && self.signed_in.is_none_or(|s| s == f.signed_in())
+            && self.has_api_key.is_none_or(|h| h == !f.api_key.is_empty())
             && self
                 .tiers
                 .as_ref()
@@ -154,6 +157,9 @@ impl Bypass {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stack {
     pub commit: Commit,
+    /// Admit everything, counting what the rules refuse (`dry_run`, nginx
+    /// `limit_req_dry_run`): a refused request changes no state, a delayed one is not delayed.
+    pub dry_run: bool,
     pub rules: Vec<Rule>,
     pub bypass: Bypass,
 }

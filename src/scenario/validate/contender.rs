@@ -2,16 +2,20 @@
 //! bypass lists and warnings.
 
 use super::ctx::{Ctx, Found};
+use crate::algorithms::profiles::ParamValue;
 use crate::algorithms::{AlgorithmKind, Params, Profile};
 use crate::error::Result;
 use crate::policy::Policy;
-use crate::scenario::model::scenario::{Contender, Shape};
+use crate::scenario::model::scenario::{Contender, DEFAULT_REFUSE_STATUS, Shape};
 use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
 use crate::scenario::raw::{RawBypass, RawContender, RawRule, S};
 use crate::traffic::method::Method;
 use crate::traffic::{Arrivals, SourceSpec};
 use ipnet::IpNet;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
+
+/// A rule's `profile = { ... }` table as written.
+type RawNative = S<BTreeMap<String, S<toml::Value>>>;
 
 /// Rule names are reported per contender, so they are kept short and plain.
 fn plain_name(name: &str) -> bool {
@@ -73,6 +77,9 @@ impl Ctx<'_> {
                 format!("another contender is already named `{name}`"),
             ));
         }
+        if let Some(import) = &c.import {
+            return self.imported(i, c, import, policy, sources, names);
+        }
         let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
             None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
             Some(("in_order", _)) => Commit::InOrder,
@@ -112,6 +119,14 @@ impl Ctx<'_> {
             Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
         };
         let first = &rules[0];
+        let (dry_run, refuse_status) = self.outcome_fields(c, i)?;
+        if let (true, Some(d)) = (dry_run, &c.deployment) {
+            return Err(self.err(
+                d.span(),
+                &field("deployment"),
+                "`dry_run` runs on one node: a deployed contender cannot be a dry run",
+            ));
+        }
         Ok(Contender {
             name,
             description: c
@@ -124,10 +139,131 @@ impl Ctx<'_> {
             field: format!("contender[{i}]"),
             shape: Shape::Stack(Box::new(Stack {
                 commit,
+                dry_run,
                 rules,
                 bypass,
             })),
+            refuse_status,
+            notes: Vec::new(),
         })
+    }
+
+    /// A contender's `dry_run` and `refuse_status`.
+    fn outcome_fields(&self, c: &RawContender, i: usize) -> Result<(bool, u16)> {
+        let status = match &c.refuse_status {
+            None => DEFAULT_REFUSE_STATUS,
+            Some(s) => match u16::try_from(*s.get_ref()) {
+                Ok(code) if (400..=599).contains(&code) => code,
+                _ => {
+                    return Err(self.err(
+                        s.span(),
+                        &format!("contender[{i}].refuse_status"),
+                        format!(
+                            "must be an HTTP status from 400 to 599, got {}",
+                            s.get_ref()
+                        ),
+                    ));
+                }
+            },
+        };
+        Ok((c.dry_run.as_ref().is_some_and(|d| *d.get_ref()), status))
+    }
+
+    /// A `[[contender]]` with `import = "..."`: the configuration's one contender, validated
+    /// from the TOML the import writes (errors name that text, as imported).
+    fn imported(
+        &self,
+        i: usize,
+        c: &RawContender,
+        import: &S<String>,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+        names: &mut HashSet<String>,
+    ) -> Result<Contender> {
+        let field = |f: &str| format!("contender[{i}].{f}");
+        let written = [
+            ("rule", c.rule.first().map(|r| r.span())),
+            ("commit", c.commit.as_ref().map(|x| x.span())),
+            ("bypass", c.bypass.as_ref().map(|x| x.span())),
+            ("deployment", c.deployment.as_ref().map(|x| x.span())),
+        ];
+        if let Some((name, Some(span))) = written.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(self.err(
+                span,
+                &field(name),
+                format!(
+                    "`{name}` comes from the imported configuration: leave it out beside `import`"
+                ),
+            ));
+        }
+        let kind = match &c.kind {
+            None => None,
+            Some(k) => Some(
+                crate::import::Kind::parse(k.get_ref())
+                    .map_err(|m| self.err(k.span(), &field("kind"), m))?,
+            ),
+        };
+        let select = crate::import::Selection {
+            server: c.server.as_ref().map(|s| s.get_ref().clone()),
+            location: c.location.as_ref().map(|s| s.get_ref().clone()),
+        };
+        let dir = self.path.parent().unwrap_or(std::path::Path::new(""));
+        let path = dir.join(import.get_ref());
+        if !path.is_file() {
+            return Err(self.err(
+                import.span(),
+                &field("import"),
+                format!("`{}` is not a file", path.display()),
+            ));
+        }
+        let imported = crate::import::import_file(&path, kind, &select)?;
+        let one = match imported.contenders.as_slice() {
+            [one] => one,
+            many => {
+                let found: Vec<&str> = many.iter().map(|c| c.name.as_str()).collect();
+                return Err(self.err(
+                    import.span(),
+                    &field("import"),
+                    format!(
+                        "`{}` gives {} contenders ({}): pick one with `server` (and `location`)",
+                        path.display(),
+                        many.len(),
+                        found.join(", ")
+                    ),
+                ));
+            }
+        };
+        let text = one.to_toml(Some(c.name.get_ref().trim()));
+        #[derive(serde::Deserialize)]
+        struct Wrapped {
+            contender: Vec<S<RawContender>>,
+        }
+        let label = std::path::PathBuf::from(format!("{} (as imported)", path.display()));
+        let raw: Wrapped = toml::from_str(&text).map_err(|e| {
+            crate::error::Error::Internal(format!(
+                "{}: the imported TOML does not parse: {e}",
+                label.display()
+            ))
+        })?;
+        let inner = Ctx::new(&text, &label);
+        // The name was taken by this very contender; the imported table takes it again.
+        names.remove(c.name.get_ref().trim());
+        let mut contender =
+            inner.contender(i, raw.contender[0].get_ref(), policy, sources, names)?;
+        if let Some(d) = &c.description {
+            contender.description = d.get_ref().trim().to_string();
+        }
+        let (dry_run, status) = self.outcome_fields(c, i)?;
+        if let (true, Some(stack)) = (dry_run, contender.stack_mut()) {
+            stack.dry_run = true;
+        }
+        if c.refuse_status.is_some() {
+            contender.refuse_status = status;
+        }
+        contender.field = field("import");
+        contender.notes = imported.notes.clone();
+        contender.notes.extend(one.notes.iter().cloned());
+        Ok(contender)
     }
 
     /// Checks `params` build `kind`; a profile is configured from them.
@@ -137,12 +273,37 @@ impl Ctx<'_> {
         params: Params,
         span: std::ops::Range<usize>,
         field: &str,
+        native: Option<&RawNative>,
     ) -> Result<Option<Profile>> {
+        let given: Vec<(String, ParamValue)> = native
+            .map(|t| {
+                t.get_ref()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), super::policy::param_value(v.get_ref())))
+                    .collect()
+            })
+            .unwrap_or_default();
         match kind {
-            AlgorithmKind::Profile(p) => p
-                .configure(params, &[])
-                .map(Some)
-                .map_err(|e| self.err(span, field, format!("profile `{p}`: {}", e.reason))),
+            AlgorithmKind::Profile(p) => p.configure(params, &given).map(Some).map_err(|e| {
+                // A native parameter's own line, when the profile names it.
+                let at = e
+                    .param
+                    .as_deref()
+                    .and_then(|name| native?.get_ref().get_key_value(name));
+                match at {
+                    Some((name, v)) => self.err(
+                        v.span(),
+                        &format!("{}.profile.{name}", field.trim_end_matches(".limit")),
+                        e.reason,
+                    ),
+                    None => self.err(span, field, format!("profile `{p}`: {}", e.reason)),
+                }
+            }),
+            _ if native.is_some() => Err(self.err(
+                native.map(|n| n.span()).unwrap_or(span),
+                &format!("{}.profile", field.trim_end_matches(".limit")),
+                format!("`{kind}` is not a library profile: it takes no native parameters"),
+            )),
             _ => kind
                 .validate(params)
                 .map(|()| None)
@@ -327,7 +488,13 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        let profile = self.limiter(kind, params, r.limit.span(), &f("limit"))?;
+        let profile = self.limiter(
+            kind,
+            params,
+            r.limit.span(),
+            &f("limit"),
+            r.profile.as_ref(),
+        )?;
         let key = match &r.key {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
@@ -371,6 +538,7 @@ impl Ctx<'_> {
                 None => None,
                 Some(list) => Some(self.method_mask(list, &f("methods"))?),
             },
+            has_api_key: r.has_api_key.as_ref().map(|h| *h.get_ref()),
         };
         Ok(Rule {
             name,
@@ -414,7 +582,13 @@ impl Ctx<'_> {
                 window,
                 burst,
             };
-            let profile = self.limiter(kind, params, t.limit.span(), &format!("{tf}.limit"))?;
+            let profile = self.limiter(
+                kind,
+                params,
+                t.limit.span(),
+                &format!("{tf}.limit"),
+                r.profile.as_ref(),
+            )?;
             let warn_from = r
                 .warn_at
                 .as_ref()
@@ -437,6 +611,9 @@ impl Ctx<'_> {
 /// Whether some source could send a request `rule` applies to. Replayed traces can carry any
 /// route, user and tier, so they could match anything.
 fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
+    // Whether a source sends API keys is not told here: `has_api_key` is not held against it.
+    let mut matcher = rule.matcher.clone();
+    matcher.has_api_key = None;
     sources.iter().any(|s| {
         if matches!(s.arrivals, Arrivals::Replay { .. }) {
             return true;
@@ -461,13 +638,13 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
         } else {
             pop.methods.iter().map(|m| m.0).collect()
         };
-        if !methods.iter().any(|m| rule.matcher.takes_method(m.code())) {
+        if !methods.iter().any(|m| matcher.takes_method(m.code())) {
             return false;
         }
         endpoints.iter().any(|&endpoint| {
             tiers.iter().any(|&tier| {
                 users.iter().any(|&user| {
-                    rule.matcher.applies(&Facts {
+                    matcher.applies(&Facts {
                         ip: "",
                         user,
                         api_key: "",

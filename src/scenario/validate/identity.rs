@@ -14,12 +14,13 @@ use std::net::IpAddr;
 use std::ops::Range;
 
 /// Every field an identity table can have, for did-you-mean hints.
-const IDENTITY_FIELDS: [&str; 7] = [
+const IDENTITY_FIELDS: [&str; 8] = [
     "identity",
     "fields",
     "ipv6_prefix",
     "trusted_hops",
     "trusted",
+    "recursive",
     "header",
     "fallback",
 ];
@@ -149,6 +150,14 @@ impl Ctx<'_> {
             IdentityKind::Peer => Rule::Peer,
             IdentityKind::FirstXff => Rule::FirstXff,
             IdentityKind::Headers => Rule::Headers,
+            IdentityKind::Xff
+                if table.contains_key("recursive") && !table.contains_key("trusted") =>
+            {
+                return Err(err(
+                    "recursive",
+                    "`recursive` goes with `trusted` (nginx real_ip_recursive over set_real_ip_from)".into(),
+                ));
+            }
             IdentityKind::Xff => match (
                 table.get("trusted_hops"),
                 self.trusted(table, "trusted", span.clone(), field)?,
@@ -168,7 +177,11 @@ impl Ctx<'_> {
                         format!("must be a number of proxies from 0 to 64, got {v}"),
                     ));
                 }
-                (None, Some(nets)) => Rule::XffTrusted(nets),
+                (None, Some(nets)) => match table.get("recursive") {
+                    None | Some(toml::Value::Boolean(true)) => Rule::XffTrusted(nets),
+                    Some(toml::Value::Boolean(false)) => Rule::XffLast(nets),
+                    Some(_) => return Err(err("recursive", "must be true or false".into())),
+                },
                 (None, None) => {
                     return Err(err(
                         "trusted_hops",

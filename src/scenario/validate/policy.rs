@@ -217,7 +217,7 @@ impl Ctx<'_> {
 }
 
 /// A TOML value as a profile parameter.
-fn param_value(v: &toml::Value) -> ParamValue {
+pub(super) fn param_value(v: &toml::Value) -> ParamValue {
     match v {
         toml::Value::Integer(i) => ParamValue::Int(*i),
         toml::Value::String(s) => ParamValue::Str(s.clone()),

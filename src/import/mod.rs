@@ -1,0 +1,171 @@
+//! Deployed limiters' configurations read into scenario contenders (`rlsim import`,
+//! `[[contender]] import = "..."`): one file per kind. An import yields the contenders as the
+//! scenario's own TOML tables (a `[[contender]]` with its `[[contender.rule]]`s over the library
+//! profiles), each with where it came from and what users often misread of it; the scenario
+//! layer validates them like any written contender, so `rlsim import`'s output and a direct
+//! `import = "..."` decide the same by construction (docs/import.md).
+
+pub mod conf;
+pub mod nginx;
+
+use crate::error::{Error, Result};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The kinds of configuration rlsim imports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// nginx `limit_req` (ngx_http_limit_req_module) with real_ip, map and geo.
+    Nginx,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 1] = [Kind::Nginx];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Nginx => "nginx",
+        }
+    }
+
+    pub fn parse(text: &str) -> std::result::Result<Kind, String> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| crate::suggest::unknown("import kind", text, Kind::ALL.map(Kind::name)))
+    }
+
+    /// The kind `text` is written in, from its content; `None` when no kind recognises it.
+    pub fn detect(text: &str) -> Option<Kind> {
+        let nginx = [
+            "limit_req_zone",
+            "limit_req ",
+            "http {",
+            "server {",
+            "location ",
+        ];
+        nginx
+            .iter()
+            .any(|w| text.contains(w))
+            .then_some(Kind::Nginx)
+    }
+}
+
+/// Which part of a configuration to import when it has several (nginx: `server_name`, a
+/// location's URI as written).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    pub server: Option<String>,
+    pub location: Option<String>,
+}
+
+/// A `key = value` line of a TOML table, in the order written.
+pub type Fields = Vec<(String, toml::Value)>;
+
+/// One rule of an imported contender.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedRule {
+    /// Comment lines: where the rule came from and how it maps.
+    pub comments: Vec<String>,
+    pub fields: Fields,
+}
+
+/// One imported contender: its table, its rules and its notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedContender {
+    pub name: String,
+    /// Comment lines: where it came from.
+    pub comments: Vec<String>,
+    pub fields: Fields,
+    pub rules: Vec<ImportedRule>,
+    /// What users often misread of this configuration; the run's warnings carry them.
+    pub notes: Vec<String>,
+}
+
+/// Everything one file yields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Imported {
+    pub kind: Kind,
+    pub contenders: Vec<ImportedContender>,
+    /// Notes about the whole file (directives ignored or not modelled).
+    pub notes: Vec<String>,
+}
+
+/// Reads `path` as `kind` (detected from its content when `None`), keeping `select`.
+pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Result<Imported> {
+    let kind = match kind {
+        Some(k) => k,
+        None => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            Kind::detect(&text).ok_or_else(|| {
+                Error::Usage(format!(
+                    "{}: cannot tell which kind of configuration this is; give --kind (one of {})",
+                    path.display(),
+                    Kind::ALL.map(Kind::name).join(", ")
+                ))
+            })?
+        }
+    };
+    match kind {
+        Kind::Nginx => nginx::import(path, select),
+    }
+}
+
+fn comment(out: &mut String, lines: &[String]) {
+    for l in lines {
+        for part in l.lines() {
+            let _ = writeln!(out, "# {part}");
+        }
+    }
+}
+
+fn fields(out: &mut String, fields: &Fields) {
+    for (k, v) in fields {
+        let _ = writeln!(out, "{k} = {v}");
+    }
+}
+
+impl ImportedContender {
+    /// The contender as a `[[contender]]` table with its rules, comments included; named
+    /// `name` (the importing scenario's) when given.
+    pub fn to_toml(&self, name: Option<&str>) -> String {
+        let mut out = String::new();
+        comment(&mut out, &self.comments);
+        for n in &self.notes {
+            comment(&mut out, &[format!("note: {n}")]);
+        }
+        out.push_str("[[contender]]\n");
+        let name = toml::Value::String(name.unwrap_or(&self.name).to_string());
+        let _ = writeln!(out, "name = {name}");
+        fields(&mut out, &self.fields);
+        for r in &self.rules {
+            out.push('\n');
+            comment(&mut out, &r.comments);
+            out.push_str("[[contender.rule]]\n");
+            fields(&mut out, &r.fields);
+        }
+        out
+    }
+}
+
+impl Imported {
+    /// Every contender as scenario TOML, the file's notes first.
+    pub fn to_toml(&self, source: &Path) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# Imported by `rlsim import` from {} ({}): paste into a scenario, or use it\n# directly with `[[contender]] import = \"{}\"` (docs/import.md).",
+            source.display(),
+            self.kind.name(),
+            source.display()
+        );
+        for n in &self.notes {
+            comment(&mut out, &[format!("note: {n}")]);
+        }
+        for c in &self.contenders {
+            out.push('\n');
+            out.push_str(&c.to_toml(None));
+        }
+        out
+    }
+}

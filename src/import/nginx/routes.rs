@@ -1,0 +1,210 @@
+//! One rule per zone over the locations that apply it: nginx gives each request to one
+//! location (an exact `=` match, else the longest prefix), so a rule applies to the routes of
+//! its locations and skips the more specific locations nested under them that do not apply it.
+
+use super::key::{self, Exempt};
+use super::{Built, Delay, Http, Limit, Location, Pattern, Server, conf_error_at, plain};
+use crate::error::Result;
+use crate::import::{Fields, ImportedRule};
+
+/// Whether requests nginx gives to `inner` would otherwise be `outer`'s: `outer` is a prefix
+/// of `inner`'s path, and `inner` is the more specific location.
+fn covers(outer: &Pattern, inner: &Pattern) -> bool {
+    match outer {
+        Pattern::Exact(_) => false,
+        Pattern::Prefix(p) => inner.path().starts_with(p.as_str()) && inner != outer,
+    }
+}
+
+fn route(p: &Pattern) -> toml::Value {
+    match p {
+        Pattern::Prefix(path) => format!("{path}*").into(),
+        Pattern::Exact(path) => path.clone().into(),
+    }
+}
+
+/// The routes and skips of a rule applied by the locations `mine` out of `all`.
+fn matcher(mine: &[&Location], all: &[(&Location, Vec<Limit>)], zone: &str) -> Result<Fields> {
+    let in_mine = |l: &Location| mine.iter().any(|m| m.pattern == l.pattern);
+    if all.iter().all(|(l, _)| in_mine(l)) {
+        return Ok(Vec::new());
+    }
+    let routes: Vec<toml::Value> = mine.iter().map(|l| route(&l.pattern)).collect();
+    let mut skip = Vec::new();
+    for (q, _) in all.iter().filter(|(q, _)| !in_mine(q)) {
+        if !mine.iter().any(|s| covers(&s.pattern, &q.pattern)) {
+            continue;
+        }
+        if let Some(inner) = mine.iter().find(|s| covers(&q.pattern, &s.pattern)) {
+            return Err(conf_error_at(
+                &q.at,
+                "location",
+                format!(
+                    "zone `{zone}` applies in location `{}` nested under location `{}`, which does not apply it, nested under one that does: rlsim's routes and skips cannot say that; import one location (--location)",
+                    inner.uri, q.uri
+                ),
+            ));
+        }
+        skip.push(route(&q.pattern));
+    }
+    let mut out: Fields = vec![("routes".into(), routes.into())];
+    if !skip.is_empty() {
+        out.push(("skip".into(), skip.into()));
+    }
+    Ok(out)
+}
+
+/// The rules of a server's locations, one per zone in first-use order.
+pub(super) fn rules(
+    http: &Http,
+    all: &[(&Location, Vec<Limit>)],
+    notes: &mut Vec<String>,
+) -> Result<Vec<Built>> {
+    let mut zones: Vec<&str> = Vec::new();
+    for (_, limits) in all {
+        for l in limits {
+            if !zones.contains(&l.zone.as_str()) {
+                zones.push(&l.zone);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for z in zones {
+        let users: Vec<(&Location, &Limit)> = all
+            .iter()
+            .filter_map(|(loc, limits)| limits.iter().find(|l| l.zone == z).map(|l| (*loc, l)))
+            .collect();
+        let (first_loc, first) = users[0];
+        let Some(zone) = http.zones.get(z) else {
+            return Err(conf_error_at(
+                &first.at,
+                "limit_req",
+                format!("unknown limit_req_zone \"{z}\""),
+            ));
+        };
+        for (loc, l) in &users[1..] {
+            if l.burst != first.burst || l.delay != first.delay {
+                return Err(conf_error_at(
+                    &l.at,
+                    "limit_req",
+                    format!(
+                        "zone `{z}` is applied with another burst or delay in location `{}` than in location `{}`: nginx keeps one state per zone, rlsim one per rule; import one location (--location)",
+                        loc.uri, first_loc.uri
+                    ),
+                ));
+            }
+            if loc.level.real_from != first_loc.level.real_from
+                || loc.level.real_header != first_loc.level.real_header
+                || loc.level.real_recursive != first_loc.level.real_recursive
+            {
+                return Err(conf_error_at(
+                    &loc.at,
+                    "set_real_ip_from",
+                    format!(
+                        "zone `{z}` is keyed under other real_ip settings in location `{}` than in location `{}`; import one location (--location)",
+                        loc.uri, first_loc.uri
+                    ),
+                ));
+            }
+        }
+        let mine: Vec<&Location> = users.iter().map(|(l, _)| *l).collect();
+        let k = key::rule_key(zone, &first_loc.level, http)?;
+        let mut fields: Fields = vec![
+            ("name".into(), plain(z).into()),
+            ("algorithm".into(), "nginx-limit-req".into()),
+            ("limit".into(), (zone.rate.0 as i64).into()),
+            (
+                "window".into(),
+                if zone.rate.1 { "1m" } else { "1s" }.into(),
+            ),
+            ("key".into(), k.key.clone()),
+        ];
+        fields.extend(matcher(&mine, all, z)?);
+        if k.needs_api_key {
+            fields.push(("has_api_key".into(), true.into()));
+        }
+        let mut profile = toml::Table::new();
+        let rate = format!("{}r/{}", zone.rate.0, if zone.rate.1 { "m" } else { "s" });
+        profile.insert("rate".into(), rate.clone().into());
+        profile.insert("burst".into(), (first.burst as i64).into());
+        match first.delay {
+            Delay::All => {}
+            Delay::NoDelay => {
+                profile.insert("nodelay".into(), true.into());
+            }
+            Delay::First(n) => {
+                profile.insert("delay".into(), (n as i64).into());
+            }
+        }
+        fields.push(("profile".into(), toml::Value::Table(profile)));
+        let used: Vec<String> = users
+            .iter()
+            .map(|(loc, l)| format!("location `{}` ({})", loc.uri, l.at))
+            .collect();
+        let mut comments = vec![
+            format!(
+                "limit_req_zone {} zone={}:{} rate={rate} at {}",
+                zone.key, zone.name, zone.size, zone.at
+            ),
+            format!("applied in {}", used.join(", ")),
+            burst_note(first, zone.rate, &rate),
+            format!(
+                "zone size {}: nginx keeps about 16 000 states per megabyte and, when full, evicts the least recently used (and refuses when it still cannot store one); rlsim's store is unbounded",
+                zone.size
+            ),
+        ];
+        comments.extend(k.notes.iter().map(|n| format!("key: {n}")));
+        let _ = notes;
+        out.push(Built {
+            rule: ImportedRule { comments, fields },
+            exempt: k.exempt,
+            zone: z.to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// What `burst` and `nodelay`/`delay` mean, in numbers.
+fn burst_note(l: &Limit, rate: (u64, bool), text: &str) -> String {
+    let spacing_ms = if rate.1 {
+        60_000.0 / rate.0 as f64
+    } else {
+        1000.0 / rate.0 as f64
+    };
+    let served = format!(
+        "rate={text} is one request every {spacing_ms} ms, not {} at once; burst={} admits 1 + {} back to back",
+        rate.0, l.burst, l.burst
+    );
+    match l.delay {
+        Delay::All if l.burst > 0 => format!(
+            "{served}, and without nodelay each excess request waits, released one per {spacing_ms} ms"
+        ),
+        Delay::All => {
+            format!("{served}: with no burst, a second request inside {spacing_ms} ms is refused")
+        }
+        Delay::NoDelay => format!(
+            "{served} without delay (nodelay), but the slots still free only one per {spacing_ms} ms"
+        ),
+        Delay::First(n) => {
+            format!("{served}: the first {n} excess pass at once (delay={n}), the rest wait")
+        }
+    }
+}
+
+/// The exemption every rule shares, as the contender's bypass; rules that differ cannot be said.
+pub(super) fn common_exempt(rules: &[Built], server: &Server) -> Result<Exempt> {
+    let first = &rules[0];
+    if let Some(other) = rules.iter().find(|r| r.exempt != first.exempt) {
+        return Err(conf_error_at(
+            &server.at,
+            "map",
+            format!(
+                "zones `{}` and `{}` exempt different requests (their keys' maps differ), and rlsim's bypass list is the contender's: import one location (--location) or give the zones one map",
+                first.zone, other.zone
+            ),
+        ));
+    }
+    Ok(key::Exempt {
+        ..first.exempt.clone()
+    })
+}
