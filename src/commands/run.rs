@@ -94,13 +94,27 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         part.flush()?;
     }
     let replicated = plan.map(|p| p.run()).transpose()?;
+    // The one verdict: the terminal, summary.json and the reports show it alike.
+    let robustness = replicated
+        .as_ref()
+        .map(|r| r.robustness())
+        .unwrap_or_default();
+    let verdict = Verdict::new(&scenario, &report.algorithms, &robustness);
     if let Some(d) = &metrics {
         d.write_all(&observe::openmetrics(&observations), stdout)?;
     }
     if let Some(out) = &o.out {
         let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
         let more = replicated.as_ref().map(|r| r.blocks()).unwrap_or_default();
-        report::write_outputs(out, &scenario, &report, &provenance, &observations, more)?;
+        report::write_outputs(
+            out,
+            &scenario,
+            &report,
+            &provenance,
+            &observations,
+            more,
+            &verdict,
+        )?;
         if let Some(r) = &replicated {
             r.write(out)?;
         }
@@ -116,6 +130,7 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         scenario: &scenario,
         report: &report,
         observations: &observations,
+        verdict: &verdict,
         decisions_on_stdout,
     };
     let passed = print_results(o, &shown, stdout, stderr)?;
@@ -251,6 +266,7 @@ struct Shown<'a> {
     scenario: &'a Scenario,
     report: &'a RunReport,
     observations: &'a [Observation],
+    verdict: &'a Verdict,
     /// With `--decisions -` standard output is the log: the table goes beside it.
     decisions_on_stdout: bool,
 }
@@ -275,7 +291,7 @@ fn print_results(
             let algorithms = &s.report.algorithms;
             let mut text = report::styled_table(s.scenario, algorithms, &o.columns, timing, colour);
             text.push('\n');
-            text.push_str(&Verdict::new(s.scenario, algorithms).lines(report::WIDTH));
+            text.push_str(&s.verdict.lines(report::WIDTH));
             text.push_str(&observe::alert_lines(s.observations));
             text.push_str(&report::deployments::lines(algorithms));
             if !lines.is_empty() {
@@ -286,7 +302,8 @@ fn print_results(
         }
         // stdout stays exactly summary.json; the expectation lines go beside it.
         Format::Json => {
-            let summary = Summary::observed(s.scenario, s.report, s.observations);
+            let summary =
+                Summary::observed(s.scenario, s.report, s.observations, s.verdict.clone());
             print(stdout, &report::summary_json(&summary))?;
             note(stderr, if o.quiet { &failures } else { &lines }.as_bytes())?;
         }

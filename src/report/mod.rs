@@ -31,7 +31,9 @@ pub use table::{
     Column, Columns, WIDTH, human_bytes, human_number, human_number_against, human_rate,
     styled_table, table, wrap,
 };
-pub use verdict::{Basis, Figures, GoalOutcome, Place, Verdict, Warning, WarningKind};
+pub use verdict::{
+    Basis, Figures, Flip, GoalOutcome, Place, Robustness, Stability, Verdict, Warning, WarningKind,
+};
 
 use crate::error::{Error, Result};
 use crate::metrics::AlgorithmReport;
@@ -117,15 +119,13 @@ pub fn summary_schema() -> schemars::Schema {
 }
 
 impl<'a> Summary<'a> {
-    pub fn new(scenario: &'a Scenario, report: &'a RunReport) -> Self {
-        Self::observed(scenario, report, &[])
-    }
-
-    /// The summary of a run with observers (their alert outcomes join it).
+    /// The summary of a run with its verdict ([`Verdict::new`]) and observers (their alert
+    /// outcomes join it).
     pub fn observed(
         scenario: &'a Scenario,
         report: &'a RunReport,
         observations: &'a [crate::observe::Observation],
+        verdict: Verdict,
     ) -> Self {
         Summary {
             schema_version: SCHEMA_VERSION,
@@ -157,7 +157,7 @@ impl<'a> Summary<'a> {
                     })
                     .collect(),
             },
-            verdict: Verdict::new(scenario, &report.algorithms),
+            verdict,
             algorithms: &report.algorithms,
             alerts: observations.iter().flat_map(|o| &o.alerts).collect(),
         }
@@ -168,7 +168,8 @@ impl<'a> Summary<'a> {
 /// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`,
 /// then `.rlsim-manifest` listing them (see `manifest.rs`: the files of an earlier run there are
 /// removed first). Everything is rendered before anything is written, so a chart error leaves
-/// no report.
+/// no report. `verdict` is the run's ([`Verdict::new`]): `summary.json` and the reports carry
+/// it as the terminal prints it.
 pub fn write_outputs(
     dir: &Path,
     scenario: &Scenario,
@@ -176,17 +177,25 @@ pub fn write_outputs(
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
     more: Vec<document::Block>,
+    verdict: &Verdict,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
     let mut extra = observed::blocks(observations);
     // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
     extra.extend(more);
-    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, extra);
+    let (markdown, html) = reports(
+        scenario,
+        &report.algorithms,
+        &charts,
+        provenance,
+        extra,
+        verdict,
+    );
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     // What an earlier run wrote here goes first, so none of it outlives this run.
     manifest::clean(dir)?;
-    let summary = Summary::observed(scenario, report, observations);
+    let summary = Summary::observed(scenario, report, observations, verdict.clone());
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("summary.json".into(), summary_json(&summary)),
         (
