@@ -214,3 +214,12 @@ pub struct Policy {
     pub burst: u64,
     pub key: KeySpec,
 }
+
+/// Whether `endpoint` matches the route pattern `pattern`: an exact path, or a prefix ending
+/// in `*` (`/auth/*`). A contender rule's `routes` and the intent's `per_route` match alike.
+pub fn route_matches(pattern: &str, endpoint: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => endpoint.starts_with(prefix),
+        None => pattern == endpoint,
+    }
+}

@@ -97,6 +97,12 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         part.flush()?;
     }
     let replicated = plan.map(|p| p.run()).transpose()?;
+    // The one verdict: the terminal, summary.json and the reports show it alike.
+    let robustness = replicated
+        .as_ref()
+        .map(|r| r.robustness())
+        .unwrap_or_default();
+    let verdict = Verdict::new(&scenario, &report.algorithms, &robustness);
     if let Some(d) = &metrics {
         d.write_all(&observe::openmetrics(&observations), stdout)?;
     }
@@ -112,6 +118,7 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
             &observations,
             more,
             files,
+            &verdict,
         )?;
     }
     if let Some(log) = &log {
@@ -125,6 +132,7 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         scenario: &scenario,
         report: &report,
         observations: &observations,
+        verdict: &verdict,
         decisions_on_stdout,
     };
     let passed = print_results(o, &shown, stdout, stderr)?;
@@ -266,6 +274,7 @@ struct Shown<'a> {
     scenario: &'a Scenario,
     report: &'a RunReport,
     observations: &'a [Observation],
+    verdict: &'a Verdict,
     /// With `--decisions -` standard output is the log: the table goes beside it.
     decisions_on_stdout: bool,
 }
@@ -291,7 +300,7 @@ fn print_results(
             let mut text = report::styled_table(s.scenario, algorithms, &o.columns, timing, colour);
             text.push_str(&report::backtest::lines(s.scenario, algorithms));
             text.push('\n');
-            text.push_str(&Verdict::new(s.scenario, algorithms).lines(report::WIDTH));
+            text.push_str(&s.verdict.lines(report::WIDTH));
             text.push_str(&observe::alert_lines(s.observations));
             text.push_str(&report::deployments::lines(algorithms));
             if !lines.is_empty() {
@@ -302,7 +311,8 @@ fn print_results(
         }
         // stdout stays exactly summary.json; the expectation lines go beside it.
         Format::Json => {
-            let summary = Summary::observed(s.scenario, s.report, s.observations);
+            let summary =
+                Summary::observed(s.scenario, s.report, s.observations, s.verdict.clone());
             print(stdout, &report::summary_json(&summary))?;
             note(stderr, if o.quiet { &failures } else { &lines }.as_bytes())?;
         }

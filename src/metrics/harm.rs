@@ -28,6 +28,9 @@ pub(super) struct Harm {
     hurt: Vec<u64>,
     /// Per id, one bit: a collateral rejection was found.
     collateral_hit: Vec<u64>,
+    /// Judged ids per client (`Bounds::stride`; 0 reads as 1): a client counts once among
+    /// the clients hurt whatever budget (base or route) refused it.
+    stride: u32,
 }
 
 /// Sets bit `id` of `bits`; whether it was clear.
@@ -40,6 +43,14 @@ fn set(bits: &mut Vec<u64>, id: u32) -> bool {
 }
 
 impl Harm {
+    /// Harm over judged ids of `stride` per client.
+    pub fn per_client(stride: u32) -> Harm {
+        Harm {
+            stride,
+            ..Harm::default()
+        }
+    }
+
     #[inline]
     fn source(&mut self, source: u16) -> &mut SourceHarm {
         super::dense::slot(&mut self.by_source, u32::from(source))
@@ -57,8 +68,9 @@ impl Harm {
         self.needless += 1;
         let legit = flags & LEGIT != 0;
         let collateral = legit && flags & SHARED != 0;
-        let newly_hurt = legit && set(&mut self.hurt, id);
-        let newly_collateral = collateral && set(&mut self.collateral_hit, id);
+        let client = id / self.stride.max(1);
+        let newly_hurt = legit && set(&mut self.hurt, client);
+        let newly_collateral = collateral && set(&mut self.collateral_hit, client);
         let s = self.source(source);
         s.needless_rejections += 1;
         s.clients_hurt += newly_hurt as u64;

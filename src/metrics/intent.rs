@@ -2,7 +2,9 @@
 //! the client named like its key) is entitled to, whatever key a contender counts on.
 //!
 //! A scenario states it in `[intent]` (docs/scenario-format.md); without one it is the
-//! `[policy]`'s limit, window and burst per real client. Tiers may carry their own entitlement.
+//! `[policy]`'s limit, window and burst per real client. Tiers may carry their own entitlement,
+//! and so may routes: a request to a route of a `per_route` entry is judged against that
+//! entry's own budget per client (not the base's, nor its tier's).
 //! An entitlement's ceiling in any rolling window `(t−W, t]` is `max(limit, burst)`: a burst
 //! the intent grants is not a violation.
 
@@ -74,12 +76,34 @@ impl TierEntitlement {
     }
 }
 
+/// The entitlement of the requests to some routes: a budget of its own per client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RouteEntitlement {
+    /// Route patterns, as a contender rule's `routes` (exact, or a prefix ending in `*`).
+    pub routes: Vec<String>,
+    pub limit: u64,
+    pub window_ns: Nanos,
+    pub burst: u64,
+}
+
+impl RouteEntitlement {
+    pub fn entitlement(&self) -> Entitlement {
+        Entitlement {
+            limit: self.limit,
+            window: self.window_ns,
+            burst: self.burst,
+        }
+    }
+}
+
 /// The validated intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Intent {
     pub base: Entitlement,
     pub per: Per,
     pub per_tier: Vec<TierEntitlement>,
+    /// The first entry whose routes match a request's endpoint judges it.
+    pub per_route: Vec<RouteEntitlement>,
 }
 
 /// `intent` in `summary.json`: the yardstick of every per-client figure.
@@ -91,7 +115,9 @@ pub struct IntentReport {
     /// `client`, or the policy key the figures judge instead.
     pub per: String,
     pub per_tier: Vec<TierEntitlement>,
-    /// One line: "10 per 1m per client; pro 1000 per 1m".
+    /// Budgets of their own, per client, for the requests to some routes.
+    pub per_route: Vec<RouteEntitlement>,
+    /// One line: "10 per 1m per client; pro 1000 per 1m; /login 5 per 1m".
     pub text: String,
 }
 
@@ -106,7 +132,20 @@ impl Intent {
             },
             per: Per::Client,
             per_tier: Vec::new(),
+            per_route: Vec::new(),
         }
+    }
+
+    /// The `per_route` entry judging requests to `endpoint`, plus one; 0: none (the base or
+    /// the client's tier judges them).
+    pub fn route_of(&self, endpoint: &str) -> u8 {
+        (self.per_route.iter())
+            .position(|r| {
+                r.routes
+                    .iter()
+                    .any(|p| crate::policy::route_matches(p, endpoint))
+            })
+            .map_or(0, |i| (i + 1) as u8)
     }
 
     /// Whether each real client is judged (not each policy key).
@@ -128,6 +167,13 @@ impl Intent {
                 t.entitlement().text()
             ));
         }
+        for r in &self.per_route {
+            s.push_str(&format!(
+                "; {} {}",
+                r.routes.join("+"),
+                r.entitlement().text()
+            ));
+        }
         s
     }
 
@@ -141,6 +187,7 @@ impl Intent {
                 Per::Key(k) => k.clone(),
             },
             per_tier: self.per_tier.clone(),
+            per_route: self.per_route.clone(),
             text: self.text(),
         }
     }
@@ -173,6 +220,9 @@ pub(super) struct Bounds {
     /// Per id, an index in `tiers` plus one (0: the base); empty when every id has the base.
     of_id: Vec<u8>,
     tiers: Vec<Bound>,
+    /// Judged ids per client: 1, or with `per_route` one per entry plus the base, id
+    /// `client · stride + route` ([`Intent::route_of`]).
+    stride: u32,
 }
 
 impl Bounds {
@@ -182,6 +232,7 @@ impl Bounds {
             longest: window,
             of_id: Vec::new(),
             tiers: Vec::new(),
+            stride: 1,
         }
     }
 
@@ -216,12 +267,44 @@ impl Bounds {
             .iter()
             .map(|b| b.window)
             .fold(intent.base.window, Nanos::max);
-        Bounds {
+        let bounds = Bounds {
             base: intent.base.bound(),
             longest,
             of_id,
             tiers,
+            stride: 1,
+        };
+        match intent.per_route.is_empty() {
+            true => bounds,
+            false => bounds.routed(intent, ids),
         }
+    }
+
+    /// These bounds (of tiers, per client) spread over the judged ids of `per_route`: client
+    /// `c`'s base or tier at id `c · stride`, entry `r`'s bound at `c · stride + r + 1`.
+    fn routed(mut self, intent: &Intent, clients: usize) -> Bounds {
+        let routes = intent.per_route.len();
+        let stride = routes + 1;
+        let first = self.tiers.len() as u8 + 1;
+        for r in &intent.per_route {
+            let b = r.entitlement().bound();
+            self.longest = self.longest.max(b.window);
+            self.tiers.push(b);
+        }
+        let tier = |c: usize| self.of_id.get(c).copied().unwrap_or(0);
+        self.of_id = (0..clients * stride)
+            .map(|id| match id % stride {
+                0 => tier(id / stride),
+                r => first + (r - 1) as u8,
+            })
+            .collect();
+        self.stride = stride as u32;
+        self
+    }
+
+    /// Judged ids per client (see [`Bounds::routed`]).
+    pub fn stride(&self) -> u32 {
+        self.stride
     }
 
     /// The bound of `id`.
@@ -266,6 +349,7 @@ mod tests {
                 window_ns: 60_000_000_000,
                 burst: 2000,
             }],
+            per_route: Vec::new(),
         }
     }
 
@@ -289,5 +373,32 @@ mod tests {
             10,
             "an id seen after the run started: the base"
         );
+    }
+
+    /// With a `per_route` entry every client has two judged ids: its tier's (or the base's)
+    /// at `2c`, the route's at `2c + 1`.
+    #[test]
+    fn a_route_is_a_budget_of_its_own_per_client() {
+        let mut i = intent();
+        i.per_route = vec![RouteEntitlement {
+            routes: vec!["/login".into(), "/auth/*".into()],
+            limit: 2,
+            window_ns: 120_000_000_000,
+            burst: 2,
+        }];
+        assert_eq!(i.route_of("/login"), 1);
+        assert_eq!(i.route_of("/auth/reset"), 1);
+        assert_eq!(i.route_of("/items"), 0);
+        assert_eq!(
+            i.text(),
+            "10 per 1m per client; pro 1000 per 1m burst 2000; /login+/auth/* 2 per 2m"
+        );
+        let tiers = [Some("pro"), None];
+        let b = Bounds::of_intent(&i, 2, |c| tiers[c]);
+        assert_eq!(b.stride(), 2);
+        let ceilings: Vec<u64> = (0..4).map(|id| b.of(id).ceiling).collect();
+        assert_eq!(ceilings, [2000, 2, 10, 2]);
+        assert_eq!(b.of(1).window, 120_000_000_000);
+        assert_eq!(b.longest(), 120_000_000_000);
     }
 }

@@ -149,6 +149,7 @@ mod tests {
                     burst: c,
                 })
                 .collect(),
+            per_route: Vec::new(),
         };
         // Client i has tier t(i − 1): client 0 the base.
         let names: Vec<String> = (0..ceilings.len()).map(|i| format!("t{i}")).collect();

@@ -36,7 +36,7 @@ pub use backtest::{
 pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
 pub use harm::SourceHarm;
-pub use intent::{Entitlement, Intent, IntentReport, Per, TierEntitlement};
+pub use intent::{Entitlement, Intent, IntentReport, Per, RouteEntitlement, TierEntitlement};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 #[cfg(test)]

@@ -45,6 +45,10 @@ pub struct Recorder {
     /// The per-client judge, once clients are not their keys (or from the start with tiers);
     /// `None` while the per-key tallies judge the clients, or when the intent judges keys.
     judged: Option<Judged>,
+    /// With `[intent] per_route`: per source, the entry judging its requests plus one (0: the
+    /// base), and the judged ids per client ([`Bounds::stride`]); empty and 1 without.
+    routes: Vec<u8>,
+    stride: u32,
     roles: Vec<Role>,
     sources: SourceCounts,
     accuracy: Accuracy,
@@ -74,7 +78,8 @@ impl Recorder {
         bucket: Nanos,
     ) -> Self {
         let (ceiling, window) = (intent.base.ceiling(), intent.base.window);
-        let tiered = intent.per_client() && !intent.per_tier.is_empty();
+        let routed = intent.per_client() && !intent.per_route.is_empty();
+        let tiered = intent.per_client() && !intent.per_tier.is_empty() || routed;
         Recorder {
             window,
             intent: intent.clone(),
@@ -84,6 +89,15 @@ impl Recorder {
                 Vec::new()
             },
             judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
+            routes: match routed {
+                true => source_routes(intent, sources),
+                false => Vec::new(),
+            },
+            stride: if routed {
+                intent.per_route.len() as u32 + 1
+            } else {
+                1
+            },
             roles: sources.iter().map(|s| s.role).collect(),
             sources: SourceCounts::new(sources.len()),
             accuracy: Accuracy::new(Bounds::uniform(ceiling, window)),
@@ -121,7 +135,8 @@ impl Recorder {
                     .map(|i| self.tiers[i].1.as_str())
             };
             let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
-            self.judged = Some(Judged::new(bounds, keys.clients()));
+            let ids = keys.clients() * self.stride as usize;
+            self.judged = Some(Judged::new(bounds, ids));
         }
     }
 
@@ -182,7 +197,10 @@ impl Recorder {
                 0
             };
         if let Some(judged) = &mut self.judged {
-            judged.on_decision(a, outcome, flags);
+            match self.routes.is_empty() {
+                true => judged.on_decision(a, outcome, flags),
+                false => judged.on_decision(&routed(a, &self.routes, self.stride), outcome, flags),
+            }
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources.on_decision(a.source, retry, &outcome);
@@ -265,7 +283,11 @@ impl Recorder {
         let in_window = self.bursts.on_admit(key, history, time, source);
         self.timeline.on_admit(time, in_window);
         if let Some(judged) = &mut self.judged {
-            judged.on_admit(client, source, time);
+            let id = match self.routes.get(source as usize) {
+                Some(&r) => client * self.stride + u32::from(r),
+                None => client,
+            };
+            judged.on_admit(id, source, time);
         }
     }
 
@@ -313,8 +335,9 @@ impl Recorder {
             (accuracy, bursts) = judged.finish();
             accuracy.mean_rate_error = mean_rate_error;
         }
+        let (intent, stride) = (self.intent.clone(), self.stride);
         let worst_name = |id| match judged_clients {
-            true => keys.client_name(id).to_string(),
+            true => judged_name(&intent, stride, keys, id),
             false => keys.name(id).to_string(),
         };
         let (sources, total) = source_reports(
@@ -402,6 +425,39 @@ impl Recorder {
             backtest: self.backtest.finish(keys),
         }
     }
+}
+
+/// The name of judged id `id`: its client's, and with `per_route` the entry's routes.
+fn judged_name(intent: &Intent, stride: u32, keys: &KeySpace, id: u32) -> String {
+    let (client, r) = (id / stride, id % stride);
+    let name = keys.client_name(client);
+    match r.checked_sub(1) {
+        Some(r) => format!(
+            "{name} on {}",
+            intent.per_route[r as usize].routes.join("+")
+        ),
+        None => name.to_string(),
+    }
+}
+
+/// Arrival `a` as the per-client judge sees it under `per_route`: its client's judged id for
+/// its source's route entry (`routes`, [`source_routes`]).
+#[inline]
+fn routed(a: &Arrival, routes: &[u8], stride: u32) -> Arrival {
+    let r = routes.get(a.source as usize).copied().unwrap_or(0);
+    Arrival {
+        client: a.client * stride + u32::from(r),
+        ..*a
+    }
+}
+
+/// Per source, the `per_route` entry its requests go to, plus one (0: none). Validation
+/// admits `per_route` only where each source's requests all go to one entry (or none).
+fn source_routes(intent: &Intent, sources: &[SourceSpec]) -> Vec<u8> {
+    sources
+        .iter()
+        .map(|s| intent.route_of(&s.population.endpoint))
+        .collect()
 }
 
 /// Every user of the sources with tiers and its tier, sorted by user (the first source to

@@ -92,11 +92,12 @@ impl Judge {
     }
 
     pub fn with_bounds(bounds: Bounds) -> Self {
+        let stride = bounds.stride();
         Judge {
             bounds,
             spilled: Vec::new(),
             pending: VecDeque::new(),
-            harm: Harm::default(),
+            harm: Harm::per_client(stride),
         }
     }
 

@@ -6,6 +6,7 @@ use super::sensitivity::{Sensitivity, Variant, check_uncertain};
 use super::summary::Replicates;
 use super::{render, run_seeds, seeds};
 use crate::error::{Error, Result};
+use crate::report::{Flip, Robustness};
 use crate::scenario::Scenario;
 use crate::scenario::overrides::Override;
 
@@ -100,14 +101,25 @@ impl Outcome {
         out
     }
 
-    /// Warnings a verdict can carry: the replicates' (stability, resonance) and one per value
-    /// that flips the recommendation.
-    pub fn warnings(&self) -> Vec<String> {
-        let mut out = self.replicates.warnings.clone();
-        if let Some(s) = &self.sensitivity {
-            out.extend(s.flips.iter().map(|f| format!("sensitivity: {f}")));
+    /// What the verdict judges of the replicates and the sensitivity pass: the contender
+    /// ranked first in each replicate and each value that flips the recommendation.
+    pub fn robustness(&self) -> Robustness {
+        let flips = self.sensitivity.as_ref().map_or_else(Vec::new, |s| {
+            (s.inputs.iter())
+                .filter(|t| t.flips)
+                .map(|t| Flip {
+                    field: t.set.clone(),
+                    value: t.value.clone(),
+                    recommended: t.recommended.clone(),
+                    instead_of: s.baseline.recommended.clone(),
+                })
+                .collect()
+        });
+        Robustness {
+            by_replicate: self.replicates.recommendation.by_replicate.clone(),
+            stable_share: super::STABLE_SHARE,
+            flips,
         }
-        out
     }
 
     /// The report's section (report.md and report.html).

@@ -64,8 +64,8 @@ fn estimate<'a>(c: &'a ContenderFigures, figure: &str) -> Option<&'a Estimate> {
     c.figures.get(figure).and_then(|e| e.as_ref())
 }
 
-/// The terminal section: a line per contender (most often first), the recommendation's
-/// stability and the warnings.
+/// The terminal section: a line per contender (most often first) and the recommendation's
+/// stability (its warnings are the verdict's).
 pub fn terminal(r: &Replicates) -> String {
     let mut out = format!(
         "\nAcross {} (replicate 1 is seed {}; mean ±half of the 95% interval):\n",
@@ -110,9 +110,7 @@ pub fn terminal(r: &Replicates) -> String {
         100.0 * s.share,
         if s.stable { ", stable" } else { ", not stable" }
     ));
-    for w in &r.warnings {
-        out.push_str(&format!("warning: {w}\n"));
-    }
+    // Its warnings are the verdict's, printed with it above.
     out
 }
 
@@ -150,8 +148,8 @@ pub fn sensitivity_terminal(s: &Sensitivity) -> String {
     out
 }
 
-/// The report's section: the figures with their intervals, the stability, the warnings and
-/// the sensitivity pass.
+/// The report's section: the figures with their intervals, the stability and the sensitivity
+/// pass (their warnings are the verdict's, at the top of the report).
 pub fn blocks(r: &Replicates, s: Option<&Sensitivity>) -> Vec<Block> {
     let mut out = vec![
         Block::Heading(2, "Across seeds".into()),
@@ -180,9 +178,6 @@ pub fn blocks(r: &Replicates, s: Option<&Sensitivity>) -> Vec<Block> {
         })
         .collect();
     out.push(Block::Table(header, rows));
-    if !r.warnings.is_empty() {
-        out.push(Block::List(false, r.warnings.clone()));
-    }
     if let Some(s) = s {
         out.push(Block::Heading(3, "Sensitivity".into()));
         let lines = s

@@ -11,7 +11,7 @@ use crate::scenario::Scenario;
 /// Every warning: the recommendation's stability (with replicates) and the resonances.
 pub fn all(scenario: &Scenario, replicates: Option<&Replicates>) -> Vec<String> {
     let mut out: Vec<String> = replicates.and_then(stability).into_iter().collect();
-    out.extend(resonance(scenario));
+    out.extend(resonance(scenario).iter().map(|r| r.text()));
     out
 }
 

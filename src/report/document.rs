@@ -257,7 +257,7 @@ fn inline_svg(svg: &str) -> String {
 
 /// The page's style: readable at any width; a wide table scrolls inside its own box; charts
 /// shrink to the page.
-const STYLE: &str = "body{font-family:sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;\
+const STYLE: &str = "body{font-family:sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem;\
 color:#222;line-height:1.45}.table{overflow-x:auto;max-width:100%;margin:1rem 0}\
 table{border-collapse:collapse;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem}td+td,th+th{text-align:right}\

@@ -32,7 +32,9 @@ pub use table::{
     Column, Columns, WIDTH, human_bytes, human_number, human_number_against, human_rate,
     styled_table, table, wrap,
 };
-pub use verdict::{Basis, Figures, GoalOutcome, Place, Verdict, Warning, WarningKind};
+pub use verdict::{
+    Basis, Figures, Flip, GoalOutcome, Place, Robustness, Stability, Verdict, Warning, WarningKind,
+};
 
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -118,15 +120,13 @@ pub fn summary_schema() -> schemars::Schema {
 }
 
 impl<'a> Summary<'a> {
-    pub fn new(scenario: &'a Scenario, report: &'a RunReport) -> Self {
-        Self::observed(scenario, report, &[])
-    }
-
-    /// The summary of a run with observers (their alert outcomes join it).
+    /// The summary of a run with its verdict ([`Verdict::new`]) and observers (their alert
+    /// outcomes join it).
     pub fn observed(
         scenario: &'a Scenario,
         report: &'a RunReport,
         observations: &'a [crate::observe::Observation],
+        verdict: Verdict,
     ) -> Self {
         Summary {
             schema_version: SCHEMA_VERSION,
@@ -158,7 +158,7 @@ impl<'a> Summary<'a> {
                     })
                     .collect(),
             },
-            verdict: Verdict::new(scenario, &report.algorithms),
+            verdict,
             algorithms: &report.algorithms,
             alerts: observations.iter().flat_map(|o| &o.alerts).collect(),
         }
@@ -171,6 +171,8 @@ impl<'a> Summary<'a> {
 /// `manifest.rs`: the files of an earlier run there are removed). Everything is rendered, then
 /// written under temporary names, before any file appears ([`crate::output::Batch`]): a chart
 /// error or a full disk leaves the directory as an earlier run left it.
+/// `verdict` is the run's ([`Verdict::new`]): `summary.json` and the reports carry it as the
+/// terminal prints it.
 pub fn write_outputs(
     dir: &Path,
     scenario: &Scenario,
@@ -179,14 +181,22 @@ pub fn write_outputs(
     observations: &[crate::observe::Observation],
     more: Vec<document::Block>,
     extra: Vec<(String, Vec<u8>)>,
+    verdict: &Verdict,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
     let mut blocks = observed::blocks(observations);
     // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
     blocks.extend(more);
-    let (markdown, html) = reports(scenario, &report.algorithms, &charts, provenance, blocks);
-    let summary = Summary::observed(scenario, report, observations);
+    let (markdown, html) = reports(
+        scenario,
+        &report.algorithms,
+        &charts,
+        provenance,
+        blocks,
+        verdict,
+    );
+    let summary = Summary::observed(scenario, report, observations, verdict.clone());
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("summary.json".into(), summary_json(&summary)),
         (

@@ -24,8 +24,9 @@ pub fn reports(
     charts: &[Chart],
     provenance: &Provenance,
     observed: Vec<Block>,
+    verdict: &Verdict,
 ) -> (String, String) {
-    let mut body = blocks(scenario, algorithms, charts, provenance);
+    let mut body = blocks(scenario, algorithms, charts, provenance, verdict);
     // Before "Reproducibility", the last section.
     let at = body.len().saturating_sub(2);
     body.splice(at..at, observed);
@@ -44,9 +45,10 @@ fn blocks(
     algorithms: &[AlgorithmReport],
     charts: &[Chart],
     provenance: &Provenance,
+    verdict: &Verdict,
 ) -> Vec<Block> {
     let mut b = vec![Block::Heading(2, "Verdict".into())];
-    b.extend(Verdict::new(scenario, algorithms).blocks());
+    b.extend(verdict.blocks());
     b.push(Block::Heading(2, "Key figures".into()));
     b.push(key_table(algorithms));
     let offered = match algorithms {

@@ -46,6 +46,47 @@ pub struct Verdict {
     /// The scenario's goals and whether the recommended contender meets each; empty without
     /// `[goals]`.
     pub goals: Vec<GoalOutcome>,
+    /// How often the recommended contender ranks first across the seeds of `--replicates N`
+    /// (N ≥ 2); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stability: Option<Stability>,
+}
+
+/// The recommendation across replicates (`verdict.stability`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Stability {
+    /// Replicates in which the recommended contender ranks first.
+    pub chosen: usize,
+    /// Replicates run (replicate 1 is the run itself).
+    pub of: usize,
+    /// `chosen / of`.
+    pub share: f64,
+    /// `share` is at least the stable share (80%).
+    pub stable: bool,
+}
+
+/// What runs beyond the plain one found, for the verdict to judge (`crate::replicate` builds
+/// it; the default: nothing ran).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Robustness {
+    /// The contender ranked first in each replicate, replicate 1 (the run itself) first;
+    /// empty without replicates.
+    pub by_replicate: Vec<String>,
+    /// The share of replicates a stable recommendation is chosen in.
+    pub stable_share: f64,
+    /// Each uncertain value that changes the recommendation, in file order.
+    pub flips: Vec<Flip>,
+}
+
+/// One uncertain value that changes the recommendation of the sensitivity pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flip {
+    /// The field, as `--set` names it (`traffic.scraper.kind`).
+    pub field: String,
+    pub value: String,
+    /// What it recommends, and what the scenario as written recommends.
+    pub recommended: String,
+    pub instead_of: String,
 }
 
 /// How the ranking was ordered.
@@ -113,6 +154,10 @@ pub enum WarningKind {
     Demoted,
     /// The recommended contender lets most of the abusive traffic through.
     Leakage,
+    /// Across `--replicates`, the recommended contender ranks first in under 80% of them.
+    Unstable,
+    /// An `[[uncertain]]` input's value changes the recommendation (`--sensitivity`).
+    Sensitive,
     /// The recommended contender admits requests beyond the intent.
     Violations,
     /// A perfectly periodic source's period fits a window a whole number of times: the
@@ -137,10 +182,17 @@ pub struct GoalOutcome {
 }
 
 impl Verdict {
-    /// The verdict of a run of `scenario`.
-    pub fn new(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Verdict {
+    /// The verdict of a run of `scenario`, with what its replicates and sensitivity pass found
+    /// (`Robustness::default()` without them): the one constructor of the terminal's verdict,
+    /// `summary.json`'s and the reports'.
+    pub fn new(
+        scenario: &Scenario,
+        algorithms: &[AlgorithmReport],
+        robustness: &Robustness,
+    ) -> Verdict {
         let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), algorithms);
         let about = verdict.recommended.clone().unwrap_or_default();
+        verdict.stability = stability(&about, robustness);
         for c in &scenario.algorithms {
             verdict.warnings.extend(c.notes.iter().map(|n| Warning {
                 kind: WarningKind::Import,
@@ -148,13 +200,22 @@ impl Verdict {
                 text: format!("{n}."),
             }));
         }
-        verdict
-            .warnings
-            .extend(resonance(scenario).into_iter().map(|text| Warning {
-                kind: WarningKind::Resonance,
-                contender: about.clone(),
-                text: format!("{text}."),
-            }));
+        let warn = |kind, text: String| Warning {
+            kind,
+            contender: about.clone(),
+            text,
+        };
+        if let Some(text) = unstable(&about, robustness) {
+            verdict.warnings.push(warn(WarningKind::Unstable, text));
+        }
+        for text in sensitive(&robustness.flips) {
+            verdict.warnings.push(warn(WarningKind::Sensitive, text));
+        }
+        for r in resonance(scenario) {
+            verdict
+                .warnings
+                .push(warn(WarningKind::Resonance, format!("{}.", r.text())));
+        }
         verdict
     }
 
@@ -194,8 +255,79 @@ impl Verdict {
                     })
                     .collect()
             }),
+            stability: None,
         }
     }
+}
+
+/// How often `recommended` ranks first across the replicates (two or more).
+fn stability(recommended: &str, r: &Robustness) -> Option<Stability> {
+    let of = r.by_replicate.len();
+    if of < 2 {
+        return None;
+    }
+    let chosen = r.by_replicate.iter().filter(|c| *c == recommended).count();
+    let share = chosen as f64 / of as f64;
+    Some(Stability {
+        chosen,
+        of,
+        share,
+        stable: share >= r.stable_share,
+    })
+}
+
+/// The warning of a recommendation ranked first in under the stable share of replicates,
+/// naming the contenders ranked first in the others (most often first, ties in order of
+/// first appearance).
+fn unstable(recommended: &str, r: &Robustness) -> Option<String> {
+    let s = stability(recommended, r).filter(|s| !s.stable)?;
+    let mut others: Vec<(&str, usize)> = Vec::new();
+    for c in r.by_replicate.iter().filter(|c| *c != recommended) {
+        match others.iter_mut().find(|(n, _)| n == c) {
+            Some((_, k)) => *k += 1,
+            None => others.push((c, 1)),
+        }
+    }
+    others.sort_by_key(|(_, k)| std::cmp::Reverse(*k));
+    let others: Vec<String> = others.iter().map(|(n, k)| format!("{n} in {k}")).collect();
+    Some(format!(
+        "The recommendation is not stable across seeds: {recommended} ranks first in {} of {} \
+         replicates ({:.0}%, under the {:.0}% a stable choice needs); the others: {}.",
+        s.chosen,
+        s.of,
+        100.0 * s.share,
+        100.0 * r.stable_share,
+        others.join(", ")
+    ))
+}
+
+/// One warning per uncertain input with a value that changes the recommendation, naming every
+/// such value (inputs in file order).
+fn sensitive(flips: &[Flip]) -> Vec<String> {
+    let mut fields: Vec<&str> = Vec::new();
+    for f in flips {
+        if !fields.contains(&f.field.as_str()) {
+            fields.push(&f.field);
+        }
+    }
+    fields
+        .iter()
+        .map(|field| {
+            let at: Vec<String> = (flips.iter())
+                .filter(|f| f.field == *field)
+                .map(|f| {
+                    format!(
+                        "{} ({} instead of {})",
+                        f.value, f.recommended, f.instead_of
+                    )
+                })
+                .collect();
+            format!(
+                "Input {field} flips the verdict at {}: the recommendation depends on it.",
+                at.join(", ")
+            )
+        })
+        .collect()
 }
 
 fn place(r: &Ranked) -> Place {

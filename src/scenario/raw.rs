@@ -126,6 +126,22 @@ pub struct RawIntent {
     /// Other entitlements for some tiers: `per_tier = [{ tiers = ["pro"], limit = 1000 }]`.
     #[serde(default)]
     pub per_tier: Vec<S<RawTierLimit>>,
+    /// Budgets of their own for some routes:
+    /// `per_route = [{ routes = ["/login"], limit = 5, window = "1m" }]`.
+    #[serde(default)]
+    pub per_route: Vec<S<RawRouteLimit>>,
+}
+
+/// One `[intent] per_route` entry as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRouteLimit {
+    pub routes: S<Vec<S<String>>>,
+    pub limit: S<i64>,
+    #[serde(default)]
+    pub window: Option<S<String>>,
+    #[serde(default)]
+    pub burst: Option<S<i64>>,
 }
 
 /// A key: `"ip"`, `["ip", "endpoint"]` or an identity table `{ identity = "xff", ... }`.

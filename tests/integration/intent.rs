@@ -229,6 +229,38 @@ fn a_bad_intent_names_file_line_and_field() {
             "intent.per_tier",
             "needs `per = \"client\"`",
         ),
+        (
+            "per_route = [{ routes = [\"/a*b\"], limit = 2 }]",
+            7,
+            "intent.per_route[0].routes[0]",
+            "is not a route pattern",
+        ),
+        (
+            "per_route = [{ routes = [], limit = 2 }]",
+            7,
+            "intent.per_route[0].routes",
+            "names no route",
+        ),
+        (
+            "per_route = [{ routes = [\"/login\"], limit = 0 }]",
+            7,
+            "intent.per_route[0].limit",
+            "must be at least 1",
+        ),
+        (
+            "per = \"ip\"\nper_route = [{ routes = [\"/login\"], limit = 5 }]",
+            8,
+            "intent.per_route",
+            "needs `per = \"client\"`",
+        ),
+        (
+            "per_route = [{ routes = [\"/login\"], limit = 5 }]\n[[traffic]]\nname = \"m\"\n\
+             kind = \"poisson\"\nrate = \"1/s\"\n\
+             endpoints = [{ path = \"/login\", weight = 1 }, { path = \"/items\", weight = 1 }]",
+            7,
+            "intent.per_route",
+            "source `m` mixes endpoints of different entries (`/login` and `/items`)",
+        ),
     ] {
         let path = write(
             dir.path(),
@@ -277,4 +309,61 @@ fn the_decision_log_names_the_client_and_the_source() {
     assert!(lines.next().unwrap().ends_with(",warning,client,source"));
     assert!(lines.next().unwrap().ends_with(",u0,phones"));
     assert_eq!(lines.nth(4).unwrap().split(',').nth(10), Some("u2"));
+}
+
+/// A budget of its own per (client, route): one user sends 3 requests to `/login` and 10 to
+/// `/items` in one minute, and a limiter of 1000/min admits all 13. `/login`'s budget of 2 holds
+/// 3 in its minute: exactly 1 violation, of the login source; the 10 others are within the
+/// base's 10. Without `per_route`, 13 in one minute against 10: 3 violations.
+#[test]
+fn a_route_of_its_own_budget_hand_count() {
+    let scenario = |intent: &str| {
+        format!(
+            r#"
+            name = "per route by hand"
+            duration = "1m"
+            algorithms = ["sliding_window_log"]
+            [policy]
+            limit = 1000
+            window = "1m"
+            key = "user"
+            [intent]
+            limit = 10
+            window = "1m"
+            {intent}
+            [[traffic]]
+            name = "login"
+            role = "legit"
+            kind = "constant"
+            user = "alice"
+            endpoint = "/login"
+            rate = "3/min"
+            [[traffic]]
+            name = "browse"
+            role = "legit"
+            kind = "constant"
+            user = "alice"
+            endpoint = "/items"
+            rate = "10/min"
+            "#
+        )
+    };
+    let r = run_toml(&scenario(
+        "per_route = [{ routes = [\"/login\"], limit = 2 }]",
+    ));
+    let a = by_name(&r, "sliding_window_log");
+    assert_eq!((a.offered, a.admitted), (13, 13));
+    assert_eq!(a.policy_violations, 1);
+    assert_eq!(
+        (
+            a.sources[0].policy_violations,
+            a.sources[1].policy_violations
+        ),
+        (1, 0)
+    );
+    assert_eq!((a.max_window_admitted, a.burst_factor), (3, 1.5));
+    assert_eq!(a.worst_window_key, "alice on /login");
+    let plain = run_toml(&scenario(""));
+    let p = by_name(&plain, "sliding_window_log");
+    assert_eq!((p.admitted, p.policy_violations), (13, 3));
 }

@@ -124,6 +124,25 @@ fn an_unstable_recommendation_is_counted_and_warned() {
         warnings.contains("sliding_window_log in 3, fixed_window in 2"),
         "{warnings}"
     );
+    // The run's own verdict (replicate 1 is the run) carries the same finding, structured.
+    let v = &json(&out.join("summary.json"))["verdict"];
+    let first = by[0];
+    assert_eq!(v["recommended"], first);
+    let chosen = by.iter().filter(|b| **b == first).count() as u64;
+    assert_eq!(v["stability"]["chosen"].as_u64(), Some(chosen));
+    assert_eq!(v["stability"]["of"], 10);
+    assert_eq!(v["stability"]["stable"], false);
+    let unstable: Vec<&Value> = (v["warnings"].as_array().unwrap().iter())
+        .filter(|w| w["kind"] == "unstable")
+        .collect();
+    assert_eq!(unstable.len(), 1, "{}", v["warnings"]);
+    let text = unstable[0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "The recommendation is not stable across seeds: {first} ranks first in {chosen} of 10 replicates"
+        )),
+        "{text}"
+    );
 }
 
 /// periodic_scraper.toml is built to flip: timed as Poisson, or at 30/min, its scraper makes
@@ -157,6 +176,28 @@ fn the_sensitivity_pass_names_the_inputs_that_flip() {
         "{stdout}"
     );
     assert!(stdout.contains("traffic.scraper.rate=90/min: still fixed_window"));
+    // summary.json's verdict: one `sensitive` warning per input that flips, no stability
+    // (one replicate), and the terminal's verdict says the same.
+    let v = &json(&out.join("summary.json"))["verdict"];
+    assert!(v.get("stability").is_none(), "{v}");
+    let sensitive: Vec<&str> = (v["warnings"].as_array().unwrap().iter())
+        .filter(|w| w["kind"] == "sensitive")
+        .map(|w| w["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sensitive,
+        [
+            "Input traffic.scraper.arrival flips the verdict at poisson (token_bucket instead of \
+             fixed_window): the recommendation depends on it.",
+            "Input traffic.scraper.rate flips the verdict at 30/min (token_bucket instead of \
+             fixed_window): the recommendation depends on it."
+        ]
+    );
+    let flat = stdout.replace("\n           ", " ");
+    assert!(
+        flat.contains("  warning: Input traffic.scraper.arrival flips the verdict at poisson"),
+        "{stdout}"
+    );
 }
 
 #[test]

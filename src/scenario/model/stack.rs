@@ -41,10 +41,7 @@ pub struct Route(pub String);
 
 impl Route {
     pub fn matches(&self, endpoint: &str) -> bool {
-        match self.0.strip_suffix('*') {
-            Some(prefix) => endpoint.starts_with(prefix),
-            None => self.0 == endpoint,
-        }
+        crate::policy::route_matches(&self.0, endpoint)
     }
 }
 

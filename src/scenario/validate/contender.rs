@@ -311,7 +311,7 @@ impl Ctx<'_> {
         }
     }
 
-    fn routes(&self, list: &[S<String>], field: &str) -> Result<Vec<Route>> {
+    pub(super) fn routes(&self, list: &[S<String>], field: &str) -> Result<Vec<Route>> {
         list.iter()
             .enumerate()
             .map(|(k, r)| {

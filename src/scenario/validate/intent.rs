@@ -4,9 +4,10 @@
 
 use super::ctx::{Ctx, Found};
 use crate::error::Result;
-use crate::metrics::{Entitlement, Intent, Per, TierEntitlement};
+use crate::metrics::{Entitlement, Intent, Per, RouteEntitlement, TierEntitlement};
 use crate::policy::Policy;
 use crate::scenario::raw::{RawIntent, RawKey, RawScenario, S};
+use crate::traffic::{Arrivals, SourceSpec};
 
 impl Ctx<'_> {
     /// `[intent]`, each field checked even when another is refused.
@@ -43,7 +44,9 @@ impl Ctx<'_> {
             window: window?,
             burst: burst?,
         };
-        let per_tier = found.ok(self.intent_tiers(i, base))?;
+        let per_tier = found.ok(self.intent_tiers(i, base));
+        let per_route =
+            found.ok(self.intent_routes(i, base, per_tier.as_ref().map_or(0, Vec::len)));
         if let (Some(Per::Key(_)), Some(first)) = (&per, i.per_tier.first()) {
             // A key has no tier: its clients may have several.
             found.ok::<()>(Err(self.err(
@@ -53,11 +56,107 @@ impl Ctx<'_> {
             )));
             return None;
         }
+        if let (Some(Per::Key(_)), Some(first)) = (&per, i.per_route.first()) {
+            found.ok::<()>(Err(self.err(
+                first.span(),
+                "intent.per_route",
+                "routes entitle real clients: needs `per = \"client\"`",
+            )));
+            return None;
+        }
         Some(Intent {
             base,
             per: per?,
-            per_tier,
+            per_tier: per_tier?,
+            per_route: per_route?,
         })
+    }
+
+    /// `per_route`: each entry's routes (patterns as a rule's `routes`) and entitlement
+    /// (window and burst default to the base's window and to its own limit); `tiers` entries
+    /// already hold some of the 254 bounds a judge tells apart.
+    fn intent_routes(
+        &self,
+        i: &RawIntent,
+        base: Entitlement,
+        tiers: usize,
+    ) -> Result<Vec<RouteEntitlement>> {
+        let mut out = Vec::new();
+        for (k, r) in i.per_route.iter().enumerate() {
+            let r = r.get_ref();
+            let rf = format!("intent.per_route[{k}]");
+            let routes = self.routes(r.routes.get_ref(), &format!("{rf}.routes"))?;
+            if routes.is_empty() {
+                return Err(self.err(
+                    r.routes.span(),
+                    &format!("{rf}.routes"),
+                    "names no route: give at least one path or prefix ending in `*`",
+                ));
+            }
+            let limit = self.count(&r.limit, &format!("{rf}.limit"), u32::MAX as u64)?;
+            let window_ns = match &r.window {
+                Some(w) => self.duration(w, &format!("{rf}.window"), true)?,
+                None => base.window,
+            };
+            let burst = match &r.burst {
+                Some(b) => self.count(b, &format!("{rf}.burst"), u32::MAX as u64)?,
+                None => limit,
+            };
+            out.push(RouteEntitlement {
+                routes: routes.into_iter().map(|r| r.0).collect(),
+                limit,
+                window_ns,
+                burst,
+            });
+        }
+        if tiers + out.len() > u8::MAX as usize - 1 {
+            return Err(self.err(
+                i.per_route[0].span(),
+                "intent.per_route",
+                format!("at most {} entries with per_tier's", u8::MAX - 1),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// With `per_route`, every source's requests must go to one entry (or none), since the
+    /// judge reads a request's route from its source: a replayed trace, whose endpoints are
+    /// only known per record, and an `endpoints` mix across entries are refused.
+    pub(super) fn intent_sources(
+        &self,
+        raw: &RawScenario,
+        intent: &Intent,
+        sources: &[SourceSpec],
+    ) -> Result<()> {
+        let Some(table) = raw.intent.as_ref().filter(|_| !intent.per_route.is_empty()) else {
+            return Ok(());
+        };
+        let span = table.get_ref().per_route[0].span();
+        for s in sources {
+            let pop = &s.population;
+            let why = if matches!(s.arrivals, Arrivals::Replay { .. }) {
+                "replays a trace, whose endpoints are known only per record".to_string()
+            } else if let Some((e, _)) = (pop.endpoints.iter())
+                .find(|(e, _)| intent.route_of(e) != intent.route_of(&pop.endpoint))
+            {
+                format!(
+                    "mixes endpoints of different entries (`{}` and `{e}`)",
+                    pop.endpoint
+                )
+            } else {
+                continue;
+            };
+            return Err(self.err(
+                span,
+                "intent.per_route",
+                format!(
+                    "source `{}` {why}: per_route judges a request by its source's endpoint, \
+                     so give each route its own source",
+                    s.name
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// `per`: `"client"`, or the policy's key (the figures then judge keys, as before).

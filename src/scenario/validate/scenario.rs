@@ -92,6 +92,13 @@ impl Ctx<'_> {
             return Err(found.into_error(self.path));
         };
         starting_at(&mut algorithms, start);
+        if found
+            .ok(self.intent_sources(&raw, &intent, &traffic))
+            .is_none()
+        {
+            self.expectation_syntax(raw.expect.as_ref(), &mut found);
+            return Err(found.into_error(self.path));
+        }
         let mut scenario = Scenario {
             name,
             description: description(&raw),
