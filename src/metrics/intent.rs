@@ -225,7 +225,7 @@ impl Bounds {
     }
 
     /// The bound of `id`.
-    #[inline]
+    #[inline(always)]
     pub fn of(&self, id: u32) -> Bound {
         if self.of_id.is_empty() {
             return self.base;
@@ -242,7 +242,7 @@ impl Bounds {
     }
 
     /// The longest window of any id.
-    #[inline]
+    #[inline(always)]
     pub fn longest(&self) -> Nanos {
         self.longest
     }
