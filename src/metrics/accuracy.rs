@@ -24,7 +24,7 @@ struct ExactLog {
 impl ExactLog {
     /// Whether the sliding window log admits a request of `key` (its log `log`) at `now`
     /// (and records it).
-    #[inline]
+    #[inline(always)]
     fn admits(&mut self, key: KeyId, log: &mut TimeLog, now: Nanos) -> bool {
         let b = self.bounds.of(key);
         let window = b.window;
@@ -86,7 +86,7 @@ impl Accuracy {
     /// One decision on `key`, whose exact log is `log`. `estimate` is the algorithm's estimate
     /// of the key's rolling count before it; `truth` gives the true count (asked only when
     /// there is an estimate). Returns whether the exact limiter admitted the request.
-    #[inline]
+    #[inline(always)]
     pub fn on_decision(
         &mut self,
         key: KeyId,

@@ -67,21 +67,21 @@ impl Bursts {
 
     /// Admissions in `(now−W, now]` so far of the key whose history is `h`: the true rolling
     /// count.
-    #[inline]
+    #[inline(always)]
     pub fn count_now(&self, key: KeyId, h: &mut History, now: Nanos) -> u64 {
         self.windows.count_now(key, h, now)
     }
 
     /// Judges the rejections whose windows have all ended by `now` (before anything at `now`
     /// is recorded), against the keys' `histories`.
-    #[inline]
+    #[inline(always)]
     pub fn judge_due(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
         self.windows.judge_due(histories, now);
     }
 
     /// A rejection of a request of `key` (history `h`) from `source`, with
     /// [`super::harm`] `flags`.
-    #[inline]
+    #[inline(always)]
     pub fn on_reject(&mut self, key: KeyId, h: &mut History, t: Nanos, source: u16, flags: u8) {
         self.windows.reject(key, h, t, source, flags);
     }

@@ -308,7 +308,7 @@ impl Bounds {
     }
 
     /// The bound of `id`.
-    #[inline]
+    #[inline(always)]
     pub fn of(&self, id: u32) -> Bound {
         if self.of_id.is_empty() {
             return self.base;
@@ -325,7 +325,7 @@ impl Bounds {
     }
 
     /// The longest window of any id.
-    #[inline]
+    #[inline(always)]
     pub fn longest(&self) -> Nanos {
         self.longest
     }

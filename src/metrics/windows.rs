@@ -38,7 +38,7 @@ pub(super) struct History {
 
 impl History {
     /// Admissions in `(now−W, now]`; `now` is at least the latest admission.
-    #[inline]
+    #[inline(always)]
     fn count_now(&mut self, now: Nanos, window: Nanos) -> u64 {
         while self.window_start < self.admitted.len()
             && self.admitted.get(self.window_start).saturating_add(window) <= now
@@ -102,7 +102,7 @@ impl Judge {
     }
 
     /// The bound of `key`.
-    #[inline]
+    #[inline(always)]
     pub fn bound(&self, key: KeyId) -> Bound {
         self.bounds.of(key)
     }
@@ -116,8 +116,22 @@ impl Judge {
     /// Judges the rejections whose windows have all ended by `now`, against the keys'
     /// `histories`. Called before anything at `now` is recorded, with times that never
     /// decrease.
-    #[inline]
+    // Inlined into every decision: the check alone, since a rejection is rarely due.
+    #[inline(always)]
     pub fn judge_due(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
+        let longest = self.bounds.longest();
+        if self
+            .pending
+            .front()
+            .is_some_and(|&(t, ..)| t.saturating_add(longest) <= now)
+        {
+            self.judge_pending(histories, now);
+        }
+    }
+
+    /// [`Judge::judge_due`]'s work, once something is due.
+    #[inline(never)]
+    fn judge_pending(&mut self, histories: &mut (impl Parts<History> + ?Sized), now: Nanos) {
         let longest = self.bounds.longest();
         while let Some(&(t, key, source, flags)) = self.pending.front() {
             if t.saturating_add(longest) > now {
@@ -137,7 +151,7 @@ impl Judge {
     }
 
     /// Admissions of `key` (history `h`) in `(now−W, now]` so far (`now` never decreases).
-    #[inline]
+    #[inline(always)]
     pub fn count_now(&self, key: KeyId, h: &mut History, now: Nanos) -> u64 {
         h.count_now(now, self.bounds.of(key).window)
     }
@@ -159,7 +173,7 @@ impl Judge {
 
     /// Records a rejection of `key` (history `h`) at `t` (what was due by `t` judged), of a
     /// request of `source` with [`super::harm`] `flags`.
-    #[inline]
+    #[inline(always)]
     pub fn reject(&mut self, key: KeyId, h: &mut History, t: Nanos, source: u16, flags: u8) {
         // A full window ending at t settles it: admitting one more would exceed the limit.
         let b = self.bounds.of(key);
@@ -220,7 +234,7 @@ impl KeyWindows {
     }
 
     /// Records a rejection at `t`.
-    #[inline]
+    #[inline(always)]
     pub fn reject(&mut self, key: KeyId, t: Nanos) {
         self.judge.judge_due(self.keys.as_mut_slice(), t);
         let h = super::dense::slot(&mut self.keys, key);
