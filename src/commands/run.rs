@@ -108,17 +108,21 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     }
     if let Some(out) = &o.out {
         let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
-        let more = replicated.as_ref().map(|r| r.blocks()).unwrap_or_default();
-        let files = replicated.as_ref().map(|r| r.files()).unwrap_or_default();
+        let additions = replicated
+            .as_ref()
+            .map(|r| report::Additions {
+                blocks: r.blocks(),
+                files: r.files(),
+            })
+            .unwrap_or_default();
         report::write_outputs(
             out,
             &scenario,
             &report,
             &provenance,
             &observations,
-            more,
-            files,
             &verdict,
+            additions,
         )?;
     }
     if let Some(log) = &log {

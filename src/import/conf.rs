@@ -202,8 +202,8 @@ fn parse_block(
         ));
     }
     if nested {
-        let line = tokens.iter().rev().find_map(|t| match t {
-            Token::Word(_, l) | Token::Semicolon(l) | Token::Open(l) | Token::Close(l) => Some(*l),
+        let line = tokens.iter().next_back().map(|t| match t {
+            Token::Word(_, l) | Token::Semicolon(l) | Token::Open(l) | Token::Close(l) => *l,
         });
         return Err(config_error(
             file,

@@ -165,9 +165,16 @@ impl<'a> Summary<'a> {
     }
 }
 
+/// What a later layer adds to `--out` (the replicates'): report sections and files.
+#[derive(Default)]
+pub struct Additions {
+    pub blocks: Vec<document::Block>,
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
 /// Writes every output file of `--out DIR`: `summary.json`, `summary.csv`, `timeseries.csv`,
 /// `delays.csv`, `throughput.json`, the charts in `charts/`, `report.md` and `report.html`, then
-/// `extra` (files of later layers: the replicates'), then `.rlsim-manifest` listing them all (see
+/// `additions`' files (a later layer's: the replicates'), then `.rlsim-manifest` listing them all (see
 /// `manifest.rs`: the files of an earlier run there are removed). Everything is rendered, then
 /// written under temporary names, before any file appears ([`crate::output::Batch`]): a chart
 /// error or a full disk leaves the directory as an earlier run left it.
@@ -179,15 +186,14 @@ pub fn write_outputs(
     report: &RunReport,
     provenance: &Provenance,
     observations: &[crate::observe::Observation],
-    more: Vec<document::Block>,
-    extra: Vec<(String, Vec<u8>)>,
     verdict: &Verdict,
+    additions: Additions,
 ) -> Result<()> {
     let mut charts = charts::all(scenario, &report.algorithms)?;
     charts.extend(charts::observed(scenario, observations)?);
     let mut blocks = observed::blocks(observations);
     // Sections of later layers (the replicates': `crate::replicate::render::blocks`).
-    blocks.extend(more);
+    blocks.extend(additions.blocks);
     let (markdown, html) = reports(
         scenario,
         &report.algorithms,
@@ -223,7 +229,7 @@ pub fn write_outputs(
     );
     files.push(("report.md".into(), markdown.into_bytes()));
     files.push(("report.html".into(), html.into_bytes()));
-    files.extend(extra);
+    files.extend(additions.files);
     let mut batch = Batch::new();
     for (name, bytes) in &files {
         batch.add(&dir.join(name), bytes)?;

@@ -103,7 +103,7 @@ fn two_inherited_zones_refuse_exactly_the_hand_counted_requests() {
             .as_array()
             .expect("sources")
             .iter()
-            .find(|x| x["source"] == source)
+            .find(|x| x["name"] == source)
             .map(|x| x["rejected"].clone())
             .unwrap_or_else(|| panic!("no source {source}: {}", api["sources"]))
     };
@@ -197,7 +197,7 @@ fn a_delaying_zone_delays_by_the_excess_and_refuses_past_the_burst() {
     let conf = repo().join("scenarios/configs/nginx/delay.conf");
     let scenario = format!(
         "name = \"delay\"\nduration = \"1s\"\n[policy]\nlimit = 2\nwindow = \"1s\"\nkey = \"ip\"\n\
-         [[contender]]\nname = \"www\"\nimport = \"{}\"\n\
+         [[contender]]\nname = \"www\"\nimport = \"{}\"\nlocation = \"/\"\n\
          [[traffic]]\nname = \"c\"\nkind = \"bursts\"\ncount = 10\nevery = \"10s\"\nip = \"198.51.100.1\"\nendpoint = \"/\"\n",
         conf.display()
     );

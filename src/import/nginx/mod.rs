@@ -28,7 +28,8 @@ pub(crate) struct Zone {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Delay {
     All,
-    NoDelay,
+    /// `nodelay`.
+    Never,
     First(u64),
 }
 
@@ -179,7 +180,7 @@ fn plain(name: &str) -> String {
 
 /// The locations a server decides requests by, with the server's own level as `/` when no
 /// location `/` catches the requests no location takes (nginx then uses the server's).
-fn locations<'a>(server: &'a Server, select: &Selection) -> Result<Vec<Location>> {
+fn locations(server: &Server, select: &Selection) -> Result<Vec<Location>> {
     let mut out: Vec<Location> = server.locations.clone();
     if let Some(uri) = &select.location {
         out.retain(|l| &l.uri == uri || l.pattern.path() == uri);

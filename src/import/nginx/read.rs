@@ -288,7 +288,7 @@ fn limit(d: &Directive) -> Result<Limit> {
         } else if let Some(v) = a.strip_prefix("delay=") {
             l.delay = Delay::First(num(v, "delay")?);
         } else if a == "nodelay" {
-            l.delay = Delay::NoDelay;
+            l.delay = Delay::Never;
         } else {
             return Err(d.error(format!("invalid parameter \"{a}\"")));
         }

@@ -129,7 +129,7 @@ pub(super) fn rules(
         profile.insert("burst".into(), (first.burst as i64).into());
         match first.delay {
             Delay::All => {}
-            Delay::NoDelay => {
+            Delay::Never => {
                 profile.insert("nodelay".into(), true.into());
             }
             Delay::First(n) => {
@@ -182,7 +182,7 @@ fn burst_note(l: &Limit, rate: (u64, bool), text: &str) -> String {
         Delay::All => {
             format!("{served}: with no burst, a second request inside {spacing_ms} ms is refused")
         }
-        Delay::NoDelay => format!(
+        Delay::Never => format!(
             "{served} without delay (nodelay), but the slots still free only one per {spacing_ms} ms"
         ),
         Delay::First(n) => {

@@ -100,7 +100,7 @@ impl Matcher {
         (self.routes.is_empty() || self.routes.iter().any(|r| r.matches(f.endpoint)))
             && !self.skip.iter().any(|r| r.matches(f.endpoint))
             && self.signed_in.is_none_or(|s| s == f.signed_in())
-            && self.has_api_key.is_none_or(|h| h == !f.api_key.is_empty())
+            && self.has_api_key.is_none_or(|h| h != f.api_key.is_empty())
             && self
                 .tiers
                 .as_ref()

@@ -149,7 +149,7 @@ fn date_time(date: &str, time: &str) -> Option<u64> {
             .num_days(),
     )
     .ok()?;
-    Some(((days * 86_400) + h * 3600 + min * 60 + s).checked_mul(NANOS_PER_SEC)?)
+    ((days * 86_400) + h * 3600 + min * 60 + s).checked_mul(NANOS_PER_SEC)
 }
 
 #[cfg(test)]
