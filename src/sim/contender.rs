@@ -356,9 +356,11 @@ impl StackGate<'_> {
     }
 
     /// The stack's decision on a request some rule applies to (its keys in `keys_now`).
-    fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
-        let now = a.time;
-        let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
+    /// Decides the applying rules (`applies`, one bit per rule) by the stack's `commit`: the
+    /// refusing rule and its decision, or `None` with every rule's decision in `decisions`.
+    #[inline]
+    fn commit_rules(&mut self, now: Nanos, applies: u64) -> Option<(usize, Decision)> {
+        let applying = (0..self.rules.len()).filter(|i| applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
         match self.stack.commit {
@@ -393,6 +395,13 @@ impl StackGate<'_> {
                 }
             }
         }
+        refused
+    }
+
+    fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
+        let now = a.time;
+        let refused = self.commit_rules(now, known.applies);
+        let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.note_memory();
         if let Some((r, d)) = refused {
             for i in applying {

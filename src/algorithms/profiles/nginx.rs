@@ -350,8 +350,18 @@ mod tests {
         ])
         .unwrap_err();
         assert_eq!(e.param.as_deref(), Some("delay"));
+        // `burst=0` is nginx's own default (a `limit_req` without `burst=`): accepted, and the
+        // second request in the same millisecond is refused, exactly as without the parameter.
+        let zero = nginx(&[
+            ("burst", ParamValue::Int(0)),
+            ("nodelay", ParamValue::Bool(true)),
+        ])
+        .unwrap();
+        let mut st = zero.new_state(0);
+        assert!(zero.decide(&mut st, 0).outcome.is_admitted());
+        assert!(!zero.decide(&mut st, 0).outcome.is_admitted());
         assert_eq!(
-            nginx(&[("burst", ParamValue::Int(0))])
+            nginx(&[("burst", ParamValue::Int(-1))])
                 .unwrap_err()
                 .param
                 .as_deref(),

@@ -82,31 +82,7 @@ pub(super) fn rules(
                 format!("unknown limit_req_zone \"{z}\""),
             ));
         };
-        for (loc, l) in &users[1..] {
-            if l.burst != first.burst || l.delay != first.delay {
-                return Err(conf_error_at(
-                    &l.at,
-                    "limit_req",
-                    format!(
-                        "zone `{z}` is applied with another burst or delay in location `{}` than in location `{}`: nginx keeps one state per zone, rlsim one per rule; import one location (--location)",
-                        loc.uri, first_loc.uri
-                    ),
-                ));
-            }
-            if loc.level.real_from != first_loc.level.real_from
-                || loc.level.real_header != first_loc.level.real_header
-                || loc.level.real_recursive != first_loc.level.real_recursive
-            {
-                return Err(conf_error_at(
-                    &loc.at,
-                    "set_real_ip_from",
-                    format!(
-                        "zone `{z}` is keyed under other real_ip settings in location `{}` than in location `{}`; import one location (--location)",
-                        loc.uri, first_loc.uri
-                    ),
-                ));
-            }
-        }
+        same_everywhere(z, &users)?;
         let mine: Vec<&Location> = users.iter().map(|(l, _)| *l).collect();
         let k = key::rule_key(zone, &first_loc.level, http)?;
         let mut fields: Fields = vec![
@@ -123,20 +99,8 @@ pub(super) fn rules(
         if k.needs_api_key {
             fields.push(("has_api_key".into(), true.into()));
         }
-        let mut profile = toml::Table::new();
         let rate = format!("{}r/{}", zone.rate.0, if zone.rate.1 { "m" } else { "s" });
-        profile.insert("rate".into(), rate.clone().into());
-        profile.insert("burst".into(), (first.burst as i64).into());
-        match first.delay {
-            Delay::All => {}
-            Delay::Never => {
-                profile.insert("nodelay".into(), true.into());
-            }
-            Delay::First(n) => {
-                profile.insert("delay".into(), (n as i64).into());
-            }
-        }
-        fields.push(("profile".into(), toml::Value::Table(profile)));
+        fields.push(("profile".into(), profile_table(first, &rate)));
         let used: Vec<String> = users
             .iter()
             .map(|(loc, l)| format!("location `{}` ({})", loc.uri, l.at))
@@ -162,6 +126,55 @@ pub(super) fn rules(
         });
     }
     Ok(out)
+}
+
+/// Refuses a zone its locations apply differently: nginx keeps one state per zone, rlsim one per
+/// rule, so only one burst, delay and real_ip reading can be modelled.
+fn same_everywhere(z: &str, users: &[(&Location, &Limit)]) -> Result<()> {
+    let (first_loc, first) = users[0];
+    for (loc, l) in &users[1..] {
+        if l.burst != first.burst || l.delay != first.delay {
+            return Err(conf_error_at(
+                &l.at,
+                "limit_req",
+                format!(
+                    "zone `{z}` is applied with another burst or delay in location `{}` than in location `{}`: nginx keeps one state per zone, rlsim one per rule; import one location (--location)",
+                    loc.uri, first_loc.uri
+                ),
+            ));
+        }
+        if loc.level.real_from != first_loc.level.real_from
+            || loc.level.real_header != first_loc.level.real_header
+            || loc.level.real_recursive != first_loc.level.real_recursive
+        {
+            return Err(conf_error_at(
+                &loc.at,
+                "set_real_ip_from",
+                format!(
+                    "zone `{z}` is keyed under other real_ip settings in location `{}` than in location `{}`; import one location (--location)",
+                    loc.uri, first_loc.uri
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `nginx-limit-req` profile's own parameters of one `limit_req`.
+fn profile_table(first: &Limit, rate: &str) -> toml::Value {
+    let mut profile = toml::Table::new();
+    profile.insert("rate".into(), rate.into());
+    profile.insert("burst".into(), (first.burst as i64).into());
+    match first.delay {
+        Delay::All => {}
+        Delay::Never => {
+            profile.insert("nodelay".into(), true.into());
+        }
+        Delay::First(n) => {
+            profile.insert("delay".into(), (n as i64).into());
+        }
+    }
+    toml::Value::Table(profile)
 }
 
 /// What `burst` and `nodelay`/`delay` mean, in numbers.

@@ -121,9 +121,18 @@ impl Ctx<'_> {
             backtest_model: None,
         };
         scenario.backtest_model = found.ok(self.backtest_model(&raw, &scenario)).flatten();
-        // Metric and source names are checked against the scenario itself, so this comes last.
+        self.checked_against_itself(&raw, scenario, found)
+    }
+
+    /// The parts checked against the scenario itself (metric and source names), so last.
+    fn checked_against_itself(
+        &self,
+        raw: &RawScenario,
+        mut scenario: Scenario,
+        mut found: Found,
+    ) -> Result<Scenario> {
         let expectations = self.expectations(raw.expect.as_ref(), &scenario, &mut found);
-        let goals = self.goals(&raw, &scenario, &mut found);
+        let goals = self.goals(raw, &scenario, &mut found);
         match (expectations, goals) {
             (Some(e), Some(g)) if found.is_empty() => {
                 scenario.expectations = e;
