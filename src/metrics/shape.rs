@@ -32,6 +32,10 @@ impl Features {
             }
             // nginx's default `limit_req_status`, every contender's unless it says otherwise.
             report.refuse_status.get_or_insert(503);
+        } else {
+            // Without stacked contenders no row carries it (a deployed single contender would
+            // otherwise be the one row with the column).
+            report.refuse_status = None;
         }
         if self.dry_runs {
             report.would_refuse.get_or_insert(0);

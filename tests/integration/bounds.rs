@@ -262,7 +262,11 @@ fn a_one_line_trace_looped_a_million_times_is_replayed() {
         .code(0);
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text.lines().count(), 1_000_001);
-    assert!(text.lines().skip(1).all(|l| l == "0,10.0.0.1,,,,a,legit"));
+    assert!(
+        text.lines()
+            .skip(1)
+            .all(|l| l == "0,10.0.0.1,,,,a,legit,GET,,,")
+    );
 }
 
 #[test]

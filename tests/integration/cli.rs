@@ -15,6 +15,8 @@ struct Intent {
     burst: u64,
     per: String,
     per_tier: Vec<serde_json::Value>,
+    #[serde(default)]
+    per_route: Vec<serde_json::Value>,
     text: String,
 }
 
@@ -337,6 +339,7 @@ fn boundary_scenario_writes_every_output() {
     );
     assert_eq!(summary.intent.per, "client");
     assert!(summary.intent.per_tier.is_empty());
+    assert!(summary.intent.per_route.is_empty());
     assert_eq!(summary.intent.text, "100 per 1m per client");
     assert_boundary_verdict(&summary.verdict);
     let fw = &summary.algorithms[0];

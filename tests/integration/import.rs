@@ -207,7 +207,7 @@ fn a_delaying_zone_delays_by_the_excess_and_refuses_past_the_burst() {
     assert_eq!(www["allowed"], 1);
     assert_eq!(www["delayed"], 4);
     assert_eq!(www["rejected"], 5);
-    assert_eq!(www["delay_max_ns"], 2_000_000_000u64);
+    assert_eq!(www["roles"]["legit_delay_max_ns"], 2_000_000_000u64);
 }
 
 /// map_exempt.conf: the geo's 192.0.2.10 maps to an empty key, never limited; another address

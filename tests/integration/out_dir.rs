@@ -30,6 +30,17 @@ fn listing(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Every file under `dir` with its bytes, by relative path.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    listing(dir)
+        .into_iter()
+        .map(|f| {
+            let bytes = std::fs::read(dir.join(&f)).unwrap();
+            (f, bytes)
+        })
+        .collect()
+}
+
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for e in std::fs::read_dir(dir).unwrap() {
@@ -117,13 +128,7 @@ fn a_run_that_fails_while_writing_leaves_the_earlier_outputs_whole() {
     run("retry_storm.toml", &out);
     std::fs::remove_file(out.join("report.html")).unwrap();
     std::fs::create_dir(out.join("report.html")).unwrap();
-    let before: Vec<(String, Vec<u8>)> = listing(&out)
-        .into_iter()
-        .map(|f| {
-            let bytes = std::fs::read(out.join(&f)).unwrap();
-            (f, bytes)
-        })
-        .collect();
+    let before = contents(&out);
     let failed = rlsim()
         .arg("run")
         .arg(repo().join("scenarios/boundary.toml"))
@@ -134,13 +139,7 @@ fn a_run_that_fails_while_writing_leaves_the_earlier_outputs_whole() {
         .failure();
     let stderr = String::from_utf8_lossy(&failed.get_output().stderr).to_string();
     assert!(stderr.contains("report.html"), "{stderr}");
-    let after: Vec<(String, Vec<u8>)> = listing(&out)
-        .into_iter()
-        .map(|f| {
-            let bytes = std::fs::read(out.join(&f)).unwrap();
-            (f, bytes)
-        })
-        .collect();
+    let after = contents(&out);
     assert_eq!(
         after.iter().map(|(f, _)| f).collect::<Vec<_>>(),
         before.iter().map(|(f, _)| f).collect::<Vec<_>>()

@@ -107,8 +107,11 @@ fn by_json(line: &str) -> Option<TraceFormat> {
         TraceFormat::NginxJson
     } else if has("start_time") || has("START_TIME") || has("response_flags") {
         TraceFormat::EnvoyJson
-    } else {
+    } else if has("time") {
         TraceFormat::Jsonl
+    } else {
+        // Nothing names a format (`{}`, a HAR without `log`): the extension decides.
+        return None;
     })
 }
 

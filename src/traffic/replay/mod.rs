@@ -705,28 +705,8 @@ pub(crate) fn field_index(field: KeyField) -> usize {
 
 #[cfg(test)]
 mod production_tests {
+    use super::tests_common::outcomes as read_all;
     use super::*;
-
-    /// Every outcome of reading `text` as `format`: records, or bad lines by their message.
-    fn read_all(format: TraceFormat, text: &str) -> Vec<std::result::Result<Record, String>> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t");
-        std::fs::write(&path, text).unwrap();
-        let options = ReplayOptions {
-            format,
-            ..ReplayOptions::default()
-        };
-        let mut reader = open(&path, None, &options).unwrap();
-        let mut out = Vec::new();
-        loop {
-            let mut rec = Record::default();
-            match reader.read(&mut rec).unwrap() {
-                Outcome::Record => out.push(Ok(rec)),
-                Outcome::Eof => return out,
-                Outcome::Bad(e) => out.push(Err(e.to_string())),
-            }
-        }
-    }
 
     fn decided(
         out: &[std::result::Result<Record, String>],
