@@ -273,6 +273,10 @@ fn every_documented_example_runs() {
     let dir = tempfile::tempdir().unwrap();
     let scenarios = dir.path().join("scenarios");
     copy_dir(&repo().join("scenarios/data"), &scenarios.join("data"));
+    copy_dir(
+        &repo().join("scenarios/configs"),
+        &scenarios.join("configs"),
+    );
     for example in &examples {
         for word in example.command.split_whitespace() {
             if let Some(name) = word.strip_prefix("scenarios/")
