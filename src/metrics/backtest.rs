@@ -9,10 +9,42 @@
 //! as a replay interns new ones (like the recorder's own entries), the kept instants are a
 //! bounded list.
 
-use crate::algorithms::{Decision, Outcome, Params};
+use crate::algorithms::{Decision, KeyId, Outcome, Params};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, KeySpace, ROUTES, Verdict};
 use serde::Serialize;
+
+/// The likely cause of a disagreement at `t` (see [`Cause`]), from the states of the keys
+/// that decided it just before, with their limiters' windows.
+fn cause(
+    keys: &[KeyState],
+    windows: impl Iterator<Item = Nanos>,
+    t: Nanos,
+    verdict: Verdict,
+    decision: &Decision,
+) -> Cause {
+    let edge = match decision.outcome {
+        Outcome::Reject { retry_after } => retry_after <= MS,
+        _ => keys
+            .iter()
+            .any(|k| k.edge > 0 && t + 1 >= k.edge && t + 1 - k.edge <= MS),
+    };
+    if edge {
+        Cause::SlotEdge
+    } else if keys.iter().any(|k| within(t, k.prev, MS)) {
+        Cause::LogOrder
+    } else if verdict.delayed() || keys.iter().any(|k| k.prev_delayed) {
+        Cause::DelayedTime
+    } else if keys
+        .iter()
+        .zip(windows)
+        .any(|(k, w)| k.disagreed > 0 && t.saturating_sub(k.disagreed - 1) < w)
+    {
+        Cause::AfterEarlier
+    } else {
+        Cause::Unexplained
+    }
+}
 
 /// One millisecond: nginx's clock tick, and the log's resolution.
 const MS: Nanos = 1_000_000;
@@ -62,8 +94,9 @@ impl Cells {
 /// Why a disagreement most likely happened, the first that applies in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
-    /// Within 1 ms of the slot edge the contender's rate implies: the contender refused with a
-    /// retry after of at most 1 ms, or admitted at most 1 ms after its key's next slot opened.
+    /// Within 1 ms of a slot edge: the contender refused with a retry after of at most 1 ms, or
+    /// admitted at most 1 ms after the moment its key would next admit (as a peek just after
+    /// the key's previous decision said; for a stack, any deciding rule's key).
     /// nginx decides on its own millisecond clock, `$msec` is the wall clock rounded apart.
     SlotEdge,
     /// Another request of the same key was logged within 1 ms before: the log's order within
@@ -138,15 +171,52 @@ struct Kept {
 
 pub struct Backtest {
     refuse_status: u16,
-    /// The contender's slot: its window over its limit.
-    slot: Nanos,
-    window: Nanos,
     cells: Cells,
     routes: [Cells; ROUTES],
     clients: Vec<[u32; 4]>,
-    keys: Vec<KeyState>,
+    /// The deciding keys' states: the policy key's (table 0), then each stack rule's.
+    tables: Vec<Table>,
+    /// The deciding keys' states before the request being tallied (reused).
+    before: Vec<KeyState>,
     causes: [u64; Cause::ALL.len()],
     kept: Vec<Kept>,
+}
+
+/// The keys of one limiter: the contender's (under the policy key) or one stack rule's.
+#[derive(Debug, Clone, Default)]
+struct Table {
+    window: Nanos,
+    keys: Vec<KeyState>,
+}
+
+impl Table {
+    fn of(params: Params) -> Table {
+        Table {
+            window: params.window,
+            keys: Vec::new(),
+        }
+    }
+}
+
+/// A stack rule's decision on one of its keys: the rule's index among the stack's, the key, the
+/// decision, and when the key next admits just after it (0: it has room; computed only for
+/// requests production decided).
+pub type RuleDecision = (usize, KeyId, Decision, Nanos);
+
+/// The keys that decided a request, for the back-test's causes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deciders<'a> {
+    /// A stack's rules that decided: the refusing one (after any it charged), or every one
+    /// charged; empty: one limiter under the policy key decided.
+    pub rules: &'a [RuleDecision],
+    /// When the policy key next admits, just after the decision (0: it has room); for one
+    /// limiter under the policy key.
+    pub opens_at: Nanos,
+}
+
+/// The time since `mark` (a time + 1, 0: none) is at most `span`.
+fn within(t: Nanos, mark: Nanos, span: Nanos) -> bool {
+    mark > 0 && t.saturating_sub(mark - 1) <= span
 }
 
 impl Backtest {
@@ -155,26 +225,37 @@ impl Backtest {
     pub fn new(refuse_status: u16) -> Backtest {
         Backtest {
             refuse_status,
-            slot: 0,
-            window: 0,
             cells: Cells::default(),
             routes: [Cells::default(); ROUTES],
             clients: Vec::new(),
-            keys: Vec::new(),
+            tables: vec![Table::default()],
+            before: Vec::new(),
             causes: [0; Cause::ALL.len()],
             kept: Vec::with_capacity(KEPT_DISAGREEMENTS),
         }
     }
 
-    /// The contender's parameters, which place its slot edges.
+    /// The contender's parameters (its window bounds how long a disagreement is followed).
     pub fn set_params(&mut self, params: Params) {
-        self.slot = params.window / params.limit.max(1);
-        self.window = params.window;
+        self.tables[0] = Table::of(params);
+    }
+
+    /// A stack's rules' parameters, in order: its rules' keys then decide, each followed over
+    /// its own window (a disagreement on a key every client shares is judged on that key).
+    pub fn set_rule_params(&mut self, rules: &[Params]) {
+        self.tables.truncate(1);
+        self.tables.extend(rules.iter().map(|&p| Table::of(p)));
     }
 
     /// One decision on a request production decided too.
     #[inline]
-    pub fn on_decision(&mut self, a: &Arrival, verdict: Verdict, decision: &Decision) {
+    pub fn on_decision(
+        &mut self,
+        a: &Arrival,
+        verdict: Verdict,
+        decision: &Decision,
+        deciders: Deciders<'_>,
+    ) {
         let production = verdict.refused(self.refuse_status);
         let contender = !decision.outcome.is_admitted();
         let route = a.logged.route();
@@ -183,22 +264,35 @@ impl Backtest {
         let client = grow(&mut self.clients, a.client as usize);
         client[usize::from(production) * 2 + usize::from(contender)] += 1;
         let t = a.time;
-        let key = *grow(&mut self.keys, a.key as usize);
-        let mut state = key;
-        if let Some(i) = key.pending
-            && key.prev > 0
-            && t - (key.prev - 1) <= MS
-        {
-            self.rename(i as usize, Cause::LogOrder);
+        let policy = [(0, a.key, *decision, deciders.opens_at)];
+        let (deciders, offset) = match deciders.rules.is_empty() {
+            true => (&policy[..], 0),
+            false => (deciders.rules, 1),
+        };
+        self.before.clear();
+        for &(r, key, ..) in deciders {
+            let state = *grow(&mut self.tables[r + offset].keys, key as usize);
+            self.before.push(state);
         }
-        state.pending = None;
-        if production != contender {
-            let cause = self.cause(&key, t, verdict, decision);
+        for j in 0..self.before.len() {
+            let state = self.before[j];
+            if let Some(i) = state.pending
+                && within(t, state.prev, MS)
+            {
+                self.rename(i as usize, Cause::LogOrder);
+            }
+        }
+        let mut pending = None;
+        let disagreed = production != contender;
+        if disagreed {
+            let windows = deciders
+                .iter()
+                .map(|&(r, ..)| self.tables[r + offset].window);
+            let cause = cause(&self.before, windows, t, verdict, decision);
             self.causes[cause as usize] += 1;
-            state.disagreed = t + 1;
             if self.kept.len() < KEPT_DISAGREEMENTS {
                 if cause == Cause::Unexplained {
-                    state.pending = Some(self.kept.len() as u32);
+                    pending = Some(self.kept.len() as u32);
                 }
                 self.kept.push(Kept {
                     time: t,
@@ -209,32 +303,23 @@ impl Backtest {
                 });
             }
         }
-        state.prev = t + 1;
-        state.prev_delayed = verdict.delayed();
-        state.edge = match decision.outcome {
-            Outcome::Reject { retry_after } => t.saturating_add(retry_after) + 1,
-            _ if decision.remaining == 0 => t.saturating_add(self.slot) + 1,
-            _ => 0,
-        };
-        self.keys[a.key as usize] = state;
-    }
-
-    /// The likely cause of a disagreement at `t` (see [`Cause`]).
-    fn cause(&self, key: &KeyState, t: Nanos, verdict: Verdict, decision: &Decision) -> Cause {
-        let edge = match decision.outcome {
-            Outcome::Reject { retry_after } => retry_after <= MS,
-            _ => key.edge > 0 && t + 1 >= key.edge && t + 1 - key.edge <= MS,
-        };
-        if edge {
-            Cause::SlotEdge
-        } else if key.prev > 0 && t - (key.prev - 1) <= MS {
-            Cause::LogOrder
-        } else if verdict.delayed() || key.prev_delayed {
-            Cause::DelayedTime
-        } else if key.disagreed > 0 && t - (key.disagreed - 1) < self.window {
-            Cause::AfterEarlier
-        } else {
-            Cause::Unexplained
+        for (j, &(r, key, d, opens_at)) in deciders.iter().enumerate() {
+            let table = &mut self.tables[r + offset];
+            table.keys[key as usize] = KeyState {
+                prev: t + 1,
+                prev_delayed: verdict.delayed(),
+                edge: match d.outcome {
+                    Outcome::Reject { retry_after } => t.saturating_add(retry_after) + 1,
+                    _ if opens_at > 0 => opens_at + 1,
+                    _ => 0,
+                },
+                disagreed: if disagreed {
+                    t + 1
+                } else {
+                    self.before[j].disagreed
+                },
+                pending,
+            };
         }
     }
 

@@ -31,7 +31,8 @@ mod timelog;
 mod windows;
 
 pub use backtest::{
-    BacktestDisagreement, BacktestReport, BacktestRow, Cause, KEPT_DISAGREEMENTS, TOP_CLIENTS,
+    BacktestDisagreement, BacktestReport, BacktestRow, Cause, Deciders, KEPT_DISAGREEMENTS,
+    RuleDecision, TOP_CLIENTS,
 };
 pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};

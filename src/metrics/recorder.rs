@@ -14,7 +14,7 @@
 //! admitted when they are released, since that is when they reach the backend.
 
 use super::accuracy::Accuracy;
-use super::backtest::Backtest;
+use super::backtest::{Backtest, Deciders};
 use super::burst::Bursts;
 use super::counts::SourceCounts;
 use super::delays::Delays;
@@ -119,6 +119,11 @@ impl Recorder {
         self.backtest.set_params(params);
     }
 
+    /// A stack's rules' parameters, in order (the back-test judges each rule's keys).
+    pub fn set_rule_params(&mut self, rules: &[Params]) {
+        self.backtest.set_rule_params(rules);
+    }
+
     /// Makes room for the keys and clients `keys` holds already (a synthetic source interns
     /// all of its clients before the run): the per-key entries then never move while the run
     /// fills them, instead of being copied at every doubling. Changes no figure.
@@ -156,6 +161,7 @@ impl Recorder {
         decision: &Decision,
         estimate: Option<f64>,
         shared: Option<bool>,
+        deciders: Deciders<'_>,
     ) {
         let t = a.time;
         let legit = self.roles[a.source as usize] == Role::Legit;
@@ -213,7 +219,7 @@ impl Recorder {
         if let Some(verdict) = a.logged.verdict()
             && !retry
         {
-            self.backtest.on_decision(a, verdict, decision);
+            self.backtest.on_decision(a, verdict, decision, deciders);
         }
         match outcome {
             Outcome::Allow => {

@@ -6,7 +6,7 @@
 //! how much of production it reproduces, with the causes of the rest. Then the what-if: for each
 //! other contender, who it would have served or refused differently, by client and by route.
 
-use super::document::Block;
+use super::document::{Block, plain};
 use crate::metrics::{AlgorithmReport, BacktestReport, BacktestRow, Cause};
 use crate::scenario::Scenario;
 use crate::time::format_duration;
@@ -107,7 +107,7 @@ pub fn lines(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> String {
     let mut out = String::from("\nback-test against production (docs/backtest.md):\n");
     let width = super::table::WIDTH;
     out.push_str(&super::table::wrap(
-        &format!("  {}", calibration(model, mb)),
+        &format!("  {}", plain(&calibration(model, mb))),
         width,
         "    ",
     ));
@@ -120,7 +120,7 @@ pub fn lines(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> String {
     }
     for (a, b) in others {
         out.push_str(&super::table::wrap(
-            &format!("  {}", what_if(a, b)),
+            &format!("  {}", plain(&what_if(a, b))),
             width,
             "    ",
         ));

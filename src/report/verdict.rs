@@ -135,7 +135,14 @@ pub struct Warning {
     pub kind: WarningKind,
     /// The contender it is about.
     pub contender: String,
+    /// Plain text in JSON and on the terminal; the reports render its inline Markdown
+    /// (an imported file's directives in code).
+    #[serde(serialize_with = "serialize_plain")]
     pub text: String,
+}
+
+fn serialize_plain<S: serde::Serializer>(text: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&plain(text))
 }
 
 /// What a warning is about.
@@ -657,7 +664,7 @@ impl Verdict {
         }
         for w in &self.warnings {
             out.push_str(&wrap(
-                &format!("  warning: {}", w.text),
+                &format!("  warning: {}", plain(&w.text)),
                 width,
                 "           ",
             ));

@@ -6,13 +6,13 @@
 //! keys it its own way. What a rule needs to know of a request (route, user, tier, bypass) is
 //! worked out once per identity and source, not per request.
 
-use super::engine::{Capture, Detail, Gate};
+use super::engine::{Capture, Detail, Gate, opening};
 use super::harness::{ARRIVAL_CAPTURE_LIMIT, Captured, Contest, Setup, time_gate};
 use crate::algorithms::{
     Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, RuleTally, Timing};
+use crate::metrics::{AlgorithmReport, Deciders, RuleDecision, RuleTally, Timing};
 use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
 use crate::scenario::Scenario;
@@ -175,7 +175,7 @@ pub(super) struct StackGate<'a> {
     keys_now: Vec<KeyId>,
     /// Per method code: the rules that take requests of that method (bit i).
     by_method: [u64; 8],
-    decisions: Vec<(usize, KeyId, Decision)>,
+    decisions: Vec<RuleDecision>,
     bypassed: u64,
     /// Requests a dry run admitted that its rules refused.
     would_refuse: u64,
@@ -351,6 +351,14 @@ impl StackGate<'_> {
         self.rules.iter_mut().map(|r| r.limiter.current()).sum()
     }
 
+    /// When each deciding rule's key next admits (for the back-test's causes).
+    #[cold]
+    fn note_openings(&mut self, now: Nanos) {
+        for (i, key, _, opens) in &mut self.decisions {
+            *opens = opening(&self.rules[*i].limiter.peek(*key, now), now);
+        }
+    }
+
     fn note_memory(&mut self) {
         self.peak = self.peak.max(self.current());
     }
@@ -379,7 +387,7 @@ impl StackGate<'_> {
                     for i in applying.clone() {
                         let key = self.keys_now[i];
                         let d = self.rules[i].limiter.decide(key, now);
-                        self.decisions.push((i, key, d));
+                        self.decisions.push((i, key, d, 0));
                     }
                 }
             }
@@ -391,7 +399,7 @@ impl StackGate<'_> {
                         refused = Some((i, d));
                         break;
                     }
-                    self.decisions.push((i, key, d));
+                    self.decisions.push((i, key, d, 0));
                 }
             }
         }
@@ -401,6 +409,9 @@ impl StackGate<'_> {
     fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
         let now = a.time;
         let refused = self.commit_rules(now, known.applies);
+        if a.logged.is_some() {
+            self.note_openings(now);
+        }
         let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.note_memory();
         if let Some((r, d)) = refused {
@@ -411,6 +422,7 @@ impl StackGate<'_> {
                 }
             }
             let key = self.keys_now[r];
+            self.decisions.push((r, key, d, 0));
             // A dry run admits what its rules refused; the refusal changed no state.
             let dry = self.stack.dry_run;
             self.would_refuse += dry as u64;
@@ -420,6 +432,10 @@ impl StackGate<'_> {
                 unlimited: false,
                 shared_key: Some(self.rules[r].users.get(key as usize) == Some(&SHARED_KEY)),
                 would_refuse: dry,
+                deciders: Deciders {
+                    rules: &self.decisions,
+                    opens_at: 0,
+                },
             };
             return (
                 Decision {
@@ -433,7 +449,7 @@ impl StackGate<'_> {
         let mut delay = 0;
         let mut warned = false;
         let mut binding = self.decisions[0];
-        for &(i, key, d) in &self.decisions {
+        for &(i, key, d, _) in &self.decisions {
             if let Outcome::Delay(x) = d.outcome {
                 delay = delay.max(x);
             }
@@ -445,7 +461,7 @@ impl StackGate<'_> {
                 self.rules[i].tally.admit(key, now, warns);
             }
             if d.remaining < binding.2.remaining {
-                binding = (i, key, d);
+                binding = (i, key, d, 0);
             }
         }
         self.warned += warned as u64;
@@ -461,6 +477,10 @@ impl StackGate<'_> {
             unlimited: false,
             shared_key: Some(false),
             would_refuse: false,
+            deciders: Deciders {
+                rules: &self.decisions,
+                opens_at: 0,
+            },
         };
         (
             Decision {
@@ -622,6 +642,10 @@ impl<'a> Contest for StackContest<'a> {
     fn params(&self) -> Params {
         let first = &self.stack.rules[0];
         first.params
+    }
+
+    fn rule_params(&self) -> Vec<Params> {
+        self.stack.rules.iter().map(|r| r.params).collect()
     }
 
     fn evict_every(&self) -> Nanos {

@@ -9,7 +9,7 @@ use super::progress::{Progress, REPORT_EVERY};
 use super::queue::{EventKind, EventQueue, ScheduledInThePast};
 use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
-use crate::metrics::Recorder;
+use crate::metrics::{Deciders, Recorder};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, Direct, KeySpace, Source};
 
@@ -74,6 +74,17 @@ pub struct Detail<'a> {
     pub shared_key: Option<bool>,
     /// A dry-run contender admitted this request, which its rules refused.
     pub would_refuse: bool,
+    /// The keys that decided, for the back-test's causes.
+    pub deciders: Deciders<'a>,
+}
+
+/// When a limiter next admits, from a peek just after a decision at `now` (0: it has room).
+#[inline]
+pub fn opening(peek: &Decision, now: Nanos) -> Nanos {
+    match peek.outcome {
+        Outcome::Reject { retry_after } => now.saturating_add(retry_after),
+        _ => 0,
+    }
 }
 
 /// What decides on each request: one keyed limiter (the short form) or a contender's rules.
@@ -97,7 +108,12 @@ impl<L: Limiter> Gate for KeyedLimiter<L> {
     #[inline]
     fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>) {
         let decision = KeyedLimiter::decide(self, arrival.key, arrival.time);
-        (decision, Detail::default())
+        let mut detail = Detail::default();
+        if arrival.logged.is_some() {
+            let peek = KeyedLimiter::peek(self, arrival.key, arrival.time);
+            detail.deciders.opens_at = opening(&peek, arrival.time);
+        }
+        (decision, detail)
     }
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
@@ -285,8 +301,13 @@ impl<G: Gate> Run<'_, G> {
         // loads than the stores that wrote it, and stalled on store forwarding.
         let decided = self.limiter.decide(&arrival);
         let (decision, detail) = (&decided.0, &decided.1);
-        obs.recorder
-            .on_decision(&arrival, decision, estimate, detail.shared_key);
+        obs.recorder.on_decision(
+            &arrival,
+            decision,
+            estimate,
+            detail.shared_key,
+            detail.deciders,
+        );
         if let Some(sink) = obs.sink.as_deref_mut() {
             sink.record(&arrival, decision, detail, self.keys)?;
         }

@@ -66,6 +66,10 @@ pub(super) trait Contest {
     fn gate(&mut self, setup: &Setup, keys: &KeySpace) -> Result<Self::Gate>;
     /// The parameters the row reports.
     fn params(&self) -> Params;
+    /// A stack's rules' parameters, in order (empty: one limiter decides).
+    fn rule_params(&self) -> Vec<Params> {
+        Vec::new()
+    }
     /// The virtual time between two evictions of idle keys.
     fn evict_every(&self) -> Nanos;
     /// After the run, before its result is looked at (a remote's failure makes the figures
@@ -107,6 +111,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     };
     let mut gate = contest.gate(setup, &keys)?;
     recorder.set_params(contest.params());
+    recorder.set_rule_params(&contest.rule_params());
     let unobserved = Progress::new();
     let observers = Observers {
         recorder: &mut recorder,
