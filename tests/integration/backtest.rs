@@ -154,11 +154,11 @@ fn the_model_comes_first_on_the_terminal_and_backtest_csv_has_every_scope() {
         .expect("the back-test section");
     let first = section.lines().next().unwrap();
     assert!(
-        first.starts_with("  modelled as `sliding_window_log`: "),
+        first.starts_with("  modelled as sliding_window_log: "),
         "{first}"
     );
     assert!(
-        section.contains("what if `fixed_window`: 60.0% agree"),
+        section.contains("what if fixed_window: 60.0% agree"),
         "{section}"
     );
     let csv = std::fs::read_to_string(dir.path().join("out/backtest.csv")).unwrap();
