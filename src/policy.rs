@@ -46,6 +46,9 @@ impl fmt::Display for KeyField {
     }
 }
 
+/// The name of the one key of a [`KeySpec::global`] rule.
+pub const GLOBAL_KEY: &str = "(every request)";
+
 /// The fields a policy keys on, in canonical order (ip, user, api_key, endpoint), no repeats;
 /// or an identity function (`key = { identity = "xff", trusted_hops = 1 }`), which takes the
 /// place of the `ip` field.
@@ -64,6 +67,20 @@ impl KeySpec {
             fields,
             identity: None,
         })
+    }
+
+    /// One key for every request (a contender rule's `key = []`: a global limit, nginx's
+    /// `limit_req_zone $server_name`, Envoy's `generic_key`), named [`GLOBAL_KEY`].
+    pub fn global() -> KeySpec {
+        KeySpec {
+            fields: Vec::new(),
+            identity: None,
+        }
+    }
+
+    /// Whether every request has the one key ([`KeySpec::global`]).
+    pub fn is_global(&self) -> bool {
+        self.fields.is_empty() && self.identity.is_none()
     }
 
     /// Keys on what `identity` makes of each request.
@@ -94,6 +111,7 @@ impl KeySpec {
                 }
                 text
             }
+            None if self.is_global() => "global".into(),
             None => {
                 let names: Vec<&str> = self.fields.iter().map(|f| f.name()).collect();
                 names.join(sep)
@@ -144,6 +162,9 @@ impl KeySpec {
 
     /// [`KeySpec::render_with`], appending to what `out` holds.
     pub fn render_onto(&self, out: &mut String, mut write: impl FnMut(KeyField, &mut String)) {
+        if self.is_global() {
+            out.push_str(GLOBAL_KEY);
+        }
         for (i, &field) in self.fields.iter().enumerate() {
             if i > 0 {
                 out.push('|');

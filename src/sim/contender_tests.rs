@@ -375,3 +375,47 @@ fn a_one_rule_contender_matches_the_short_form() {
         assert_eq!(short.worst_window_key, stack.worst_window_key);
     }
 }
+
+/// Three clients, one request a second each (all at 0, 1 and 2 s), against one key for every
+/// request (`key = []`), 2 per 1 s window: each second two of the three are admitted, 6 of 9 in
+/// all, whoever sends; keyed per client (the policy's ip) the same rule admits all 9.
+#[test]
+fn a_global_rule_key_is_one_state_for_every_client() {
+    let sources: String = (1..=3)
+        .map(|i| {
+            format!(
+                "[[traffic]]\nname = \"c{i}\"\nkind = \"constant\"\nrate = \"1/s\"\nip = \"203.0.113.{i}\"\n"
+            )
+        })
+        .collect();
+    let rule = |name: &str, key: &str| {
+        format!(
+            "[[contender]]\nname = \"{name}\"\n[[contender.rule]]\nname = \"r\"\nalgorithm = \"fixed_window\"\nlimit = 2\nwindow = \"1s\"\n{key}\n"
+        )
+    };
+    let text = format!(
+        "name = \"global\"\nduration = \"3s\"\n[policy]\nlimit = 2\nwindow = \"1s\"\n{sources}{}{}",
+        rule("global", "key = []"),
+        rule("per_ip", "")
+    );
+    let (reports, logs) = run_logged(&text);
+    assert_eq!(reports[0].admitted, 6);
+    assert_eq!(reports[1].admitted, 9);
+    let per_second: Vec<usize> = (0..3)
+        .map(|s| {
+            logs[0]
+                .0
+                .iter()
+                .filter(|(t, o, ..)| t / 1000 == s && *o == "allow")
+                .count()
+        })
+        .collect();
+    assert_eq!(per_second, [2, 2, 2]);
+    let scenario = Scenario::parse(&text, "t.toml".as_ref()).unwrap();
+    let stack = scenario.algorithms[0].stack().unwrap();
+    assert_eq!(stack.rules[0].key.describe("+"), "global");
+    // Only a rule may be global: the policy and the intent judge clients.
+    let policy = text.replacen("window = \"1s\"\n", "window = \"1s\"\nkey = []\n", 1);
+    let err = Scenario::parse(&policy, "t.toml".as_ref()).unwrap_err();
+    assert!(err.to_string().contains("policy.key"), "{err}");
+}

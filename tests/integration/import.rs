@@ -229,3 +229,35 @@ fn a_map_exemption_is_never_limited() {
     assert_eq!(www["bypassed"], 20);
     assert_eq!(www["rejected"], 9);
 }
+
+/// A zone keyed on `$server_name` is one state for every client of the server: two clients
+/// sending 5 at once against `rate=1r/s burst=2 nodelay` get 1 + 2 admitted between them (keyed
+/// per address, each would get 3).
+#[test]
+fn a_server_wide_zone_is_one_key_for_every_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = write(
+        dir.path(),
+        "global.conf",
+        "http {\n  limit_req_zone $server_name zone=all:1m rate=1r/s;\n  server {\n    server_name api;\n    location / {\n      limit_req zone=all burst=2 nodelay;\n    }\n  }\n}\n",
+    );
+    let out = rlsim().arg("import").arg(&conf).output().expect("runs");
+    assert!(out.status.success(), "{out:?}");
+    let toml = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(toml.contains("key = []"), "{toml}");
+    assert!(
+        toml.contains("one state that all its clients share"),
+        "{toml}"
+    );
+    let scenario = format!(
+        "name = \"global\"\nduration = \"1s\"\n[policy]\nlimit = 1\nwindow = \"1s\"\nkey = \"ip\"\n\
+         [[contender]]\nname = \"api\"\nimport = \"{}\"\n\
+         [[traffic]]\nname = \"a\"\nkind = \"bursts\"\ncount = 5\nevery = \"10s\"\nip = \"198.51.100.1\"\n\
+         [[traffic]]\nname = \"b\"\nkind = \"bursts\"\ncount = 5\nevery = \"10s\"\nip = \"198.51.100.2\"\n",
+        conf.display()
+    );
+    let s = summary(&write(dir.path(), "global.toml", &scenario));
+    let api = row(&s, "api");
+    assert_eq!(api["allowed"], 3);
+    assert_eq!(api["rejected"], 7);
+}

@@ -170,12 +170,9 @@ pub fn rule_key(zone: &Zone, level: &Level, http: &Http) -> Result<RuleKey> {
         }
     }
     if !(addr || api_key || endpoint) {
-        return Err(zone_error(
-            zone,
-            format!(
-                "key `{}` is the same for every request of a server: rlsim's rule keys need a client field",
-                zone.key
-            ),
+        notes.push(format!(
+            "key `{}` is the same for every request of a server: one state that all its clients share (a global limit; `key = []`)",
+            zone.key
         ));
     }
     let mut fields: Vec<toml::Value> = Vec::new();

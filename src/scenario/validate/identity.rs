@@ -50,8 +50,16 @@ impl Ctx<'_> {
                 )
             })?);
         }
-        KeySpec::new(fields)
-            .ok_or_else(|| self.err(k.span(), field, "must name at least one field"))
+        match KeySpec::new(fields) {
+            Some(spec) => Ok(spec),
+            // A rule may limit every request together; the policy and the intent judge clients.
+            None if field.starts_with("contender") => Ok(KeySpec::global()),
+            None => Err(self.err(
+                k.span(),
+                field,
+                "must name at least one field (only a contender rule may be `key = []`, one key for every request)",
+            )),
+        }
     }
 
     /// An identity table's `fields`: key fields besides the identity (`["endpoint"]`: a
