@@ -7,6 +7,7 @@
 //! A missing tool skips the test (listed at the end of `cargo test`), unless
 //! `RLSIM_REQUIRE_EXTERNAL=1` (crate::external).
 
+mod go;
 mod harm;
 mod node;
 mod python;
