@@ -220,6 +220,8 @@ impl Bound {
             | Profile::PythonLimitsSlidingWindow(_)
             | Profile::GoXTimeRate(_)
             | Profile::EnvoyLocal(_)
+            | Profile::GuavaBursty(_)
+            | Profile::GuavaWarmup(_)
             | Profile::ArticleTokenBucket(_)
             | Profile::ArticleSlidingCounter(_) => return Err(Unscripted::NoScript),
         };

@@ -49,7 +49,7 @@ const CONFIGS: [Config; 3] = [
     Config {
         name: "two_zones",
         zones: "limit_req_zone $binary_remote_addr zone=ip:1m rate=2r/s;\n\
-                limit_req_zone $binary_remote_addr zone=slow:1m rate=30r/m;",
+                limit_req_zone $binary_remote_addr zone=slow:1m rate=60r/m;",
         limits: "limit_req zone=ip burst=1 nodelay;\nlimit_req zone=slow burst=4 nodelay;",
     },
 ];

@@ -31,6 +31,8 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "python-limits-sliding-window-counter",
             "go-x-time-rate",
             "envoy-local",
+            "guava-bursty",
+            "guava-warmup",
             "article-float-token-bucket",
             "article-redis-zset-log",
             "article-redis-lua-fixed-window",

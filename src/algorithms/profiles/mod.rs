@@ -17,6 +17,7 @@ mod express;
 mod flexible;
 mod go_rate;
 mod governor;
+mod guava;
 mod nestjs;
 mod nginx;
 pub mod python_limits;
@@ -29,6 +30,7 @@ pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
 pub use governor::Governor;
+pub use guava::{GuavaBursty, GuavaWarmup};
 pub use nestjs::NestjsThrottler;
 pub use nginx::NginxLimitReq;
 pub use python_limits::{
@@ -52,6 +54,8 @@ pub enum ProfileKind {
     PythonLimitsSlidingWindow,
     GoXTimeRate,
     EnvoyLocal,
+    GuavaBursty,
+    GuavaWarmup,
     ArticleTokenBucket,
     ArticleRedisZsetLog,
     ArticleLuaFixedWindow,
@@ -145,7 +149,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 14] = [
+    pub const ALL: [ProfileKind; 16] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -156,6 +160,8 @@ impl ProfileKind {
         ProfileKind::PythonLimitsSlidingWindow,
         ProfileKind::GoXTimeRate,
         ProfileKind::EnvoyLocal,
+        ProfileKind::GuavaBursty,
+        ProfileKind::GuavaWarmup,
         ProfileKind::ArticleTokenBucket,
         ProfileKind::ArticleRedisZsetLog,
         ProfileKind::ArticleLuaFixedWindow,
@@ -174,6 +180,8 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
             ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
+            ProfileKind::GuavaBursty => GuavaBursty::NAME,
+            ProfileKind::GuavaWarmup => GuavaWarmup::NAME,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::NAME,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::NAME,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::NAME,
@@ -193,6 +201,8 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
             ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
+            ProfileKind::GuavaBursty => GuavaBursty::DESCRIPTION,
+            ProfileKind::GuavaWarmup => GuavaWarmup::DESCRIPTION,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::DESCRIPTION,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::DESCRIPTION,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::DESCRIPTION,
@@ -212,6 +222,8 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
             ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
+            ProfileKind::GuavaBursty => GuavaBursty::PARAMS,
+            ProfileKind::GuavaWarmup => GuavaWarmup::PARAMS,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::PARAMS,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::PARAMS,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::PARAMS,
@@ -294,6 +306,8 @@ impl ProfileKind {
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
             ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
+            ProfileKind::GuavaBursty => Profile::GuavaBursty(GuavaBursty::build(policy, &args)?),
+            ProfileKind::GuavaWarmup => Profile::GuavaWarmup(GuavaWarmup::build(policy, &args)?),
             ProfileKind::ArticleTokenBucket => {
                 Profile::ArticleTokenBucket(ArticleTokenBucket::build(policy, &args)?)
             }
@@ -329,6 +343,8 @@ pub enum Profile {
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
     EnvoyLocal(EnvoyLocal),
+    GuavaBursty(GuavaBursty),
+    GuavaWarmup(GuavaWarmup),
     ArticleTokenBucket(ArticleTokenBucket),
     ArticleRedisZsetLog(ArticleRedisZsetLog),
     ArticleLuaFixedWindow(ArticleLuaFixedWindow),
@@ -348,6 +364,8 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
             Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
+            Profile::GuavaBursty(_) => ProfileKind::GuavaBursty,
+            Profile::GuavaWarmup(_) => ProfileKind::GuavaWarmup,
             Profile::ArticleTokenBucket(_) => ProfileKind::ArticleTokenBucket,
             Profile::ArticleRedisZsetLog(_) => ProfileKind::ArticleRedisZsetLog,
             Profile::ArticleLuaFixedWindow(_) => ProfileKind::ArticleLuaFixedWindow,
@@ -390,6 +408,8 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
             Profile::EnvoyLocal(l) => visitor.visit(l),
+            Profile::GuavaBursty(l) => visitor.visit(l),
+            Profile::GuavaWarmup(l) => visitor.visit(l),
             Profile::ArticleTokenBucket(l) => visitor.visit(l),
             Profile::ArticleRedisZsetLog(l) => visitor.visit(l),
             Profile::ArticleLuaFixedWindow(l) => visitor.visit(l),

@@ -18,7 +18,10 @@ fn go_driver() -> Option<Command> {
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success());
-    let has = go && Path::new(GOPATH).join("src/golang.org/x/time/rate").is_dir();
+    let has = go
+        && Path::new(GOPATH)
+            .join("src/golang.org/x/time/rate")
+            .is_dir();
     if !require_external(
         has,
         "go with golang.org/x/time",
@@ -111,8 +114,10 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
         window: NANOS_PER_MIN,
         burst: 1,
     };
-    let given: Vec<(String, ParamValue)> =
-        given.iter().map(|(n, v)| (n.to_string(), v.clone())).collect();
+    let given: Vec<(String, ParamValue)> = given
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.clone()))
+        .collect();
     let Profile::GoXTimeRate(go) = ProfileKind::GoXTimeRate
         .configure(policy, &given)
         .expect("valid parameters")
@@ -188,7 +193,10 @@ fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
             .count();
     }
     // The traces reach both sides of the edge: some refused, some delayed.
-    assert!(refused > 1000 && delayed > 1000, "{refused} refused, {delayed} delayed");
+    assert!(
+        refused > 1000 && delayed > 1000,
+        "{refused} refused, {delayed} delayed"
+    );
     eprintln!(
         "go-x-time-rate: {total} decisions over {} traces identical to Go's x/time/rate ({refused} refused, {delayed} delayed)",
         cases.len()

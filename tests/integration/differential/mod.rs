@@ -9,6 +9,7 @@
 
 mod go;
 mod harm;
+mod java;
 mod node;
 mod python;
 
