@@ -306,11 +306,18 @@ fn every_documented_example_runs() {
             continue;
         }
         let program = command.split_whitespace().next().unwrap();
-        let installed = program == "rlsim"
-            || std::process::Command::new("sh")
+        let installed = match program {
+            "rlsim" => true,
+            // moreutils has a `parallel` too, which takes other arguments.
+            "parallel" => std::process::Command::new("parallel")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU parallel")),
+            _ => std::process::Command::new("sh")
                 .args(["-c", &format!("command -v {program}")])
                 .output()
-                .is_ok_and(|o| o.status.success());
+                .is_ok_and(|o| o.status.success()),
+        };
         if !installed || command.contains('$') {
             broken_block = Some(example.block);
             continue;
