@@ -100,7 +100,9 @@ pub fn import(path: &Path) -> Result<Imported> {
     let rule = ImportedRule {
         comments: vec![
             format!("rateLimit({{ windowMs: {window_ms}, limit: {limit} }}) at {at}"),
-            format!("a window of {window_ms} ms starts at each key's first hit (not aligned to the clock); the hit that makes the count exceed {limit} is refused, and refused hits count too, so a client that keeps sending stays refused until its window ends"),
+            format!(
+                "a window of {window_ms} ms starts at each key's first hit (not aligned to the clock); the hit that makes the count exceed {limit} is refused, and refused hits count too, so a client that keeps sending stays refused until its window ends"
+            ),
             format!("key: {}", key.1),
         ],
         fields: rule_fields,
@@ -147,7 +149,9 @@ fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(toml::Tabl
     let prefix = match &o.ipv6_subnet {
         None => 56,
         Some(serde_json::Value::Bool(false)) => 128,
-        Some(serde_json::Value::Number(n)) if n.as_u64().is_some_and(|n| (1..=128).contains(&n)) => {
+        Some(serde_json::Value::Number(n))
+            if n.as_u64().is_some_and(|n| (1..=128).contains(&n)) =>
+        {
             let n = n.as_u64().unwrap_or(56);
             if !(32..=64).contains(&n) {
                 notes.push(format!("{}: ipv6Subnet {n} is outside 32..64: express-rate-limit logs ERR_ERL_IPV6_SUBNET but keys on it", src.at("ipv6Subnet")));
@@ -165,10 +169,13 @@ fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(toml::Tabl
     says.push_str(&format!(
         "; an IPv6 address is cut to its /{prefix} (`ipv6Subnet`)"
     ));
-    notes.push(format!("the key is req.ip, which Express's `trust proxy` decides ({}): {says}", match &o.trust_proxy {
-        None => "unset here, so false".to_string(),
-        Some(_) => format!("trustProxy at {}", src.at("trustProxy")),
-    }));
+    notes.push(format!(
+        "the key is req.ip, which Express's `trust proxy` decides ({}): {says}",
+        match &o.trust_proxy {
+            None => "unset here, so false".to_string(),
+            Some(_) => format!("trustProxy at {}", src.at("trustProxy")),
+        }
+    ));
     match o.key_generator.as_deref() {
         None | Some("ip") => Ok((ip, says)),
         Some("user_else_ip") => {
@@ -188,17 +195,48 @@ fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(toml::Tabl
 fn unmodelled(o: &Options, src: &Source, notes: &mut Vec<String>) {
     let shown = [
         ("message", o.message.is_some(), "the refusal's body"),
-        ("legacyHeaders", o.legacy_headers.is_some(), "X-RateLimit-* headers (on by default)"),
-        ("headers", o.headers.is_some(), "the old name of legacyHeaders"),
-        ("standardHeaders", o.standard_headers.is_some(), "RateLimit-* headers (true is draft-6)"),
-        ("identifier", o.identifier.is_some(), "the draft-8 header's policy name"),
-        ("requestPropertyName", o.request_property_name.is_some(), "where req.rateLimit is stored"),
-        ("validate", o.validate.is_some(), "which misconfigurations are logged"),
-        ("passOnStoreError", o.pass_on_store_error.is_some(), "what happens when the store fails (MemoryStore does not)"),
+        (
+            "legacyHeaders",
+            o.legacy_headers.is_some(),
+            "X-RateLimit-* headers (on by default)",
+        ),
+        (
+            "headers",
+            o.headers.is_some(),
+            "the old name of legacyHeaders",
+        ),
+        (
+            "standardHeaders",
+            o.standard_headers.is_some(),
+            "RateLimit-* headers (true is draft-6)",
+        ),
+        (
+            "identifier",
+            o.identifier.is_some(),
+            "the draft-8 header's policy name",
+        ),
+        (
+            "requestPropertyName",
+            o.request_property_name.is_some(),
+            "where req.rateLimit is stored",
+        ),
+        (
+            "validate",
+            o.validate.is_some(),
+            "which misconfigurations are logged",
+        ),
+        (
+            "passOnStoreError",
+            o.pass_on_store_error.is_some(),
+            "what happens when the store fails (MemoryStore does not)",
+        ),
     ];
     for (field, given, what) in shown {
         if given {
-            notes.push(format!("{}: `{field}` is not modelled: it sets {what}, not the decisions", src.at(field)));
+            notes.push(format!(
+                "{}: `{field}` is not modelled: it sets {what}, not the decisions",
+                src.at(field)
+            ));
         }
     }
 }
@@ -219,7 +257,10 @@ mod tests {
         let i = imported("{}").expect("imports");
         let t = i.contenders[0].to_toml(None);
         assert!(t.contains("limit = 5\nwindow = \"1m\""), "{t}");
-        assert!(t.contains("key = { identity = \"peer\", ipv6_prefix = 56 }"), "{t}");
+        assert!(
+            t.contains("key = { identity = \"peer\", ipv6_prefix = 56 }"),
+            "{t}"
+        );
         assert!(t.contains("refuse_status = 429"), "{t}");
     }
 
@@ -240,10 +281,18 @@ mod tests {
         let e = imported("{\n  \"windowMs\": 1000,\n  \"skipFailedRequests\": true\n}")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("limiter.json:3: field `skipFailedRequests`"), "{e}");
+        assert!(
+            e.contains("limiter.json:3: field `skipFailedRequests`"),
+            "{e}"
+        );
         let e = imported("{\n  \"limit\": -3\n}").unwrap_err().to_string();
         assert!(e.contains(":2: field `limit`: -3 is negative"), "{e}");
-        let e = imported("{\n  \"window\": 1000\n}").unwrap_err().to_string();
-        assert!(e.contains(":2:") && e.contains("unknown field `window`"), "{e}");
+        let e = imported("{\n  \"window\": 1000\n}")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(":2:") && e.contains("unknown field `window`"),
+            "{e}"
+        );
     }
 }

@@ -34,7 +34,12 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<(T, Source)
                 column: Some(inner.column().max(1)),
             },
             field: (field != ".").then_some(field),
-            message: inner.to_string().split(" at line ").next().unwrap_or("").to_string(),
+            message: inner
+                .to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or("")
+                .to_string(),
         }
     })?;
     de.end().map_err(|e| Error::Scenario {
@@ -209,7 +214,12 @@ impl Scan {
 
 /// A duration in whole milliseconds as rlsim writes it (`"1500ms"`, `"1m"`).
 pub fn millis(ms: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(86_400_000, "d"), (3_600_000, "h"), (60_000, "m"), (1000, "s")];
+    const UNITS: [(u64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ];
     UNITS
         .iter()
         .find(|(u, _)| ms.is_multiple_of(*u) && ms > 0)
@@ -253,7 +263,9 @@ pub fn request_ip(
         Some(TrustProxy::Hops(n)) => {
             t.insert("identity".into(), "xff".into());
             t.insert("trusted_hops".into(), i64::from(*n).into());
-            format!("`trust proxy` {n}: req.ip is the address {n} hop(s) in from the peer in X-Forwarded-For; right only when exactly {n} proxy hop(s) always stand in front (a client that connects directly forges the entry)")
+            format!(
+                "`trust proxy` {n}: req.ip is the address {n} hop(s) in from the peer in X-Forwarded-For; right only when exactly {n} proxy hop(s) always stand in front (a client that connects directly forges the entry)"
+            )
         }
         Some(TrustProxy::List(l)) => trusted_list(&mut t, l, src, field)?,
         Some(TrustProxy::One(s)) => {
@@ -265,12 +277,7 @@ pub fn request_ip(
     Ok((t, says))
 }
 
-fn trusted_list(
-    t: &mut toml::Table,
-    list: &[String],
-    src: &Source,
-    field: &str,
-) -> Result<String> {
+fn trusted_list(t: &mut toml::Table, list: &[String], src: &Source, field: &str) -> Result<String> {
     let mut cidrs = Vec::new();
     for (i, e) in list.iter().enumerate() {
         let named: &[&str] = match e.as_str() {
@@ -286,7 +293,9 @@ fn trusted_list(
         } else {
             return Err(src.error(
                 &format!("{field}[{i}]"),
-                format!("`{e}` is not an address, a CIDR, nor one of loopback, linklocal, uniquelocal"),
+                format!(
+                    "`{e}` is not an address, a CIDR, nor one of loopback, linklocal, uniquelocal"
+                ),
             ));
         }
     }
@@ -295,7 +304,10 @@ fn trusted_list(
         "trusted".into(),
         toml::Value::Array(cidrs.iter().map(|c| c.as_str().into()).collect()),
     );
-    Ok(format!("`trust proxy` {}: req.ip walks X-Forwarded-For from the peer past every trusted address (proxy-addr), the leftmost entry when all are trusted", list.join(", ")))
+    Ok(format!(
+        "`trust proxy` {}: req.ip walks X-Forwarded-For from the peer past every trusted address (proxy-addr), the leftmost entry when all are trusted",
+        list.join(", ")
+    ))
 }
 
 #[cfg(test)]

@@ -68,9 +68,15 @@ impl Kind {
     /// The JSON kind `text` is, from the keys only that kind uses.
     fn detect_json(text: &str) -> Option<Kind> {
         let has = |k: &str| text.contains(&format!("\"{k}\""));
-        if ["windowMs", "skipFailedRequests", "keyGenerator", "legacyHeaders", "standardHeaders"]
-            .iter()
-            .any(|k| has(k))
+        if [
+            "windowMs",
+            "skipFailedRequests",
+            "keyGenerator",
+            "legacyHeaders",
+            "standardHeaders",
+        ]
+        .iter()
+        .any(|k| has(k))
         {
             return Some(Kind::Express);
         }

@@ -78,13 +78,20 @@ pub fn import(path: &Path) -> Result<Imported> {
     key.insert("fields".into(), toml::Value::Array(vec!["endpoint".into()]));
     // `onModuleInit`'s sort: by ttl, stable (Array.prototype.sort is stable since ES2019).
     let mut order: Vec<usize> = (0..module.throttlers.len()).collect();
-    order.sort_by(|&a, &b| module.throttlers[a].ttl.total_cmp(&module.throttlers[b].ttl));
+    order.sort_by(|&a, &b| {
+        module.throttlers[a]
+            .ttl
+            .total_cmp(&module.throttlers[b].ttl)
+    });
     let mut rules = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for i in order {
         let field = format!("{base}[{i}]");
         let r = rule(&module.throttlers[i], &src, &field, &key, &mut notes)?;
-        let name = module.throttlers[i].name.clone().unwrap_or("default".into());
+        let name = module.throttlers[i]
+            .name
+            .clone()
+            .unwrap_or("default".into());
         if names.contains(&name) {
             return Err(src.error(&format!("{field}.name"), format!("two throttlers named `{name}`: their storage keys coincide (generateKey hashes class, handler, name and tracker), so they share one record, which rlsim does not model; name them apart")));
         }
@@ -148,26 +155,58 @@ fn rule(
     let block = match t.block_duration {
         None => ttl,
         Some(b) if b == 0.0 => {
-            notes.push(format!("{}: blockDuration 0 is the ttl: the guard passes `blockDuration || ttl`", src.at(&format!("{field}.blockDuration"))));
+            notes.push(format!(
+                "{}: blockDuration 0 is the ttl: the guard passes `blockDuration || ttl`",
+                src.at(&format!("{field}.blockDuration"))
+            ));
             ttl
         }
         Some(b) => positive(src, &format!("{field}.blockDuration"), b)?,
     };
     let name = t.name.clone().unwrap_or("default".into());
     for (f, given, what) in [
-        ("skipIf", t.skip_if.is_some(), "a function of the request: rlsim counts every request"),
-        ("getTracker", t.get_tracker.is_some(), "a function: rlsim keys by the default req.ip"),
-        ("generateKey", t.generate_key.is_some(), "a function: rlsim keys per route as the default does"),
-        ("ignoreUserAgents", t.ignore_user_agents.is_some(), "rlsim's traffic carries no User-Agent: no request is ignored"),
-        ("setHeaders", t.set_headers.is_some(), "only the response headers"),
+        (
+            "skipIf",
+            t.skip_if.is_some(),
+            "a function of the request: rlsim counts every request",
+        ),
+        (
+            "getTracker",
+            t.get_tracker.is_some(),
+            "a function: rlsim keys by the default req.ip",
+        ),
+        (
+            "generateKey",
+            t.generate_key.is_some(),
+            "a function: rlsim keys per route as the default does",
+        ),
+        (
+            "ignoreUserAgents",
+            t.ignore_user_agents.is_some(),
+            "rlsim's traffic carries no User-Agent: no request is ignored",
+        ),
+        (
+            "setHeaders",
+            t.set_headers.is_some(),
+            "only the response headers",
+        ),
     ] {
         if given {
-            notes.push(format!("{}: throttler `{name}`'s `{f}` is not modelled ({what})", src.at(&format!("{field}.{f}"))));
+            notes.push(format!(
+                "{}: throttler `{name}`'s `{f}` is not modelled ({what})",
+                src.at(&format!("{field}.{f}"))
+            ));
         }
     }
     let rule_name: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let fields: Fields = vec![
         ("name".into(), rule_name.into()),
@@ -185,8 +224,13 @@ fn rule(
     ];
     Ok(ImportedRule {
         comments: vec![
-            format!("throttler `{name}` {{ ttl: {ttl}, limit: {limit}, blockDuration: {block} }} at {}", src.at(field)),
-            format!("a hit counts for {ttl} ms after it (a sliding log); the hit that makes more than {limit} live hits blocks the key for {block} ms, refused and logged, and every hit while blocked is refused"),
+            format!(
+                "throttler `{name}` {{ ttl: {ttl}, limit: {limit}, blockDuration: {block} }} at {}",
+                src.at(field)
+            ),
+            format!(
+                "a hit counts for {ttl} ms after it (a sliding log); the hit that makes more than {limit} live hits blocks the key for {block} ms, refused and logged, and every hit while blocked is refused"
+            ),
         ],
         fields,
     })
@@ -198,12 +242,36 @@ fn module_notes(m: &Module, src: &Source, notes: &mut Vec<String>) -> Result<()>
         return Err(src.error("storage", "only the default in-memory ThrottlerStorageService is modelled (the `nestjs-throttler` profile); another storage's arithmetic may differ: leave `storage` out to import the default"));
     }
     for (f, given, what) in [
-        ("skipIf", m.skip_if.is_some(), "a function of the request: rlsim counts every request"),
-        ("getTracker", m.get_tracker.is_some(), "a function: rlsim keys by the default req.ip"),
-        ("generateKey", m.generate_key.is_some(), "a function: rlsim keys per route as the default does"),
-        ("ignoreUserAgents", m.ignore_user_agents.is_some(), "rlsim's traffic carries no User-Agent: no request is ignored"),
-        ("errorMessage", m.error_message.is_some(), "only the refusal's body"),
-        ("setHeaders", m.set_headers.is_some(), "only the response headers"),
+        (
+            "skipIf",
+            m.skip_if.is_some(),
+            "a function of the request: rlsim counts every request",
+        ),
+        (
+            "getTracker",
+            m.get_tracker.is_some(),
+            "a function: rlsim keys by the default req.ip",
+        ),
+        (
+            "generateKey",
+            m.generate_key.is_some(),
+            "a function: rlsim keys per route as the default does",
+        ),
+        (
+            "ignoreUserAgents",
+            m.ignore_user_agents.is_some(),
+            "rlsim's traffic carries no User-Agent: no request is ignored",
+        ),
+        (
+            "errorMessage",
+            m.error_message.is_some(),
+            "only the refusal's body",
+        ),
+        (
+            "setHeaders",
+            m.set_headers.is_some(),
+            "only the response headers",
+        ),
     ] {
         if given {
             notes.push(format!("{}: `{f}` is not modelled ({what})", src.at(f)));
@@ -241,12 +309,20 @@ mod tests {
 
     #[test]
     fn bad_throttlers_name_file_line_and_field() {
-        let e = imported("{\"throttlers\": [\n {\"ttl\": 1000, \"limit\": 3},\n {\"ttl\": -5, \"limit\": 3}]}")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("throttler.json:3: field `throttlers[1].ttl`: -5 is negative"), "{e}");
+        let e = imported(
+            "{\"throttlers\": [\n {\"ttl\": 1000, \"limit\": 3},\n {\"ttl\": -5, \"limit\": 3}]}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("throttler.json:3: field `throttlers[1].ttl`: -5 is negative"),
+            "{e}"
+        );
         let e = imported("[{\"ttl\": 1000}]").unwrap_err().to_string();
-        assert!(e.contains("throttler.json:1:") && e.contains("missing field `limit`"), "{e}");
+        assert!(
+            e.contains("throttler.json:1:") && e.contains("missing field `limit`"),
+            "{e}"
+        );
         let e = imported("[{\"ttl\": 1000, \"limit\": 1}, {\"ttl\": 5, \"limit\": 1}]")
             .unwrap_err()
             .to_string();
