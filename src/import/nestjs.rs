@@ -154,7 +154,7 @@ fn rule(
     let limit = positive(src, &format!("{field}.limit"), t.limit)?;
     let block = match t.block_duration {
         None => ttl,
-        Some(b) if b == 0.0 => {
+        Some(0.0) => {
             notes.push(format!(
                 "{}: blockDuration 0 is the ttl: the guard passes `blockDuration || ttl`",
                 src.at(&format!("{field}.blockDuration"))
