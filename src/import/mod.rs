@@ -142,6 +142,13 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
             })?
         }
     };
+    if kind != Kind::Nginx && (select.server.is_some() || select.location.is_some()) {
+        return Err(Error::Usage(format!(
+            "{}: `server` and `location` (--server, --location) select part of an nginx configuration; a {} file is imported whole",
+            path.display(),
+            kind.name()
+        )));
+    }
     match kind {
         Kind::Nginx => nginx::import(path, select),
         Kind::Express => express::import(path),

@@ -277,6 +277,16 @@ fn bad_json_exits_2_naming_file_line_and_field() {
         let err = import_error(d, name, text, kind);
         assert!(err.contains(want), "want {want:?} in {err}");
     }
+    // Selecting part of a file is nginx's alone.
+    let path = write(d, "ok.json", "{\"windowMs\": 1000}");
+    let out = rlsim()
+        .arg("import")
+        .arg(&path)
+        .args(["--server", "x"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is imported whole"));
     // The type error names its path too.
     let err = import_error(
         d,
