@@ -6,6 +6,9 @@
 //! `import = "..."` decide the same by construction (docs/import.md).
 
 pub mod conf;
+pub mod express;
+pub mod json;
+pub mod nestjs;
 pub mod nginx;
 
 use crate::error::{Error, Result};
@@ -17,14 +20,20 @@ use std::path::Path;
 pub enum Kind {
     /// nginx `limit_req` (ngx_http_limit_req_module) with real_ip, map and geo.
     Nginx,
+    /// express-rate-limit 8 options as JSON.
+    Express,
+    /// @nestjs/throttler 6 `ThrottlerModule.forRoot` options as JSON.
+    Nestjs,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 1] = [Kind::Nginx];
+    pub const ALL: [Kind; 3] = [Kind::Nginx, Kind::Express, Kind::Nestjs];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Nginx => "nginx",
+            Kind::Express => "express-rate-limit",
+            Kind::Nestjs => "nestjs-throttler",
         }
     }
 
@@ -37,6 +46,10 @@ impl Kind {
 
     /// The kind `text` is written in, from its content; `None` when no kind recognises it.
     pub fn detect(text: &str) -> Option<Kind> {
+        let t = text.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            return Kind::detect_json(text);
+        }
         let nginx = [
             "limit_req_zone",
             "limit_req ",
@@ -48,6 +61,29 @@ impl Kind {
             .iter()
             .any(|w| text.contains(w))
             .then_some(Kind::Nginx)
+    }
+}
+
+impl Kind {
+    /// The JSON kind `text` is, from the keys only that kind uses.
+    fn detect_json(text: &str) -> Option<Kind> {
+        let has = |k: &str| text.contains(&format!("\"{k}\""));
+        if [
+            "windowMs",
+            "skipFailedRequests",
+            "keyGenerator",
+            "legacyHeaders",
+            "standardHeaders",
+        ]
+        .iter()
+        .any(|k| has(k))
+        {
+            return Some(Kind::Express);
+        }
+        if has("throttlers") || has("ttl") {
+            return Some(Kind::Nestjs);
+        }
+        None
     }
 }
 
@@ -106,8 +142,17 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
             })?
         }
     };
+    if kind != Kind::Nginx && (select.server.is_some() || select.location.is_some()) {
+        return Err(Error::Usage(format!(
+            "{}: `server` and `location` (--server, --location) select part of an nginx configuration; a {} file is imported whole",
+            path.display(),
+            kind.name()
+        )));
+    }
     match kind {
         Kind::Nginx => nginx::import(path, select),
+        Kind::Express => express::import(path),
+        Kind::Nestjs => nestjs::import(path),
     }
 }
 

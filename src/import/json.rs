@@ -1,0 +1,355 @@
+//! JSON configurations (express-rate-limit and NestJS options, Kong plugin objects): read with
+//! serde_json into a kind's typed structs through `serde_path_to_error`, so a syntax or type
+//! error names the file, line, column and the field path; a small scan of the text finds the
+//! line of any field path for the semantic errors and the rules' comments.
+
+use crate::error::{Error, Location, Result};
+use serde::de::DeserializeOwned;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A JSON file read: its path and the line of every field path (`throttlers[1].ttl`).
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub path: PathBuf,
+    lines: HashMap<String, usize>,
+}
+
+/// Reads `path` as `T`.
+pub fn read<T: DeserializeOwned>(path: &Path) -> Result<(T, Source)> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse(path, &text)
+}
+
+/// Parses `text` (the content of `path`) as `T`.
+pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<(T, Source)> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.inner();
+        let field = e.path().to_string();
+        Error::Scenario {
+            location: Location {
+                path: path.to_path_buf(),
+                line: Some(inner.line().max(1)),
+                column: Some(inner.column().max(1)),
+            },
+            field: (field != ".").then_some(field),
+            message: inner
+                .to_string()
+                .split(" at line ")
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        }
+    })?;
+    de.end().map_err(|e| Error::Scenario {
+        location: Location {
+            path: path.to_path_buf(),
+            line: Some(e.line()),
+            column: Some(e.column()),
+        },
+        field: None,
+        message: "trailing characters after the JSON value".into(),
+    })?;
+    Ok((
+        value,
+        Source {
+            path: path.to_path_buf(),
+            lines: lines(text),
+        },
+    ))
+}
+
+impl Source {
+    /// The line `field` is written on: the nearest enclosing field's when it is not written
+    /// (a default), else line 1.
+    pub fn line(&self, field: &str) -> usize {
+        let mut f = field;
+        loop {
+            if let Some(&l) = self.lines.get(f) {
+                return l;
+            }
+            match f.rfind(['.', '[']) {
+                Some(i) => f = &f[..i],
+                None => return 1,
+            }
+        }
+    }
+
+    /// `file:line` of `field`, as the comments and notes name it.
+    pub fn at(&self, field: &str) -> String {
+        format!("{}:{}", self.path.display(), self.line(field))
+    }
+
+    /// An error about `field` (exit 2), naming the file, the field's line and its path.
+    pub fn error(&self, field: &str, message: impl Into<String>) -> Error {
+        Error::Scenario {
+            location: Location {
+                path: self.path.clone(),
+                line: Some(self.line(field)),
+                column: None,
+            },
+            field: Some(field.to_string()),
+            message: message.into(),
+        }
+    }
+}
+
+/// The line of every value of a JSON text that parsed, by its path as `serde_path_to_error`
+/// writes it (`a.b[0].c`); a member's line is its key's.
+fn lines(text: &str) -> HashMap<String, usize> {
+    let mut out = HashMap::new();
+    let mut scan = Scan {
+        chars: text.chars().collect(),
+        i: 0,
+        line: 1,
+    };
+    scan.value(String::new(), &mut out);
+    out
+}
+
+struct Scan {
+    chars: Vec<char>,
+    i: usize,
+    line: usize,
+}
+
+impl Scan {
+    fn blank(&mut self) {
+        while let Some(&c) = self.chars.get(self.i) {
+            if !c.is_whitespace() {
+                break;
+            }
+            if c == '\n' {
+                self.line += 1;
+            }
+            self.i += 1;
+        }
+    }
+
+    /// A string at `i` (its opening quote), unescaped as far as keys need.
+    fn string(&mut self) -> String {
+        let mut s = String::new();
+        self.i += 1;
+        while let Some(&c) = self.chars.get(self.i) {
+            self.i += 1;
+            match c {
+                '"' => break,
+                '\\' => {
+                    if let Some(&e) = self.chars.get(self.i) {
+                        s.push(e);
+                    }
+                    self.i += 1;
+                }
+                _ => s.push(c),
+            }
+        }
+        s
+    }
+
+    fn value(&mut self, path: String, out: &mut HashMap<String, usize>) {
+        self.blank();
+        out.entry(path.clone()).or_insert(self.line);
+        match self.chars.get(self.i) {
+            Some('{') => {
+                self.i += 1;
+                loop {
+                    self.blank();
+                    match self.chars.get(self.i) {
+                        Some('"') => {
+                            let line = self.line;
+                            let key = self.string();
+                            let p = if path.is_empty() {
+                                key
+                            } else {
+                                format!("{path}.{key}")
+                            };
+                            out.insert(p.clone(), line);
+                            self.blank();
+                            self.i += 1; // ':'
+                            self.value(p, out);
+                        }
+                        Some(',') => self.i += 1,
+                        Some('}') | None => {
+                            self.i += 1;
+                            return;
+                        }
+                        Some(_) => self.i += 1,
+                    }
+                }
+            }
+            Some('[') => {
+                self.i += 1;
+                let mut n = 0;
+                loop {
+                    self.blank();
+                    match self.chars.get(self.i) {
+                        Some(',') => self.i += 1,
+                        Some(']') | None => {
+                            self.i += 1;
+                            return;
+                        }
+                        Some(_) => {
+                            self.value(format!("{path}[{n}]"), out);
+                            n += 1;
+                        }
+                    }
+                }
+            }
+            Some('"') => {
+                self.string();
+            }
+            Some(_) => {
+                while let Some(&c) = self.chars.get(self.i) {
+                    if matches!(c, ',' | '}' | ']') || c.is_whitespace() {
+                        break;
+                    }
+                    self.i += 1;
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// A duration in whole milliseconds as rlsim writes it (`"1500ms"`, `"1m"`).
+pub fn millis(ms: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ];
+    UNITS
+        .iter()
+        .find(|(u, _)| ms.is_multiple_of(*u) && ms > 0)
+        .map(|(u, name)| format!("{}{name}", ms / u))
+        .unwrap_or_else(|| format!("{ms}ms"))
+}
+
+/// Express's `trust proxy` setting (`app.set('trust proxy', ...)`), which decides `req.ip`,
+/// the address express-rate-limit and NestJS key on (Express's `compileTrust`, proxy-addr).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(untagged)]
+pub enum TrustProxy {
+    /// `true`: the leftmost X-Forwarded-For entry; `false` (Express's default): the peer.
+    All(bool),
+    /// A hop count: that many proxies in front of the app are trusted.
+    Hops(u32),
+    /// Addresses, CIDRs and proxy-addr's names (`loopback`, `linklocal`, `uniquelocal`),
+    /// as a list or a comma-separated string.
+    List(Vec<String>),
+    One(String),
+}
+
+/// The identity table `req.ip` is under `trust`, IPv6 cut to `ipv6_prefix`; the comment lines
+/// say what it means.
+pub fn request_ip(
+    trust: Option<&TrustProxy>,
+    ipv6_prefix: u32,
+    src: &Source,
+    field: &str,
+) -> Result<(toml::Table, String)> {
+    let mut t = toml::Table::new();
+    let says = match trust {
+        None | Some(TrustProxy::All(false)) => {
+            t.insert("identity".into(), "peer".into());
+            "req.ip with `trust proxy` false (Express's default) is the socket peer: behind a proxy, load balancer or CDN every client shares the proxy's address".to_string()
+        }
+        Some(TrustProxy::All(true)) => {
+            t.insert("identity".into(), "first_xff".into());
+            "`trust proxy` true makes req.ip the leftmost X-Forwarded-For entry, which the client writes: anyone can send a fresh one per request".to_string()
+        }
+        Some(TrustProxy::Hops(n)) => {
+            t.insert("identity".into(), "xff".into());
+            t.insert("trusted_hops".into(), i64::from(*n).into());
+            format!(
+                "`trust proxy` {n}: req.ip is the address {n} hop(s) in from the peer in X-Forwarded-For; right only when exactly {n} proxy hop(s) always stand in front (a client that connects directly forges the entry)"
+            )
+        }
+        Some(TrustProxy::List(l)) => trusted_list(&mut t, l, src, field)?,
+        Some(TrustProxy::One(s)) => {
+            let l: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
+            trusted_list(&mut t, &l, src, field)?
+        }
+    };
+    t.insert("ipv6_prefix".into(), i64::from(ipv6_prefix).into());
+    Ok((t, says))
+}
+
+fn trusted_list(t: &mut toml::Table, list: &[String], src: &Source, field: &str) -> Result<String> {
+    let mut cidrs = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let named: &[&str] = match e.as_str() {
+            "loopback" => &["127.0.0.1/8", "::1/128"],
+            "linklocal" => &["169.254.0.0/16", "fe80::/10"],
+            "uniquelocal" => &["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"],
+            _ => &[],
+        };
+        if !named.is_empty() {
+            cidrs.extend(named.iter().map(|c| c.to_string()));
+        } else if e.parse::<ipnet::IpNet>().is_ok() || e.parse::<std::net::IpAddr>().is_ok() {
+            cidrs.push(e.clone());
+        } else {
+            return Err(src.error(
+                &format!("{field}[{i}]"),
+                format!(
+                    "`{e}` is not an address, a CIDR, nor one of loopback, linklocal, uniquelocal"
+                ),
+            ));
+        }
+    }
+    t.insert("identity".into(), "xff".into());
+    t.insert(
+        "trusted".into(),
+        toml::Value::Array(cidrs.iter().map(|c| c.as_str().into()).collect()),
+    );
+    Ok(format!(
+        "`trust proxy` {}: req.ip walks X-Forwarded-For from the peer past every trusted address (proxy-addr), the leftmost entry when all are trusted",
+        list.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_field_path_has_its_line() {
+        let text = "{\n  \"a\": 1,\n  \"b\": [\n    {\"c\": 2},\n    {\n      \"c\": \"x\\\"y\"\n    }\n  ]\n}\n";
+        let l = lines(text);
+        assert_eq!(l["a"], 2);
+        assert_eq!(l["b"], 3);
+        assert_eq!(l["b[0].c"], 4);
+        assert_eq!(l["b[1]"], 5);
+        assert_eq!(l["b[1].c"], 6);
+        let src = Source {
+            path: "x.json".into(),
+            lines: l,
+        };
+        // An unwritten field: its parent's line.
+        assert_eq!(src.line("b[1].d"), 5);
+        assert_eq!(src.line("z"), 1);
+    }
+
+    #[test]
+    fn a_type_error_names_line_column_and_path() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct T {
+            a: Vec<u32>,
+        }
+        let e = parse::<T>(Path::new("x.json"), "{\n \"a\": [1,\n -2]}").unwrap_err();
+        let s = e.to_string();
+        assert!(s.starts_with("x.json:3:"), "{s}");
+        assert!(s.contains("field `a[1]`"), "{s}");
+        assert!(s.contains("-2"), "{s}");
+    }
+
+    #[test]
+    fn millis_pick_the_largest_whole_unit() {
+        assert_eq!(millis(60_000), "1m");
+        assert_eq!(millis(1500), "1500ms");
+        assert_eq!(millis(7_200_000), "2h");
+    }
+}
