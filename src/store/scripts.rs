@@ -220,6 +220,7 @@ impl Bound {
             | Profile::PythonLimitsSlidingWindow(_)
             | Profile::GoXTimeRate(_)
             | Profile::EnvoyLocal(_)
+            | Profile::HaproxyHttpReqRate(_)
             | Profile::ArticleTokenBucket(_)
             | Profile::ArticleSlidingCounter(_) => return Err(Unscripted::NoScript),
         };

@@ -31,6 +31,7 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "python-limits-sliding-window-counter",
             "go-x-time-rate",
             "envoy-local",
+            "haproxy-http-req-rate",
             "article-float-token-bucket",
             "article-redis-zset-log",
             "article-redis-lua-fixed-window",

@@ -17,6 +17,7 @@ mod express;
 mod flexible;
 mod go_rate;
 mod governor;
+mod haproxy;
 mod nestjs;
 mod nginx;
 pub mod python_limits;
@@ -29,6 +30,7 @@ pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
 pub use governor::Governor;
+pub use haproxy::HaproxyHttpReqRate;
 pub use nestjs::NestjsThrottler;
 pub use nginx::NginxLimitReq;
 pub use python_limits::{
@@ -52,6 +54,7 @@ pub enum ProfileKind {
     PythonLimitsSlidingWindow,
     GoXTimeRate,
     EnvoyLocal,
+    HaproxyHttpReqRate,
     ArticleTokenBucket,
     ArticleRedisZsetLog,
     ArticleLuaFixedWindow,
@@ -74,6 +77,8 @@ pub enum ParamType {
     RateString,
     /// A positive number, integer or not (a JavaScript number).
     Number,
+    /// One word of a fixed set (the parameter's doc lists them).
+    Choice,
 }
 
 impl ParamType {
@@ -85,6 +90,7 @@ impl ParamType {
             ParamType::NginxRate => "nginx_rate",
             ParamType::RateString => "rate_string",
             ParamType::Number => "number",
+            ParamType::Choice => "choice",
         }
     }
 }
@@ -145,7 +151,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 14] = [
+    pub const ALL: [ProfileKind; 15] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -156,6 +162,7 @@ impl ProfileKind {
         ProfileKind::PythonLimitsSlidingWindow,
         ProfileKind::GoXTimeRate,
         ProfileKind::EnvoyLocal,
+        ProfileKind::HaproxyHttpReqRate,
         ProfileKind::ArticleTokenBucket,
         ProfileKind::ArticleRedisZsetLog,
         ProfileKind::ArticleLuaFixedWindow,
@@ -174,6 +181,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
             ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::NAME,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::NAME,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::NAME,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::NAME,
@@ -193,6 +201,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
             ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::DESCRIPTION,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::DESCRIPTION,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::DESCRIPTION,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::DESCRIPTION,
@@ -212,6 +221,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
             ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::PARAMS,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::PARAMS,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::PARAMS,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::PARAMS,
@@ -294,6 +304,9 @@ impl ProfileKind {
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
             ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
+            ProfileKind::HaproxyHttpReqRate => {
+                Profile::HaproxyHttpReqRate(HaproxyHttpReqRate::build(policy, &args)?)
+            }
             ProfileKind::ArticleTokenBucket => {
                 Profile::ArticleTokenBucket(ArticleTokenBucket::build(policy, &args)?)
             }
@@ -329,6 +342,7 @@ pub enum Profile {
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
     EnvoyLocal(EnvoyLocal),
+    HaproxyHttpReqRate(HaproxyHttpReqRate),
     ArticleTokenBucket(ArticleTokenBucket),
     ArticleRedisZsetLog(ArticleRedisZsetLog),
     ArticleLuaFixedWindow(ArticleLuaFixedWindow),
@@ -348,6 +362,7 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
             Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
+            Profile::HaproxyHttpReqRate(_) => ProfileKind::HaproxyHttpReqRate,
             Profile::ArticleTokenBucket(_) => ProfileKind::ArticleTokenBucket,
             Profile::ArticleRedisZsetLog(_) => ProfileKind::ArticleRedisZsetLog,
             Profile::ArticleLuaFixedWindow(_) => ProfileKind::ArticleLuaFixedWindow,
@@ -373,6 +388,7 @@ impl Profile {
             Profile::ArticleSlidingCounter(l) => {
                 Profile::ArticleSlidingCounter(l.starting_at(epoch_ns))
             }
+            Profile::HaproxyHttpReqRate(l) => Profile::HaproxyHttpReqRate(l.starting_at(epoch_ns)),
             other => other,
         }
     }
@@ -390,6 +406,7 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
             Profile::EnvoyLocal(l) => visitor.visit(l),
+            Profile::HaproxyHttpReqRate(l) => visitor.visit(l),
             Profile::ArticleTokenBucket(l) => visitor.visit(l),
             Profile::ArticleRedisZsetLog(l) => visitor.visit(l),
             Profile::ArticleLuaFixedWindow(l) => visitor.visit(l),
