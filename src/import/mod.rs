@@ -6,6 +6,7 @@
 //! `import = "..."` decide the same by construction (docs/import.md).
 
 pub mod conf;
+pub mod haproxy;
 pub mod nginx;
 
 use crate::error::{Error, Result};
@@ -17,14 +18,17 @@ use std::path::Path;
 pub enum Kind {
     /// nginx `limit_req` (ngx_http_limit_req_module) with real_ip, map and geo.
     Nginx,
+    /// HAProxy stick-table `http_req_rate` with `http-request track-sc` and `deny`.
+    Haproxy,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 1] = [Kind::Nginx];
+    pub const ALL: [Kind; 2] = [Kind::Nginx, Kind::Haproxy];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Nginx => "nginx",
+            Kind::Haproxy => "haproxy",
         }
     }
 
@@ -37,6 +41,10 @@ impl Kind {
 
     /// The kind `text` is written in, from its content; `None` when no kind recognises it.
     pub fn detect(text: &str) -> Option<Kind> {
+        let section = |w: &str| text.lines().any(|l| l.starts_with(w));
+        if text.contains("stick-table") || section("frontend ") || section("listen ") {
+            return Some(Kind::Haproxy);
+        }
         let nginx = [
             "limit_req_zone",
             "limit_req ",
@@ -108,6 +116,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
     };
     match kind {
         Kind::Nginx => nginx::import(path, select),
+        Kind::Haproxy => haproxy::import(path, select),
     }
 }
 
