@@ -13,11 +13,11 @@
 //! 1`, `curr_tick += period`, and if still `now − curr_tick >= period` (two periods missed)
 //! `prev_ctr = 0, curr_tick = now`. The tick is then stored as `curr_tick & ~1` (its low bit is
 //! the rotation lock), so a period starts on an even millisecond of HAProxy's clock.
-//! **Read** (`read_freq_ctr_period` → `freq_ctr_total(ctr, period, -1)`): `remain = curr_tick
-//! + period − now`; if negative, `remain += period` and `past = remain >= 0 ? curr : 0`, `curr =
-//! 0`; if then `curr == 0 && past <= 1` the total is `past · period` (the "flapping
-//! correction"); else `past · remain + curr · period`; the rate is `total / period` rounded down
-//! (`div64_32`). It is a sliding estimate: the previous period weighted by the part of it still
+//! **Read** (`read_freq_ctr_period` → `freq_ctr_total(ctr, period, -1)`):
+//! `remain = curr_tick + period − now`; if negative, `remain += period` and
+//! `past = remain >= 0 ? curr : 0`, `curr = 0`; if then `curr == 0 && past <= 1` the total is
+//! `past · period` (the "flapping correction"); else `past · remain + curr · period`; the rate
+//! is `total / period` rounded down (`div64_32`). It is a sliding estimate: the previous period weighted by the part of it still
 //! inside the sliding window, plus the whole current period.
 //!
 //! **Order.** `http_action_track_sc` counts the request (`update_freq_ctr_period(..., 1)`) when

@@ -492,7 +492,7 @@ fn plain(name: &str) -> String {
 }
 
 fn duration(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{ms}ms")
