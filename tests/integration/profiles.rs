@@ -71,7 +71,7 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 20);
+    assert_eq!(entries.len(), 21);
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

@@ -317,7 +317,15 @@ fn rule(
         notes.push(format!("{at}: `{}` is not modelled", w.join(" ")));
         return Ok(());
     }
-    let status = match action {
+    let Some(status) = status_of(action, rest)? else {
+        return Ok(());
+    };
+    deny_rule(p, l, &at, action, status, terms, notes)
+}
+
+/// The status a final action answers (0: none); `None` for an action that answers nothing.
+fn status_of(action: &str, rest: &[String]) -> std::result::Result<Option<u16>, String> {
+    Ok(Some(match action {
         "deny" | "tarpit" => {
             let i = rest
                 .iter()
@@ -337,8 +345,21 @@ fn rule(
                 .unwrap_or(200)
         }
         "silent-drop" | "reject" => 0,
-        _ => return Ok(()),
-    };
+        _ => return Ok(None),
+    }))
+}
+
+/// A final action: a rate deny, or a note / the unconditional answer.
+fn deny_rule(
+    p: &mut Proxy,
+    l: &Line,
+    at: &str,
+    action: &str,
+    status: u16,
+    terms: Vec<Term>,
+    notes: &mut Vec<String>,
+) -> std::result::Result<(), String> {
+    let w = &l.words;
     let rate: Vec<&Term> = terms
         .iter()
         .filter(|t| matches!(t, Term::Rate { .. }))
