@@ -9,6 +9,7 @@ pub mod conf;
 pub mod express;
 pub mod json;
 pub mod nestjs;
+pub mod haproxy;
 pub mod nginx;
 
 use crate::error::{Error, Result};
@@ -24,16 +25,19 @@ pub enum Kind {
     Express,
     /// @nestjs/throttler 6 `ThrottlerModule.forRoot` options as JSON.
     Nestjs,
+    /// HAProxy stick-table `http_req_rate` with `http-request track-sc` and `deny`.
+    Haproxy,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Nginx, Kind::Express, Kind::Nestjs];
+    pub const ALL: [Kind; 4] = [Kind::Nginx, Kind::Haproxy, Kind::Express, Kind::Nestjs];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Nginx => "nginx",
             Kind::Express => "express-rate-limit",
             Kind::Nestjs => "nestjs-throttler",
+            Kind::Haproxy => "haproxy",
         }
     }
 
@@ -49,6 +53,10 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        let section = |w: &str| text.lines().any(|l| l.starts_with(w));
+        if text.contains("stick-table") || section("frontend ") || section("listen ") {
+            return Some(Kind::Haproxy);
         }
         let nginx = [
             "limit_req_zone",
@@ -153,6 +161,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Nginx => nginx::import(path, select),
         Kind::Express => express::import(path),
         Kind::Nestjs => nestjs::import(path),
+        Kind::Haproxy => haproxy::import(path, select),
     }
 }
 

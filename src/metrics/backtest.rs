@@ -220,6 +220,11 @@ fn within(t: Nanos, mark: Nanos, span: Nanos) -> bool {
 }
 
 impl Backtest {
+    /// Production's refusal status, for records that carry only a status.
+    pub fn set_refuse_status(&mut self, status: u16) {
+        self.refuse_status = status;
+    }
+
     /// A tally comparing with production, whose status-only records are refusals when their
     /// status is `refuse_status`.
     pub fn new(refuse_status: u16) -> Backtest {

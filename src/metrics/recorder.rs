@@ -119,6 +119,12 @@ impl Recorder {
         self.backtest.set_params(params);
     }
 
+    /// The status the contender's refusals answer: a log's status-only records are refusals
+    /// when they carry it (a `[[contender]]`'s `refuse_status`; 503 otherwise).
+    pub fn set_refuse_status(&mut self, status: u16) {
+        self.backtest.set_refuse_status(status);
+    }
+
     /// A stack's rules' parameters, in order (the back-test judges each rule's keys).
     pub fn set_rule_params(&mut self, rules: &[Params]) {
         self.backtest.set_rule_params(rules);

@@ -112,6 +112,9 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     let mut gate = contest.gate(setup, &keys)?;
     recorder.set_params(contest.params());
     recorder.set_rule_params(&contest.rule_params());
+    if setup.contender.field.starts_with("contender[") {
+        recorder.set_refuse_status(setup.contender.refuse_status);
+    }
     let unobserved = Progress::new();
     let observers = Observers {
         recorder: &mut recorder,

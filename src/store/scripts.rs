@@ -222,6 +222,7 @@ impl Bound {
             | Profile::EnvoyLocal(_)
             | Profile::GuavaBursty(_)
             | Profile::GuavaWarmup(_)
+            | Profile::HaproxyHttpReqRate(_)
             | Profile::ArticleTokenBucket(_)
             | Profile::ArticleSlidingCounter(_) => return Err(Unscripted::NoScript),
         };

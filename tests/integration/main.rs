@@ -17,6 +17,7 @@ mod errors;
 mod exact;
 mod external;
 mod formats;
+mod haproxy;
 mod identity;
 mod import;
 mod import_json;

@@ -18,6 +18,7 @@ mod flexible;
 mod go_rate;
 mod governor;
 mod guava;
+mod haproxy;
 mod nestjs;
 mod nginx;
 pub mod python_limits;
@@ -31,6 +32,7 @@ pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
 pub use governor::Governor;
 pub use guava::{GuavaBursty, GuavaWarmup};
+pub use haproxy::HaproxyHttpReqRate;
 pub use nestjs::NestjsThrottler;
 pub use nginx::NginxLimitReq;
 pub use python_limits::{
@@ -56,6 +58,7 @@ pub enum ProfileKind {
     EnvoyLocal,
     GuavaBursty,
     GuavaWarmup,
+    HaproxyHttpReqRate,
     ArticleTokenBucket,
     ArticleRedisZsetLog,
     ArticleLuaFixedWindow,
@@ -78,6 +81,8 @@ pub enum ParamType {
     RateString,
     /// A positive number, integer or not (a JavaScript number).
     Number,
+    /// One word of a fixed set (the parameter's doc lists them).
+    Choice,
 }
 
 impl ParamType {
@@ -89,6 +94,7 @@ impl ParamType {
             ParamType::NginxRate => "nginx_rate",
             ParamType::RateString => "rate_string",
             ParamType::Number => "number",
+            ParamType::Choice => "choice",
         }
     }
 }
@@ -149,7 +155,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 16] = [
+    pub const ALL: [ProfileKind; 17] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -162,6 +168,7 @@ impl ProfileKind {
         ProfileKind::EnvoyLocal,
         ProfileKind::GuavaBursty,
         ProfileKind::GuavaWarmup,
+        ProfileKind::HaproxyHttpReqRate,
         ProfileKind::ArticleTokenBucket,
         ProfileKind::ArticleRedisZsetLog,
         ProfileKind::ArticleLuaFixedWindow,
@@ -182,6 +189,7 @@ impl ProfileKind {
             ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
             ProfileKind::GuavaBursty => GuavaBursty::NAME,
             ProfileKind::GuavaWarmup => GuavaWarmup::NAME,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::NAME,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::NAME,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::NAME,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::NAME,
@@ -203,6 +211,7 @@ impl ProfileKind {
             ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
             ProfileKind::GuavaBursty => GuavaBursty::DESCRIPTION,
             ProfileKind::GuavaWarmup => GuavaWarmup::DESCRIPTION,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::DESCRIPTION,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::DESCRIPTION,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::DESCRIPTION,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::DESCRIPTION,
@@ -224,6 +233,7 @@ impl ProfileKind {
             ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
             ProfileKind::GuavaBursty => GuavaBursty::PARAMS,
             ProfileKind::GuavaWarmup => GuavaWarmup::PARAMS,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::PARAMS,
             ProfileKind::ArticleTokenBucket => ArticleTokenBucket::PARAMS,
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::PARAMS,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::PARAMS,
@@ -308,6 +318,9 @@ impl ProfileKind {
             ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
             ProfileKind::GuavaBursty => Profile::GuavaBursty(GuavaBursty::build(policy, &args)?),
             ProfileKind::GuavaWarmup => Profile::GuavaWarmup(GuavaWarmup::build(policy, &args)?),
+            ProfileKind::HaproxyHttpReqRate => {
+                Profile::HaproxyHttpReqRate(HaproxyHttpReqRate::build(policy, &args)?)
+            }
             ProfileKind::ArticleTokenBucket => {
                 Profile::ArticleTokenBucket(ArticleTokenBucket::build(policy, &args)?)
             }
@@ -345,6 +358,7 @@ pub enum Profile {
     EnvoyLocal(EnvoyLocal),
     GuavaBursty(GuavaBursty),
     GuavaWarmup(GuavaWarmup),
+    HaproxyHttpReqRate(HaproxyHttpReqRate),
     ArticleTokenBucket(ArticleTokenBucket),
     ArticleRedisZsetLog(ArticleRedisZsetLog),
     ArticleLuaFixedWindow(ArticleLuaFixedWindow),
@@ -366,6 +380,7 @@ impl Profile {
             Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
             Profile::GuavaBursty(_) => ProfileKind::GuavaBursty,
             Profile::GuavaWarmup(_) => ProfileKind::GuavaWarmup,
+            Profile::HaproxyHttpReqRate(_) => ProfileKind::HaproxyHttpReqRate,
             Profile::ArticleTokenBucket(_) => ProfileKind::ArticleTokenBucket,
             Profile::ArticleRedisZsetLog(_) => ProfileKind::ArticleRedisZsetLog,
             Profile::ArticleLuaFixedWindow(_) => ProfileKind::ArticleLuaFixedWindow,
@@ -391,6 +406,7 @@ impl Profile {
             Profile::ArticleSlidingCounter(l) => {
                 Profile::ArticleSlidingCounter(l.starting_at(epoch_ns))
             }
+            Profile::HaproxyHttpReqRate(l) => Profile::HaproxyHttpReqRate(l.starting_at(epoch_ns)),
             other => other,
         }
     }
@@ -410,6 +426,7 @@ impl Profile {
             Profile::EnvoyLocal(l) => visitor.visit(l),
             Profile::GuavaBursty(l) => visitor.visit(l),
             Profile::GuavaWarmup(l) => visitor.visit(l),
+            Profile::HaproxyHttpReqRate(l) => visitor.visit(l),
             Profile::ArticleTokenBucket(l) => visitor.visit(l),
             Profile::ArticleRedisZsetLog(l) => visitor.visit(l),
             Profile::ArticleLuaFixedWindow(l) => visitor.visit(l),

@@ -52,9 +52,9 @@ pub const PLOT_PIXELS: usize = 600;
 pub const FONT: &str = "sans-serif";
 
 /// One colour per algorithm, in [`AlgorithmKind::every`] order (Okabe-Ito first, then colours
-/// that stay apart from them): twenty, so a run of many profiles or contenders (libraries.toml
-/// has fifteen rows) never shows two rows in one colour.
-pub const PALETTE: [RGBColor; 20] = [
+/// that stay apart from them): twenty-eight, one per algorithm and profile with room to spare,
+/// so a run of many profiles or contenders never shows two rows in one colour.
+pub const PALETTE: [RGBColor; 28] = [
     RGBColor(0xD5, 0x5E, 0x00), // vermillion
     RGBColor(0x00, 0x72, 0xB2), // blue
     RGBColor(0x00, 0x9E, 0x73), // bluish green
@@ -75,6 +75,14 @@ pub const PALETTE: [RGBColor; 20] = [
     RGBColor(0xA6, 0x76, 0x1D), // ochre
     RGBColor(0xE7, 0x29, 0x8A), // magenta
     RGBColor(0x1F, 0x4E, 0x79), // navy
+    RGBColor(0x99, 0x44, 0x00), // rust
+    RGBColor(0x44, 0xAA, 0x99), // teal
+    RGBColor(0x99, 0x99, 0x33), // khaki
+    RGBColor(0x66, 0x33, 0x99), // violet
+    RGBColor(0x00, 0x44, 0x88), // deep blue
+    RGBColor(0xEE, 0x77, 0x33), // tangerine
+    RGBColor(0x55, 0x55, 0x00), // dark olive
+    RGBColor(0xAA, 0x33, 0x77), // plum
 ];
 /// Series that belong to no algorithm: the offered load, and reference lines.
 pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
@@ -82,7 +90,7 @@ pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
 /// The colour of an algorithm: fixed by its place in `rlsim algorithms` (the exact algorithms,
 /// then the profiles; [`AlgorithmKind::every`]), whichever algorithms a scenario runs, so a
-/// reader learns it once. With more than twenty, colours repeat (modulo the palette).
+/// reader learns it once. With more than twenty-eight, colours repeat (modulo the palette).
 pub fn colour(algorithm: &str) -> RGBColor {
     let index = AlgorithmKind::every()
         .position(|k| k.name() == algorithm)
@@ -93,7 +101,7 @@ pub fn colour(algorithm: &str) -> RGBColor {
 
 /// The colour of row `name` among a run's rows `names`: an algorithm (or profile) keeps its
 /// [`colour`] whatever runs beside it; a contender takes, in the run's order, the palette
-/// colours none of the run's algorithms holds, so two contenders of a run differ (up to twenty).
+/// colours none of the run's algorithms holds, so two contenders of a run differ (up to twenty-eight).
 pub fn colour_among(names: &[&str], name: &str) -> RGBColor {
     let slot = |n: &str| AlgorithmKind::every().position(|k| k.name() == n);
     if slot(name).is_some() || !names.contains(&name) {

@@ -1,0 +1,586 @@
+//! HAProxy stick-table rate limits imported as contenders: per `frontend` / `listen`, the
+//! `http-request deny` (or `return status ...`) whose condition compares a tracked
+//! `http_req_rate(<period>)` becomes one `haproxy-http-req-rate` rule, keyed as the `track-sc`
+//! rule's fetch keys the table. docs/import.md lists every directive and how it maps.
+//!
+//! Followed (haproxy v2.6.0): `src/http_act.c` (`http_action_track_sc`: the tracked entry's
+//! `http_req_rate` is counted when the track rule runs, so a later deny reads a rate including
+//! this request and a denied request stays counted), `src/http_ana.c`
+//! (`http_process_req_common`: the `http-request` rules run in order and the first final
+//! action, deny or return, ends them; `stream_inc_http_req_ctr` counts the request at its
+//! start for entries tracked by `tcp-request` rules), `src/stick_table.c` (`sc_http_req_rate`,
+//! `src_http_req_rate` fetches; `stktable_parse` for `type`, `size`, `expire`, `store`,
+//! `peers`), `src/sample.c` (`req.hdr` takes the last occurrence, splitting values on commas).
+
+mod cond;
+mod key;
+mod read;
+
+use super::conf::config_error;
+use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use crate::error::{Error, Result};
+use cond::{Item, Term, Test, Tracker};
+use read::{Line, Section};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// `stick-table type T size N expire E store http_req_rate(P),...`.
+#[derive(Debug, Clone, PartialEq)]
+struct Table {
+    ty: String,
+    size: String,
+    expire_ms: u64,
+    period_ms: Option<u64>,
+    peers: Option<String>,
+    line: usize,
+}
+
+/// `http-request track-scN <fetch> [table t]` (or `tcp-request connection|content`).
+#[derive(Debug, Clone, PartialEq)]
+struct Track {
+    n: u8,
+    fetch: String,
+    table: String,
+    terms: Vec<Term>,
+    line: usize,
+    tcp: bool,
+}
+
+/// A deny (or `return status`) rule whose condition reads a rate.
+#[derive(Debug, Clone, PartialEq)]
+struct Deny {
+    status: u16,
+    rate: (Tracker, bool, u64),
+    terms: Vec<Term>,
+    line: usize,
+    words: String,
+}
+
+/// What one frontend or listen section says.
+#[derive(Debug, Default)]
+struct Proxy {
+    acls: BTreeMap<String, Vec<Test>>,
+    tracks: Vec<Track>,
+    denies: Vec<Deny>,
+    /// An unconditional `http-request return` or `deny` met before any rate deny.
+    answered: Option<usize>,
+}
+
+/// Imports `path`: every frontend and listen that denies by a tracked rate, or the one
+/// `select.server` names.
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let sections = read::sections(path, &text)?;
+    if let Some(l) = &select.location {
+        return Err(Error::Usage(format!(
+            "{}: `location` ({l}) selects an nginx location; a haproxy import selects a frontend with `server`",
+            path.display()
+        )));
+    }
+    let mut notes = Vec::new();
+    let mut tables = BTreeMap::new();
+    for s in &sections {
+        for l in &s.lines {
+            if l.words[0] == "stick-table" {
+                tables.insert(s.name.clone(), table(path, l)?);
+            }
+        }
+        if !matches!(s.kind.as_str(), "frontend" | "listen" | "backend") {
+            other_section(path, s, &mut notes);
+        }
+    }
+    let mut contenders = Vec::new();
+    for s in &sections {
+        let wanted = select.server.as_ref().is_none_or(|n| *n == s.name);
+        if !matches!(s.kind.as_str(), "frontend" | "listen") || !wanted {
+            continue;
+        }
+        let proxy = proxy(path, s, &mut notes)?;
+        if let Some(c) = contender(path, s, &proxy, &tables)? {
+            contenders.push(c);
+        }
+    }
+    if contenders.is_empty() {
+        let what = match &select.server {
+            Some(n) => format!("no frontend or listen `{n}` denies by a tracked http_req_rate"),
+            None => "no frontend or listen denies by a tracked http_req_rate (`http-request deny if { sc_http_req_rate(0) gt N }`): nothing to import".into(),
+        };
+        let line = sections.first().map_or(1, |s| s.line);
+        return Err(config_error(path, line, "frontend", what));
+    }
+    Ok(Imported {
+        kind: Kind::Haproxy,
+        contenders,
+        notes,
+    })
+}
+
+/// Notes on sections that are read but not modelled.
+fn other_section(path: &Path, s: &Section, notes: &mut Vec<String>) {
+    let at = format!("{}:{}", path.display(), s.line);
+    match s.kind.as_str() {
+        "peers" => notes.push(format!("{at}: peers `{}` synchronises stick tables between HAProxy instances (pushed asynchronously, each instance still counts its own requests first); rlsim models one instance", s.name)),
+        "defaults" => {
+            for l in s.lines.iter().filter(|l| l.words[0].starts_with("http-request")) {
+                notes.push(format!("{}:{}: `{}` in defaults is not imported", path.display(), l.line, l.words.join(" ")));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A duration of haproxy.cfg (`10s`, `1m`, `500`, `500ms`, `1h`, `1d`) in ms.
+fn millis(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (n, unit) = text.split_at(split);
+    let n: u64 = n.parse().ok()?;
+    let scale = match unit {
+        "" | "ms" => 1,
+        "s" => 1000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "us" => return Some(n / 1000),
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
+fn table(path: &Path, l: &Line) -> Result<Table> {
+    let err = |m: String| config_error(path, l.line, "stick-table", m);
+    let mut t = Table {
+        ty: String::new(),
+        size: String::new(),
+        expire_ms: 0,
+        period_ms: None,
+        peers: None,
+        line: l.line,
+    };
+    let mut it = l.words[1..].iter();
+    while let Some(w) = it.next() {
+        let mut value = |what: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| err(format!("`{what}` needs a value")))
+        };
+        match w.as_str() {
+            "type" => t.ty = value("type")?,
+            "len" => {
+                value("len")?;
+            }
+            "size" => t.size = value("size")?,
+            "expire" => {
+                let v = value("expire")?;
+                t.expire_ms =
+                    millis(&v).ok_or_else(|| err(format!("expire `{v}` is not a duration")))?;
+            }
+            "peers" => t.peers = Some(value("peers")?),
+            "nopurge" | "srvkey" => {}
+            "store" => {
+                for item in value("store")?.split(',') {
+                    if let Some(p) = item
+                        .strip_prefix("http_req_rate(")
+                        .and_then(|r| r.strip_suffix(')'))
+                    {
+                        let ms = millis(p).filter(|&m| m > 0).ok_or_else(|| {
+                            err(format!(
+                                "http_req_rate period `{p}` is not a positive duration"
+                            ))
+                        })?;
+                        t.period_ms = Some(ms);
+                    }
+                }
+            }
+            other => return Err(err(format!("unknown stick-table argument `{other}`"))),
+        }
+    }
+    if !matches!(
+        t.ty.as_str(),
+        "ip" | "ipv6" | "string" | "integer" | "binary"
+    ) {
+        return Err(err(format!(
+            "type `{}` is not a stick-table type (ip, ipv6, integer, string, binary)",
+            t.ty
+        )));
+    }
+    Ok(t)
+}
+
+/// The terms of `if ...` / `unless ...` at the end of `words` (from `at`), acl names resolved.
+fn condition(proxy: &Proxy, words: &[String]) -> std::result::Result<Vec<Term>, String> {
+    let Some(pos) = words.iter().position(|w| w == "if" || w == "unless") else {
+        return Ok(vec![]);
+    };
+    let unless = words[pos] == "unless";
+    let items = cond::split(&words[pos + 1..])?;
+    if unless && items.len() > 1 {
+        return Err("`unless` with several terms (a negated AND) is not modelled".into());
+    }
+    let mut out = Vec::new();
+    for (negated, item) in items {
+        let negated = negated != unless;
+        let tests = match item {
+            Item::Test(t) => vec![t],
+            Item::Acl(name) => proxy
+                .acls
+                .get(&name)
+                .cloned()
+                .ok_or_else(|| format!("acl `{name}` is not defined in this section"))?,
+        };
+        if tests.len() > 1 {
+            return Err("an acl defined on several lines (ORed) is not modelled".into());
+        }
+        out.push(cond::term(&tests[0], negated)?);
+    }
+    Ok(out)
+}
+
+fn proxy(path: &Path, s: &Section, notes: &mut Vec<String>) -> Result<Proxy> {
+    let mut p = Proxy::default();
+    for l in &s.lines {
+        let w = &l.words;
+        let err = |m: String| config_error(path, l.line, &w[..w.len().min(2)].join(" "), m);
+        let at = format!("{}:{}", path.display(), l.line);
+        match (w[0].as_str(), w.get(1).map(String::as_str)) {
+            ("acl", Some(name)) => {
+                let Some(fetch) = w.get(2) else {
+                    return Err(err(format!("acl `{name}` has no fetch")));
+                };
+                p.acls.entry(name.to_string()).or_default().push(Test {
+                    fetch: fetch.clone(),
+                    values: w[3..].to_vec(),
+                });
+            }
+            ("http-request" | "tcp-request", Some(action)) => {
+                rule(path, s, &mut p, l, action, notes).map_err(err)?;
+            }
+            ("rate-limit", _) | ("http-response", _) | ("stick", _) | ("use_backend", _) => {
+                notes.push(format!("{at}: `{}` is not modelled", w.join(" ")));
+            }
+            _ => {}
+        }
+        let _ = at;
+    }
+    Ok(p)
+}
+
+/// One `http-request` / `tcp-request` line.
+fn rule(
+    path: &Path,
+    s: &Section,
+    p: &mut Proxy,
+    l: &Line,
+    action: &str,
+    notes: &mut Vec<String>,
+) -> std::result::Result<(), String> {
+    let w = &l.words;
+    let at = format!("{}:{}", path.display(), l.line);
+    let tcp = w[0] == "tcp-request";
+    let (action, rest) = if tcp {
+        if !matches!(action, "connection" | "content" | "session") {
+            notes.push(format!("{at}: `{}` is not modelled", w.join(" ")));
+            return Ok(());
+        }
+        (w.get(2).map_or("", String::as_str), &w[3.min(w.len())..])
+    } else {
+        (action, &w[2..])
+    };
+    let terms = condition(p, rest)?;
+    if let Some(n) = action
+        .strip_prefix("track-sc")
+        .and_then(|n| n.parse::<u8>().ok())
+    {
+        let fetch = rest.first().ok_or("track-sc needs a fetch")?.clone();
+        let table = match rest.iter().position(|x| x == "table") {
+            Some(i) => rest.get(i + 1).ok_or("`table` needs a name")?.clone(),
+            None => s.name.clone(),
+        };
+        if p.tracks.iter().any(|t| t.n == n) {
+            notes.push(format!(
+                "{at}: sc{n} is already tracked by an earlier rule; HAProxy ignores this one"
+            ));
+            return Ok(());
+        }
+        p.tracks.push(Track {
+            n,
+            fetch,
+            table,
+            terms,
+            line: l.line,
+            tcp,
+        });
+        return Ok(());
+    }
+    if tcp {
+        notes.push(format!("{at}: `{}` is not modelled", w.join(" ")));
+        return Ok(());
+    }
+    let Some(status) = status_of(action, rest)? else {
+        return Ok(());
+    };
+    deny_rule(p, l, &at, action, status, terms, notes)
+}
+
+/// The status a final action answers (0: none); `None` for an action that answers nothing.
+fn status_of(action: &str, rest: &[String]) -> std::result::Result<Option<u16>, String> {
+    Ok(Some(match action {
+        "deny" | "tarpit" => {
+            let i = rest
+                .iter()
+                .position(|x| x == "deny_status" || x == "status");
+            match i {
+                Some(i) => rest
+                    .get(i + 1)
+                    .and_then(|v| v.parse().ok())
+                    .ok_or("deny_status needs a status code")?,
+                None => 403,
+            }
+        }
+        "return" => {
+            let i = rest.iter().position(|x| x == "status");
+            i.and_then(|i| rest.get(i + 1))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(200)
+        }
+        "silent-drop" | "reject" => 0,
+        _ => return Ok(None),
+    }))
+}
+
+/// A final action: a rate deny, or a note / the unconditional answer.
+fn deny_rule(
+    p: &mut Proxy,
+    l: &Line,
+    at: &str,
+    action: &str,
+    status: u16,
+    terms: Vec<Term>,
+    notes: &mut Vec<String>,
+) -> std::result::Result<(), String> {
+    let w = &l.words;
+    let rate: Vec<&Term> = terms
+        .iter()
+        .filter(|t| matches!(t, Term::Rate { .. }))
+        .collect();
+    let Some(Term::Rate {
+        tracker,
+        ge,
+        threshold,
+    }) = rate.first().copied()
+    else {
+        if terms.is_empty() && p.answered.is_none() {
+            p.answered = Some(l.line);
+        } else {
+            notes.push(format!(
+                "{at}: `{}` answers some requests before rlsim's rule sees them; not modelled",
+                w.join(" ")
+            ));
+        }
+        return Ok(());
+    };
+    if rate.len() > 1 {
+        return Err("two rate comparisons in one condition are not modelled".into());
+    }
+    if action == "tarpit" {
+        notes.push(format!("{at}: tarpit holds a refused request for `timeout tarpit` before answering; rlsim refuses it at once"));
+    }
+    if status == 0 {
+        return Err(format!(
+            "`{action}` closes the connection without a status; rlsim's refusals answer a status (use deny)"
+        ));
+    }
+    let others = terms
+        .iter()
+        .filter(|t| !matches!(t, Term::Rate { .. }))
+        .cloned()
+        .collect();
+    p.denies.push(Deny {
+        status,
+        rate: (tracker.clone(), *ge, *threshold),
+        terms: others,
+        line: l.line,
+        words: w.join(" "),
+    });
+    Ok(())
+}
+
+/// The contender of one section; `None` when it has no rate deny.
+fn contender(
+    path: &Path,
+    s: &Section,
+    p: &Proxy,
+    tables: &BTreeMap<String, Table>,
+) -> Result<Option<ImportedContender>> {
+    let Some(deny) = p.denies.first() else {
+        return Ok(None);
+    };
+    let err = |line: usize, d: &str, m: String| config_error(path, line, d, m);
+    if let Some(second) = p.denies.get(1) {
+        return Err(err(second.line, "http-request deny", "a second deny by a tracked rate in one section is not modelled: HAProxy counts every tracked request once while rlsim's rules count only what they decide (import one frontend per limit)".into()));
+    }
+    let track = key::tracker_of(p, deny).map_err(|m| err(deny.line, "http-request deny", m))?;
+    let table = tables.get(&track.table).ok_or_else(|| {
+        err(track.line, "track-sc", format!("table `{}` has no stick-table (a frontend, backend or listen of that name declares it)", track.table))
+    })?;
+    let period = table.period_ms.ok_or_else(|| {
+        err(
+            table.line,
+            "stick-table",
+            format!(
+                "table `{}` does not store http_req_rate(<period>)",
+                track.table
+            ),
+        )
+    })?;
+    if !track.tcp && track.line > deny.line {
+        return Err(err(
+            deny.line,
+            "http-request deny",
+            format!(
+                "the deny (line {}) runs before track-sc{} (line {}): it reads a rate without this request, and a denied request is never counted; not modelled (track first)",
+                deny.line, track.n, track.line
+            ),
+        ));
+    }
+    let mut notes = Vec::new();
+    if let Some(line) = p.answered.filter(|&a| a < deny.line) {
+        notes.push(format!("{}:{line}: an unconditional http-request return/deny answers every request before the rate deny at line {}: nothing is limited", path.display(), deny.line));
+    }
+    let rule = rule_of(path, s, deny, &track, table, period, &mut notes)
+        .map_err(|m| err(deny.line, "http-request deny", m))?;
+    let mut fields: Fields = vec![
+        (
+            "description".into(),
+            format!(
+                "haproxy {} `{}` ({}:{})",
+                s.kind,
+                s.name,
+                path.display(),
+                s.line
+            )
+            .into(),
+        ),
+        ("commit".into(), "in_order".into()),
+    ];
+    let bypass = key::bypass(&deny.terms, &track.terms);
+    if !bypass.is_empty() {
+        let mut b = toml::Table::new();
+        b.insert(
+            "cidrs".into(),
+            bypass
+                .iter()
+                .map(|c| toml::Value::from(c.as_str()))
+                .collect::<Vec<_>>()
+                .into(),
+        );
+        fields.push(("bypass".into(), toml::Value::Table(b)));
+        notes.push("`unless` a src acl exempts these addresses; rlsim's bypass compares the client's own address, HAProxy's `src` the socket peer".into());
+    }
+    fields.push(("refuse_status".into(), i64::from(deny.status).into()));
+    if deny.status == 403 {
+        notes.push("`http-request deny` answers 403 unless `deny_status 429` is given: logs read the refusals as 403".into());
+    }
+    notes.push("each HAProxy process (and each instance behind a balancer) has its own stick table unless `peers` synchronise them: N instances admit up to N times the rate".into());
+    Ok(Some(ImportedContender {
+        name: plain(&s.name),
+        comments: vec![format!(
+            "haproxy {} `{}` at {}:{}",
+            s.kind,
+            s.name,
+            path.display(),
+            s.line
+        )],
+        fields,
+        rules: vec![rule],
+        notes,
+    }))
+}
+
+fn plain(name: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if n.is_empty() { "haproxy".into() } else { n }
+}
+
+fn duration(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+fn rule_of(
+    path: &Path,
+    s: &Section,
+    deny: &Deny,
+    track: &Track,
+    table: &Table,
+    period: u64,
+    notes: &mut Vec<String>,
+) -> std::result::Result<ImportedRule, String> {
+    let (_, ge, threshold) = deny.rate;
+    let admitted = if ge {
+        threshold.checked_sub(1)
+    } else {
+        Some(threshold)
+    };
+    let limit = admitted
+        .filter(|&a| a > 0)
+        .ok_or("the condition denies every tracked request (threshold 0)")?;
+    let file = path.display();
+    let op = if ge { "ge" } else { "gt" };
+    let mut comments = vec![
+        format!("{} at {file}:{}", deny.words, deny.line),
+        format!("tracked by track-sc{} {} at {file}:{} into stick-table `{}` (type {}, size {}) at {file}:{}", track.n, track.fetch, track.line, track.table, table.ty, table.size, table.line),
+        format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration(period), duration(period)),
+        "track-sc counts the request before the deny reads the rate, and a denied request stays counted: a client that keeps sending above the limit is refused for as long as it keeps sending".into(),
+    ];
+    let mut fields: Fields = vec![
+        ("name".into(), format!("sc{}_http_req_rate", track.n).into()),
+        ("algorithm".into(), "haproxy-http-req-rate".into()),
+        ("limit".into(), (limit as i64).into()),
+        ("window".into(), duration(period).into()),
+    ];
+    let k = key::key(track, table, notes)?;
+    comments.extend(k.comments);
+    fields.push(("key".into(), k.key));
+    if k.has_api_key {
+        fields.push(("has_api_key".into(), true.into()));
+    }
+    key::applies(&deny.terms, &track.terms, &mut fields)?;
+    if table.expire_ms == 0 {
+        notes.push(format!("{file}:{}: stick-table without `expire`: entries stay until the table's size {} is full and the oldest are evicted (not modelled)", table.line, table.size));
+    } else if table.expire_ms < period {
+        comments.push(format!("expire {} is shorter than the period {}: an entry idle that long is dropped and its counter starts over", duration(table.expire_ms), duration(period)));
+        notes.push(format!(
+            "{file}:{}: expire {} < http_req_rate period {}: a client pausing {} starts from zero",
+            table.line,
+            duration(table.expire_ms),
+            duration(period),
+            duration(table.expire_ms)
+        ));
+    }
+    comments.push(format!("stick-table size {}: when full HAProxy evicts the oldest entries; rlsim's store is unbounded", table.size));
+    if let Some(peers) = &table.peers {
+        notes.push(format!("{file}:{}: table `{}` is shared through peers `{peers}`: remote increments arrive asynchronously; rlsim models one instance", table.line, track.table));
+    }
+    let mut prof = toml::Table::new();
+    prof.insert("period".into(), duration(period).into());
+    prof.insert("threshold".into(), (threshold as i64).into());
+    prof.insert("operator".into(), op.into());
+    prof.insert("expire".into(), duration(table.expire_ms).into());
+    fields.push(("profile".into(), toml::Value::Table(prof)));
+    let _ = s;
+    Ok(ImportedRule { comments, fields })
+}

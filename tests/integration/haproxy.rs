@@ -1,0 +1,334 @@
+//! HAProxy stick-table limits: `rlsim import` of haproxy.cfg end to end, the refusals the
+//! freq_ctr arithmetic gives, bad configurations (exit 2 naming file, line and directive), and
+//! the back-test against a real HAProxy (Debian's 2.6) driven on a loopback port by
+//! `rlsim::drive`, its own log replayed through the very configuration it ran, imported.
+//!
+//! The real-HAProxy test is skipped with a message when haproxy is missing (`.ci/run` installs
+//! it and sets `RLSIM_REQUIRE_EXTERNAL=1`, which makes a missing haproxy a failure).
+
+use crate::util::{repo, rlsim, run_scenario, write};
+use rlsim::Scenario;
+use rlsim::drive::{DriveOptions, Request, drive};
+use rlsim::metrics::BacktestReport;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const HAPROXY: &str = "/usr/sbin/haproxy";
+
+fn summary(scenario: &Path) -> serde_json::Value {
+    let out = rlsim()
+        .args(["run", "--format", "json", "--quiet"])
+        .arg(scenario)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    summary["algorithms"]
+        .as_array()
+        .expect("algorithms")
+        .iter()
+        .find(|a| a["algorithm"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}
+
+#[test]
+fn import_prints_the_stick_table_rule() {
+    let out = rlsim()
+        .arg("import")
+        .arg(repo().join("scenarios/configs/haproxy/per_ip.cfg"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "algorithm = \"haproxy-http-req-rate\"",
+        "limit = 10",
+        "window = \"10s\"",
+        "key = { identity = \"peer\", ipv6_prefix = 128 }",
+        "routes = [\"/api*\"]",
+        "bypass = { cidrs = [\"10.0.0.0/8\", \"192.168.0.0/16\"] }",
+        "refuse_status = 429",
+        "profile = { expire = \"30s\", operator = \"gt\", period = \"10s\", threshold = 10 }",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    // The output pasted into a scenario is itself valid.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = format!(
+        "name = \"pasted\"\nduration = \"3s\"\n[policy]\nlimit = 10\nwindow = \"10s\"\nkey = \"ip\"\n{text}\n\
+         [[traffic]]\nname = \"c\"\nkind = \"bursts\"\ncount = 15\nevery = \"1s\"\nip = \"198.51.100.7\"\nendpoint = \"/api/x\"\n"
+    );
+    let s = summary(&write(dir.path(), "pasted.toml", &scenario));
+    // As scenarios/haproxy_import.toml's client: 10 pass, then every request is denied.
+    assert_eq!(row(&s, "web")["rejected"], 35);
+}
+
+/// scenarios/haproxy_import.toml, counted by hand in its comment.
+#[test]
+fn the_shipped_scenario_refuses_the_hand_counted_requests() {
+    let s = summary(&repo().join("scenarios/haproxy_import.toml"));
+    let web = row(&s, "web");
+    assert_eq!(web["offered"], 75);
+    assert_eq!(web["rejected"], 35);
+    assert_eq!(web["bypassed"], 15);
+    assert_eq!(web["unlimited"], 15);
+}
+
+/// An X-API-Key tracker with `ge` and an acl name; a period crossing: 10 at 0 s pass with
+/// `ge 11` (rates 1..10), and at 15 s the previous period weighs 10·5000/10000 = 5, so 5 more
+/// pass (rates 6..10) and the 6th at 15 s (rate 11) is refused. A request without the key is
+/// not tracked (`has_api_key = true`).
+#[test]
+fn an_api_key_tracker_with_an_acl_crosses_a_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "haproxy.cfg",
+        "frontend api\n  bind :80\n  stick-table type string size 1m expire 1m store http_req_rate(10s)\n\
+         acl too_fast sc1_http_req_rate ge 11\n  http-request track-sc1 req.hdr(X-API-Key)\n\
+         http-request return status 429 if too_fast\n",
+    );
+    let scenario = format!(
+        "name = \"key\"\nduration = \"16s\"\n[policy]\nlimit = 10\nwindow = \"10s\"\nkey = \"ip\"\n\
+         [[contender]]\nname = \"api\"\nimport = \"{}\"\n\
+         [[traffic]]\nname = \"k\"\nkind = \"bursts\"\ncount = 10\nevery = \"1m\"\napi_key = \"k1\"\nip = \"198.51.100.1\"\n\
+         [[traffic]]\nname = \"k2\"\nkind = \"bursts\"\ncount = 6\nevery = \"1m\"\nstart = \"15s\"\napi_key = \"k1\"\nip = \"198.51.100.2\"\n\
+",
+        cfg.display()
+    );
+    let s = summary(&write(dir.path(), "key.toml", &scenario));
+    let api = row(&s, "api");
+    assert_eq!(api["rejected"], 1, "{api}");
+    assert_eq!(api["rules"][0]["applied"], 16, "{api}");
+}
+
+fn import_error(dir: &Path, cfg: &str) -> String {
+    let path = write(dir, "bad.cfg", cfg);
+    let out = rlsim()
+        .args(["import", "--kind", "haproxy"])
+        .arg(&path)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    String::from_utf8(out.stderr).expect("utf-8")
+}
+
+#[test]
+fn a_config_that_cannot_be_imported_exits_2_naming_file_line_and_directive() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = "frontend f\n  stick-table type ip size 1k expire 10s store http_req_rate(10s)\n";
+    let cases = [
+        (
+            format!("{table}  http-request deny if {{ sc_http_req_rate(0) gt 5 }}\n  http-request track-sc0 src\n"),
+            "bad.cfg:3: directive `http-request deny`: the deny (line 3) runs before track-sc0",
+        ),
+        (
+            format!("{table}  http-request track-sc0 req.cook(sid)\n  http-request deny if {{ sc_http_req_rate(0) gt 5 }}\n"),
+            "bad.cfg:4: directive `http-request deny`: track-sc fetch `req.cook(sid)` is not modelled",
+        ),
+        (
+            format!("{table}  acl a src 1.2.3.4\n  http-request track-sc0 src\n  http-request deny if a || {{ sc_http_req_rate(0) gt 5 }}\n"),
+            "bad.cfg:5: directive `http-request deny`: `||` in a condition is not modelled",
+        ),
+        (
+            format!("{table}  http-request track-sc0 src\n  http-request deny if {{ path_beg /api }} {{ sc_http_req_rate(0) gt 5 }}\n"),
+            "bad.cfg:4: directive `http-request deny`: the deny is narrower than the tracking",
+        ),
+        (
+            "frontend f\n  stick-table type ipv4 size 1k store http_req_rate(10s)\n".into(),
+            "bad.cfg:2: directive `stick-table`: type `ipv4` is not a stick-table type",
+        ),
+        (
+            "frontend f\n  stick-table type ip size 1k store http_req_rate(0s)\n".into(),
+            "bad.cfg:2: directive `stick-table`: http_req_rate period `0s` is not a positive duration",
+        ),
+        (
+            "frontend f\n  stick-table type ip size 1k store conn_rate(10s)\n  http-request track-sc0 src\n  http-request deny if { sc_http_req_rate(0) gt 5 }\n".into(),
+            "bad.cfg:2: directive `stick-table`: table `f` does not store http_req_rate",
+        ),
+        (
+            format!("{table}  http-request track-sc0 src\n  http-request deny if {{ sc_http_req_rate(0) gt 5 }}\n  http-request deny if {{ sc_http_req_rate(0) gt 50 }}\n"),
+            "bad.cfg:5: directive `http-request deny`: a second deny by a tracked rate",
+        ),
+        (
+            format!("{table}  http-request track-sc0 src\n  http-request deny if too_fast\n"),
+            "bad.cfg:4: directive `http-request deny`: acl `too_fast` is not defined",
+        ),
+        (
+            "frontend f\n  bind :80\n".into(),
+            "bad.cfg:1: directive `frontend`: no frontend or listen denies by a tracked http_req_rate",
+        ),
+        (
+            "  bind :80\n".into(),
+            "bad.cfg:1: directive `bind`: directive outside any section",
+        ),
+    ];
+    for (cfg, want) in cases {
+        let err = import_error(dir.path(), &cfg);
+        assert!(err.contains(want), "want `{want}` in:\n{err}\nfor:\n{cfg}");
+    }
+}
+
+/// The access log line: the ms the rules ran (`date(0,ms)` taken just before track-sc0, so the
+/// same poll-loop clock reading HAProxy counted the request at), the client, path and status.
+const LOG_FORMAT: &str = r#"log-format '{"time":%[var(txn.t),mul(1000000)],"ip":"%[var(txn.ip)]","endpoint":"%HP","status":%ST}'"#;
+
+/// HAProxy in the foreground, stopped when dropped.
+struct Haproxy(Child);
+
+impl Drop for Haproxy {
+    fn drop(&mut self) {
+        // `-db`: one foreground process, so killing it stops HAProxy.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The configuration HAProxy runs, and rlsim imports: a deny before a `return status 200`
+/// (rules run in order; the return answers what the deny let through, no backend needed).
+fn cfg(port: u16) -> String {
+    format!(
+        "global\n    log stdout format raw local0\n    nbthread 1\n\
+         defaults\n    mode http\n    log global\n    option dontlognull\n    timeout client 10s\n    timeout server 10s\n    timeout connect 5s\n\
+         frontend web\n    bind 127.0.0.1:{port}\n    {LOG_FORMAT}\n\
+         \x20   stick-table type string size 10k expire 10s store http_req_rate(1s)\n\
+         \x20   http-request set-var(txn.t) date(0,ms)\n\
+         \x20   http-request set-var(txn.ip) req.hdr(X-Forwarded-For)\n\
+         \x20   http-request track-sc0 req.hdr(X-Forwarded-For)\n\
+         \x20   http-request deny deny_status 429 if {{ sc_http_req_rate(0) gt 20 }}\n\
+         \x20   http-request return status 200 content-type text/plain string ok\n"
+    )
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start(dir: &Path) -> (Haproxy, u16) {
+    let port = free_port();
+    let path = write(dir, "haproxy.cfg", &cfg(port));
+    let check = Command::new(HAPROXY)
+        .arg("-c")
+        .arg("-f")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "haproxy -c: {}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let log = std::fs::File::create(dir.join("access.jsonl")).unwrap();
+    let child = Command::new(HAPROXY)
+        .arg("-db")
+        .arg("-f")
+        .arg(&path)
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let haproxy = Haproxy(child);
+    for _ in 0..500 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return (haproxy, port);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("haproxy did not listen on {port}");
+}
+
+/// Four clients, each sending about 28 requests a second for 2.5 s (a few over the 20 per
+/// second the deny allows), at intervals from a fixed pseudo-random sequence: 10 to 60 ms.
+fn plan() -> Vec<Request> {
+    let mut requests = Vec::new();
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    for client in 1..=4u64 {
+        let mut t = client * 3_000_000;
+        while t < 2_500_000_000 {
+            requests.push(Request::get(t, "/a", &format!("10.0.0.{client}")));
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            t += 10_000_000 + (state >> 33) % 50_000_000;
+        }
+    }
+    requests.sort_by_key(|r| r.at);
+    requests
+}
+
+fn run_once() -> BacktestReport {
+    let dir: PathBuf = tempfile::tempdir().unwrap().keep();
+    let plan = plan();
+    {
+        let (_haproxy, port) = start(&dir);
+        let options = DriveOptions {
+            connections: 64,
+            ..DriveOptions::new(&format!("http://127.0.0.1:{port}"))
+        };
+        let sent = drive(&plan, &options).unwrap();
+        let failed: Vec<_> = sent.iter().filter(|s| s.status.is_none()).collect();
+        assert!(failed.is_empty(), "failed requests {failed:?}");
+        // HAProxy logs at the stream's end: wait for the last lines (bounded: 5 s).
+        let log = dir.join("access.jsonl");
+        for _ in 0..500 {
+            let lines = std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
+            if lines >= plan.len() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let path = write(
+        &dir,
+        "backtest.toml",
+        "name = \"haproxy\"\nduration = \"1m\"\n[policy]\nlimit = 20\nwindow = \"1s\"\nkey = \"ip\"\n\
+         [[contender]]\nname = \"haproxy\"\nimport = \"haproxy.cfg\"\n\
+         [[traffic]]\nname = \"haproxy\"\nkind = \"replay\"\npath = \"access.jsonl\"\nformat = \"jsonl\"\nsort_window = \"2s\"\n",
+    );
+    let reports = run_scenario(&Scenario::load(&path).unwrap());
+    let b = reports[0]
+        .backtest
+        .clone()
+        .expect("the log records HAProxy's decisions");
+    std::fs::remove_dir_all(&dir).ok();
+    b
+}
+
+#[test]
+fn a_real_haproxy_s_decisions_are_reproduced_from_its_own_log() {
+    if !crate::external::require_external(
+        Path::new(HAPROXY).exists(),
+        "haproxy",
+        "apt-get install haproxy",
+    ) {
+        return;
+    }
+    let b = run_once();
+    eprintln!(
+        "agreement with haproxy: {:.2}% of {} ({} disagreements: {} slot edge, {} log order, {} after earlier, {} unexplained)",
+        b.agreement * 100.0,
+        b.decisions,
+        b.only_production_refused + b.only_contender_refused,
+        b.cause_slot_edge,
+        b.cause_log_order,
+        b.cause_after_earlier,
+        b.cause_unexplained
+    );
+    assert_eq!(b.decisions as usize, plan().len(), "every request logged");
+    assert!(b.both_refused > 0, "the deny refused some requests");
+    // The log carries the very millisecond HAProxy counted each request at (see LOG_FORMAT),
+    // so the only room left is the order of requests within one millisecond.
+    assert!(b.agreement >= 0.99, "{b:?}");
+}
