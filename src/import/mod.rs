@@ -6,6 +6,7 @@
 //! `import = "..."` decide the same by construction (docs/import.md).
 
 pub mod conf;
+pub mod yaml;
 pub mod nginx;
 
 use crate::error::{Error, Result};
