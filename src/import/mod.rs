@@ -8,6 +8,7 @@
 pub mod conf;
 pub mod yaml;
 pub mod nginx;
+pub mod traefik;
 
 use crate::error::{Error, Result};
 use std::fmt::Write as _;
@@ -18,14 +19,17 @@ use std::path::Path;
 pub enum Kind {
     /// nginx `limit_req` (ngx_http_limit_req_module) with real_ip, map and geo.
     Nginx,
+    /// Traefik's `rateLimit` middleware in a dynamic configuration (YAML).
+    Traefik,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 1] = [Kind::Nginx];
+    pub const ALL: [Kind; 2] = [Kind::Nginx, Kind::Traefik];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::Nginx => "nginx",
+            Kind::Traefik => "traefik",
         }
     }
 
@@ -38,6 +42,10 @@ impl Kind {
 
     /// The kind `text` is written in, from its content; `None` when no kind recognises it.
     pub fn detect(text: &str) -> Option<Kind> {
+        // YAML kinds first: their files hold none of nginx's words.
+        if text.contains("rateLimit:") && text.contains("http:") {
+            return Some(Kind::Traefik);
+        }
         let nginx = [
             "limit_req_zone",
             "limit_req ",
@@ -109,6 +117,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
     };
     match kind {
         Kind::Nginx => nginx::import(path, select),
+        Kind::Traefik => traefik::import(path, select),
     }
 }
 
