@@ -228,7 +228,7 @@ pub struct ImportArgs {
     /// The configuration file (nginx.conf; its `include`s are read too).
     pub file: PathBuf,
     /// The kind of configuration (default: detected from the content).
-    #[arg(long, value_name = "K", value_parser = ["nginx"])]
+    #[arg(long, value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::import::Kind::ALL.map(crate::import::Kind::name)))]
     pub kind: Option<String>,
     /// The TOML file to write (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]

@@ -20,6 +20,8 @@ pub struct Node<'a> {
     file: &'a Path,
     path: String,
     node: &'a MarkedYamlOwned,
+    /// The line of the key a mapping's value is under (a nested mapping starts below it).
+    key_line: Option<usize>,
 }
 
 /// Reads and parses `path`; a YAML syntax error names its line.
@@ -52,6 +54,7 @@ impl Doc {
             file: &self.file,
             path: String::new(),
             node: &self.root,
+            key_line: None,
         }
     }
 }
@@ -98,9 +101,11 @@ impl<'a> Node<'a> {
         }
     }
 
-    /// The 1-based line the node starts on.
+    /// The 1-based line the node starts on (a mapping value: its key's line).
     pub fn line(&self) -> usize {
-        self.node.span.start.line().max(1)
+        self.key_line
+            .unwrap_or(self.node.span.start.line())
+            .max(1)
     }
 
     /// `file:line` of the node, for rule comments and notes.
@@ -151,6 +156,7 @@ impl<'a> Node<'a> {
                     file: self.file,
                     path,
                     node: v,
+                    key_line: Some(k.span.start.line()),
                 },
             ));
         }
@@ -213,6 +219,7 @@ impl<'a> Node<'a> {
                 file: self.file,
                 path: format!("{}[{i}]", self.path),
                 node: n,
+                key_line: None,
             })
             .collect())
     }

@@ -19,6 +19,7 @@ mod external;
 mod formats;
 mod identity;
 mod import;
+mod import_traefik;
 mod intent;
 mod io;
 mod layers;
