@@ -6,9 +6,9 @@
 //! `import = "..."` decide the same by construction (docs/import.md).
 
 pub mod conf;
-pub mod yaml;
 pub mod nginx;
 pub mod traefik;
+pub mod yaml;
 
 use crate::error::{Error, Result};
 use std::fmt::Write as _;

@@ -59,12 +59,19 @@ pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
     let mut rules = Vec::new();
     for l in &limits {
         if l.average == 0 {
-            notes.push(format!("middleware `{}` ({}): average 0 means no limit (rate.Inf): not a rule", l.name, l.at));
+            notes.push(format!(
+                "middleware `{}` ({}): average 0 means no limit (rate.Inf): not a rule",
+                l.name, l.at
+            ));
             continue;
         }
         let users: Vec<&Router> = routers
             .iter()
-            .filter(|r| r.middlewares.iter().any(|m| m == &l.name || m.strip_suffix("@file") == Some(&l.name)))
+            .filter(|r| {
+                r.middlewares
+                    .iter()
+                    .any(|m| m == &l.name || m.strip_suffix("@file") == Some(&l.name))
+            })
             .collect();
         if users.is_empty() {
             notes.push(format!("middleware `{}` ({}) is used by no router of this file: imported as one rule over every route", l.name, l.at));
@@ -157,7 +164,9 @@ fn limit(name: &str, rl: &Node<'_>, notes: &mut Vec<String>) -> Result<Limit> {
     };
     let burst = rl.opt_u64("burst")?.unwrap_or(1).max(1);
     if rl.opt_u64("burst")? == Some(0) {
-        notes.push(format!("middleware `{name}`: burst 0 is taken as 1 (max(burst, 1))"));
+        notes.push(format!(
+            "middleware `{name}`: burst 0 is taken as 1 (max(burst, 1))"
+        ));
     }
     let (key, key_comment) = source(rl, notes)?;
     Ok(Limit {
@@ -187,10 +196,15 @@ fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String
         return Err(h.error("a key on a request header cannot be imported (rlsim's request fields are ip, user, api_key, endpoint); a request without the header would share the empty key"));
     }
     if let Some(h) = sc.get("requestHost")? {
-        return Err(h.error("a key on the Host header cannot be imported: rlsim's requests carry no host"));
+        return Err(
+            h.error("a key on the Host header cannot be imported: rlsim's requests carry no host")
+        );
     }
     let Some(ips) = sc.get("ipStrategy")? else {
-        return Ok((peer(128), "ipStrategy on the remote address (the socket peer)".into()));
+        return Ok((
+            peer(128),
+            "ipStrategy on the remote address (the socket peer)".into(),
+        ));
     };
     ips.only(&["depth", "excludedIPs", "ipv6Subnet"])?;
     let prefix = match ips.opt_u64("ipv6Subnet")? {
@@ -203,21 +217,31 @@ fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String
     }
     let depth = ips.opt_u64("depth")?.unwrap_or(0);
     if depth == 0 {
-        return Ok((peer(prefix), "ipStrategy depth 0: the remote address (the socket peer)".into()));
+        return Ok((
+            peer(prefix),
+            "ipStrategy depth 0: the remote address (the socket peer)".into(),
+        ));
     }
     let mut t = toml::Table::new();
     t.insert("identity".into(), "xff".into());
     t.insert("trusted_hops".into(), (depth as i64).into());
     t.insert("ipv6_prefix".into(), prefix.into());
     notes.push(format!("ipStrategy depth {depth} takes the {depth}th X-Forwarded-For entry counted from the right (depth 1: the address the last proxy saw), not from the left; a request with fewer entries gets the empty key, and all such requests share one bucket (rlsim takes the leftmost entry there); and Traefik's entryPoint deletes X-Forwarded-For from a peer outside forwardedHeaders.trustedIPs, so without that every client shares the empty key"));
-    Ok((toml::Value::Table(t), format!("ipStrategy depth {depth}: the X-Forwarded-For entry {depth} from the right")))
+    Ok((
+        toml::Value::Table(t),
+        format!("ipStrategy depth {depth}: the X-Forwarded-For entry {depth} from the right"),
+    ))
 }
 
 fn routers(rs: &Node<'_>, notes: &mut Vec<String>) -> Result<Vec<Router>> {
     let mut out = Vec::new();
     for (name, r) in rs.entries()? {
         let middlewares = match r.get("middlewares")? {
-            Some(m) => m.items()?.iter().map(|i| i.str()).collect::<Result<Vec<_>>>()?,
+            Some(m) => m
+                .items()?
+                .iter()
+                .map(|i| i.str())
+                .collect::<Result<Vec<_>>>()?,
             None => Vec::new(),
         };
         let rule = r.opt_str("rule")?.unwrap_or_default();
@@ -284,9 +308,26 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         None => plain(&l.name),
     };
     let mut comments = vec![
-        format!("rateLimit middleware `{}` at {}{}", l.name, l.at, router.map(|r| format!(", on router `{}` ({})", r.name, r.at)).unwrap_or_default()),
-        format!("average {} per {} is a token bucket refilled continuously ({every_rate} tokens/s), not {} requests per fixed {}; burst {} is the bucket's size, and it starts full", l.average, exact(l.period), l.average, exact(l.period), l.burst),
-        format!("a request that would wait up to maxDelay {} is delayed that long and served; a longer wait is cancelled and answered 429", exact(max_delay)),
+        format!(
+            "rateLimit middleware `{}` at {}{}",
+            l.name,
+            l.at,
+            router
+                .map(|r| format!(", on router `{}` ({})", r.name, r.at))
+                .unwrap_or_default()
+        ),
+        format!(
+            "average {} per {} is a token bucket refilled continuously ({every_rate} tokens/s), not {} requests per fixed {}; burst {} is the bucket's size, and it starts full",
+            l.average,
+            exact(l.period),
+            l.average,
+            exact(l.period),
+            l.burst
+        ),
+        format!(
+            "a request that would wait up to maxDelay {} is delayed that long and served; a longer wait is cancelled and answered 429",
+            exact(max_delay)
+        ),
         format!("key: {}", l.key_comment),
     ];
     let mut fields: Fields = vec![
@@ -299,7 +340,10 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
     if let Some(r) = router
         && let Some(route) = &r.route
     {
-        fields.push(("routes".into(), vec![toml::Value::from(route.as_str())].into()));
+        fields.push((
+            "routes".into(),
+            vec![toml::Value::from(route.as_str())].into(),
+        ));
         // Requests a higher-priority router takes never reach this one.
         let base = route.trim_end_matches('*');
         let skip: Vec<toml::Value> = all

@@ -103,9 +103,7 @@ impl<'a> Node<'a> {
 
     /// The 1-based line the node starts on (a mapping value: its key's line).
     pub fn line(&self) -> usize {
-        self.key_line
-            .unwrap_or(self.node.span.start.line())
-            .max(1)
+        self.key_line.unwrap_or(self.node.span.start.line()).max(1)
     }
 
     /// `file:line` of the node, for rule comments and notes.
@@ -317,7 +315,9 @@ mod tests {
 
     #[test]
     fn getters_name_file_line_and_path() {
-        let d = doc("domain: d\ndescriptors:\n  - key: a\n  - key: b\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: many\n");
+        let d = doc(
+            "domain: d\ndescriptors:\n  - key: a\n  - key: b\n    rate_limit:\n      unit: fortnight\n      requests_per_unit: many\n",
+        );
         let r = d.root();
         assert_eq!(r.req_str("domain").unwrap(), "d");
         let items = r.req("descriptors").unwrap().items().unwrap();

@@ -70,8 +70,8 @@ fn the_printed_traefik_contender_decides_as_the_direct_import() {
     ] {
         assert!(toml.contains(line), "{line} missing in:\n{toml}");
     }
-    let shipped = std::fs::read_to_string(repo().join("scenarios/traefik_import.toml"))
-        .expect("scenario");
+    let shipped =
+        std::fs::read_to_string(repo().join("scenarios/traefik_import.toml")).expect("scenario");
     let pasted = shipped
         .replace(
             "[[contender]]\nname = \"traefik\"\nimport = \"configs/traefik/dynamic.yaml\"\n",
@@ -83,7 +83,10 @@ fn the_printed_traefik_contender_decides_as_the_direct_import() {
     let p = write(dir.path(), "pasted.toml", &pasted);
     let s = summary(&p);
     let t = row(&s, "traefik-dynamic");
-    assert_eq!((t["offered"].clone(), t["rejected"].clone()), (100.into(), 48.into()));
+    assert_eq!(
+        (t["offered"].clone(), t["rejected"].clone()),
+        (100.into(), 48.into())
+    );
 }
 
 fn refused(yaml: &str, expect: &[&str]) {
@@ -107,24 +110,54 @@ fn bad_traefik_configs_name_file_line_and_field() {
     let head = "http:\n  middlewares:\n    rl:\n      rateLimit:\n";
     refused(
         &format!("{head}        average: 10\n        burst: many\n"),
-        &["bad.yaml:6:", "`http.middlewares.rl.rateLimit.burst`", "integer"],
+        &[
+            "bad.yaml:6:",
+            "`http.middlewares.rl.rateLimit.burst`",
+            "integer",
+        ],
     );
     refused(
         &format!("{head}        average: 10\n        period: soon\n"),
-        &["bad.yaml:6:", "`http.middlewares.rl.rateLimit.period`", "not a duration"],
+        &[
+            "bad.yaml:6:",
+            "`http.middlewares.rl.rateLimit.period`",
+            "not a duration",
+        ],
     );
     refused(
-        &format!("{head}        average: 10\n        redis:\n          endpoints: [\"127.0.0.1:6379\"]\n"),
-        &["bad.yaml:6:", "`http.middlewares.rl.rateLimit.redis`", "Redis-backed"],
+        &format!(
+            "{head}        average: 10\n        redis:\n          endpoints: [\"127.0.0.1:6379\"]\n"
+        ),
+        &[
+            "bad.yaml:6:",
+            "`http.middlewares.rl.rateLimit.redis`",
+            "Redis-backed",
+        ],
     );
     refused(
-        &format!("{head}        average: 10\n        sourceCriterion:\n          ipStrategy:\n            excludedIPs: [\"10.0.0.0/8\"]\n"),
-        &["bad.yaml:8:", "sourceCriterion.ipStrategy.excludedIPs`", "socket peer"],
+        &format!(
+            "{head}        average: 10\n        sourceCriterion:\n          ipStrategy:\n            excludedIPs: [\"10.0.0.0/8\"]\n"
+        ),
+        &[
+            "bad.yaml:8:",
+            "sourceCriterion.ipStrategy.excludedIPs`",
+            "socket peer",
+        ],
     );
     refused(
         &format!("{head}        average: 10\n        rate: 5\n"),
-        &["bad.yaml:6:", "`http.middlewares.rl.rateLimit.rate`", "not supported"],
+        &[
+            "bad.yaml:6:",
+            "`http.middlewares.rl.rateLimit.rate`",
+            "not supported",
+        ],
     );
-    refused("http:\n  middlewares: [1, 2\n", &["bad.yaml:", "directive `yaml`"]);
-    refused("http:\n  routers: {}\n", &["bad.yaml:1:", "nothing to import"]);
+    refused(
+        "http:\n  middlewares: [1, 2\n",
+        &["bad.yaml:", "directive `yaml`"],
+    );
+    refused(
+        "http:\n  routers: {}\n",
+        &["bad.yaml:1:", "nothing to import"],
+    );
 }

@@ -101,7 +101,10 @@ impl ProfileDef for GoRate {
             .unwrap_or(policy.burst);
         if let Some(average) = args.count("average", i64::MAX as u64 / NANOS_PER_SEC)? {
             if args.has("every") {
-                return Err(ProfileError::param("average", "give `every` or `average`, not both"));
+                return Err(ProfileError::param(
+                    "average",
+                    "give `every` or `average`, not both",
+                ));
             }
             let period = args.duration("period", true)?.unwrap_or(NANOS_PER_SEC);
             return Ok(GoRate {
