@@ -7,10 +7,12 @@
 
 pub mod conf;
 pub mod express;
+pub mod haproxy;
 pub mod json;
 pub mod nestjs;
-pub mod haproxy;
 pub mod nginx;
+pub mod traefik;
+pub mod yaml;
 
 use crate::error::{Error, Result};
 use std::fmt::Write as _;
@@ -27,10 +29,18 @@ pub enum Kind {
     Nestjs,
     /// HAProxy stick-table `http_req_rate` with `http-request track-sc` and `deny`.
     Haproxy,
+    /// Traefik's `rateLimit` middleware in a dynamic configuration (YAML).
+    Traefik,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Nginx, Kind::Haproxy, Kind::Express, Kind::Nestjs];
+    pub const ALL: [Kind; 5] = [
+        Kind::Nginx,
+        Kind::Haproxy,
+        Kind::Traefik,
+        Kind::Express,
+        Kind::Nestjs,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -38,6 +48,7 @@ impl Kind {
             Kind::Express => "express-rate-limit",
             Kind::Nestjs => "nestjs-throttler",
             Kind::Haproxy => "haproxy",
+            Kind::Traefik => "traefik",
         }
     }
 
@@ -53,6 +64,10 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        // YAML: its files hold none of nginx's or HAProxy's words.
+        if text.contains("rateLimit:") && text.contains("http:") {
+            return Some(Kind::Traefik);
         }
         let section = |w: &str| text.lines().any(|l| l.starts_with(w));
         if text.contains("stick-table") || section("frontend ") || section("listen ") {
@@ -162,6 +177,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Express => express::import(path),
         Kind::Nestjs => nestjs::import(path),
         Kind::Haproxy => haproxy::import(path, select),
+        Kind::Traefik => traefik::import(path, select),
     }
 }
 

@@ -8,6 +8,13 @@
 //! only when that wait is 0 (so a wait under 1 ns admits, leaving the tokens slightly negative:
 //! the float edge is reproduced); `Reserve` always admits and delays by the wait, taking the
 //! token now (the bucket goes negative).
+//!
+//! With `max_delay` it is Traefik's `rateLimit` middleware (`pkg/middlewares/ratelimiter/
+//! in_memory_limiter.go`, `Allow`): `Reserve`, and when the reservation's delay is over
+//! `max_delay`, `res.Cancel()` and a 429. `Reservation.CancelAt` at the reservation's own instant
+//! restores its token: `tokens = min(burst, (advance(now) − 1) + 1)`, `last = now` (the float
+//! sum is kept as Go computes it). `average` and `period` give the limit as Traefik computes it,
+//! `float64(average·1e9) / float64(period ns)`, instead of `Every`.
 
 use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns};
 use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
@@ -20,6 +27,8 @@ pub struct GoRate {
     limit: f64,
     burst: u64,
     reserve: bool,
+    /// Traefik's maximum delay: a longer reservation is cancelled and the request refused.
+    max_delay: Option<Nanos>,
 }
 
 // `limit` is never NaN (1 / a positive duration).
@@ -59,9 +68,55 @@ impl ProfileDef for GoRate {
             default: "false (Allow: refuse when no token)",
             doc: "true: Reserve (take the token now and wait for it), false: Allow",
         },
+        ParamSpec {
+            name: "max_delay",
+            ty: ParamType::Duration,
+            default: "none (Reserve waits however long)",
+            doc: "Reserve, but a wait over this is cancelled (Reservation.Cancel) and refused, as Traefik's rateLimit; implies reserve",
+        },
+        ParamSpec {
+            name: "average",
+            ty: ParamType::Count,
+            default: "none (use every)",
+            doc: "with period: limit = float64(average·1e9) / float64(period in ns), as Traefik computes it",
+        },
+        ParamSpec {
+            name: "period",
+            ty: ParamType::Duration,
+            default: "1s (with average)",
+            doc: "Traefik's period, with average",
+        },
     ];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
+        let max_delay = args.duration("max_delay", false)?;
+        if max_delay.is_some() && args.bool("reserve")? == Some(false) {
+            return Err(ProfileError::param(
+                "max_delay",
+                "needs reserve (it cancels a Reserve that would wait longer)",
+            ));
+        }
+        let burst = args
+            .count("burst", i32::MAX as u64)?
+            .unwrap_or(policy.burst);
+        if let Some(average) = args.count("average", i64::MAX as u64 / NANOS_PER_SEC)? {
+            if args.has("every") {
+                return Err(ProfileError::param(
+                    "average",
+                    "give `every` or `average`, not both",
+                ));
+            }
+            let period = args.duration("period", true)?.unwrap_or(NANOS_PER_SEC);
+            return Ok(GoRate {
+                limit: (average * NANOS_PER_SEC) as f64 / period as f64,
+                burst,
+                reserve: true,
+                max_delay,
+            });
+        }
+        if args.has("period") {
+            return Err(ProfileError::param("period", "needs `average`"));
+        }
         let every = match args.duration("every", true)? {
             Some(e) => e,
             None => match policy.window / policy.limit {
@@ -73,14 +128,12 @@ impl ProfileDef for GoRate {
                 e => e,
             },
         };
-        let burst = args
-            .count("burst", i32::MAX as u64)?
-            .unwrap_or(policy.burst);
-        let reserve = args.bool("reserve")?.unwrap_or(false);
+        let reserve = args.bool("reserve")?.unwrap_or(max_delay.is_some());
         Ok(GoRate {
             limit: 1.0 / seconds(every),
             burst,
             reserve,
+            max_delay,
         })
     }
 }
@@ -131,6 +184,23 @@ impl Limiter for GoRate {
     fn decide(&self, s: &mut GoRateState, now: Nanos) -> Decision {
         let tokens = self.advance(s, now) - 1.0;
         let wait = self.wait(tokens);
+        if let Some(max) = self.max_delay
+            && wait > max
+        {
+            // Reserve, then Cancel at the same instant: the token comes back.
+            let at = first_ns(now, |x| self.wait(self.advance(s, x) - 1.0) <= max);
+            *s = GoRateState {
+                tokens: (tokens + 1.0).min(self.burst as f64),
+                last: Some(now),
+            };
+            return Decision {
+                outcome: Outcome::Reject {
+                    retry_after: (at - now).max(1),
+                },
+                remaining: 0,
+                reset_at: self.full_at(s, now),
+            };
+        }
         if wait > 0 && !self.reserve {
             let at = first_ns(now, |x| self.wait(self.advance(s, x) - 1.0) == 0);
             return Decision {
@@ -177,7 +247,40 @@ mod tests {
             limit: 1.0 / seconds(every),
             burst,
             reserve,
+            max_delay: None,
         }
+    }
+
+    #[test]
+    fn traefik_cancels_a_reservation_over_the_max_delay() {
+        // Traefik average 10, period 1s, burst 2: limit 10/s, maxDelay = 1s / (10·2) = 50 ms.
+        let g = GoRate {
+            limit: 10.0,
+            burst: 2,
+            reserve: true,
+            max_delay: Some(50 * MS),
+        };
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Allow);
+        assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Allow);
+        // The third would wait 100 ms > 50 ms: cancelled, its token back (0 tokens, not −1).
+        let d = g.decide(&mut s, 0);
+        // 1 ns early, by the truncation: at 49 999 999 ns the wait is 50 000 000.99 ns → 50 ms.
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 50 * MS - 1
+            }
+        );
+        assert_eq!(s.tokens, 0.0);
+        // At 60 ms the bucket holds 0.6: a wait of 40 ms is served, delayed, bucket at −0.4.
+        assert_eq!(g.decide(&mut s, 60 * MS).outcome, Outcome::Delay(40 * MS));
+        // Right after, a wait of 140 ms: refused again, nothing taken.
+        assert!(matches!(
+            g.decide(&mut s, 60 * MS).outcome,
+            Outcome::Reject { .. }
+        ));
+        assert!((s.tokens + 0.4).abs() < 1e-12, "{}", s.tokens);
     }
 
     #[test]

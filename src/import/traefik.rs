@@ -1,0 +1,368 @@
+//! Traefik's `rateLimit` middleware in a dynamic configuration (YAML), imported as one
+//! contender with one `go-x-time-rate` rule per router that uses a rate-limit middleware.
+//!
+//! Followed: `pkg/middlewares/ratelimiter/rate_limiter.go` (`New`: burst `max(burst, 1)`, period
+//! default 1 s, `rate = float64(average·1e9) / float64(period)`, average 0 = `rate.Inf`;
+//! `maxDelay` 500 ms when the rate is under 1/s, else `time.Second / (time.Duration(rate)·2)`;
+//! `ServeHTTP`: a delay over `maxDelay` answers 429, a shorter one is waited out), and
+//! `in_memory_limiter.go` (`Allow`: one `rate.Limiter` per source, `Reserve`, and `Cancel` of a
+//! reservation over `maxDelay`), `pkg/ip/strategy.go` (`DepthStrategy`, `PoolStrategy`,
+//! `RemoteAddrStrategy`). Traefik builds a router's middlewares for that router, so each router
+//! using a middleware has its own buckets: one rule per (router, middleware).
+
+use super::yaml::{self, Node};
+use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use crate::error::Result;
+use crate::time::{NANOS_PER_SEC, Nanos, parse_positive_duration};
+use std::path::Path;
+
+/// One `rateLimit` middleware.
+struct Limit {
+    name: String,
+    average: u64,
+    period: Nanos,
+    burst: u64,
+    key: toml::Value,
+    key_comment: String,
+    at: String,
+}
+
+/// One router: its priority and the path pattern of its rule (`None`: every path).
+struct Router {
+    name: String,
+    priority: i64,
+    route: Option<String>,
+    middlewares: Vec<String>,
+    at: String,
+}
+
+/// Imports `path`'s `http.middlewares.*.rateLimit` over the routers that use them.
+pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
+    let doc = yaml::load(path)?;
+    let http = doc.root().req("http")?;
+    let mut notes = Vec::new();
+    let mut limits = Vec::new();
+    if let Some(mws) = http.get("middlewares")? {
+        for (name, mw) in mws.entries()? {
+            if let Some(rl) = mw.get("rateLimit")? {
+                limits.push(limit(&name, &rl, &mut notes)?);
+            }
+        }
+    }
+    if limits.is_empty() {
+        return Err(http.error("no middleware has `rateLimit`: nothing to import"));
+    }
+    let routers = match http.get("routers")? {
+        Some(r) => routers(&r, &mut notes)?,
+        None => Vec::new(),
+    };
+    let mut rules = Vec::new();
+    for l in &limits {
+        if l.average == 0 {
+            notes.push(format!(
+                "middleware `{}` ({}): average 0 means no limit (rate.Inf): not a rule",
+                l.name, l.at
+            ));
+            continue;
+        }
+        let users: Vec<&Router> = routers
+            .iter()
+            .filter(|r| {
+                r.middlewares
+                    .iter()
+                    .any(|m| m == &l.name || m.strip_suffix("@file") == Some(&l.name))
+            })
+            .collect();
+        if users.is_empty() {
+            notes.push(format!("middleware `{}` ({}) is used by no router of this file: imported as one rule over every route", l.name, l.at));
+            rules.push(rule(l, None, &routers));
+        }
+        for r in users {
+            rules.push(rule(l, Some(r), &routers));
+        }
+    }
+    if rules.is_empty() {
+        return Err(http.error("every rateLimit has average 0 (no limit): nothing to import"));
+    }
+    let several = routers.iter().any(|r| {
+        limits
+            .iter()
+            .filter(|l| l.average > 0 && r.middlewares.iter().any(|m| m == &l.name))
+            .count()
+            > 1
+    });
+    if several {
+        notes.push("a router chains several rateLimit middlewares: each decides in turn (commit in_order), and the next one decides only after the previous one's delay has been waited out, which rlsim takes as the same instant".into());
+    }
+    notes.push("each Traefik instance keeps its own buckets in memory (and each router its own): N replicas admit up to N times the rate".into());
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "traefik".into());
+    let fields: Fields = vec![
+        (
+            "description".into(),
+            format!("Traefik rateLimit middlewares ({})", path.display()).into(),
+        ),
+        ("commit".into(), "in_order".into()),
+        ("refuse_status".into(), 429.into()),
+    ];
+    Ok(Imported {
+        kind: Kind::Traefik,
+        contenders: vec![ImportedContender {
+            name: plain(&format!("traefik-{stem}")),
+            comments: vec![format!("Traefik dynamic configuration {}", path.display())],
+            fields,
+            rules,
+            notes: Vec::new(),
+        }],
+        notes,
+    })
+}
+
+/// A duration as rlsim reads it back exactly (`1m`, `166666666ns`).
+fn exact(ns: Nanos) -> String {
+    let text = crate::time::format_duration(ns);
+    if parse_positive_duration(&text) == Ok(ns) {
+        text
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+fn plain(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Traefik's `ptypes.Duration`: a Go duration string, or a bare number of seconds.
+fn period(n: &Node<'_>) -> Result<Nanos> {
+    let text = n.str()?;
+    if let Ok(secs) = text.trim().parse::<u64>() {
+        // 0 is Traefik's default, a second.
+        return Ok(secs.max(1).saturating_mul(NANOS_PER_SEC));
+    }
+    parse_positive_duration(&text).map_err(|e| n.error(format!("not a duration: {e}")))
+}
+
+fn limit(name: &str, rl: &Node<'_>, notes: &mut Vec<String>) -> Result<Limit> {
+    rl.only(&["average", "period", "burst", "sourceCriterion", "redis"])?;
+    if let Some(r) = rl.get("redis")? {
+        return Err(r.error("the Redis-backed limiter (Traefik v3.4+) cannot be imported: its Lua script (lua.go) keeps one bucket per source shared by every instance, with integer-microsecond arithmetic and no Reserve/Cancel, which the go-x-time-rate profile does not reproduce; remove `redis` to import the in-memory limiter each instance runs"));
+    }
+    let average = rl.opt_u64("average")?.unwrap_or(0);
+    let period = match rl.get("period")? {
+        Some(p) => period(&p)?,
+        None => NANOS_PER_SEC,
+    };
+    let burst = rl.opt_u64("burst")?.unwrap_or(1).max(1);
+    if rl.opt_u64("burst")? == Some(0) {
+        notes.push(format!(
+            "middleware `{name}`: burst 0 is taken as 1 (max(burst, 1))"
+        ));
+    }
+    let (key, key_comment) = source(rl, notes)?;
+    Ok(Limit {
+        name: name.to_string(),
+        average,
+        period,
+        burst,
+        key,
+        key_comment,
+        at: rl.at(),
+    })
+}
+
+/// `sourceCriterion`: the key.
+fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String)> {
+    let peer = |prefix: i64| {
+        let mut t = toml::Table::new();
+        t.insert("identity".into(), "peer".into());
+        t.insert("ipv6_prefix".into(), prefix.into());
+        toml::Value::Table(t)
+    };
+    let Some(sc) = rl.get("sourceCriterion")? else {
+        return Ok((peer(128), "no sourceCriterion: ipStrategy on the request's remote address (the socket peer): behind a load balancer every client shares its address".into()));
+    };
+    sc.only(&["ipStrategy", "requestHeaderName", "requestHost"])?;
+    if let Some(h) = sc.get("requestHeaderName")? {
+        return Err(h.error("a key on a request header cannot be imported (rlsim's request fields are ip, user, api_key, endpoint); a request without the header would share the empty key"));
+    }
+    if let Some(h) = sc.get("requestHost")? {
+        return Err(
+            h.error("a key on the Host header cannot be imported: rlsim's requests carry no host")
+        );
+    }
+    let Some(ips) = sc.get("ipStrategy")? else {
+        return Ok((
+            peer(128),
+            "ipStrategy on the remote address (the socket peer)".into(),
+        ));
+    };
+    ips.only(&["depth", "excludedIPs", "ipv6Subnet"])?;
+    let prefix = match ips.opt_u64("ipv6Subnet")? {
+        Some(p @ 1..=128) => p as i64,
+        Some(_) => return Err(ips.req("ipv6Subnet")?.error("must be 1 to 128")),
+        None => 128,
+    };
+    if let Some(x) = ips.get("excludedIPs")? {
+        return Err(x.error("excludedIPs cannot be imported: Traefik walks X-Forwarded-For from the right skipping these addresses without looking at the socket peer, while rlsim's xff identity starts from the peer"));
+    }
+    let depth = ips.opt_u64("depth")?.unwrap_or(0);
+    if depth == 0 {
+        return Ok((
+            peer(prefix),
+            "ipStrategy depth 0: the remote address (the socket peer)".into(),
+        ));
+    }
+    let mut t = toml::Table::new();
+    t.insert("identity".into(), "xff".into());
+    t.insert("trusted_hops".into(), (depth as i64).into());
+    t.insert("ipv6_prefix".into(), prefix.into());
+    notes.push(format!("ipStrategy depth {depth} takes the {depth}th X-Forwarded-For entry counted from the right (depth 1: the address the last proxy saw), not from the left; a request with fewer entries gets the empty key, and all such requests share one bucket (rlsim takes the leftmost entry there); and Traefik's entryPoint deletes X-Forwarded-For from a peer outside forwardedHeaders.trustedIPs, so without that every client shares the empty key"));
+    Ok((
+        toml::Value::Table(t),
+        format!("ipStrategy depth {depth}: the X-Forwarded-For entry {depth} from the right"),
+    ))
+}
+
+fn routers(rs: &Node<'_>, notes: &mut Vec<String>) -> Result<Vec<Router>> {
+    let mut out = Vec::new();
+    for (name, r) in rs.entries()? {
+        let middlewares = match r.get("middlewares")? {
+            Some(m) => m
+                .items()?
+                .iter()
+                .map(|i| i.str())
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        let rule = r.opt_str("rule")?.unwrap_or_default();
+        let route = route(&rule);
+        if route.is_none() && !rule.is_empty() && !middlewares.is_empty() {
+            notes.push(format!("router `{name}` ({}): rule `{rule}` has no single Path or PathPrefix rlsim can read: its rules apply to every route", r.at()));
+        }
+        if rule.contains("Host(") && route.is_some() {
+            notes.push(format!("router `{name}`: rlsim's requests carry no host, so the Host matcher of `{rule}` is taken as always true"));
+        }
+        let priority = match r.opt_i64("priority")? {
+            Some(p) if p != 0 => p,
+            // Traefik's default priority is the rule's length.
+            _ => rule.len() as i64,
+        };
+        out.push(Router {
+            name,
+            priority,
+            route,
+            middlewares,
+            at: r.at(),
+        });
+    }
+    Ok(out)
+}
+
+/// The path pattern of a rule made of one `PathPrefix` or `Path`, with any `Host` beside it
+/// (joined by `&&`): `/api*` or `/login`.
+fn route(rule: &str) -> Option<String> {
+    if rule.contains("||") || rule.contains('!') {
+        return None;
+    }
+    let mut found = None;
+    for part in rule.split("&&") {
+        let p = part.trim();
+        let arg = |f: &str| {
+            p.strip_prefix(f)
+                .and_then(|r| r.strip_suffix(')'))
+                .map(|a| a.trim().trim_matches(|c| c == '`' || c == '"').to_string())
+        };
+        if let Some(a) = arg("PathPrefix(") {
+            found = Some(format!("{a}*"));
+        } else if let Some(a) = arg("Path(") {
+            found = Some(a);
+        } else if !p.starts_with("Host(") {
+            return None;
+        }
+        if found.as_deref().is_some_and(|f| f.contains(['{', ','])) {
+            return None;
+        }
+    }
+    found
+}
+
+fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
+    let every_rate = (l.average * NANOS_PER_SEC) as f64 / l.period as f64;
+    let max_delay = if every_rate < 1.0 {
+        500 * crate::time::NANOS_PER_MILLI
+    } else {
+        NANOS_PER_SEC / ((every_rate as u64).saturating_mul(2)).max(1)
+    };
+    let name = match router {
+        Some(r) => plain(&format!("{}.{}", r.name, l.name)),
+        None => plain(&l.name),
+    };
+    let mut comments = vec![
+        format!(
+            "rateLimit middleware `{}` at {}{}",
+            l.name,
+            l.at,
+            router
+                .map(|r| format!(", on router `{}` ({})", r.name, r.at))
+                .unwrap_or_default()
+        ),
+        format!(
+            "average {} per {} is a token bucket refilled continuously ({every_rate} tokens/s), not {} requests per fixed {}; burst {} is the bucket's size, and it starts full",
+            l.average,
+            exact(l.period),
+            l.average,
+            exact(l.period),
+            l.burst
+        ),
+        format!(
+            "a request that would wait up to maxDelay {} is delayed that long and served; a longer wait is cancelled and answered 429",
+            exact(max_delay)
+        ),
+        format!("key: {}", l.key_comment),
+    ];
+    let mut fields: Fields = vec![
+        ("name".into(), name.into()),
+        ("algorithm".into(), "go-x-time-rate".into()),
+        ("limit".into(), (l.average as i64).into()),
+        ("window".into(), exact(l.period).into()),
+        ("key".into(), l.key.clone()),
+    ];
+    if let Some(r) = router
+        && let Some(route) = &r.route
+    {
+        fields.push((
+            "routes".into(),
+            vec![toml::Value::from(route.as_str())].into(),
+        ));
+        // Requests a higher-priority router takes never reach this one.
+        let base = route.trim_end_matches('*');
+        let skip: Vec<toml::Value> = all
+            .iter()
+            .filter(|o| o.priority > r.priority)
+            .filter_map(|o| o.route.as_ref())
+            .filter(|o| o.trim_end_matches('*').starts_with(base) && *o != route)
+            .map(|o| toml::Value::from(o.as_str()))
+            .collect();
+        if !skip.is_empty() {
+            comments.push("skip: routes a router of higher priority takes first".into());
+            fields.push(("skip".into(), skip.into()));
+        }
+    }
+    let mut p = toml::Table::new();
+    p.insert("average".into(), (l.average as i64).into());
+    p.insert("period".into(), exact(l.period).into());
+    p.insert("burst".into(), (l.burst as i64).into());
+    p.insert("max_delay".into(), exact(max_delay).into());
+    fields.push(("profile".into(), toml::Value::Table(p)));
+    ImportedRule { comments, fields }
+}
