@@ -181,6 +181,22 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
     }
 }
 
+/// A name as rlsim's names are written (letters, digits, `_`, `-` and `.`; anything else `_`),
+/// `fallback` when nothing is left.
+pub(crate) fn plain_name(name: &str, fallback: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if n.is_empty() { fallback.into() } else { n }
+}
+
 fn comment(out: &mut String, lines: &[String]) {
     for l in lines {
         for part in l.lines() {

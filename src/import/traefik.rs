@@ -131,15 +131,7 @@ fn exact(ns: Nanos) -> String {
 }
 
 fn plain(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    super::plain_name(name, "traefik")
 }
 
 /// Traefik's `ptypes.Duration`: a Go duration string, or a bare number of seconds.

@@ -6,7 +6,7 @@
 //! The real-HAProxy test is skipped with a message when haproxy is missing (`.ci/run` installs
 //! it and sets `RLSIM_REQUIRE_EXTERNAL=1`, which makes a missing haproxy a failure).
 
-use crate::util::{repo, rlsim, run_scenario, write};
+use crate::util::{repo, rlsim, row, run_scenario, summary, write};
 use rlsim::Scenario;
 use rlsim::drive::{DriveOptions, Request, drive};
 use rlsim::metrics::BacktestReport;
@@ -15,29 +15,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 const HAPROXY: &str = "/usr/sbin/haproxy";
-
-fn summary(scenario: &Path) -> serde_json::Value {
-    let out = rlsim()
-        .args(["run", "--format", "json", "--quiet"])
-        .arg(scenario)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
-fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    summary["algorithms"]
-        .as_array()
-        .expect("algorithms")
-        .iter()
-        .find(|a| a["algorithm"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
-}
 
 #[test]
 fn import_prints_the_stick_table_rule() {

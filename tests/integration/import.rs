@@ -1,7 +1,7 @@
 //! `rlsim import` and `[[contender]] import`: nginx configurations, the shipped ones accepted
 //! by nginx itself, and the refusals their documentation's arithmetic gives, end to end.
 
-use crate::util::{repo, rlsim, write};
+use crate::util::{repo, rlsim, row, summary, write};
 use std::path::{Path, PathBuf};
 
 fn nginx() -> Option<PathBuf> {
@@ -62,29 +62,6 @@ fn every_shipped_config_imports() {
             .assert()
             .success();
     }
-}
-
-fn summary(scenario: &Path) -> serde_json::Value {
-    let out = rlsim()
-        .args(["run", "--format", "json", "--quiet"])
-        .arg(scenario)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
-fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    summary["algorithms"]
-        .as_array()
-        .expect("algorithms")
-        .iter()
-        .find(|a| a["algorithm"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
 }
 
 /// two_zones.conf (docs: `rate=10r/s burst=5 nodelay` per address and 100r/s burst=20 per key,

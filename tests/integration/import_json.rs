@@ -2,7 +2,7 @@
 //! @nestjs/throttler options): the shipped examples, the refusals their documentation's
 //! arithmetic gives, end to end, and bad input exiting 2 with file, line and field.
 
-use crate::util::{repo, rlsim, write};
+use crate::util::{repo, rlsim, row, summary, write};
 use std::path::{Path, PathBuf};
 
 fn shipped(kind: &str) -> Vec<PathBuf> {
@@ -38,29 +38,6 @@ fn every_shipped_json_config_imports_as_its_detected_kind() {
             );
         }
     }
-}
-
-fn summary(scenario: &Path) -> serde_json::Value {
-    let out = rlsim()
-        .args(["run", "--format", "json", "--quiet"])
-        .arg(scenario)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
-}
-
-fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    summary["algorithms"]
-        .as_array()
-        .expect("algorithms")
-        .iter()
-        .find(|a| a["algorithm"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
 }
 
 fn rejected(row: &serde_json::Value, source: &str) -> serde_json::Value {

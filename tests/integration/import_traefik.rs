@@ -2,22 +2,7 @@
 //! `[[contender]] import`, end to end: the refusals Traefik's source gives, counted by hand in
 //! scenarios/traefik_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{repo, rlsim, write};
-use std::path::Path;
-
-fn summary(scenario: &Path) -> serde_json::Value {
-    let out = rlsim()
-        .args(["run", "--format", "json", "--quiet"])
-        .arg(scenario)
-        .output()
-        .expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("json")
-}
+use crate::util::{repo, rlsim, row, summary, write};
 
 fn source<'a>(row: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     row["sources"]
@@ -26,15 +11,6 @@ fn source<'a>(row: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
         .iter()
         .find(|x| x["name"] == name)
         .unwrap_or_else(|| panic!("no source {name}"))
-}
-
-fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    summary["algorithms"]
-        .as_array()
-        .expect("algorithms")
-        .iter()
-        .find(|a| a["algorithm"] == name)
-        .unwrap_or_else(|| panic!("no row {name}"))
 }
 
 /// dynamic.yaml: /api* average 10/s burst 5 (maxDelay 50 ms), /login 6/min burst 2 (maxDelay

@@ -53,3 +53,28 @@ pub fn boundary_attack(algorithms: &[&str]) -> String {
          ip = \"203.0.113.7\"\ncount = 100\nat = \"1m\"\nlead = \"100ms\"\n"
     )
 }
+
+/// `rlsim run --format json` of `scenario`: its summary.json.
+pub fn summary(scenario: &Path) -> serde_json::Value {
+    let out = rlsim()
+        .args(["run", "--format", "json", "--quiet"])
+        .arg(scenario)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+/// The summary's row (a contender or algorithm) named `name`.
+pub fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    summary["algorithms"]
+        .as_array()
+        .expect("algorithms")
+        .iter()
+        .find(|a| a["algorithm"] == name)
+        .unwrap_or_else(|| panic!("no row {name}"))
+}

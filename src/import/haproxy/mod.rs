@@ -498,18 +498,9 @@ fn contender(
     }))
 }
 
+/// A rule's name from a zone's or a section's.
 fn plain(name: &str) -> String {
-    let n: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if n.is_empty() { "haproxy".into() } else { n }
+    super::plain_name(name, "haproxy")
 }
 
 fn duration(ms: u64) -> String {

@@ -163,19 +163,9 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     })
 }
 
-/// A rule's name from a zone's: rlsim's names are letters, digits, `_`, `-` and `.`.
+/// A rule's name from a zone's or a section's.
 fn plain(name: &str) -> String {
-    let n: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if n.is_empty() { "nginx".into() } else { n }
+    super::plain_name(name, "nginx")
 }
 
 /// The locations a server decides requests by, with the server's own level as `/` when no
