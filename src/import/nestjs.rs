@@ -198,16 +198,7 @@ fn rule(
             ));
         }
     }
-    let rule_name: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let rule_name = super::plain_name(&name, "default");
     let fields: Fields = vec![
         ("name".into(), rule_name.into()),
         ("algorithm".into(), "nestjs-throttler".into()),

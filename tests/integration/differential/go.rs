@@ -4,7 +4,6 @@
 //! nanosecond and the bucket's float64 tokens after each admission, bit for bit.
 
 use super::*;
-use rlsim::algorithms::profiles::Profile;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -109,19 +108,7 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
         ("burst", ParamValue::Int(config.burst)),
         ("reserve", ParamValue::Bool(config.reserve)),
     ];
-    let policy = Params {
-        limit: 100,
-        window: NANOS_PER_MIN,
-        burst: 1,
-    };
-    let given: Vec<(String, ParamValue)> = given
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.clone()))
-        .collect();
-    let Profile::GoXTimeRate(go) = ProfileKind::GoXTimeRate
-        .configure(policy, &given)
-        .expect("valid parameters")
-    else {
+    let Profile::GoXTimeRate(go) = configure(ProfileKind::GoXTimeRate, &given) else {
         unreachable!("the go-x-time-rate profile")
     };
     let mut states = HashMap::new();

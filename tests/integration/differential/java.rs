@@ -5,7 +5,6 @@
 //! `acquire()`.
 
 use super::*;
-use rlsim::algorithms::profiles::Profile;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -104,22 +103,17 @@ fn parse(line: &str) -> Guava {
 
 /// rlsim's answers for one trace: the profile per key, `stored` read after each decision.
 fn ours(c: Config, hits: &[Hit]) -> Vec<Guava> {
-    let mut given = vec![("permitsPerSecond".to_string(), ParamValue::Float(c.pps))];
+    let mut given = vec![("permitsPerSecond", ParamValue::Float(c.pps))];
     match c.ask {
-        Ask::Try(t) => given.push(("timeout".into(), ParamValue::Str(format!("{t}us")))),
-        Ask::Acquire => given.push(("acquire".into(), ParamValue::Bool(true))),
+        Ask::Try(t) => given.push(("timeout", ParamValue::Str(format!("{t}us")))),
+        Ask::Acquire => given.push(("acquire", ParamValue::Bool(true))),
     }
     let kind = match c.warmup_micros {
         None => ProfileKind::GuavaBursty,
         Some(w) => {
-            given.push(("warmupPeriod".into(), ParamValue::Str(format!("{w}us"))));
+            given.push(("warmupPeriod", ParamValue::Str(format!("{w}us"))));
             ProfileKind::GuavaWarmup
         }
-    };
-    let policy = Params {
-        limit: 100,
-        window: NANOS_PER_MIN,
-        burst: 1,
     };
     let answer = |d: Decision, stored: f64| match d.outcome {
         Outcome::Reject { .. } => Guava::Refused {
@@ -151,7 +145,7 @@ fn ours(c: Config, hits: &[Hit]) -> Vec<Guava> {
                 .collect()
         }};
     }
-    match kind.configure(policy, &given).expect("valid parameters") {
+    match configure(kind, &given) {
         Profile::GuavaBursty(g) => run!(g),
         Profile::GuavaWarmup(g) => run!(g),
         _ => unreachable!("a Guava profile"),

@@ -16,7 +16,7 @@ mod python;
 pub use crate::external::{on_path, require_external};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rlsim::algorithms::profiles::ParamValue;
+use rlsim::algorithms::profiles::{ParamValue, Profile};
 use rlsim::algorithms::{Decision, KeyedLimiter, Limiter, LimiterVisitor, Outcome, ProfileKind};
 use rlsim::time::{NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
 use rlsim::{Params, time::NANOS_PER_MIN};
@@ -160,6 +160,13 @@ pub fn decide_at(
             self.0.iter().map(|h| keyed.decide(h.key, h.at)).collect()
         }
     }
+    configure(kind, given)
+        .starting_at(epoch_ns)
+        .visit(Run(hits))
+}
+
+/// Profile `kind` configured with `given`, as every differential test configures it.
+pub fn configure(kind: ProfileKind, given: &[(&str, ParamValue)]) -> Profile {
     // The policy only fills parameters the test leaves out; every test gives them all.
     let policy = Params {
         limit: 100,
@@ -172,8 +179,6 @@ pub fn decide_at(
         .collect();
     kind.configure(policy, &given)
         .expect("valid test parameters")
-        .starting_at(epoch_ns)
-        .visit(Run(hits))
 }
 
 /// The instant (ms) a refused hit may retry at, from rlsim's decision.
