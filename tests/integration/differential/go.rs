@@ -51,12 +51,61 @@ fn go_driver() -> Option<Command> {
     Some(Command::new(binary))
 }
 
-/// One configuration: `rate.Every(every)`, the burst, Allow or Reserve.
+/// How the limit is given: `rate.Every(every)`, or Traefik's `average` per `period`.
+#[derive(Debug, Clone, Copy)]
+enum Limit {
+    Every(Nanos),
+    Average { average: i64, period: Nanos },
+}
+
+/// One configuration: the limit, the burst, Allow or Reserve, and Traefik's maximum delay
+/// (a Reserve waiting longer is cancelled and refused).
 #[derive(Debug, Clone, Copy)]
 struct Config {
-    every: Nanos,
+    limit: Limit,
     burst: i64,
     reserve: bool,
+    max_delay: Option<Nanos>,
+}
+
+impl Config {
+    /// The driver's config line.
+    fn line(&self) -> String {
+        let limit = match self.limit {
+            Limit::Every(e) => format!("every:{e}"),
+            Limit::Average { average, period } => format!("avg:{average}:{period}"),
+        };
+        let mode = if self.reserve { "reserve" } else { "allow" };
+        match self.max_delay {
+            Some(m) => format!("config {limit} {} {mode} {m}", self.burst),
+            None => format!("config {limit} {} {mode}", self.burst),
+        }
+    }
+
+    /// The interval between tokens, for the trace's spacing.
+    fn every(&self) -> Nanos {
+        match self.limit {
+            Limit::Every(e) => e,
+            Limit::Average { average, period } => period / average as Nanos,
+        }
+    }
+
+    /// The profile's parameters, as a scenario would write them.
+    fn params(&self) -> Vec<(&'static str, ParamValue)> {
+        let mut given = match self.limit {
+            Limit::Every(e) => vec![("every", ParamValue::Str(format!("{e}ns")))],
+            Limit::Average { average, period } => vec![
+                ("average", ParamValue::Int(average)),
+                ("period", ParamValue::Str(format!("{period}ns"))),
+            ],
+        };
+        given.push(("burst", ParamValue::Int(self.burst)));
+        match self.max_delay {
+            Some(m) => given.push(("max_delay", ParamValue::Str(format!("{m}ns")))),
+            None => given.push(("reserve", ParamValue::Bool(self.reserve))),
+        }
+        given
+    }
 }
 
 /// Intervals with exact and inexact float reciprocals (100 ms is 10/s; a third of a second and
@@ -72,9 +121,37 @@ fn configs() -> Vec<Config> {
     let bursts = [1, 2, 5, 10];
     (0..TRACES)
         .map(|seed| Config {
-            every: everies[seed as usize % everies.len()],
+            limit: Limit::Every(everies[seed as usize % everies.len()]),
             burst: bursts[(seed / 2) as usize % bursts.len()],
             reserve: seed % 2 == 1,
+            max_delay: None,
+        })
+        .collect()
+}
+
+/// Traefik's configurations: `average` per `period` (rates whose float quotient is inexact:
+/// 3 per 1 s, 7 per 10 s, 100 per 1 min, 5 per 1 s), bursts from 1, and maximum delays from 0
+/// (refuse anything that would wait) to several intervals (some reservations kept, later ones
+/// cancelled, each cancel restoring its token).
+fn traefik_configs() -> Vec<Config> {
+    let limits = [
+        (3, NANOS_PER_SEC),
+        (7, 10 * NANOS_PER_SEC),
+        (100, 60 * NANOS_PER_SEC),
+        (5, NANOS_PER_SEC),
+    ];
+    let bursts = [1, 3, 10];
+    (0..TRACES)
+        .map(|seed| {
+            let (average, period) = limits[seed as usize % limits.len()];
+            let every = period / average as Nanos;
+            let max_delay = [0, every / 2, every, 3 * every + 1][(seed / 3) as usize % 4];
+            Config {
+                limit: Limit::Average { average, period },
+                burst: bursts[seed as usize % bursts.len()],
+                reserve: true,
+                max_delay: Some(max_delay),
+            }
         })
         .collect()
 }
@@ -85,6 +162,7 @@ enum Go {
     Allowed(u64),
     Refused,
     Reserved { delay: Nanos, tokens: u64 },
+    Cancelled(u64),
 }
 
 fn parse(line: &str) -> Go {
@@ -93,6 +171,7 @@ fn parse(line: &str) -> Go {
     match f.as_slice() {
         ["A", t] => Go::Allowed(bits(t)),
         ["R", _] => Go::Refused,
+        ["C", t] => Go::Cancelled(bits(t)),
         ["D", d, t] => Go::Reserved {
             delay: d.parse().unwrap_or_else(|_| panic!("`{line}`")),
             tokens: bits(t),
@@ -103,12 +182,7 @@ fn parse(line: &str) -> Go {
 
 /// rlsim's answers: the profile decides each hit on its key's state, the tokens read after.
 fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
-    let given = [
-        ("every", ParamValue::Str(format!("{}ns", config.every))),
-        ("burst", ParamValue::Int(config.burst)),
-        ("reserve", ParamValue::Bool(config.reserve)),
-    ];
-    let Profile::GoXTimeRate(go) = configure(ProfileKind::GoXTimeRate, &given) else {
+    let Profile::GoXTimeRate(go) = configure(ProfileKind::GoXTimeRate, &config.params()) else {
         unreachable!("the go-x-time-rate profile")
     };
     let mut states = HashMap::new();
@@ -117,6 +191,9 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
             let s = states.entry(h.key).or_insert_with(|| go.new_state(h.at));
             let d = go.decide(s, h.at);
             match d.outcome {
+                Outcome::Reject { .. } if config.max_delay.is_some() => {
+                    Go::Cancelled(s.tokens.to_bits())
+                }
                 Outcome::Reject { .. } => Go::Refused,
                 Outcome::Allow if !config.reserve => Go::Allowed(s.tokens.to_bits()),
                 Outcome::Allow => Go::Reserved {
@@ -132,24 +209,22 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
         .collect()
 }
 
-/// Instants as Unix nanoseconds from 2026-01-01 (virtual time 0 there).
-#[test]
-fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
-    let Some(driver) = go_driver() else { return };
-    let cases: Vec<(Config, Vec<Hit>)> = configs()
+/// Every hit of every configuration, rlsim against Go; the counts of (decisions, refused or
+/// cancelled, delayed). Instants as Unix nanoseconds from 2026-01-01 (virtual time 0 there).
+fn compare(driver: Command, configs: Vec<Config>, seed0: u64) -> (usize, usize, usize) {
+    let cases: Vec<(Config, Vec<Hit>)> = configs
         .into_iter()
         .enumerate()
         .map(|(seed, c)| {
-            let window_ms = (c.every / NANOS_PER_MILLI).max(1);
+            let window_ms = (c.every() / NANOS_PER_MILLI).max(1);
             let keys = 1 + (seed % 4) as u32 * 5;
-            (c, trace(seed as u64 + 9000, window_ms, keys, HITS))
+            (c, trace(seed as u64 + seed0, window_ms, keys, HITS))
         })
         .collect();
     let start = rlsim::time::DEFAULT_START;
     let traces: Vec<(String, Vec<Hit>)> = cases
         .iter()
         .map(|(c, hits)| {
-            let mode = if c.reserve { "reserve" } else { "allow" };
             let absolute = hits
                 .iter()
                 .map(|h| Hit {
@@ -157,7 +232,7 @@ fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
                     key: h.key,
                 })
                 .collect();
-            (format!("config {} {} {mode}", c.every, c.burst), absolute)
+            (c.line(), absolute)
         })
         .collect();
     let answers = run_driver(driver, &traces, 1);
@@ -165,6 +240,7 @@ fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
     for ((config, hits), lines) in cases.iter().zip(&answers) {
         let theirs: Vec<Go> = lines.iter().map(|l| parse(l)).collect();
         let mine = ours(*config, hits);
+        assert_eq!(mine.len(), theirs.len(), "{config:?}: answers");
         for (i, (m, t)) in mine.iter().zip(&theirs).enumerate() {
             assert_eq!(
                 m, t,
@@ -173,19 +249,44 @@ fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
             );
         }
         total += mine.len();
-        refused += mine.iter().filter(|g| **g == Go::Refused).count();
+        refused += mine
+            .iter()
+            .filter(|g| matches!(g, Go::Refused | Go::Cancelled(_)))
+            .count();
         delayed += mine
             .iter()
             .filter(|g| matches!(g, Go::Reserved { delay, .. } if *delay > 0))
             .count();
     }
+    (total, refused, delayed)
+}
+
+#[test]
+fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
+    let Some(driver) = go_driver() else { return };
+    let (total, refused, delayed) = compare(driver, configs(), 9000);
     // The traces reach both sides of the edge: some refused, some delayed.
     assert!(
         refused > 1000 && delayed > 1000,
         "{refused} refused, {delayed} delayed"
     );
     eprintln!(
-        "go-x-time-rate: {total} decisions over {} traces identical to Go's x/time/rate ({refused} refused, {delayed} delayed)",
-        cases.len()
+        "go-x-time-rate: {total} decisions identical to Go's x/time/rate ({refused} refused, {delayed} delayed)"
+    );
+}
+
+/// Traefik's rateLimit middleware over the same package: `average`/`period` as Traefik turns
+/// them into a Limit, Reserve, and Cancel at the same instant when the delay is over
+/// `max_delay`; the restored tokens bit for bit.
+#[test]
+fn traefik_reserve_and_cancel_agrees_with_the_go_package_bit_for_bit() {
+    let Some(driver) = go_driver() else { return };
+    let (total, cancelled, delayed) = compare(driver, traefik_configs(), 19000);
+    assert!(
+        cancelled > 1000 && delayed > 1000,
+        "{cancelled} cancelled, {delayed} delayed"
+    );
+    eprintln!(
+        "go-x-time-rate max_delay: {total} decisions identical to Go's Reserve/CancelAt ({cancelled} cancelled, {delayed} delayed)"
     );
 }
