@@ -464,6 +464,9 @@ pub struct RawContender {
     /// Admit everything and report what would have been refused (nginx `limit_req_dry_run`).
     #[serde(default)]
     pub dry_run: Option<S<bool>>,
+    /// Decide as the replayed trace records production deciding (`rlsim probe`'s service).
+    #[serde(default)]
+    pub recorded: Option<S<bool>>,
     /// The HTTP status a refusal answers (nginx `limit_req_status`, default 503).
     #[serde(default)]
     pub refuse_status: Option<S<i64>>,

@@ -25,6 +25,10 @@ pub(super) fn run<S: DecisionSink>(setup: &Setup, sink: Option<S>) -> Result<Row
             let contest = super::contender::StackContest::new(setup.scenario, stack);
             return harness(setup, contest, visit.sink);
         }
+        Shape::Recorded => {
+            let contest = super::recorded::RecordedContest::new(setup);
+            return harness(setup, contest, visit.sink);
+        }
         // Each replica with its share of the limit (validation refused it for profiles).
         Shape::Deployed { deployment, .. }
             if deployment.replica_params(contender.params) != contender.params =>

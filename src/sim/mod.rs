@@ -20,6 +20,7 @@ mod mirror_tests;
 mod parallel;
 mod progress;
 mod queue;
+mod recorded;
 mod remote;
 
 pub use clients::Clients;

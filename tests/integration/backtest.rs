@@ -293,3 +293,68 @@ fn nginx_text_lines_follow_the_declared_log_format_or_the_default() {
     let e = nginx_records(log, "csv", "log_format = '$msec'").unwrap_err();
     assert!(e.contains("only with `format = \"nginx\"`"), "{e}");
 }
+
+/// `recorded = true` judges production itself: its row is the trace's own decisions (the 503
+/// with no decision a refusal at the default `refuse_status`); it has no back-test of its own
+/// (it is production), and the models' back-tests are unchanged.
+#[test]
+fn a_recorded_contender_is_production_judged_against_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", TRACE);
+    let extra = "[[contender]]\nname = \"production\"\nrecorded = true\n";
+    let path = write(dir.path(), "s.toml", &scenario_text(extra));
+    let reports = run_scenario(&Scenario::load(&path).unwrap());
+    let p = by_name(&reports, "production");
+    // Served: a at 0, 1, 2, 4, 10 s and b at 6 s; refused: a at 3, 11 s, b at 5, 12 s.
+    assert_eq!((p.offered, p.admitted, p.rejected), (10, 6, 4));
+    // 3 per any 10 s: a's 4th within 10 s at 4 s (0, 1, 2, 4) and at 10 s (1, 2, 4, 10).
+    assert_eq!(p.policy_violations, 2);
+    assert!(p.backtest.is_none());
+    let b = by_name(&reports, "fixed_window").backtest.as_ref().unwrap();
+    assert_eq!((b.both_admitted, b.both_refused, b.decisions), (5, 1, 10));
+}
+
+/// A recorded contender needs a trace that records decisions, and takes no rules.
+#[test]
+fn a_recorded_contender_refuses_synthetic_traffic_and_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let synthetic = "name = \"r\"\nduration = \"10s\"\n[policy]\nlimit = 3\nwindow = \"10s\"\n\
+        [[traffic]]\nname = \"steady\"\nkind = \"constant\"\nrate = \"1/s\"\n\
+        [[contender]]\nname = \"production\"\nrecorded = true\n";
+    let path = write(dir.path(), "syn.toml", synthetic);
+    rlsim()
+        .arg("run")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "field `contender[0].recorded`: source `steady` is not a replay",
+        ))
+        .stderr(predicates::str::contains("syn.toml:12"));
+    write(dir.path(), "trace.csv", TRACE);
+    let ruled = scenario_text(
+        "[[contender]]\nname = \"production\"\nrecorded = true\n\
+         [[contender.rule]]\nname = \"r\"\nalgorithm = \"gcra\"\nlimit = 1\nwindow = \"1s\"\n",
+    );
+    let path = write(dir.path(), "ruled.toml", &ruled);
+    rlsim()
+        .arg("run")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "field `contender[0].rule`: a recorded contender decides as the trace says",
+        ));
+    let modelled = scenario_text(
+        "[backtest]\nmodel = \"production\"\n[[contender]]\nname = \"production\"\nrecorded = true\n",
+    );
+    let path = write(dir.path(), "model.toml", &modelled);
+    rlsim()
+        .arg("run")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "field `backtest.model`: `production` is production's own record",
+        ));
+}

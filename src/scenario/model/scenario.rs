@@ -110,6 +110,10 @@ pub enum Shape {
         single: Single,
         deployment: Box<Deployment>,
     },
+    /// Production's own decisions, as the replayed trace records them (`recorded = true`):
+    /// judged like any contender, so a live service (`rlsim probe`) or production itself faces
+    /// the same yardstick as the models.
+    Recorded,
 }
 
 impl Contender {
@@ -162,7 +166,7 @@ impl Contender {
                     rule.profile = rule.profile.map(|p| p.starting_at(start));
                 }
             }
-            Shape::Single(Single::Algorithm) | Shape::Deployed { .. } => {}
+            Shape::Single(Single::Algorithm) | Shape::Deployed { .. } | Shape::Recorded => {}
         }
     }
 
@@ -208,6 +212,7 @@ impl Contender {
             Shape::Single(_) => return Ok(()),
             Shape::Stack(_) => "stacked rules decide",
             Shape::Deployed { .. } => "a simulated deployment decides",
+            Shape::Recorded => "the recorded decisions decide",
         };
         Err(crate::error::Error::Scenario {
             location: Location {

@@ -80,6 +80,9 @@ impl Ctx<'_> {
         if let Some(import) = &c.import {
             return self.imported(i, c, import, policy, sources, names);
         }
+        if let Some(recorded) = c.recorded.as_ref().filter(|r| *r.get_ref()) {
+            return self.recorded(i, c, name, recorded.span(), policy, sources);
+        }
         let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
             None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
             Some(("in_order", _)) => Commit::InOrder,
@@ -143,6 +146,69 @@ impl Ctx<'_> {
                 rules,
                 bypass,
             })),
+            refuse_status,
+            notes: Vec::new(),
+        })
+    }
+
+    /// A `[[contender]]` with `recorded = true`: production's decisions as every replayed
+    /// source records them, so it decides nothing itself and takes no rules.
+    fn recorded(
+        &self,
+        i: usize,
+        c: &RawContender,
+        name: String,
+        span: std::ops::Range<usize>,
+        policy: &Policy,
+        sources: Option<&[SourceSpec]>,
+    ) -> Result<Contender> {
+        let field = |f: &str| format!("contender[{i}].{f}");
+        let written = [
+            ("rule", c.rule.first().map(|r| r.span())),
+            ("commit", c.commit.as_ref().map(|x| x.span())),
+            ("bypass", c.bypass.as_ref().map(|x| x.span())),
+            ("deployment", c.deployment.as_ref().map(|x| x.span())),
+            ("dry_run", c.dry_run.as_ref().map(|x| x.span())),
+        ];
+        if let Some((what, Some(at))) = written.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(self.err(
+                at,
+                &field(what),
+                format!("a recorded contender decides as the trace says: it takes no `{what}`"),
+            ));
+        }
+        let synthetic = sources
+            .unwrap_or_default()
+            .iter()
+            .find(|s| !matches!(s.arrivals, Arrivals::Replay { .. }));
+        if let Some(source) = synthetic {
+            return Err(self.err(
+                span,
+                &field("recorded"),
+                format!(
+                    "source `{}` is not a replay: only a replayed trace records production's decisions",
+                    source.name
+                ),
+            ));
+        }
+        let (_, refuse_status) = self.outcome_fields(c, i)?;
+        let params = Params {
+            limit: policy.limit,
+            window: policy.window,
+            burst: policy.burst,
+        };
+        Ok(Contender {
+            name,
+            description: c
+                .description
+                .as_ref()
+                .map(|d| d.get_ref().trim().to_string())
+                .unwrap_or_default(),
+            // Unused: nothing is built. The policy's parameters size the row's judgement.
+            kind: AlgorithmKind::FixedWindow,
+            params,
+            field: format!("contender[{i}]"),
+            shape: Shape::Recorded,
             refuse_status,
             notes: Vec::new(),
         })

@@ -153,8 +153,16 @@ impl Ctx<'_> {
             return Ok(None);
         };
         let name = model.get_ref();
-        if scenario.algorithms.iter().any(|c| c.name == *name) {
-            return Ok(Some(name.clone()));
+        match scenario.algorithms.iter().find(|c| c.name == *name) {
+            Some(c) if c.shape == crate::scenario::Shape::Recorded => {
+                return Err(self.err(
+                    model.span(),
+                    "backtest.model",
+                    format!("`{name}` is production's own record: name a model of it"),
+                ));
+            }
+            Some(_) => return Ok(Some(name.clone())),
+            None => {}
         }
         let names: Vec<&str> = scenario
             .algorithms
