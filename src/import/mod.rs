@@ -5,6 +5,7 @@
 //! layer validates them like any written contender, so `rlsim import`'s output and a direct
 //! `import = "..."` decide the same by construction (docs/import.md).
 
+pub mod cloudflare;
 pub mod conf;
 pub mod express;
 pub mod haproxy;
@@ -31,15 +32,18 @@ pub enum Kind {
     Haproxy,
     /// Traefik's `rateLimit` middleware in a dynamic configuration (YAML).
     Traefik,
+    /// Cloudflare rate limiting rules (Rulesets API, phase `http_ratelimit`) as JSON.
+    Cloudflare,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 5] = [
+    pub const ALL: [Kind; 6] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
         Kind::Express,
         Kind::Nestjs,
+        Kind::Cloudflare,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Kind {
             Kind::Nestjs => "nestjs-throttler",
             Kind::Haproxy => "haproxy",
             Kind::Traefik => "traefik",
+            Kind::Cloudflare => "cloudflare",
         }
     }
 
@@ -91,6 +96,9 @@ impl Kind {
     /// The JSON kind `text` is, from the keys only that kind uses.
     fn detect_json(text: &str) -> Option<Kind> {
         let has = |k: &str| text.contains(&format!("\"{k}\""));
+        if has("http_ratelimit") || (has("ratelimit") && has("requests_per_period")) {
+            return Some(Kind::Cloudflare);
+        }
         if [
             "windowMs",
             "skipFailedRequests",
@@ -178,6 +186,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Nestjs => nestjs::import(path),
         Kind::Haproxy => haproxy::import(path, select),
         Kind::Traefik => traefik::import(path, select),
+        Kind::Cloudflare => cloudflare::import(path),
     }
 }
 

@@ -1,5 +1,5 @@
 //! `rlsim import` and `[[contender]] import` of JSON-described limiters (express-rate-limit and
-//! @nestjs/throttler options): the shipped examples, the refusals their documentation's
+//! @nestjs/throttler options, Cloudflare rate limiting rules): the shipped examples, the refusals their documentation's
 //! arithmetic gives, end to end, and bad input exiting 2 with file, line and field.
 
 use crate::util::{repo, rlsim, row, summary, write};
@@ -19,7 +19,7 @@ fn shipped(kind: &str) -> Vec<PathBuf> {
 /// Every shipped example imports, its kind detected from its keys alone.
 #[test]
 fn every_shipped_json_config_imports_as_its_detected_kind() {
-    for kind in ["express-rate-limit", "nestjs-throttler"] {
+    for kind in ["express-rate-limit", "nestjs-throttler", "cloudflare"] {
         let configs = shipped(kind);
         assert!(configs.len() >= 2, "{configs:?}");
         for conf in configs {
@@ -293,4 +293,108 @@ fn a_scenario_importing_bad_json_exits_2_at_the_json_line() {
         err.contains("bad.json:2: field `windowMs`: must be greater than zero"),
         "{err}"
     );
+}
+
+/// Two Cloudflare rules on one address, in order: `login` (/login, 2 per 10 s, blocked 60 s)
+/// before `site` (every path, 4 per 10 s, mitigation_timeout 0). `a` sends 3 to /login at
+/// 0, 5, 10 and 15 s; `b` 2 to /home at 1, 6, 11 and 16 s. Counted by hand:
+/// - 0 s: a1, a2 pass `login` and `site` (each counts 2); a3 is `login`'s 3rd in 10 s: refused,
+///   the address blocked until 60 s, and `site` never sees it (the evaluation ends).
+/// - 1 s: b1, b2 pass `site` (4 in its window: a1, a2, b1, b2).
+/// - 5 s: a's 3 refused by the block.
+/// - 6 s: b's 2 refused by `site`: its window (-4 s, 6 s] holds 4, a's /login hits among them.
+/// - 10 s, 15 s: a's 3 refused by the block each time.
+/// - 11 s: the hits of 0 s and 1 s have left `site`'s window (t + 10 s <= 11 s): b's 2 pass.
+/// - 16 s: `site` holds the 2 of 11 s: b's 2 pass (4).
+///   a: 12 offered, 2 admitted, 10 refused; b: 8 offered, 6 admitted, 2 refused. 20 offered, 12
+///   refused.
+#[test]
+fn cloudflare_rules_refuse_exactly_the_hand_counted_requests() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rules = r#"{"name": "zone", "kind": "zone", "phase": "http_ratelimit", "rules": [
+  {"description": "login", "expression": "(http.request.uri.path eq \"/login\")", "action": "block",
+   "ratelimit": {"characteristics": ["ip.src", "cf.colo.id"], "period": 10, "requests_per_period": 2, "mitigation_timeout": 60}},
+  {"description": "site", "expression": "(http.request.uri.path wildcard \"/*\")", "action": "block",
+   "ratelimit": {"characteristics": ["cf.colo.id", "ip.src"], "period": 10, "requests_per_period": 4, "mitigation_timeout": 0}}
+]}"#;
+    let traffic = "[[traffic]]\nname = \"a\"\nkind = \"bursts\"\ncount = 3\nevery = \"5s\"\nip = \"198.51.100.1\"\nendpoint = \"/login\"\n\
+        [[traffic]]\nname = \"b\"\nkind = \"bursts\"\ncount = 2\nevery = \"5s\"\nstart = \"1s\"\nip = \"198.51.100.1\"\nendpoint = \"/home\"\n";
+    let c = one_contender(dir.path(), rules, "cf.json", traffic, "20s");
+    assert_eq!(
+        (c["offered"].clone(), c["rejected"].clone()),
+        (20.into(), 12.into())
+    );
+    assert_eq!(rejected(&c, "a"), 10);
+    assert_eq!(rejected(&c, "b"), 2);
+    assert_eq!(c["refuse_status"], 429);
+}
+
+/// scenarios/cloudflare_import.toml, counted by hand in its comment: `login` blocks the stuffer
+/// from its 4th POST, the GETs of /login meet no rule, and `api` refuses 3 of each burst of 8.
+#[test]
+fn cloudflare_import_scenario_refuses_the_hand_counted_requests() {
+    let s = summary(&repo().join("scenarios/cloudflare_import.toml"));
+    let c = row(&s, "cloudflare");
+    assert_eq!(
+        (c["offered"].clone(), c["rejected"].clone()),
+        (84.into(), 36.into())
+    );
+    assert_eq!(rejected(c, "stuffer"), 27);
+    assert_eq!(rejected(c, "browser"), 0);
+    assert_eq!(rejected(c, "app"), 9);
+    // `rlsim import`'s output, pasted, decides the same.
+    let out = rlsim()
+        .arg("import")
+        .arg(repo().join("scenarios/configs/cloudflare/ruleset.json"))
+        .output()
+        .expect("runs");
+    assert!(out.status.success());
+    let toml = String::from_utf8(out.stdout).expect("utf-8");
+    assert!(toml.contains("commit = \"in_order\""), "{toml}");
+    let scenario =
+        std::fs::read_to_string(repo().join("scenarios/cloudflare_import.toml")).expect("scenario");
+    let head = &scenario[..scenario.find("[[contender]]").expect("contender")];
+    let traffic = &scenario[scenario.find("[[traffic]]").expect("traffic")..];
+    let pasted = format!(
+        "{head}{}\n{traffic}",
+        toml.replace("name = \"zone_rate_limits\"", "name = \"cloudflare\"")
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = summary(&write(dir.path(), "pasted.toml", &pasted));
+    assert_eq!(row(&s, "cloudflare")["rejected"], 36);
+}
+
+#[test]
+fn bad_cloudflare_rules_exit_2_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rule = |period: &str, extra: &str| {
+        format!(
+            "{{\"expression\": \"(http.request.uri.path eq \\\"/a\\\")\",\n \"action\": \"block\",\n \"ratelimit\": {{\"characteristics\": [\"ip.src\", \"cf.colo.id\"],\n  \"period\": {period},\n  \"requests_per_period\": 5{extra}}}}}"
+        )
+    };
+    let cases = [
+        (
+            rule("30", ""),
+            "cf.json:4: field `ratelimit.period`: 30: Cloudflare's rate limiting rules take a period of 10, 60, 120, 300, 600 or 3600 seconds",
+        ),
+        (
+            rule("60", ",\n  \"score_response_header_name\": \"x-score\""),
+            "cf.json:6: field `ratelimit.score_response_header_name`: unsupported",
+        ),
+        (
+            rule("60", "").replace("eq \\\"/a\\\"", "contains \\\"/a\\\""),
+            "cf.json:1: field `expression`:",
+        ),
+    ];
+    for (text, want) in cases {
+        let err = import_error(dir.path(), "cf.json", &text, None);
+        assert!(err.contains(want), "want {want:?} in {err}");
+    }
+    let err = import_error(
+        dir.path(),
+        "cf.json",
+        &rule("60", ""),
+        Some("nestjs-throttler"),
+    );
+    assert!(err.contains("cf.json:1:"), "{err}");
 }
