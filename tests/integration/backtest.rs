@@ -314,6 +314,16 @@ fn a_recorded_contender_is_production_judged_against_the_policy() {
     assert_eq!((b.both_admitted, b.both_refused, b.decisions), (5, 1, 10));
 }
 
+/// `rlsim run PATH` exits 2 with every one of `messages` on standard error.
+fn refused(path: &std::path::Path, messages: &[&str]) {
+    let out = rlsim().arg("run").arg(path).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for m in messages {
+        assert!(stderr.contains(m), "{m:?} not in {stderr}");
+    }
+}
+
 /// A recorded contender needs a trace that records decisions, and takes no rules.
 #[test]
 fn a_recorded_contender_refuses_synthetic_traffic_and_rules() {
@@ -322,39 +332,29 @@ fn a_recorded_contender_refuses_synthetic_traffic_and_rules() {
         [[traffic]]\nname = \"steady\"\nkind = \"constant\"\nrate = \"1/s\"\n\
         [[contender]]\nname = \"production\"\nrecorded = true\n";
     let path = write(dir.path(), "syn.toml", synthetic);
-    rlsim()
-        .arg("run")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
+    refused(
+        &path,
+        &[
             "field `contender[0].recorded`: source `steady` is not a replay",
-        ))
-        .stderr(predicates::str::contains("syn.toml:12"));
+            "syn.toml:12",
+        ],
+    );
     write(dir.path(), "trace.csv", TRACE);
     let ruled = scenario_text(
         "[[contender]]\nname = \"production\"\nrecorded = true\n\
          [[contender.rule]]\nname = \"r\"\nalgorithm = \"gcra\"\nlimit = 1\nwindow = \"1s\"\n",
     );
     let path = write(dir.path(), "ruled.toml", &ruled);
-    rlsim()
-        .arg("run")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "field `contender[0].rule`: a recorded contender decides as the trace says",
-        ));
+    refused(
+        &path,
+        &["field `contender[0].rule`: a recorded contender decides as the trace says"],
+    );
     let modelled = scenario_text(
         "[backtest]\nmodel = \"production\"\n[[contender]]\nname = \"production\"\nrecorded = true\n",
     );
     let path = write(dir.path(), "model.toml", &modelled);
-    rlsim()
-        .arg("run")
-        .arg(&path)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "field `backtest.model`: `production` is production's own record",
-        ));
+    refused(
+        &path,
+        &["field `backtest.model`: `production` is production's own record"],
+    );
 }

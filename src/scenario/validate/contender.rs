@@ -25,6 +25,27 @@ fn plain_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The first of the fields that make a contender's rules (and, with `dry_run`, its `dry_run`)
+/// it was written with: what a contender taking its rules from elsewhere must leave out.
+fn first_written(
+    c: &RawContender,
+    dry_run: bool,
+) -> Option<(&'static str, std::ops::Range<usize>)> {
+    let written = [
+        ("rule", c.rule.first().map(|r| r.span())),
+        ("commit", c.commit.as_ref().map(|x| x.span())),
+        ("bypass", c.bypass.as_ref().map(|x| x.span())),
+        ("deployment", c.deployment.as_ref().map(|x| x.span())),
+        (
+            "dry_run",
+            c.dry_run.as_ref().filter(|_| dry_run).map(|x| x.span()),
+        ),
+    ];
+    written
+        .into_iter()
+        .find_map(|(name, span)| span.map(|s| (name, s)))
+}
+
 impl Ctx<'_> {
     /// The contenders of `[[contender]]`, each with its [`Stack`]; `None` when one was refused.
     /// `sources` is the traffic, to refuse a rule that no request could match (`None`: a
@@ -163,14 +184,7 @@ impl Ctx<'_> {
         sources: Option<&[SourceSpec]>,
     ) -> Result<Contender> {
         let field = |f: &str| format!("contender[{i}].{f}");
-        let written = [
-            ("rule", c.rule.first().map(|r| r.span())),
-            ("commit", c.commit.as_ref().map(|x| x.span())),
-            ("bypass", c.bypass.as_ref().map(|x| x.span())),
-            ("deployment", c.deployment.as_ref().map(|x| x.span())),
-            ("dry_run", c.dry_run.as_ref().map(|x| x.span())),
-        ];
-        if let Some((what, Some(at))) = written.into_iter().find(|(_, s)| s.is_some()) {
+        if let Some((what, at)) = first_written(c, true) {
             return Err(self.err(
                 at,
                 &field(what),
@@ -247,13 +261,7 @@ impl Ctx<'_> {
         names: &mut HashSet<String>,
     ) -> Result<Contender> {
         let field = |f: &str| format!("contender[{i}].{f}");
-        let written = [
-            ("rule", c.rule.first().map(|r| r.span())),
-            ("commit", c.commit.as_ref().map(|x| x.span())),
-            ("bypass", c.bypass.as_ref().map(|x| x.span())),
-            ("deployment", c.deployment.as_ref().map(|x| x.span())),
-        ];
-        if let Some((name, Some(span))) = written.into_iter().find(|(_, s)| s.is_some()) {
+        if let Some((name, span)) = first_written(c, false) {
             return Err(self.err(
                 span,
                 &field(name),
