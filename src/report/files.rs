@@ -15,20 +15,33 @@ pub fn summary_json(summary: &Summary) -> Vec<u8> {
 /// `summary.csv`: one row per algorithm, one column per figure of [`metrics::flatten`], so the
 /// CSV and `summary.json` can never disagree, then `yardstick`: what the judged figures
 /// (violations, burst factor, needless and collateral rejections) are measured against, the
-/// CSV's only way to name it ([`super::yardstick`]). Absent values (`null`) are empty cells.
+/// CSV's only way to name it ([`super::yardstick`]). Absent values (`null`) are empty cells, and
+/// so is a figure one row lacks that another has (the columns are every row's figures, in order
+/// of first appearance).
 pub fn summary_csv(algorithms: &[AlgorithmReport], yardstick: &str) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for (i, a) in algorithms.iter().enumerate() {
-        let fields = metrics::flatten(a);
-        if i == 0 {
-            let names = fields.iter().map(|(name, _)| name.as_str());
-            w.write_record(names.chain(["yardstick"]))
-                .expect("writing to memory cannot fail");
+    let rows: Vec<_> = algorithms.iter().map(metrics::flatten).collect();
+    let mut columns: Vec<&str> = Vec::new();
+    for (name, _) in rows.iter().flatten() {
+        if !columns.contains(&name.as_str()) {
+            columns.push(name);
         }
-        let values = fields.iter().map(|(_, v)| match v {
-            serde_json::Value::Null => String::new(),
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if !rows.is_empty() {
+        w.write_record(columns.iter().copied().chain(["yardstick"]))
+            .expect("writing to memory cannot fail");
+    }
+    for fields in &rows {
+        let values = columns.iter().map(|column| {
+            match fields
+                .iter()
+                .find(|(name, _)| name == column)
+                .map(|(_, v)| v)
+            {
+                None | Some(serde_json::Value::Null) => String::new(),
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+            }
         });
         w.write_record(values.chain([yardstick.to_string()]))
             .expect("writing to memory cannot fail");
@@ -130,4 +143,39 @@ pub fn delays_csv(algorithms: &[AlgorithmReport]) -> Vec<u8> {
             .expect("writing to memory cannot fail");
     }
     w.into_inner().expect("writing to memory cannot fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::BacktestReport;
+
+    #[test]
+    fn a_row_without_a_figure_others_have_gets_empty_cells_not_a_panic() {
+        let plain = AlgorithmReport {
+            algorithm: "plain".into(),
+            ..Default::default()
+        };
+        let tested = AlgorithmReport {
+            algorithm: "tested".into(),
+            backtest: Some(BacktestReport {
+                decisions: 7,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let text = String::from_utf8(summary_csv(&[plain, tested], "intent")).unwrap();
+        let mut rows = csv::Reader::from_reader(text.as_bytes());
+        let header = rows.headers().unwrap().clone();
+        let at = header
+            .iter()
+            .position(|h| h == "backtest_decisions")
+            .unwrap();
+        let rows: Vec<_> = rows.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.len() == header.len()));
+        assert_eq!(&rows[0][at], "");
+        assert_eq!(&rows[1][at], "7");
+        assert_eq!(&rows[1][header.len() - 1], "intent");
+    }
 }

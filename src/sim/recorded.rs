@@ -6,7 +6,7 @@ use super::engine::{Capture, Detail, Gate};
 use super::harness::{ARRIVAL_CAPTURE_LIMIT, Captured, Contest, Setup, time_gate};
 use crate::algorithms::{Decision, MemoryUsage, Outcome, Params};
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, Timing};
+use crate::metrics::Timing;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, KeySpace, Production, Verdict};
 
@@ -88,10 +88,6 @@ impl Contest for RecordedContest {
     }
     fn memory(&self, _: &mut Self::Gate) -> (MemoryUsage, MemoryUsage) {
         (MemoryUsage::default(), MemoryUsage::default())
-    }
-    fn figures(&self, _: &mut Self::Gate, report: &mut AlgorithmReport) {
-        // Production against itself agrees by construction: no back-test row to read.
-        report.backtest = None;
     }
     fn time(self, mut gate: Self::Gate, _: &Capture) -> Timing {
         time_gate(&mut gate.gate, &gate.arrivals, self.params.window)

@@ -295,8 +295,8 @@ fn nginx_text_lines_follow_the_declared_log_format_or_the_default() {
 }
 
 /// `recorded = true` judges production itself: its row is the trace's own decisions (the 503
-/// with no decision a refusal at the default `refuse_status`); it has no back-test of its own
-/// (it is production), and the models' back-tests are unchanged.
+/// with no decision a refusal at the default `refuse_status`); its back-test against production
+/// agrees on every request, and the models' back-tests are unchanged.
 #[test]
 fn a_recorded_contender_is_production_judged_against_the_policy() {
     let dir = tempfile::tempdir().unwrap();
@@ -309,7 +309,7 @@ fn a_recorded_contender_is_production_judged_against_the_policy() {
     assert_eq!((p.offered, p.admitted, p.rejected), (10, 6, 4));
     // 3 per any 10 s: a's 4th within 10 s at 4 s (0, 1, 2, 4) and at 10 s (1, 2, 4, 10).
     assert_eq!(p.policy_violations, 2);
-    assert!(p.backtest.is_none());
+    assert_eq!(p.backtest.as_ref().unwrap().agreement, 1.0);
     let b = by_name(&reports, "fixed_window").backtest.as_ref().unwrap();
     assert_eq!((b.both_admitted, b.both_refused, b.decisions), (5, 1, 10));
 }
