@@ -74,6 +74,15 @@ Examples:
   rlsim traffic scenarios/burst.toml | head
   rlsim traffic scenarios/burst.toml --out burst.csv";
 
+const PROBE_EXAMPLES: &str = "\
+Examples:
+  rlsim probe scenarios/probe_login.toml --target http://127.0.0.1:8080 --out probe-out
+  rlsim probe scenarios/probe_login.toml --target http://127.0.0.1:8080 --speed 60 --strict
+
+Exit status: 0 when the probe ran (and, with --strict, every expectation held); 1 when an
+expectation failed under --strict; 2 for bad input or a target that refuses the first connection
+(nothing is written); 3 when requests failed during the probe (nothing is written).";
+
 const IMPORT_EXAMPLES: &str = "\
 Examples:
   rlsim import scenarios/configs/nginx/two_zones.conf
@@ -121,6 +130,9 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Measure the bytes each algorithm's state takes in a real Redis, beside rlsim's estimate.
     StoreMemory(StoreMemoryArgs),
+    /// Send a scenario's traffic to a live HTTP service and judge it like a simulated contender.
+    #[command(after_help = PROBE_EXAMPLES)]
+    Probe(ProbeArgs),
     /// Read a deployed limiter's configuration (nginx) into scenario contenders (TOML).
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
@@ -312,6 +324,94 @@ impl ScenarioArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct ProbeArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioArgs,
+    /// The service: http://HOST:PORT (a path prefix is not supported).
+    #[arg(long, value_name = "URL")]
+    pub target: String,
+    /// Write the probe's trace (probe_trace.csv), its scenario (probe_scenario.toml),
+    /// probe.json and every output of `rlsim run` of that scenario into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Scenario time per real time: 60 sends a minute of the scenario in a second (the service
+    /// must then be configured 60 times faster).
+    #[arg(long, default_value_t = 1.0)]
+    pub speed: f64,
+    /// Concurrent keep-alive connections.
+    #[arg(long, default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub connections: u64,
+    /// The most requests to send, retries included: a longer plan is refused before any request.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub max_requests: u64,
+    /// The longest the probe may send, in real time: a longer plan is refused.
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub max_duration: String,
+    /// The longest one request may take.
+    #[arg(long, default_value = "10s", value_name = "DURATION")]
+    pub timeout: String,
+    /// The status that is a refusal besides 429 (nginx's default is 503).
+    #[arg(long, default_value_t = 429,
+          value_parser = clap::value_parser!(u16).range(100..=599))]
+    pub refuse_status: u16,
+    /// The request header that carries a client's API key.
+    #[arg(long, default_value = "X-Api-Key", value_name = "NAME")]
+    pub api_key_header: String,
+    /// The request header that carries a signed-in user.
+    #[arg(long, default_value = "X-User", value_name = "NAME")]
+    pub user_header: String,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Exit with code 1 when an expectation of the scenario fails.
+    #[arg(long)]
+    pub strict: bool,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl ProbeArgs {
+    fn options(self) -> Result<commands::probe::ProbeCommand> {
+        let duration = |flag: &str, text: &str| {
+            crate::time::parse_duration(text)
+                .map(std::time::Duration::from_nanos)
+                .map_err(|e| crate::error::Error::Usage(format!("{flag} {text}: {e}")))
+        };
+        if !(self.speed > 0.0 && self.speed.is_finite()) {
+            return Err(crate::error::Error::Usage(format!(
+                "--speed {}: must be a positive number",
+                self.speed
+            )));
+        }
+        let options = crate::probe::ProbeOptions {
+            speed: self.speed,
+            connections: self.connections as usize,
+            timeout: duration("--timeout", &self.timeout)?,
+            max_requests: self.max_requests,
+            max_duration: duration("--max-duration", &self.max_duration)?,
+            refuse_status: self.refuse_status,
+            identity: crate::probe::plan::Identity {
+                api_key_header: self.api_key_header,
+                user_header: self.user_header,
+            },
+            ..crate::probe::ProbeOptions::new(&self.target)
+        };
+        Ok(commands::probe::ProbeCommand {
+            input: self.scenario.input(),
+            out: self.out,
+            options,
+            format: self.format.into(),
+            strict: self.strict,
+            quiet: self.quiet,
+            columns: crate::report::Columns::Default,
+            command_line: std::env::args_os()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
@@ -427,6 +527,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         Command::Verify(a) => commands::verify::verify(&a.into(), stdout, stderr),
         Command::StoreMemory(a) => commands::store_memory::store_memory(&a.into(), stdout),
         Command::Import(a) => commands::import::import(&a.options()?, stdout, stderr),
+        Command::Probe(a) => commands::probe::probe(&a.options()?, stdout, stderr),
         Command::Algorithms(a) => commands::algorithms::algorithms(a.format.into(), stdout),
         Command::Completions { shell } => commands::man::completions(Cli::command(), shell, stdout),
         Command::Man { command, dir } => {
@@ -480,6 +581,8 @@ impl From<RunArgs> for commands::run::RunOptions {
             replicates: a.replicates,
             sensitivity: a.sensitivity,
             time_resolution_range: a.time_resolution_range,
+            additions: Vec::new(),
+            extra_files: Vec::new(),
             // Lossy, not `args()`: a path that is not UTF-8 must not panic here.
             command_line: std::env::args_os()
                 .map(|a| a.to_string_lossy().into_owned())

@@ -73,6 +73,15 @@ pub enum Error {
         message: String,
         during_run: bool,
     },
+    /// The live service a probe drives (`rlsim probe --target`) is unusable: unreachable or
+    /// refusing connections before any request (exit 2), or failing requests in the middle of
+    /// the probe (`during_run`, exit 3). Nothing is written either way.
+    #[error("target {target}: {message}")]
+    Target {
+        target: String,
+        message: String,
+        during_run: bool,
+    },
     /// Several inputs were bad (`rlsim check DIR` with several broken scenarios): each one,
     /// in order, one per line (the binary's `error: ` prefix starts the first).
     #[error("{}", several(.0))]
@@ -102,6 +111,9 @@ impl Error {
             Error::Internal(_) => 70,
             Error::Several(errors) => errors.iter().map(Error::exit_code).max().unwrap_or(2),
             Error::Store {
+                during_run: true, ..
+            }
+            | Error::Target {
                 during_run: true, ..
             } => 3,
             _ => 2,

@@ -57,6 +57,7 @@ pub mod import;
 pub mod metrics;
 pub mod observe;
 pub mod policy;
+pub mod probe;
 pub mod replicate;
 pub mod report;
 pub mod scenario;

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod check;
 pub mod import;
 pub mod man;
+pub mod probe;
 mod resolution;
 pub mod run;
 pub mod scenario;

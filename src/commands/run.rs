@@ -45,6 +45,10 @@ pub struct RunOptions {
     /// `--time-resolution-range`: the figures over the two extreme placements of a
     /// one-second log's requests (docs/traffic.md).
     pub time_resolution_range: bool,
+    /// What the command that asked for the run adds to `--out` (`rlsim probe`'s section and
+    /// files), listed in the manifest like the run's own.
+    pub additions: Vec<report::document::Block>,
+    pub extra_files: Vec<(String, Vec<u8>)>,
 }
 
 /// Where a run's side outputs go, each checked before anything runs.
@@ -108,13 +112,15 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     }
     if let Some(out) = &o.out {
         let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
-        let additions = replicated
+        let mut additions = replicated
             .as_ref()
             .map(|r| report::Additions {
                 blocks: r.blocks(),
                 files: r.files(),
             })
             .unwrap_or_default();
+        additions.blocks.extend(o.additions.iter().cloned());
+        additions.files.extend(o.extra_files.iter().cloned());
         report::write_outputs(
             out,
             &scenario,

@@ -9,6 +9,7 @@
 use super::charts::{Chart, escape};
 use std::fmt::Write;
 
+#[derive(Debug, Clone, PartialEq)]
 pub enum Block {
     Heading(u8, String),
     Paragraph(String),

@@ -5,6 +5,7 @@
 //! recorded and generated traffic round-trip.
 
 use super::method::Method;
+use super::via::Wire;
 use super::{
     Arrivals, Keeps, KeyLayout, KeySpace, Record, Role, Source, SourceSpec, build_sources,
 };
@@ -23,11 +24,15 @@ pub struct Request<'a> {
     /// `ip`, `user`, `api_key`, `endpoint`.
     pub fields: &'a [Box<str>; 4],
     pub source: &'a str,
+    /// The source's index in the scenario (as [`super::Arrival::source`]).
+    pub source_index: u16,
     pub role: Role,
     /// The method's code ([`Method::code`]).
     pub method: u8,
     /// The trace record it was replayed from (a replayed trace's status, decision, headers).
     pub record: Option<&'a Record>,
+    /// What the origin sees of its client's network path (`via`), when the source has one.
+    pub wire: Option<&'a Wire>,
 }
 
 /// What one pass over a scenario's traffic gave.
@@ -70,9 +75,11 @@ pub fn for_each_request(
             time: a.time,
             fields,
             source: &specs[i].name,
+            source_index: i as u16,
             role: specs[i].role,
             method: a.method,
             record: sources[i].last_record(),
+            wire: keys.wire(a.key),
         })?;
         count += 1;
         pending[i] = sources[i].next_arrival(&mut keys)?;

@@ -31,7 +31,7 @@ const LAYERS: &[&[&str]] = &[
     &["sim"],
     &["observe", "store", "drive"],
     &["report"],
-    &["sweep", "replicate"],
+    &["sweep", "replicate", "probe"],
     &["check", "bench"],
     &["terminal", "manpage"],
     &["commands"],

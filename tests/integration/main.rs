@@ -30,6 +30,7 @@ mod native_logs;
 mod nginx;
 mod observe;
 mod out_dir;
+mod probe;
 mod profiles;
 mod replay;
 mod replay_input;
