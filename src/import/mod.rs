@@ -5,6 +5,7 @@
 //! layer validates them like any written contender, so `rlsim import`'s output and a direct
 //! `import = "..."` decide the same by construction (docs/import.md).
 
+pub mod aws;
 pub mod cloudflare;
 pub mod conf;
 pub mod express;
@@ -37,10 +38,12 @@ pub enum Kind {
     Cloudflare,
     /// Kong's `rate-limiting` plugin: a declarative configuration (YAML) or Admin API JSON.
     Kong,
+    /// AWS API Gateway usage plans: `get-usage-plan` JSON or CloudFormation.
+    AwsUsagePlan,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
@@ -48,6 +51,7 @@ impl Kind {
         Kind::Nestjs,
         Kind::Cloudflare,
         Kind::Kong,
+        Kind::AwsUsagePlan,
     ];
 
     pub fn name(self) -> &'static str {
@@ -59,6 +63,7 @@ impl Kind {
             Kind::Traefik => "traefik",
             Kind::Cloudflare => "cloudflare",
             Kind::Kong => "kong",
+            Kind::AwsUsagePlan => "aws-usage-plan",
         }
     }
 
@@ -74,6 +79,9 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        if text.contains("AWS::ApiGateway::UsagePlan") {
+            return Some(Kind::AwsUsagePlan);
         }
         if Kind::is_kong(text) {
             return Some(Kind::Kong);
@@ -106,6 +114,10 @@ impl Kind {
         let has = |k: &str| text.contains(&format!("\"{k}\""));
         if has("rate-limiting") && has("config") {
             return Some(Kind::Kong);
+        }
+        let aws_cfn = text.contains("AWS::ApiGateway::UsagePlan");
+        if aws_cfn || has("apiStages") || (has("throttle") && has("burstLimit")) {
+            return Some(Kind::AwsUsagePlan);
         }
         if has("http_ratelimit") || (has("ratelimit") && has("requests_per_period")) {
             return Some(Kind::Cloudflare);
@@ -210,6 +222,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Traefik => traefik::import(path, select),
         Kind::Cloudflare => cloudflare::import(path),
         Kind::Kong => kong::import(path),
+        Kind::AwsUsagePlan => aws::import(path),
     }
 }
 

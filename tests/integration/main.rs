@@ -20,6 +20,7 @@ mod formats;
 mod haproxy;
 mod identity;
 mod import;
+mod import_aws;
 mod import_json;
 mod import_kong;
 mod import_traefik;
