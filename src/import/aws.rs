@@ -269,3 +269,61 @@ fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
         ],
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imported(name: &str, text: &str) -> Result<Imported> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        import(&p)
+    }
+
+    #[test]
+    fn usage_plans_are_detected_from_their_content() {
+        let api = "{\"name\": \"p\", \"throttle\": {\"burstLimit\": 5, \"rateLimit\": 1}}";
+        assert_eq!(Kind::detect(api), Some(Kind::AwsUsagePlan));
+        let cfn = "Resources:\n  P:\n    Type: AWS::ApiGateway::UsagePlan\n";
+        assert_eq!(Kind::detect(cfn), Some(Kind::AwsUsagePlan));
+        let cfn_json = "{\"Resources\": {\"P\": {\"Type\": \"AWS::ApiGateway::UsagePlan\"}}}";
+        assert_eq!(Kind::detect(cfn_json), Some(Kind::AwsUsagePlan));
+        assert_eq!(Kind::parse("aws-usage-plan"), Ok(Kind::AwsUsagePlan));
+    }
+
+    /// A fractional rate is written exactly as whole requests per whole seconds; `items` gives
+    /// one contender per plan; a quota offset is noted.
+    #[test]
+    fn rates_are_exact_and_every_plan_is_a_contender() {
+        let i = imported(
+            "plans.json",
+            "{\"items\": [\n {\"name\": \"half\", \"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.5}},\n {\"name\": \"q\", \"quota\": {\"limit\": 7, \"offset\": 2, \"period\": \"DAY\"}}\n]}",
+        )
+        .expect("imports");
+        assert_eq!(i.contenders.len(), 2);
+        let half = i.contenders[0].to_toml(None);
+        assert!(half.contains("name = \"aws-half\""), "{half}");
+        assert!(
+            half.contains("limit = 1\nwindow = \"2s\"\nburst = 3\n"),
+            "{half}"
+        );
+        let q = &i.contenders[1];
+        assert!(q.to_toml(None).contains("limit = 7\nwindow = \"1d\"\n"));
+        assert!(
+            q.notes.iter().any(|n| n.contains("quota offset 2")),
+            "{:?}",
+            q.notes
+        );
+        let e = imported(
+            "p.json",
+            "{\"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.0001}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("p.json:1:") && e.contains("at most 1000 s"),
+            "{e}"
+        );
+    }
+}

@@ -90,10 +90,11 @@ pub fn import(path: &Path) -> Result<Imported> {
     let mut rules = Vec::new();
     let mut status: Option<(i64, String)> = None;
     for p in &found.plugins {
+        let scope = scope_of(p, &found, &mut notes)?;
+        // A plugin every route overrides answers nothing: only deciding ones share the status.
+        let Some(scope) = scope else { continue };
         let code = plugin_status(&p.node, &status)?;
         status.get_or_insert((code, p.node.at()));
-        let scope = scope_of(p, &found, &mut notes)?;
-        let Some(scope) = scope else { continue };
         rules.extend(plugin_rules(p, &scope, &mut notes)?);
     }
     if rules.is_empty() {
@@ -388,7 +389,7 @@ fn scope_of(p: &Plugin<'_>, found: &Found<'_>, notes: &mut Vec<String>) -> Resul
             .iter()
             .position(|q| std::ptr::eq(q, p))
             .unwrap_or(0);
-        let label = if found.plugins.len() > 1 {
+        let label = if found.plugins.len() > 1 && !found.declarative {
             format!("{kind}{}", n + 1)
         } else {
             kind.into()
@@ -399,6 +400,15 @@ fn scope_of(p: &Plugin<'_>, found: &Found<'_>, notes: &mut Vec<String>) -> Resul
             methods: Vec::new(),
             label,
         }));
+    }
+    let declared = match &p.scope {
+        Scope::Route(n) => found.routes.iter().any(|r| &r.name == n),
+        Scope::Service(n) => found.routes.iter().any(|r| r.service.as_ref() == Some(n)),
+        Scope::Global => true,
+    };
+    if !declared {
+        notes.push(format!("plugin at {} ({label}) names a route or service with no route in this file: no request reaches it", p.node.at()));
+        return Ok(None);
     }
     if covered.is_empty() {
         notes.push(format!("plugin at {} ({label}) decides for no route: a route's or service's own rate-limiting plugin replaces it everywhere (Kong runs the most specific one)", p.node.at()));
@@ -705,4 +715,73 @@ fn rule(
 
 fn strings(v: &[String]) -> toml::Value {
     toml::Value::Array(v.iter().map(|s| toml::Value::from(s.as_str())).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toml(name: &str, text: &str) -> Result<String> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        let i = import(&p)?;
+        assert_eq!(i.kind, Kind::Kong);
+        let mut t = i.contenders[0].to_toml(None);
+        t.push_str(&i.notes.join("\n"));
+        Ok(t)
+    }
+
+    #[test]
+    fn kong_files_are_detected_from_their_content() {
+        let yml = "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {minute: 5}\n";
+        assert_eq!(Kind::detect(yml), Some(Kind::Kong));
+        let json = "{\"name\": \"rate-limiting\", \"config\": {\"minute\": 5}}";
+        assert_eq!(Kind::detect(json), Some(Kind::Kong));
+        assert_eq!(Kind::parse("kong"), Ok(Kind::Kong));
+    }
+
+    /// `limit_by path`: the path shares one counter, every other path is counted per IP; a
+    /// fractional limit admits its ceiling.
+    #[test]
+    fn limit_by_path_splits_the_configured_path_from_the_ip_fallback() {
+        let t = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config:\n      second: 2.5\n      limit_by: path\n      path: /search\n",
+        )
+        .expect("imports");
+        assert!(t.contains("name = \"global.second.path\"\nalgorithm = \"fixed_window\"\nlimit = 3\nwindow = \"1s\"\nkey = []\nroutes = [\"/search\"]\n"), "{t}");
+        assert!(t.contains("name = \"global.second\"\nalgorithm = \"fixed_window\"\nlimit = 3\nwindow = \"1s\"\nkey = { identity = \"peer\" }\nskip = [\"/search\"]\n"), "{t}");
+        assert!(t.contains("a limit of 2.5 admits 3"), "{t}");
+        assert!(
+            t.contains("no routes: the global plugin is imported over every request"),
+            "{t}"
+        );
+    }
+
+    /// A route's own plugin replaces the service's, which then decides for no route (noted); a
+    /// disabled plugin is skipped; differing error codes are refused.
+    #[test]
+    fn the_most_specific_plugin_wins_and_disabled_ones_are_skipped() {
+        let t = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nservices:\n  - name: s\n    plugins:\n      - name: rate-limiting\n        config: {minute: 9}\n    routes:\n      - name: r\n        paths: [/r]\n        methods: [get]\n        plugins:\n          - name: rate-limiting\n            config: {minute: 4, error_code: 503}\n          - name: rate-limiting\n            enabled: false\n            config: {minute: 1}\n",
+        )
+        .expect("imports");
+        assert_eq!(t.matches("[[contender.rule]]").count(), 1, "{t}");
+        assert!(t.contains("refuse_status = 503"), "{t}");
+        assert!(t.contains("name = \"route-r.minute\"\nalgorithm = \"fixed_window\"\nlimit = 4\nwindow = \"1m\"\nkey = { fallback = { identity = \"peer\" }, identity = \"user_else\" }\nroutes = [\"/r*\"]\nmethods = [\"GET\"]\n"), "{t}");
+        assert!(t.contains("(service-s) decides for no route"), "{t}");
+        assert!(t.contains("is disabled"), "{t}");
+        let e = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nroutes:\n  - name: r\n    paths: [/r]\n  - name: q\n    paths: [/q]\nplugins:\n  - name: rate-limiting\n    route: r\n    config: {minute: 4, error_code: 503}\n  - name: rate-limiting\n    config: {minute: 4}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("kong.yml:11:") && e.contains("answers 429 and the one at"),
+            "{e}"
+        );
+    }
 }
