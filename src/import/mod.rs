@@ -5,11 +5,13 @@
 //! layer validates them like any written contender, so `rlsim import`'s output and a direct
 //! `import = "..."` decide the same by construction (docs/import.md).
 
+pub mod aws;
 pub mod cloudflare;
 pub mod conf;
 pub mod express;
 pub mod haproxy;
 pub mod json;
+pub mod kong;
 pub mod nestjs;
 pub mod nginx;
 pub mod traefik;
@@ -34,16 +36,22 @@ pub enum Kind {
     Traefik,
     /// Cloudflare rate limiting rules (Rulesets API, phase `http_ratelimit`) as JSON.
     Cloudflare,
+    /// Kong's `rate-limiting` plugin: a declarative configuration (YAML) or Admin API JSON.
+    Kong,
+    /// AWS API Gateway usage plans: `get-usage-plan` JSON or CloudFormation.
+    AwsUsagePlan,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
         Kind::Express,
         Kind::Nestjs,
         Kind::Cloudflare,
+        Kind::Kong,
+        Kind::AwsUsagePlan,
     ];
 
     pub fn name(self) -> &'static str {
@@ -54,6 +62,8 @@ impl Kind {
             Kind::Haproxy => "haproxy",
             Kind::Traefik => "traefik",
             Kind::Cloudflare => "cloudflare",
+            Kind::Kong => "kong",
+            Kind::AwsUsagePlan => "aws-usage-plan",
         }
     }
 
@@ -69,6 +79,12 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        if text.contains("AWS::ApiGateway::UsagePlan") {
+            return Some(Kind::AwsUsagePlan);
+        }
+        if Kind::is_kong(text) {
+            return Some(Kind::Kong);
         }
         // YAML: its files hold none of nginx's or HAProxy's words.
         if text.contains("rateLimit:") && text.contains("http:") {
@@ -96,6 +112,13 @@ impl Kind {
     /// The JSON kind `text` is, from the keys only that kind uses.
     fn detect_json(text: &str) -> Option<Kind> {
         let has = |k: &str| text.contains(&format!("\"{k}\""));
+        if has("rate-limiting") && has("config") {
+            return Some(Kind::Kong);
+        }
+        let aws_cfn = text.contains("AWS::ApiGateway::UsagePlan");
+        if aws_cfn || has("apiStages") || (has("throttle") && has("burstLimit")) {
+            return Some(Kind::AwsUsagePlan);
+        }
         if has("http_ratelimit") || (has("ratelimit") && has("requests_per_period")) {
             return Some(Kind::Cloudflare);
         }
@@ -115,6 +138,17 @@ impl Kind {
             return Some(Kind::Nestjs);
         }
         None
+    }
+}
+
+impl Kind {
+    /// A Kong declarative configuration naming the `rate-limiting` plugin.
+    fn is_kong(text: &str) -> bool {
+        let plugin = text.lines().any(|l| {
+            let l = l.trim_start().trim_start_matches("- ");
+            l.starts_with("name: rate-limiting") || l.starts_with("name: \"rate-limiting\"")
+        });
+        plugin && (text.contains("_format_version") || text.contains("plugins:"))
     }
 }
 
@@ -187,6 +221,8 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Haproxy => haproxy::import(path, select),
         Kind::Traefik => traefik::import(path, select),
         Kind::Cloudflare => cloudflare::import(path),
+        Kind::Kong => kong::import(path),
+        Kind::AwsUsagePlan => aws::import(path),
     }
 }
 

@@ -1,0 +1,329 @@
+//! AWS API Gateway usage plans (REST APIs), imported from the JSON of `aws apigateway
+//! get-usage-plan` / `get-usage-plans` or a CloudFormation template's
+//! `AWS::ApiGateway::UsagePlan` resources (YAML or JSON), one contender per plan,
+//! `commit = "all_or_nothing"`, keyed by the API key (`x-api-key`).
+//!
+//! Followed: the API reference's `ThrottleSettings` (`rateLimit`: the steady-state rate in
+//! requests per second, `burstLimit`: the bucket's capacity), `QuotaSettings` (`limit` per
+//! `period` DAY, WEEK or MONTH; `offset`: the requests subtracted from the limit in the initial
+//! period), `ApiStage.throttle` (per-method settings keyed `/{resource path}/{method}`), and the
+//! developer guide's "Throttle requests to your REST APIs": a token bucket, best effort, under
+//! the account's and stage's limits. AWS does not document the bucket's arithmetic, nor whether
+//! a throttled request counts against the quota.
+
+use super::yaml::{self, Node};
+use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use crate::error::Result;
+use std::path::Path;
+
+/// The CloudFormation resource type of a usage plan.
+const RESOURCE: &str = "AWS::ApiGateway::UsagePlan";
+
+/// Imports every usage plan of `path`.
+pub fn import(path: &Path) -> Result<Imported> {
+    let doc = yaml::load(path)?;
+    let root = doc.root();
+    let plans = plans(&root)?;
+    if plans.is_empty() {
+        return Err(root.error("no usage plan (a `get-usage-plan` object, `items` of `get-usage-plans`, or `AWS::ApiGateway::UsagePlan` resources): nothing to import"));
+    }
+    let mut contenders = Vec::new();
+    for (name, plan) in plans {
+        contenders.push(contender(&name, &plan)?);
+    }
+    let notes = vec![
+        "AWS documents a token bucket (rateLimit tokens a second, burstLimit its size) but not its arithmetic, and calls throttling and quotas best effort (\"in some cases clients can exceed the targets\"): rlsim's bucket is the exact one".into(),
+        "the account's limit per Region (10,000 requests a second, burst 5,000, by default) and the stage's and methods' own throttling also apply to every request and are not in this file".into(),
+        "a request without an API key, or with a key the plan does not hold, is answered 403 by a method that requires one: no rule here applies to it (has_api_key = true)".into(),
+        "rlsim's requests carry no stage: every request is taken as one of the plan's stages".into(),
+    ];
+    Ok(Imported {
+        kind: Kind::AwsUsagePlan,
+        contenders,
+        notes,
+    })
+}
+
+/// The plans of the file with their names: one plan, `items`, or a template's resources.
+fn plans<'a>(root: &Node<'a>) -> Result<Vec<(String, Node<'a>)>> {
+    if let Some(resources) = root.get("Resources")? {
+        let mut out = Vec::new();
+        for (name, r) in resources.entries()? {
+            if r.opt_str("Type")?.as_deref() == Some(RESOURCE) {
+                let props = r.req("Properties")?;
+                let name = get(&props, "usagePlanName")?
+                    .map(|n| n.str())
+                    .transpose()?
+                    .unwrap_or(name);
+                out.push((name, props));
+            }
+        }
+        return Ok(out);
+    }
+    if let Some(items) = root.get("items")? {
+        return items
+            .items()?
+            .into_iter()
+            .map(|p| Ok((plan_name(&p)?, p)))
+            .collect();
+    }
+    Ok(vec![(plan_name(root)?, root.clone())])
+}
+
+fn plan_name(p: &Node<'_>) -> Result<String> {
+    Ok(p.opt_str("name")?
+        .or(p.opt_str("id")?)
+        .unwrap_or_else(|| "usage-plan".into()))
+}
+
+/// A field as the API writes it (`burstLimit`) or as CloudFormation does (`BurstLimit`).
+fn get<'a>(n: &Node<'a>, camel: &str) -> Result<Option<Node<'a>>> {
+    if let Some(v) = n.get(camel)? {
+        return Ok(Some(v));
+    }
+    let mut pascal = camel[..1].to_ascii_uppercase();
+    pascal.push_str(&camel[1..]);
+    n.get(&pascal)
+}
+
+fn contender(name: &str, plan: &Node<'_>) -> Result<ImportedContender> {
+    let mut notes = Vec::new();
+    let mut rules = Vec::new();
+    let throttle = get(plan, "throttle")?;
+    if let Some(t) = &throttle {
+        rules.push(bucket(t, "throttle", None, &format!("plan `{name}`"))?);
+    }
+    for stage in match get(plan, "apiStages")? {
+        Some(s) => s.items()?,
+        None => Vec::new(),
+    } {
+        let Some(methods) = get(&stage, "throttle")? else {
+            continue;
+        };
+        if throttle.is_some() {
+            return Err(methods.error("per-method throttling beside the plan's own `throttle` cannot be imported: AWS applies the method's limits instead of the plan's, and an rlsim rule cannot leave one method of one path out of the plan's bucket; import a copy with one of them"));
+        }
+        for (key, t) in methods.entries()? {
+            let (path, method) = method_key(&key, &t)?;
+            let label = format!("{path} {}", method.as_deref().unwrap_or("*"));
+            let rule_name = super::plain_name(
+                &format!("throttle{path}.{}", method.as_deref().unwrap_or("any")),
+                "throttle",
+            );
+            rules.push(bucket(&t, &rule_name, Some((path, method)), &label)?);
+        }
+    }
+    if let Some(q) = get(plan, "quota")? {
+        rules.push(quota(&q, &mut notes)?);
+    }
+    if rules.is_empty() {
+        return Err(plan.error("the plan has no throttle and no quota: nothing to import"));
+    }
+    if rules.len() > 1 {
+        notes.push("the rules are all_or_nothing: AWS does not document whether a throttled request counts against the quota (or a request over the quota takes a token); rlsim counts an admitted request in every rule and a refused one in none".into());
+    }
+    let fields: Fields = vec![
+        (
+            "description".into(),
+            format!("AWS API Gateway usage plan `{name}` ({})", plan.at()).into(),
+        ),
+        ("commit".into(), "all_or_nothing".into()),
+        ("refuse_status".into(), 429.into()),
+    ];
+    Ok(ImportedContender {
+        name: super::plain_name(&format!("aws-{name}"), "aws"),
+        comments: vec![format!(
+            "AWS API Gateway usage plan `{name}` at {}",
+            plan.at()
+        )],
+        fields,
+        rules,
+        notes,
+    })
+}
+
+/// `/pets/GET` → (`/pets`, `GET`); `//GET` is the root resource; method `*` any method.
+fn method_key(key: &str, n: &Node<'_>) -> Result<(String, Option<String>)> {
+    let bad = |why: &str| n.error(format!("`{key}`: {why}"));
+    let (path, method) = key
+        .rsplit_once('/')
+        .ok_or_else(|| bad("a method is written /{resource path}/{HTTP method}"))?;
+    let path = if path.is_empty() { "/" } else { path };
+    if !path.starts_with('/') || path.contains(['{', '}', '*']) {
+        return Err(bad(
+            "only a literal resource path can be imported: rlsim's routes are exact paths, with no path parameters",
+        ));
+    }
+    let method = match method {
+        "*" => None,
+        m if ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+            .contains(&m.to_ascii_uppercase().as_str()) =>
+        {
+            Some(m.to_ascii_uppercase())
+        }
+        _ => {
+            return Err(bad(
+                "the HTTP method is one of GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS or *",
+            ));
+        }
+    };
+    Ok((path.to_string(), method))
+}
+
+/// A rate in requests per second as `limit` per `window` seconds, exactly (0.5 is 1 per 2 s).
+fn rate(n: &Node<'_>) -> Result<(i64, i64)> {
+    let r = n.f64()?;
+    if !(r > 0.0 && r <= u32::MAX as f64) {
+        return Err(n.error("the rate is a number of requests a second greater than 0 (a rate of 0 throttles every request)"));
+    }
+    (1..=1000)
+        .find_map(|d| {
+            let l = r * d as f64;
+            ((l - l.round()).abs() < 1e-9 && l.round() >= 1.0).then(|| (l.round() as i64, d))
+        })
+        .ok_or_else(|| {
+            n.error(format!(
+                "{r}: a rate rlsim can write as whole requests per at most 1000 s"
+            ))
+        })
+}
+
+fn bucket(
+    t: &Node<'_>,
+    name: &str,
+    route: Option<(String, Option<String>)>,
+    label: &str,
+) -> Result<ImportedRule> {
+    let (limit, secs) =
+        rate(&get(t, "rateLimit")?.ok_or_else(|| t.error("`rateLimit` is required"))?)?;
+    let b = get(t, "burstLimit")?.ok_or_else(|| t.error("`burstLimit` is required"))?;
+    let burst = b.u64()?;
+    if burst == 0 || burst > u32::MAX as u64 {
+        return Err(b.error(
+            "a burst of 0 throttles every request: rlsim's bucket holds 1 to 4294967295 tokens",
+        ));
+    }
+    let mut fields: Fields = vec![
+        ("name".into(), name.into()),
+        ("algorithm".into(), "token_bucket".into()),
+        ("limit".into(), limit.into()),
+        ("window".into(), format!("{secs}s").into()),
+        ("burst".into(), (burst as i64).into()),
+        ("key".into(), toml::Value::Array(vec!["api_key".into()])),
+        ("has_api_key".into(), true.into()),
+    ];
+    if let Some((path, method)) = route {
+        fields.push(("routes".into(), vec![toml::Value::from(path)].into()));
+        if let Some(m) = method {
+            fields.push(("methods".into(), vec![toml::Value::from(m)].into()));
+        }
+    }
+    Ok(ImportedRule {
+        comments: vec![
+            format!("throttle of {label} at {}: {limit} per {secs} s, burst {burst}, per API key", t.at()),
+            "a token bucket: it starts full and refills continuously; a request with no token left is answered 429".into(),
+        ],
+        fields,
+    })
+}
+
+fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
+    let l = get(q, "limit")?.ok_or_else(|| q.error("`limit` is required"))?;
+    let limit = l.u64()?;
+    if limit == 0 || limit > u32::MAX as u64 {
+        return Err(l.error("a quota is 1 to 4294967295 requests"));
+    }
+    let p = get(q, "period")?.ok_or_else(|| q.error("`period` is required"))?;
+    let period = p.str()?;
+    if period != "DAY" {
+        let why = match period.as_str() {
+            "WEEK" => {
+                "a WEEK quota cannot be imported: AWS does not document the instant a week starts, and rlsim's 7-day fixed windows start on Thursdays (the Unix epoch's weekday)"
+            }
+            "MONTH" => {
+                "a MONTH quota cannot be imported: a calendar month has no one length for a fixed window"
+            }
+            _ => "the period is DAY, WEEK or MONTH",
+        };
+        return Err(p.error(format!(
+            "`{period}`: {why}; give it as DAY (the limit scaled) in a copy"
+        )));
+    }
+    if let Some(o) = get(q, "offset")?
+        && o.u64()? > 0
+    {
+        notes.push(format!("quota offset {} ({}): the requests subtracted from the limit in the plan's first period only, not modelled", o.u64()?, o.at()));
+    }
+    Ok(ImportedRule {
+        comments: vec![
+            format!("quota at {}: {limit} per DAY per API key", q.at()),
+            "a fixed window of a day from UTC midnight (AWS does not document when a day's quota resets); a request over it is answered 429".into(),
+        ],
+        fields: vec![
+            ("name".into(), "quota".into()),
+            ("algorithm".into(), "fixed_window".into()),
+            ("limit".into(), (limit as i64).into()),
+            ("window".into(), "1d".into()),
+            ("key".into(), toml::Value::Array(vec!["api_key".into()])),
+            ("has_api_key".into(), true.into()),
+        ],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imported(name: &str, text: &str) -> Result<Imported> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        import(&p)
+    }
+
+    #[test]
+    fn usage_plans_are_detected_from_their_content() {
+        let api = "{\"name\": \"p\", \"throttle\": {\"burstLimit\": 5, \"rateLimit\": 1}}";
+        assert_eq!(Kind::detect(api), Some(Kind::AwsUsagePlan));
+        let cfn = "Resources:\n  P:\n    Type: AWS::ApiGateway::UsagePlan\n";
+        assert_eq!(Kind::detect(cfn), Some(Kind::AwsUsagePlan));
+        let cfn_json = "{\"Resources\": {\"P\": {\"Type\": \"AWS::ApiGateway::UsagePlan\"}}}";
+        assert_eq!(Kind::detect(cfn_json), Some(Kind::AwsUsagePlan));
+        assert_eq!(Kind::parse("aws-usage-plan"), Ok(Kind::AwsUsagePlan));
+    }
+
+    /// A fractional rate is written exactly as whole requests per whole seconds; `items` gives
+    /// one contender per plan; a quota offset is noted.
+    #[test]
+    fn rates_are_exact_and_every_plan_is_a_contender() {
+        let i = imported(
+            "plans.json",
+            "{\"items\": [\n {\"name\": \"half\", \"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.5}},\n {\"name\": \"q\", \"quota\": {\"limit\": 7, \"offset\": 2, \"period\": \"DAY\"}}\n]}",
+        )
+        .expect("imports");
+        assert_eq!(i.contenders.len(), 2);
+        let half = i.contenders[0].to_toml(None);
+        assert!(half.contains("name = \"aws-half\""), "{half}");
+        assert!(
+            half.contains("limit = 1\nwindow = \"2s\"\nburst = 3\n"),
+            "{half}"
+        );
+        let q = &i.contenders[1];
+        assert!(q.to_toml(None).contains("limit = 7\nwindow = \"1d\"\n"));
+        assert!(
+            q.notes.iter().any(|n| n.contains("quota offset 2")),
+            "{:?}",
+            q.notes
+        );
+        let e = imported(
+            "p.json",
+            "{\"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.0001}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("p.json:1:") && e.contains("at most 1000 s"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,160 @@
+//! `rlsim import` of Kong `rate-limiting` plugins (declarative kong.yml, Admin API JSON) and
+//! `[[contender]] import`, end to end: the refusals Kong's handler gives, counted by hand in
+//! scenarios/kong_import.toml, and bad input named by file, line and field path.
+
+use crate::util::{repo, rlsim, row, summary, write};
+
+fn rejected(row: &serde_json::Value, source: &str) -> serde_json::Value {
+    row["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .find(|x| x["name"] == source)
+        .map(|x| x["rejected"].clone())
+        .unwrap_or_else(|| panic!("no source {source}"))
+}
+
+fn import(conf: &std::path::Path) -> String {
+    let out = rlsim().arg("import").arg(conf).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
+/// kong.yml's three plugins, each on the requests Kong runs it for (the most specific one).
+#[test]
+fn kong_yml_imports_one_fixed_window_per_period_with_kongs_precedence() {
+    let toml = import(&repo().join("scenarios/configs/kong/kong.yml"));
+    assert!(toml.contains("(kong)"), "{toml}");
+    assert!(toml.contains("commit = \"all_or_nothing\""), "{toml}");
+    assert!(toml.contains("refuse_status = 429"), "{toml}");
+    assert_eq!(toml.matches("[[contender.rule]]").count(), 7, "{toml}");
+    assert_eq!(
+        toml.matches("algorithm = \"fixed_window\"").count(),
+        7,
+        "{toml}"
+    );
+    for block in [
+        "name = \"service-api.second\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1s\"\nkey = [\"api_key\"]\nroutes = [\"/api*\"]\nhas_api_key = true\nskip = [\"/api/login*\"]\n",
+        "name = \"service-api.minute.no_key\"\nalgorithm = \"fixed_window\"\nlimit = 20\nwindow = \"1m\"\nkey = { identity = \"peer\" }\nroutes = [\"/api*\"]\nhas_api_key = false\nskip = [\"/api/login*\"]\n",
+        "name = \"route-login.minute\"\nalgorithm = \"fixed_window\"\nlimit = 3\nwindow = \"1m\"\nkey = { identity = \"peer\" }\nroutes = [\"/api/login*\"]\n",
+        "name = \"global.hour\"\nalgorithm = \"fixed_window\"\nlimit = 1000\nwindow = \"1h\"\nkey = { fallback = { identity = \"peer\" }, identity = \"user_else\" }\nroutes = [\"/*\"]\nskip = [\"/api*\", \"/api/login*\"]\n",
+    ] {
+        assert!(toml.contains(block), "{block} missing in:\n{toml}");
+    }
+    assert!(
+        toml.contains("policy local counts in each Kong node"),
+        "{toml}"
+    );
+    let json = import(&repo().join("scenarios/configs/kong/plugin.json"));
+    assert_eq!(json.matches("[[contender.rule]]").count(), 2, "{json}");
+    assert!(
+        json.contains("name = \"service.hour\"\nalgorithm = \"fixed_window\"\nlimit = 10000\nwindow = \"1h\"\nkey = { identity = \"peer\" }\n"),
+        "{json}"
+    );
+}
+
+/// scenarios/kong_import.toml, counted by hand in its comment; the printed TOML, pasted,
+/// decides the same.
+#[test]
+fn kong_import_scenario_refuses_the_hand_counted_requests() {
+    let s = summary(&repo().join("scenarios/kong_import.toml"));
+    let k = row(&s, "kong");
+    assert_eq!(
+        (k["offered"].clone(), k["rejected"].clone()),
+        (440.into(), 197.into())
+    );
+    for (source, n) in [
+        ("app", 60),
+        ("nokey", 10),
+        ("login", 7),
+        ("browser", 100),
+        ("member", 20),
+    ] {
+        assert_eq!(rejected(k, source), n, "{source}");
+    }
+    let toml = import(&repo().join("scenarios/configs/kong/kong.yml"));
+    let scenario =
+        std::fs::read_to_string(repo().join("scenarios/kong_import.toml")).expect("scenario");
+    let head = &scenario[..scenario.find("[[contender]]").expect("contender")];
+    let traffic = &scenario[scenario.find("[[traffic]]").expect("traffic")..];
+    let pasted = format!(
+        "{head}{}\n{traffic}",
+        toml.replace("name = \"kong-kong\"", "name = \"kong\"")
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = summary(&write(dir.path(), "pasted.toml", &pasted));
+    assert_eq!(row(&s, "kong")["rejected"], 197);
+}
+
+fn refused(yaml: &str, expect: &[&str]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = write(dir.path(), "kong.yml", yaml);
+    let out = rlsim()
+        .args(["import", "--kind", "kong"])
+        .arg(&p)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{yaml}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for e in expect {
+        assert!(err.contains(e), "{e} missing in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bad_kong_configs_name_file_line_and_field() {
+    let head = "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config:\n";
+    refused(
+        &format!("{head}      second: 5\n      month: 100000\n"),
+        &["kong.yml:6:", "`plugins[0].config.month`", "calendar month"],
+    );
+    refused(
+        &format!("{head}      minute: many\n"),
+        &[
+            "kong.yml:5:",
+            "`plugins[0].config.minute`",
+            "expected a number",
+        ],
+    );
+    refused(
+        &format!("{head}      minute: 5\n      limit_by: header\n      header_name: X-Tenant\n"),
+        &[
+            "kong.yml:7:",
+            "`plugins[0].config.header_name`",
+            "X-API-Key",
+        ],
+    );
+    refused(
+        &format!("{head}      minute: 5\n      limit_by: service\n"),
+        &[
+            "kong.yml:6:",
+            "`plugins[0].config.limit_by`",
+            "each service",
+        ],
+    );
+    refused(
+        &format!("{head}      minute: 5\n      window_size: [60]\n"),
+        &[
+            "kong.yml:6:",
+            "`plugins[0].config.window_size`",
+            "not supported",
+        ],
+    );
+    refused(
+        &format!("{head}      minute: 5\n    consumer: alice\n"),
+        &["kong.yml:3:", "`plugins[0]`", "consumer"],
+    );
+    refused(
+        "_format_version: \"3.0\"\nroutes:\n  - name: r\n    paths: [\"~/api/v[0-9]+\"]\n    plugins:\n      - name: rate-limiting\n        config: {minute: 5}\n",
+        &["kong.yml:4:", "`routes[0].paths[0]`", "regular-expression"],
+    );
+    refused(
+        "_format_version: \"3.0\"\nplugins:\n  - name: key-auth\n",
+        &["kong.yml:1:", "nothing to import"],
+    );
+}
