@@ -7,6 +7,7 @@
 
 pub mod cloudflare;
 pub mod conf;
+pub mod envoy_local;
 pub mod express;
 pub mod haproxy;
 pub mod json;
@@ -34,16 +35,19 @@ pub enum Kind {
     Traefik,
     /// Cloudflare rate limiting rules (Rulesets API, phase `http_ratelimit`) as JSON.
     Cloudflare,
+    /// Envoy's HTTP `local_ratelimit` filter in an Envoy configuration (YAML).
+    EnvoyLocal,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
         Kind::Express,
         Kind::Nestjs,
         Kind::Cloudflare,
+        Kind::EnvoyLocal,
     ];
 
     pub fn name(self) -> &'static str {
@@ -54,6 +58,7 @@ impl Kind {
             Kind::Haproxy => "haproxy",
             Kind::Traefik => "traefik",
             Kind::Cloudflare => "cloudflare",
+            Kind::EnvoyLocal => "envoy-local",
         }
     }
 
@@ -69,6 +74,9 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        if text.contains("envoy.filters.http.local_ratelimit") {
+            return Some(Kind::EnvoyLocal);
         }
         // YAML: its files hold none of nginx's or HAProxy's words.
         if text.contains("rateLimit:") && text.contains("http:") {
@@ -187,6 +195,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Haproxy => haproxy::import(path, select),
         Kind::Traefik => traefik::import(path, select),
         Kind::Cloudflare => cloudflare::import(path),
+        Kind::EnvoyLocal => envoy_local::import(path),
     }
 }
 

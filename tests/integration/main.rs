@@ -20,6 +20,7 @@ mod formats;
 mod haproxy;
 mod identity;
 mod import;
+mod import_envoy;
 mod import_json;
 mod import_traefik;
 mod intent;
