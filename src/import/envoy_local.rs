@@ -620,3 +620,32 @@ fn outcome(configs: &[Config], routes: &[Route]) -> Result<(bool, u16)> {
     }
     Ok((!first.enforced, first.status))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_the_sort_key_are_envoys() {
+        let d = yaml::parse(
+            Path::new("e.yaml"),
+            "a: 1s\nb: 0.25s\nc: 1.0005s\nd: 250ms\n",
+        )
+        .unwrap();
+        let r = d.root();
+        assert_eq!(millis(&r.req("a").unwrap()).unwrap(), 1000);
+        assert_eq!(millis(&r.req("b").unwrap()).unwrap(), 250);
+        let e = millis(&r.req("c").unwrap()).unwrap_err().to_string();
+        assert!(e.starts_with("e.yaml:3: directive `c`:"), "{e}");
+        assert!(millis(&r.req("d").unwrap()).is_err());
+        // tokensFillPerSecond: integer division by whole seconds, a sub-second interval as 1 s.
+        let b = |tokens_per_fill, fill_ms| Bucket {
+            max_tokens: 1,
+            tokens_per_fill,
+            fill_ms,
+        };
+        assert_eq!(per_second(&b(1, 10_000)), 0);
+        assert_eq!(per_second(&b(7, 2000)), 3);
+        assert_eq!(per_second(&b(4, 250)), 4);
+    }
+}
