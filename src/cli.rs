@@ -88,6 +88,7 @@ Examples:
   rlsim import scenarios/configs/nginx/two_zones.conf
   rlsim import scenarios/configs/nginx/two_zones.conf --server api.example.com --out contenders.toml
   rlsim import scenarios/configs/cloudflare/ruleset.json
+  rlsim import scenarios/configs/envoy/local_ratelimit.yaml
 
 Exit status: 0 when the configuration was imported; 2 when it cannot be (the file, line and
 directive are named).";
@@ -238,7 +239,7 @@ pub struct VerifyArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation).
+    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation; an Envoy configuration with the HTTP local_ratelimit filter).
     pub file: PathBuf,
     /// The kind of configuration (default: detected from the content).
     #[arg(long, value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::import::Kind::ALL.map(crate::import::Kind::name)))]

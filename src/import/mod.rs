@@ -8,6 +8,7 @@
 pub mod aws;
 pub mod cloudflare;
 pub mod conf;
+pub mod envoy_local;
 pub mod express;
 pub mod haproxy;
 pub mod json;
@@ -40,10 +41,12 @@ pub enum Kind {
     Kong,
     /// AWS API Gateway usage plans: `get-usage-plan` JSON or CloudFormation.
     AwsUsagePlan,
+    /// Envoy's HTTP `local_ratelimit` filter in an Envoy configuration (YAML).
+    EnvoyLocal,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
@@ -52,6 +55,7 @@ impl Kind {
         Kind::Cloudflare,
         Kind::Kong,
         Kind::AwsUsagePlan,
+        Kind::EnvoyLocal,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Kind {
             Kind::Cloudflare => "cloudflare",
             Kind::Kong => "kong",
             Kind::AwsUsagePlan => "aws-usage-plan",
+            Kind::EnvoyLocal => "envoy-local",
         }
     }
 
@@ -79,6 +84,9 @@ impl Kind {
         let t = text.trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             return Kind::detect_json(text);
+        }
+        if text.contains("envoy.filters.http.local_ratelimit") {
+            return Some(Kind::EnvoyLocal);
         }
         if text.contains("AWS::ApiGateway::UsagePlan") {
             return Some(Kind::AwsUsagePlan);
@@ -223,6 +231,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Cloudflare => cloudflare::import(path),
         Kind::Kong => kong::import(path),
         Kind::AwsUsagePlan => aws::import(path),
+        Kind::EnvoyLocal => envoy_local::import(path),
     }
 }
 

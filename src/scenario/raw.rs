@@ -472,7 +472,8 @@ pub struct RawContender {
     pub refuse_status: Option<S<i64>>,
     #[serde(default)]
     pub description: Option<S<String>>,
-    /// `all_or_nothing` (nginx `limit_req`, the default) or `in_order` (NestJS throttler).
+    /// `all_or_nothing` (nginx `limit_req`, the default), `in_order` (NestJS throttler) or
+    /// `every_rule` (the envoyproxy/ratelimit service).
     #[serde(default)]
     pub commit: Option<S<String>>,
     #[serde(default)]

@@ -402,6 +402,18 @@ impl StackGate<'_> {
                     self.decisions.push((i, key, d, 0));
                 }
             }
+            Commit::EveryRule => {
+                // Every rule counts the request; the first refusing one (in rule order) names it.
+                for i in applying {
+                    let key = self.keys_now[i];
+                    let d = self.rules[i].limiter.decide(key, now);
+                    if d.outcome.is_admitted() {
+                        self.decisions.push((i, key, d, 0));
+                    } else if refused.is_none() {
+                        refused = Some((i, d));
+                    }
+                }
+            }
         }
         refused
     }

@@ -129,6 +129,91 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     assert_eq!(refused(nestjs), [(6, 2, 3), (6, 2, 1)]);
 }
 
+/// The same client against b: 1/1s then a: 3/10s.
+///
+/// in_order: a request b refuses stops there, so a counts only the admitted ones (0, 1000,
+/// 2000) and admits all three. every_rule (the Envoy ratelimit service): a counts every request
+/// b refuses too, so a is full after 1000 (0, 500, 1000) and refuses 2000, which b admits and
+/// counts: admitted 0 and 1000 only; the refusal is named after the first refusing rule.
+#[test]
+fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
+    let b_then_a = r#"
+    [[contender.rule]]
+    name = "b"
+    algorithm = "fixed_window"
+    limit = 1
+    window = "1s"
+    [[contender.rule]]
+    name = "a"
+    algorithm = "fixed_window"
+    limit = 3
+    window = "10s"
+"#;
+    let text = format!(
+        r#"
+        name = "commit"
+        duration = "3s"
+        [policy]
+        limit = 3
+        window = "10s"
+        [[traffic]]
+        name = "client"
+        kind = "constant"
+        rate = "2/s"
+        ip = "203.0.113.7"
+        [[contender]]
+        name = "nestjs"
+        commit = "in_order"
+        {b_then_a}
+        [[contender]]
+        name = "envoy"
+        commit = "every_rule"
+        {b_then_a}
+        "#
+    );
+    let (reports, logs) = run_logged(&text);
+    let outcomes = |log: &Log| -> Vec<(u64, &str, String)> {
+        log.0
+            .iter()
+            .map(|(t, o, r, _, _)| (*t, *o, r.clone()))
+            .collect()
+    };
+    let row = |t, o, r: &str| (t, o, r.to_string());
+    assert_eq!(
+        outcomes(&logs[0]),
+        [
+            row(0, "allow", "b"),
+            row(500, "reject", "b"),
+            row(1000, "allow", "b"),
+            row(1500, "reject", "b"),
+            row(2000, "allow", "b"),
+            row(2500, "reject", "b"),
+        ]
+    );
+    assert_eq!(
+        outcomes(&logs[1]),
+        [
+            row(0, "allow", "b"),
+            row(500, "reject", "b"),
+            row(1000, "allow", "b"),
+            row(1500, "reject", "b"),
+            row(2000, "reject", "a"),
+            row(2500, "reject", "b"),
+        ]
+    );
+    let (nestjs, envoy) = (&reports[0], &reports[1]);
+    assert_eq!((nestjs.algorithm.as_str(), nestjs.admitted), ("nestjs", 3));
+    assert_eq!((envoy.algorithm.as_str(), envoy.admitted), ("envoy", 2));
+    let refused = |r: &AlgorithmReport| -> Vec<(u64, u64, u64)> {
+        r.rules
+            .iter()
+            .map(|x| (x.applied, x.admitted, x.refused))
+            .collect()
+    };
+    assert_eq!(refused(nestjs), [(6, 3, 3), (6, 3, 0)]);
+    assert_eq!(refused(envoy), [(6, 2, 3), (6, 2, 1)]);
+}
+
 /// Seven sources and a stack of four rules: routes, skip, signed-in, tiers and a bypass list.
 const MATCHERS: &str = r#"
         name = "matchers"

@@ -560,7 +560,7 @@ fn contender_bad_warn_at_and_commit() {
         &[
             "bad.toml:12:",
             "`contender[0].commit`",
-            "all_or_nothing or in_order",
+            "all_or_nothing, in_order or every_rule",
         ],
     );
 }

@@ -21,6 +21,7 @@ mod haproxy;
 mod identity;
 mod import;
 mod import_aws;
+mod import_envoy;
 mod import_json;
 mod import_kong;
 mod import_traefik;

@@ -24,6 +24,11 @@ pub enum Commit {
     /// the refusing one, have counted as their algorithm counts (NestJS `ThrottlerGuard`:
     /// each throttler's `storage.increment` runs before its own check).
     InOrder,
+    /// Every applying rule decides and counts as its algorithm does, whether or not another
+    /// refuses; the request is refused if any refuses (the envoyproxy/ratelimit service:
+    /// `DoLimit` INCRBYs every descriptor's counter in one pipeline, then refuses if any is over
+    /// its limit).
+    EveryRule,
 }
 
 impl Commit {
@@ -31,6 +36,7 @@ impl Commit {
         match self {
             Commit::AllOrNothing => "all_or_nothing",
             Commit::InOrder => "in_order",
+            Commit::EveryRule => "every_rule",
         }
     }
 }

@@ -107,11 +107,14 @@ impl Ctx<'_> {
         let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
             None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
             Some(("in_order", _)) => Commit::InOrder,
+            Some(("every_rule", _)) => Commit::EveryRule,
             Some((other, span)) => {
                 return Err(self.err(
                     span,
                     &field("commit"),
-                    format!("unknown commit `{other}` (expected all_or_nothing or in_order)"),
+                    format!(
+                        "unknown commit `{other}` (expected all_or_nothing, in_order or every_rule)"
+                    ),
                 ));
             }
         };
