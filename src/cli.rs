@@ -76,8 +76,10 @@ Examples:
 
 const PROBE_EXAMPLES: &str = "\
 Examples:
-  rlsim probe scenarios/probe_login.toml --target http://127.0.0.1:8080 --out probe-out
-  rlsim probe scenarios/probe_login.toml --target http://127.0.0.1:8080 --speed 60 --strict
+  rlsim probe scenarios/probe_login.toml --target http://127.0.0.1:8080 --speed 10 --out probe-out --strict
+
+The bundled example service for it, 5 requests per second per client (10 s of the scenario at
+speed 10): cargo run --release --example limited_server -- --port 8080 --limit 5 --window 1
 
 Exit status: 0 when the probe ran (and, with --strict, every expectation held); 1 when an
 expectation failed under --strict; 2 for bad input or a target that refuses the first connection

@@ -10,7 +10,7 @@ use super::resonance::resonance;
 use super::table::wrap;
 use super::yardstick;
 use crate::metrics::AlgorithmReport;
-use crate::scenario::{Goal, Scenario};
+use crate::scenario::{Goal, Scenario, Shape};
 use crate::time::format_duration;
 use crate::traffic::Role;
 use serde::Serialize;
@@ -197,7 +197,17 @@ impl Verdict {
         algorithms: &[AlgorithmReport],
         robustness: &Robustness,
     ) -> Verdict {
-        let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), algorithms);
+        // A recorded contender (production, a probed service) is what the candidates are
+        // compared with, not one to deploy: it is judged and shown, never ranked.
+        let recorded = |name: &str| {
+            (scenario.algorithms.iter()).any(|c| c.name == name && c.shape == Shape::Recorded)
+        };
+        let candidates: Vec<AlgorithmReport> = algorithms
+            .iter()
+            .filter(|a| !recorded(&a.algorithm))
+            .cloned()
+            .collect();
+        let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), &candidates);
         let about = verdict.recommended.clone().unwrap_or_default();
         verdict.stability = stability(&about, robustness);
         for c in &scenario.algorithms {

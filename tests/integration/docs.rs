@@ -296,6 +296,8 @@ fn every_documented_example_runs() {
         std::env::var("PATH").unwrap_or_default()
     );
     let redis = std::cell::OnceCell::new();
+    // `rlsim probe` examples target the bundled service as docs/probe.md starts it.
+    let service = std::cell::OnceCell::new();
     let mut failures = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut broken_block = None;
@@ -333,6 +335,10 @@ fn every_documented_example_runs() {
             let live = redis.get_or_init(crate::store::some_redis);
             let Some((_, url)) = live else { continue };
             command.replace_range(at..end, url);
+        }
+        if command.contains(crate::probe::DOCUMENTED_TARGET) {
+            let live = service.get_or_init(|| crate::probe::service(5, 1));
+            command = command.replace(crate::probe::DOCUMENTED_TARGET, &live.target);
         }
         if command.contains("&& man ")
             && !crate::external::require_external(

@@ -11,10 +11,13 @@ use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
+/// The address the documentation's probe examples name (docs/probe.md).
+pub const DOCUMENTED_TARGET: &str = "http://127.0.0.1:8080";
+
 /// The example service, stopped when dropped.
-struct Service {
+pub struct Service {
     child: Child,
-    target: String,
+    pub target: String,
 }
 
 impl Drop for Service {
@@ -48,7 +51,7 @@ fn example_binary() -> PathBuf {
 }
 
 /// The service on a free loopback port with `limit` per `window_s` seconds.
-fn service(limit: u32, window_s: u32) -> Service {
+pub fn service(limit: u32, window_s: u32) -> Service {
     let mut child = Command::new(example_binary())
         .args(["--port", "0", "--limit", &limit.to_string()])
         .args(["--window", &window_s.to_string()])
@@ -170,6 +173,9 @@ fn a_probe_of_a_live_sliding_log_is_judged_like_its_simulation() {
             "{name}"
         );
     }
+    // The service is the yardstick's status quo, never the recommendation.
+    assert_eq!(summary["verdict"]["recommended"], "sliding_window_log");
+    assert!(summary["verdict"]["ranking"].as_array().unwrap().len() == 1);
     let model = row(&summary, "sliding_window_log");
     assert_eq!(model["backtest"]["agreement"], 1.0);
     assert_eq!(model["backtest"]["decisions"], 71);
