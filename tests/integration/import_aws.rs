@@ -2,34 +2,14 @@
 //! `[[contender]] import`, end to end: the refusals of scenarios/aws_import.toml counted by
 //! hand, a method's own throttle on a small trace, and bad input named by file, line and field.
 
-use crate::util::{repo, rlsim, row, summary, write};
-
-fn rejected(row: &serde_json::Value, source: &str) -> serde_json::Value {
-    row["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .find(|x| x["name"] == source)
-        .map(|x| x["rejected"].clone())
-        .unwrap_or_else(|| panic!("no source {source}"))
-}
-
-fn import(conf: &std::path::Path) -> String {
-    let out = rlsim().arg("import").arg(conf).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use crate::util::{imported, rejected, repo, rlsim, row, summary, write};
 
 /// The plan's throttle is a token bucket of burstLimit refilled at rateLimit a second, its
 /// quota a day's fixed window, both per API key; CloudFormation's method throttle is a rule on
 /// that path and method.
 #[test]
 fn usage_plans_import_a_token_bucket_and_a_daily_quota_per_api_key() {
-    let toml = import(&repo().join("scenarios/configs/aws/usage_plan.json"));
+    let toml = imported(&repo().join("scenarios/configs/aws/usage_plan.json"));
     assert!(toml.contains("(aws-usage-plan)"), "{toml}");
     assert!(toml.contains("name = \"aws-partners-basic\"\n"), "{toml}");
     assert!(
@@ -43,7 +23,7 @@ fn usage_plans_import_a_token_bucket_and_a_daily_quota_per_api_key() {
     ] {
         assert!(toml.contains(block), "{block} missing in:\n{toml}");
     }
-    let cfn = import(&repo().join("scenarios/configs/aws/template.yaml"));
+    let cfn = imported(&repo().join("scenarios/configs/aws/template.yaml"));
     assert!(cfn.contains("name = \"aws-login-plan\"\n"), "{cfn}");
     assert!(
         cfn.contains("name = \"throttle_login.POST\"\nalgorithm = \"token_bucket\"\nlimit = 1\nwindow = \"1s\"\nburst = 2\nkey = [\"api_key\"]\nhas_api_key = true\nroutes = [\"/login\"]\nmethods = [\"POST\"]\n"),
@@ -65,7 +45,7 @@ fn aws_import_scenario_refuses_the_hand_counted_requests() {
     assert_eq!(rejected(a, "app"), 28);
     assert_eq!(rejected(a, "steady"), 68);
     assert_eq!(rejected(a, "anonymous"), 0);
-    let toml = import(&repo().join("scenarios/configs/aws/usage_plan.json"));
+    let toml = imported(&repo().join("scenarios/configs/aws/usage_plan.json"));
     let scenario =
         std::fs::read_to_string(repo().join("scenarios/aws_import.toml")).expect("scenario");
     let head = &scenario[..scenario.find("[[contender]]").expect("contender")];

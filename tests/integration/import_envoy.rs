@@ -2,16 +2,7 @@
 //! end: the refusals local_ratelimit_impl.cc gives, counted by hand in
 //! scenarios/envoy_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{repo, rlsim, row, summary, write};
-
-fn source<'a>(row: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    row["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .find(|x| x["name"] == name)
-        .unwrap_or_else(|| panic!("no source {name}"))
-}
+use crate::util::{repo, rlsim, row, source, summary, write};
 
 /// local_ratelimit.yaml: the filter's bucket (8, 4/s) refuses 4 + 8 + 8 of three bursts of 12;
 /// /login's descriptor bucket (6, 1/s) is consumed before its default bucket (4, 16/s), so of

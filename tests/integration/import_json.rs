@@ -2,7 +2,7 @@
 //! @nestjs/throttler options, Cloudflare rate limiting rules): the shipped examples, the refusals their documentation's
 //! arithmetic gives, end to end, and bad input exiting 2 with file, line and field.
 
-use crate::util::{repo, rlsim, row, summary, write};
+use crate::util::{rejected, repo, rlsim, row, summary, write};
 use std::path::{Path, PathBuf};
 
 fn shipped(kind: &str) -> Vec<PathBuf> {
@@ -38,16 +38,6 @@ fn every_shipped_json_config_imports_as_its_detected_kind() {
             );
         }
     }
-}
-
-fn rejected(row: &serde_json::Value, source: &str) -> serde_json::Value {
-    row["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .find(|x| x["name"] == source)
-        .map(|x| x["rejected"].clone())
-        .unwrap_or_else(|| panic!("no source {source}"))
 }
 
 /// scenarios/json_imports.toml, counted by hand in its comment: express-rate-limit refuses the

@@ -2,32 +2,12 @@
 //! `[[contender]] import`, end to end: the refusals Kong's handler gives, counted by hand in
 //! scenarios/kong_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{repo, rlsim, row, summary, write};
-
-fn rejected(row: &serde_json::Value, source: &str) -> serde_json::Value {
-    row["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .find(|x| x["name"] == source)
-        .map(|x| x["rejected"].clone())
-        .unwrap_or_else(|| panic!("no source {source}"))
-}
-
-fn import(conf: &std::path::Path) -> String {
-    let out = rlsim().arg("import").arg(conf).output().expect("runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("utf-8")
-}
+use crate::util::{imported, rejected, repo, rlsim, row, summary, write};
 
 /// kong.yml's three plugins, each on the requests Kong runs it for (the most specific one).
 #[test]
 fn kong_yml_imports_one_fixed_window_per_period_with_kongs_precedence() {
-    let toml = import(&repo().join("scenarios/configs/kong/kong.yml"));
+    let toml = imported(&repo().join("scenarios/configs/kong/kong.yml"));
     assert!(toml.contains("(kong)"), "{toml}");
     assert!(toml.contains("commit = \"all_or_nothing\""), "{toml}");
     assert!(toml.contains("refuse_status = 429"), "{toml}");
@@ -49,7 +29,7 @@ fn kong_yml_imports_one_fixed_window_per_period_with_kongs_precedence() {
         toml.contains("policy local counts in each Kong node"),
         "{toml}"
     );
-    let json = import(&repo().join("scenarios/configs/kong/plugin.json"));
+    let json = imported(&repo().join("scenarios/configs/kong/plugin.json"));
     assert_eq!(json.matches("[[contender.rule]]").count(), 2, "{json}");
     assert!(
         json.contains("name = \"service.hour\"\nalgorithm = \"fixed_window\"\nlimit = 10000\nwindow = \"1h\"\nkey = { identity = \"peer\" }\n"),
@@ -76,7 +56,7 @@ fn kong_import_scenario_refuses_the_hand_counted_requests() {
     ] {
         assert_eq!(rejected(k, source), n, "{source}");
     }
-    let toml = import(&repo().join("scenarios/configs/kong/kong.yml"));
+    let toml = imported(&repo().join("scenarios/configs/kong/kong.yml"));
     let scenario =
         std::fs::read_to_string(repo().join("scenarios/kong_import.toml")).expect("scenario");
     let head = &scenario[..scenario.find("[[contender]]").expect("contender")];

@@ -2,16 +2,7 @@
 //! `[[contender]] import`, end to end: the refusals Traefik's source gives, counted by hand in
 //! scenarios/traefik_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{repo, rlsim, row, summary, write};
-
-fn source<'a>(row: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    row["sources"]
-        .as_array()
-        .expect("sources")
-        .iter()
-        .find(|x| x["name"] == name)
-        .unwrap_or_else(|| panic!("no source {name}"))
-}
+use crate::util::{repo, rlsim, row, source, summary, write};
 
 /// dynamic.yaml: /api* average 10/s burst 5 (maxDelay 50 ms), /login 6/min burst 2 (maxDelay
 /// 500 ms): a burst of 10 passes 5 and refuses 5 (each would wait 100 ms or more); a client at

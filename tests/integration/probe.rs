@@ -8,7 +8,7 @@
 
 use crate::util::{rlsim, row, write};
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The address the documentation's probe examples name (docs/probe.md).
@@ -70,6 +70,18 @@ pub fn service(limit: u32, window_s: u32) -> Service {
     Service { child, target }
 }
 
+/// `rlsim probe SCENARIO --target TARGET --out OUT FLAGS...`.
+fn probe(target: &str, out: &Path, scenario: &Path, flags: &[&str]) -> std::process::Output {
+    rlsim()
+        .args(["probe", "--target", target])
+        .args(flags)
+        .arg("--out")
+        .arg(out)
+        .arg(scenario)
+        .output()
+        .unwrap()
+}
+
 /// One address that is never limited, one stuffer that waits Retry-After (an hour: past the
 /// probe's bound, never sent) and one that retries twice at once.
 const SCENARIO: &str = r#"
@@ -117,19 +129,7 @@ fn a_probe_of_a_live_sliding_log_is_judged_like_its_simulation() {
     let scenario = write(dir.path(), "probe.toml", SCENARIO);
     let service = service(5, 3600);
     let out = dir.path().join("out");
-    let run = rlsim()
-        .args([
-            "probe",
-            "--target",
-            &service.target,
-            "--max-duration",
-            "60s",
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
-        .output()
-        .unwrap();
+    let run = probe(&service.target, &out, &scenario, &["--max-duration", "60s"]);
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -196,20 +196,16 @@ fn the_hammer_fares_the_same_in_the_probe_and_in_the_simulation() {
     let simulated = crate::util::summary(&scenario);
     let service = service(5, 3600);
     let out = dir.path().join("out");
-    rlsim()
-        .args([
-            "probe",
-            "--quiet",
-            "--target",
+    assert!(
+        probe(
             &service.target,
-            "--max-duration",
-            "60s",
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
-        .assert()
-        .success();
+            &out,
+            &scenario,
+            &["--quiet", "--max-duration", "60s"]
+        )
+        .status
+        .success()
+    );
     let probed: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let source = |summary: &serde_json::Value, contender: &str, name: &str| {
@@ -242,17 +238,7 @@ fn a_dead_port_exits_2_naming_the_address_and_writes_nothing() {
         .unwrap()
         .port();
     let out = dir.path().join("out");
-    let run = rlsim()
-        .args([
-            "probe",
-            "--target",
-            &format!("http://127.0.0.1:{port}"),
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
-        .output()
-        .unwrap();
+    let run = probe(&format!("http://127.0.0.1:{port}"), &out, &scenario, &[]);
     assert_eq!(run.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
@@ -268,35 +254,112 @@ fn a_plan_over_the_bounds_is_refused_before_any_request() {
     let scenario = write(dir.path(), "probe.toml", SCENARIO);
     let out = dir.path().join("out");
     // No server at all: the bounds are checked before the target is.
-    let too_many = rlsim()
-        .args([
-            "probe",
-            "--target",
-            "http://127.0.0.1:9",
-            "--max-requests",
-            "40",
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
-        .output()
-        .unwrap();
+    let too_many = probe(
+        "http://127.0.0.1:9",
+        &out,
+        &scenario,
+        &["--max-requests", "40"],
+    );
     assert_eq!(too_many.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&too_many.stderr).contains("more than 40 requests"));
-    let too_long = rlsim()
-        .args([
-            "probe",
-            "--target",
-            "http://127.0.0.1:9",
-            "--max-duration",
-            "1s",
-            "--out",
-        ])
-        .arg(&out)
-        .arg(&scenario)
-        .output()
-        .unwrap();
+    let too_long = probe(
+        "http://127.0.0.1:9",
+        &out,
+        &scenario,
+        &["--max-duration", "1s"],
+    );
     assert_eq!(too_long.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&too_long.stderr).contains("over --max-duration 1 s"));
     assert!(!out.exists());
+}
+
+/// Twenty clients at about 8 requests/s each (Poisson) against 10 per 2 s per address.
+const EXPRESS: &str = r#"
+name = "probe express"
+seed = 11
+duration = "6s"
+algorithms = ["express-rate-limit"]
+
+[policy]
+limit = 10
+window = "2s"
+key = "ip"
+
+[[traffic]]
+name = "clients"
+kind = "poisson"
+rate = "8/s"
+users = 20
+endpoint = "/api"
+"#;
+
+/// A real express app with express-rate-limit (npm), probed, and the probe's instants replayed
+/// through the `express-rate-limit` profile. From client-side times a request within about a
+/// millisecond of a key's `resetTime` can fall on either side (the server stamps it on
+/// arrival), and a window that restarts one request later shifts the key's next window: the
+/// agreement is bounded by that, not by the model (measured 99-100% here).
+#[test]
+fn a_real_express_rate_limit_app_agrees_with_its_profile_on_the_probes_instants() {
+    use crate::external::{on_path, require_external};
+    let node_dir = crate::util::repo().join("tests/differential/node");
+    let installed = ["express", "express-rate-limit"]
+        .iter()
+        .all(|p| node_dir.join("node_modules").join(p).is_dir());
+    if !require_external(on_path("node"), "node", "apt-get install nodejs npm")
+        || !require_external(
+            installed,
+            "the npm packages of tests/differential/node",
+            "cd tests/differential/node && npm ci",
+        )
+    {
+        return;
+    }
+    let mut child = Command::new("node")
+        .arg(node_dir.join("probe_server.js"))
+        .args(["2000", "10"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let target = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_string();
+    let service = Service { child, target };
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "express.toml", EXPRESS);
+    let out = dir.path().join("out");
+    let run = probe(&service.target, &out, &scenario, &["--quiet"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let model = row(&summary, "express-rate-limit");
+    let agreement = model["backtest"]["agreement"].as_f64().unwrap();
+    let decisions = model["backtest"]["decisions"].as_u64().unwrap();
+    assert!(decisions > 800, "{decisions} requests");
+    assert!(agreement >= 0.97, "agreement {agreement} over {decisions}");
+    eprintln!("express-rate-limit probe: {decisions} requests, agreement {agreement}");
+    let probe: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("probe.json")).unwrap()).unwrap();
+    assert_eq!(probe["statuses"]["conformance"], 1.0);
+    let refusals = probe["statuses"]["refusals"].as_u64().unwrap();
+    assert!(refusals > 100, "{refusals} refusals");
+    assert_eq!(probe["statuses"]["refusals_with_retry_after"], refusals);
+    let h = &probe["headers"];
+    let (checked, kept) = (
+        h["promises_checked"].as_u64().unwrap(),
+        h["promises_kept"].as_u64().unwrap(),
+    );
+    assert!(
+        checked > 100 && kept * 100 >= checked * 97,
+        "{kept} of {checked} promises kept"
+    );
 }

@@ -78,3 +78,29 @@ pub fn row<'a>(summary: &'a serde_json::Value, name: &str) -> &'a serde_json::Va
         .find(|a| a["algorithm"] == name)
         .unwrap_or_else(|| panic!("no row {name}"))
 }
+
+/// The per-source figures of a summary row: the source named `name`.
+pub fn source<'a>(row: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    row["sources"]
+        .as_array()
+        .expect("sources")
+        .iter()
+        .find(|x| x["name"] == name)
+        .unwrap_or_else(|| panic!("no source {name}"))
+}
+
+/// How many of source `name`'s requests the row's contender rejected.
+pub fn rejected(row: &serde_json::Value, name: &str) -> serde_json::Value {
+    source(row, name)["rejected"].clone()
+}
+
+/// `rlsim import CONF`'s standard output (the contenders' TOML); the import must succeed.
+pub fn imported(conf: &Path) -> String {
+    let out = rlsim().arg("import").arg(conf).output().expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8")
+}
