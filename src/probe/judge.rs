@@ -166,30 +166,38 @@ fn honesty(e: &[Probed], options: &ProbeOptions, key: &KeySpec) -> Honesty {
     for p in e {
         by_key.entry(key_of(p, key)).or_default().push(p);
     }
+    let retries: HashMap<(u64, u32), &Probed> = e
+        .iter()
+        .filter(|p| p.attempt > 0)
+        .map(|p| ((p.first_try, p.attempt), p))
+        .collect();
+    let real_gap = |from: &Probed, to: &Probed| {
+        (to.sent.saturating_sub(from.done) as f64 / options.speed) as Nanos
+    };
     for exchanges in by_key.values() {
         for pair in exchanges.windows(2) {
             let (this, next) = (pair[0], pair[1]);
+            if options.refuses(this.status) {
+                // The client that waited is the one retrying this very request.
+                let then = retries
+                    .get(&(this.first_try, this.attempt + 1))
+                    .copied()
+                    .unwrap_or(next);
+                if let Some(wait) = this.claims.retry_after
+                    && then.sent >= this.done
+                    && real_gap(this, then) >= wait
+                {
+                    h.retry_after_checked += 1;
+                    h.retry_after_honoured += u64::from(!options.refuses(then.status));
+                }
+                continue;
+            }
             // A request sent before the answer arrived is not one the answer spoke to.
             if next.sent < this.done {
                 continue;
             }
             let admitted = !options.refuses(next.status);
-            let before_reset = this.claims.reset.is_none_or(|r| {
-                let real_gap =
-                    ((next.sent.saturating_sub(this.done)) as f64 / options.speed) as Nanos;
-                real_gap < r
-            });
-            if options.refuses(this.status) {
-                if let Some(wait) = this.claims.retry_after {
-                    let real_gap =
-                        ((next.sent.saturating_sub(this.done)) as f64 / options.speed) as Nanos;
-                    if real_gap >= wait {
-                        h.retry_after_checked += 1;
-                        h.retry_after_honoured += u64::from(admitted);
-                    }
-                }
-                continue;
-            }
+            let before_reset = this.claims.reset.is_none_or(|r| real_gap(this, next) < r);
             match this.claims.remaining {
                 Some(r) if r > 0 && before_reset => {
                     h.promises_checked += 1;
@@ -222,6 +230,7 @@ mod tests {
             fields: [ip.into(), String::new(), String::new(), "/".into()],
             method: "GET".into(),
             forwarded_for: ip.into(),
+            first_try: at,
             attempt: 0,
             intended: at * MS,
             sent: (at + late) * MS,
@@ -299,5 +308,33 @@ mod tests {
         assert_eq!((e.count, e.p50, e.p99, e.max), (9, 0, 4 * MS, 4 * MS));
         assert_eq!(r.latency_admitted_ns.count, 5);
         assert_eq!(r.latency_refused_ns.p50, MS);
+    }
+
+    /// A refusal asking for 1 s is judged by its own retry (sent 1.1 s later, admitted), not by
+    /// the key's next first try (100 ms later, refused); a retry sent too early is not judged.
+    #[test]
+    fn retry_after_is_judged_by_the_request_s_own_retry() {
+        let retry = |of: u64, attempt: u32, at: u64, status: u16| Probed {
+            first_try: of,
+            attempt,
+            ..ex("a", at, 0, status, Claims::default())
+        };
+        let exchanges = vec![
+            ex("a", 0, 0, 429, refused(1)),
+            ex("a", 100, 0, 429, refused(1)),
+            retry(100, 1, 200, 429),
+            retry(0, 1, 1100, 200),
+        ];
+        let probe = Probe {
+            target: "http://127.0.0.1:1".into(),
+            speed: 1.0,
+            exchanges,
+            retries_not_sent: 0,
+            wall_start: 0,
+        };
+        let options = ProbeOptions::new("http://127.0.0.1:1");
+        let key = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        let h = judge(&probe, &options, &key).headers;
+        assert_eq!((h.retry_after_checked, h.retry_after_honoured), (1, 1));
     }
 }

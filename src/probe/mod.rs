@@ -82,6 +82,8 @@ pub struct Probed {
     pub fields: [String; 4],
     pub method: String,
     pub forwarded_for: String,
+    /// The plan's index of the first try this is (a retry's: the one it retries).
+    pub first_try: u64,
     /// 0 for a first try, n for a client's n-th retry.
     pub attempt: u32,
     /// When the plan meant to send it, when it was sent and when its response ended.
@@ -274,6 +276,7 @@ fn record(
             fields: p.fields.clone(),
             method: e.request.method,
             forwarded_for: p.forwarded_for.clone(),
+            first_try: e.request.tag,
             attempt: attempts[i],
             intended: e.request.at,
             sent: scale(e.sent.sent),
