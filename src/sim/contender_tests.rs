@@ -87,13 +87,6 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
         "#
     );
     let (reports, logs) = run_logged(&text);
-    let outcomes = |log: &Log| -> Vec<(u64, &str, String)> {
-        log.0
-            .iter()
-            .map(|(t, o, r, _, _)| (*t, *o, r.clone()))
-            .collect()
-    };
-    let row = |t, o, r: &str| (t, o, r.to_string());
     assert_eq!(
         outcomes(&logs[0]),
         [
@@ -119,14 +112,28 @@ fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     let (nginx, nestjs) = (&reports[0], &reports[1]);
     assert_eq!((nginx.algorithm.as_str(), nginx.admitted), ("nginx", 3));
     assert_eq!((nestjs.algorithm.as_str(), nestjs.admitted), ("nestjs", 2));
-    let refused = |r: &AlgorithmReport| -> Vec<(u64, u64, u64)> {
-        r.rules
-            .iter()
-            .map(|x| (x.applied, x.admitted, x.refused))
-            .collect()
-    };
-    assert_eq!(refused(nginx), [(6, 3, 1), (6, 3, 2)]);
-    assert_eq!(refused(nestjs), [(6, 2, 3), (6, 2, 1)]);
+    assert_eq!(rule_tallies(nginx), [(6, 3, 1), (6, 3, 2)]);
+    assert_eq!(rule_tallies(nestjs), [(6, 2, 3), (6, 2, 1)]);
+}
+
+/// A decision log's (time in ms, outcome, deciding rule) triples.
+fn outcomes(log: &Log) -> Vec<(u64, String, String)> {
+    log.0
+        .iter()
+        .map(|(t, o, r, _, _)| (*t, o.to_string(), r.clone()))
+        .collect()
+}
+
+fn row(t: u64, o: &str, r: &str) -> (u64, String, String) {
+    (t, o.to_string(), r.to_string())
+}
+
+/// Each rule's (applied, admitted, refused).
+fn rule_tallies(r: &AlgorithmReport) -> Vec<(u64, u64, u64)> {
+    r.rules
+        .iter()
+        .map(|x| (x.applied, x.admitted, x.refused))
+        .collect()
 }
 
 /// The same client against b: 1/1s then a: 3/10s.
@@ -172,13 +179,6 @@ fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
         "#
     );
     let (reports, logs) = run_logged(&text);
-    let outcomes = |log: &Log| -> Vec<(u64, &str, String)> {
-        log.0
-            .iter()
-            .map(|(t, o, r, _, _)| (*t, *o, r.clone()))
-            .collect()
-    };
-    let row = |t, o, r: &str| (t, o, r.to_string());
     assert_eq!(
         outcomes(&logs[0]),
         [
@@ -204,14 +204,8 @@ fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
     let (nestjs, envoy) = (&reports[0], &reports[1]);
     assert_eq!((nestjs.algorithm.as_str(), nestjs.admitted), ("nestjs", 3));
     assert_eq!((envoy.algorithm.as_str(), envoy.admitted), ("envoy", 2));
-    let refused = |r: &AlgorithmReport| -> Vec<(u64, u64, u64)> {
-        r.rules
-            .iter()
-            .map(|x| (x.applied, x.admitted, x.refused))
-            .collect()
-    };
-    assert_eq!(refused(nestjs), [(6, 3, 3), (6, 3, 0)]);
-    assert_eq!(refused(envoy), [(6, 2, 3), (6, 2, 1)]);
+    assert_eq!(rule_tallies(nestjs), [(6, 3, 3), (6, 3, 0)]);
+    assert_eq!(rule_tallies(envoy), [(6, 2, 3), (6, 2, 1)]);
 }
 
 /// Seven sources and a stack of four rules: routes, skip, signed-in, tiers and a bypass list.

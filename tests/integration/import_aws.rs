@@ -2,7 +2,7 @@
 //! `[[contender]] import`, end to end: the refusals of scenarios/aws_import.toml counted by
 //! hand, a method's own throttle on a small trace, and bad input named by file, line and field.
 
-use crate::util::{imported, rejected, repo, rlsim, row, summary, write};
+use crate::util::{import_refused, imported, rejected, repo, row, summary, write};
 
 /// The plan's throttle is a token bucket of burstLimit refilled at rateLimit a second, its
 /// quota a day's fixed window, both per API key; CloudFormation's method throttle is a rule on
@@ -84,19 +84,7 @@ fn a_method_throttle_limits_only_its_path_and_method() {
 }
 
 fn refused(name: &str, text: &str, expect: &[&str]) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = write(dir.path(), name, text);
-    let out = rlsim()
-        .args(["import", "--kind", "aws-usage-plan"])
-        .arg(&p)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{text}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    for e in expect {
-        assert!(err.contains(e), "{e} missing in: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
+    import_refused("aws-usage-plan", name, text, expect);
 }
 
 #[test]

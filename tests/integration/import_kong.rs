@@ -2,7 +2,7 @@
 //! `[[contender]] import`, end to end: the refusals Kong's handler gives, counted by hand in
 //! scenarios/kong_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{imported, rejected, repo, rlsim, row, summary, write};
+use crate::util::{import_refused, imported, rejected, repo, row, summary, write};
 
 /// kong.yml's three plugins, each on the requests Kong runs it for (the most specific one).
 #[test]
@@ -71,19 +71,7 @@ fn kong_import_scenario_refuses_the_hand_counted_requests() {
 }
 
 fn refused(yaml: &str, expect: &[&str]) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = write(dir.path(), "kong.yml", yaml);
-    let out = rlsim()
-        .args(["import", "--kind", "kong"])
-        .arg(&p)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{yaml}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    for e in expect {
-        assert!(err.contains(e), "{e} missing in: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
+    import_refused("kong", "kong.yml", yaml, expect);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! `[[contender]] import`, end to end: the refusals Traefik's source gives, counted by hand in
 //! scenarios/traefik_import.toml, and bad input named by file, line and field path.
 
-use crate::util::{repo, rlsim, row, source, summary, write};
+use crate::util::{import_refused, repo, rlsim, row, source, summary, write};
 
 /// dynamic.yaml: /api* average 10/s burst 5 (maxDelay 50 ms), /login 6/min burst 2 (maxDelay
 /// 500 ms): a burst of 10 passes 5 and refuses 5 (each would wait 100 ms or more); a client at
@@ -57,19 +57,7 @@ fn the_printed_traefik_contender_decides_as_the_direct_import() {
 }
 
 fn refused(yaml: &str, expect: &[&str]) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let p = write(dir.path(), "bad.yaml", yaml);
-    let out = rlsim()
-        .args(["import", "--kind", "traefik"])
-        .arg(&p)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(2), "{yaml}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    for e in expect {
-        assert!(err.contains(e), "{e} missing in: {err}");
-    }
-    assert!(!err.contains("panicked"), "{err}");
+    import_refused("traefik", "bad.yaml", yaml, expect);
 }
 
 #[test]

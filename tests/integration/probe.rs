@@ -50,14 +50,9 @@ fn example_binary() -> PathBuf {
     binary
 }
 
-/// The service on a free loopback port with `limit` per `window_s` seconds.
-pub fn service(limit: u32, window_s: u32) -> Service {
-    let mut child = Command::new(example_binary())
-        .args(["--port", "0", "--limit", &limit.to_string()])
-        .args(["--window", &window_s.to_string()])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// `command` started, once it prints `listening on URL`: the service at URL.
+fn listening(mut command: Command) -> Service {
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
@@ -68,6 +63,15 @@ pub fn service(limit: u32, window_s: u32) -> Service {
         .unwrap()
         .to_string();
     Service { child, target }
+}
+
+/// The example service on a free loopback port with `limit` per `window_s` seconds.
+pub fn service(limit: u32, window_s: u32) -> Service {
+    let mut command = Command::new(example_binary());
+    command
+        .args(["--port", "0", "--limit", &limit.to_string()])
+        .args(["--window", &window_s.to_string()]);
+    listening(command)
 }
 
 /// `rlsim probe SCENARIO --target TARGET --out OUT FLAGS...`.
@@ -315,22 +319,10 @@ fn a_real_express_rate_limit_app_agrees_with_its_profile_on_the_probes_instants(
     {
         return;
     }
-    let mut child = Command::new("node")
-        .arg(node_dir.join("probe_server.js"))
-        .args(["2000", "10"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let target = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_string();
-    let service = Service { child, target };
+    let mut node = Command::new("node");
+    node.arg(node_dir.join("probe_server.js"))
+        .args(["2000", "10"]);
+    let service = listening(node);
     let dir = tempfile::tempdir().unwrap();
     let scenario = write(dir.path(), "express.toml", EXPRESS);
     let out = dir.path().join("out");

@@ -104,3 +104,21 @@ pub fn imported(conf: &Path) -> String {
     );
     String::from_utf8(out.stdout).expect("utf-8")
 }
+
+/// `rlsim import --kind KIND` of `text` written as `name`: it must exit 2, with every one of
+/// `expect` in its message, and no panic.
+pub fn import_refused(kind: &str, name: &str, text: &str, expect: &[&str]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = write(dir.path(), name, text);
+    let out = rlsim()
+        .args(["import", "--kind", kind])
+        .arg(&p)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    for e in expect {
+        assert!(err.contains(e), "{e} missing in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
