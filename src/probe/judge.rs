@@ -240,6 +240,16 @@ mod tests {
         }
     }
 
+    fn probe_of(exchanges: Vec<Probed>) -> Probe {
+        Probe {
+            target: "http://127.0.0.1:1".into(),
+            speed: 1.0,
+            exchanges,
+            retries_not_sent: 0,
+            wall_start: 0,
+        }
+    }
+
     fn remaining(r: u64, reset_s: u64) -> Claims {
         Claims {
             remaining: Some(r),
@@ -272,13 +282,7 @@ mod tests {
             ex("a", 1500, 4, 429, refused(9)),
             ex("b", 4000, 0, 200, remaining(4, 10)),
         ];
-        let probe = Probe {
-            target: "http://127.0.0.1:1".into(),
-            speed: 1.0,
-            exchanges,
-            retries_not_sent: 0,
-            wall_start: 0,
-        };
+        let probe = probe_of(exchanges);
         let options = ProbeOptions {
             refuse_status: 503,
             ..ProbeOptions::new("http://127.0.0.1:1")
@@ -325,13 +329,7 @@ mod tests {
             retry(100, 1, 200, 429),
             retry(0, 1, 1100, 200),
         ];
-        let probe = Probe {
-            target: "http://127.0.0.1:1".into(),
-            speed: 1.0,
-            exchanges,
-            retries_not_sent: 0,
-            wall_start: 0,
-        };
+        let probe = probe_of(exchanges);
         let options = ProbeOptions::new("http://127.0.0.1:1");
         let key = KeySpec::new(vec![KeyField::Ip]).unwrap();
         let h = judge(&probe, &options, &key).headers;

@@ -115,21 +115,21 @@ pub fn preflight(options: &ProbeOptions) -> Result<()> {
         message,
         during_run: false,
     };
-    let Some(authority) = options.target.strip_prefix("http://") else {
+    let uri: ureq::http::Uri =
+        (options.target.parse()).map_err(|e| fail(format!("expected http://HOST:PORT: {e}")))?;
+    let (Some("http"), Some(host)) = (uri.scheme_str(), uri.host()) else {
         return Err(fail(
             "expected http://HOST:PORT (https is not supported)".into(),
         ));
     };
-    let authority = authority.split('/').next().unwrap_or_default();
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| !p.contains(']'))
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let addresses: Vec<_> = with_port
+    if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
+        return Err(fail(
+            "a path in --target is not supported: give http://HOST:PORT".into(),
+        ));
+    }
+    // An IPv6 host keeps its brackets (`[::1]:8080`), as `ToSocketAddrs` reads it.
+    let authority = format!("{host}:{}", uri.port_u16().unwrap_or(80));
+    let addresses: Vec<_> = (authority.as_str())
         .to_socket_addrs()
         .map_err(|e| fail(format!("cannot resolve `{authority}`: {e}")))?
         .collect();

@@ -81,8 +81,8 @@ pub fn blocks(r: &ProbeReport) -> Vec<Block> {
     vec![
         Block::Heading(2, "Probe of the live service".into()),
         Block::Paragraph(format!(
-            "The scenario's traffic was sent to {} at speed {} and its contender `service` is \
-             what that service answered, judged like the models above. What only a live \
+            "The scenario's traffic was sent to {} at speed {}; the recorded contender is what \
+             that service answered, judged like the models above. What only a live \
              service shows is below (docs/probe.md); `probe.json` has every figure.",
             r.target, r.speed
         )),

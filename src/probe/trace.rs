@@ -136,8 +136,9 @@ pub fn scenario_toml(
             *import = absolute.display().to_string();
         }
     }
+    let name = service_name(scenario);
     let mut service = toml::Table::new();
-    service.insert("name".into(), service_name(scenario).into());
+    service.insert("name".into(), name.clone().into());
     let described = format!("the live service at {}, probed", probe.target);
     service.insert("description".into(), described.into());
     service.insert("recorded".into(), true.into());
@@ -159,6 +160,6 @@ pub fn scenario_toml(
         probe.target,
         probe.speed,
         scenario.path.display(),
-        service_name(scenario),
+        name,
     ))
 }

@@ -356,3 +356,23 @@ fn a_real_express_rate_limit_app_agrees_with_its_profile_on_the_probes_instants(
         "{kept} of {checked} promises kept"
     );
 }
+
+#[test]
+fn a_target_with_a_path_or_another_scheme_is_refused_before_any_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(dir.path(), "probe.toml", SCENARIO);
+    let out = dir.path().join("out");
+    for (target, says) in [
+        (
+            "http://127.0.0.1:9/api",
+            "a path in --target is not supported",
+        ),
+        ("https://127.0.0.1:9", "https is not supported"),
+    ] {
+        let run = probe(target, &out, &scenario, &[]);
+        assert_eq!(run.status.code(), Some(2), "{target}");
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains(says), "{target}: {stderr}");
+    }
+    assert!(!out.exists());
+}
