@@ -11,7 +11,7 @@
 //! `allow`, `skip`, `bypass`, `unknown` and empty are admitted. `SecuritySources` names the
 //! product that acted (`rateLimit` for a rate-limiting rule): docs/traffic.md.
 
-use super::common::url_path;
+use super::common::{json_error, url_path};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -93,8 +93,12 @@ pub(super) fn action(raw: &str) -> std::result::Result<Production, String> {
 
 impl LineFormat for Cloudflare {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
-        let l: Line<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a Cloudflare http_requests record: {e}")))?;
+        let l: Line<'_> = serde_json::from_str(line).map_err(|e| {
+            (
+                None,
+                format!("not a Cloudflare http_requests record: {}", json_error(&e)),
+            )
+        })?;
         let field = Some("EdgeStartTimestamp");
         rec.epoch_ns = match l.edge_start_timestamp {
             Some(Stamp::Number(n)) => unix(n).ok_or((field, format!("`{n}` is too large")))?,

@@ -77,6 +77,21 @@ pub(super) fn quoted_fields<'a, const N: usize>(
     Some(n)
 }
 
+/// A JSON line's parse error without serde_json's `at line 1 column N`, which would contradict
+/// the file's own line number the error is reported with: the column alone.
+pub(super) fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let message = match text.rfind(" at line ") {
+        Some(at) => &text[..at],
+        None => &text,
+    };
+    if e.column() == 0 {
+        message.to_string()
+    } else {
+        format!("{message} (column {})", e.column())
+    }
+}
+
 /// `-` (and empty) is a field a log leaves unset.
 pub(super) fn unset(raw: &str) -> bool {
     raw.is_empty() || raw == "-"
@@ -104,5 +119,13 @@ mod tests {
         assert_eq!(quoted_fields(r#"a "b"#, &mut out), None);
         let mut two = [""; 2];
         assert_eq!(quoted_fields("a b c", &mut two), Some(2));
+    }
+
+    #[test]
+    fn json_errors_name_the_column_not_a_line() {
+        let e = serde_json::from_str::<serde_json::Value>("{\"a\": tru}").unwrap_err();
+        assert_eq!(json_error(&e), "expected ident (column 10)");
+        let e = serde_json::from_str::<u8>("").unwrap_err();
+        assert_eq!(json_error(&e), "EOF while parsing a value");
     }
 }

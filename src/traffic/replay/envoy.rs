@@ -13,7 +13,7 @@
 //! `RESPONSE_FLAGS`: `RL` (rate limited, by the global or the local rate-limit filter) is
 //! refused, any other flags admitted.
 
-use super::common::{quoted_fields, rfc3339, unset, url_path, without_port};
+use super::common::{json_error, quoted_fields, rfc3339, unset, url_path, without_port};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
@@ -116,8 +116,12 @@ enum Code<'a> {
 
 impl LineFormat for EnvoyJson {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
-        let l: JsonLine<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not an Envoy JSON access-log record: {e}")))?;
+        let l: JsonLine<'_> = serde_json::from_str(line).map_err(|e| {
+            (
+                None,
+                format!("not an Envoy JSON access-log record: {}", json_error(&e)),
+            )
+        })?;
         let stamp = l.start_time.ok_or((
             Some("start_time"),
             "the record has no `start_time`".to_string(),

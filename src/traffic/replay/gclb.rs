@@ -10,7 +10,7 @@
 //! `rate_based_ban` rule over its threshold, or a deny rule), `ACCEPT` admitted; a
 //! `previewSecurityPolicy` that would `DENY` a request production served is would-refuse.
 
-use super::common::{rfc3339, url_path, without_port};
+use super::common::{json_error, rfc3339, url_path, without_port};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -69,8 +69,12 @@ fn outcome<'b>(p: &'b Option<Policy<'_>>) -> Option<&'b str> {
 
 impl LineFormat for Gclb {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
-        let e: Entry<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a Cloud Logging LogEntry: {e}")))?;
+        let e: Entry<'_> = serde_json::from_str(line).map_err(|e| {
+            (
+                None,
+                format!("not a Cloud Logging LogEntry: {}", json_error(&e)),
+            )
+        })?;
         let stamp = e.timestamp.ok_or((
             Some("timestamp"),
             "the entry has no `timestamp`".to_string(),

@@ -3,6 +3,7 @@
 //! number) and `decision` (as in CSV), `method` and `x_forwarded_for`; any other key is ignored. `time` is like
 //! CSV's (a number of nanoseconds or a timestamp string).
 
+use super::common::json_error;
 use super::input::{LineFormat, Lines};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
@@ -27,8 +28,8 @@ impl LineFormat for Jsonl {
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)> {
         // Borrowed, typed fields: no per-line tree of values (most of the cost of a large file).
-        let r: JsonRecord<'_> =
-            serde_json::from_str(line).map_err(|e| (None, format!("not a trace record: {e}")))?;
+        let r: JsonRecord<'_> = serde_json::from_str(line)
+            .map_err(|e| (None, format!("not a trace record: {}", json_error(&e))))?;
         rec.epoch_ns = match r.time {
             Some(JsonTime::Nanos(n)) => n,
             Some(JsonTime::Text(s)) => parse_time(&s).map_err(|m| (Some("time"), m))?,

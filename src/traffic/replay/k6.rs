@@ -7,7 +7,7 @@
 //! `user` the `vu` tag when the run tags points with it (`--system-tags` with `vu`). k6 is the
 //! client, so there is no client address and no limiter decision (a 429 is in `status`).
 
-use super::common::{rfc3339, url_path};
+use super::common::{json_error, rfc3339, url_path};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
@@ -58,8 +58,12 @@ impl LineFormat for K6 {
     }
 
     fn parse_line(&mut self, line: &str, rec: &mut Record) -> std::result::Result<bool, LineError> {
-        let l: Line<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a k6 JSON output line: {e}")))?;
+        let l: Line<'_> = serde_json::from_str(line).map_err(|e| {
+            (
+                None,
+                format!("not a k6 JSON output line: {}", json_error(&e)),
+            )
+        })?;
         if l.kind != "Point" || l.metric != "http_reqs" {
             return Ok(false);
         }

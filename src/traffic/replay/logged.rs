@@ -39,7 +39,8 @@ impl Logged {
             },
             (None, Some(503)) => 6,
             (None, Some(429)) => 7,
-            // Another status is served, as far as any limiter goes.
+            // Another status is served, as far as any limiter goes; so is 0 (no response was
+            // sent: the client left first), since a limiter's refusal is an answer.
             (None, Some(_)) => 1,
             (None, None) => return Logged::NONE,
         };

@@ -657,14 +657,20 @@ fn to_epoch_ns(
         .ok_or_else(|| format!("`{raw}` is outside the supported range (1970 to 2262)"))
 }
 
-/// A `status` column's value: an HTTP status code, or empty.
+/// A `status` column's value: an HTTP status code, `0` (or CloudFront's `000`: no response was
+/// sent, as Envoy, CloudFront, k6 and vegeta log a request that got no answer), or empty.
 fn parse_status(raw: &str) -> std::result::Result<Option<u16>, String> {
     if raw.is_empty() || raw == "-" {
         return Ok(None);
     }
+    if !raw.is_empty() && raw.bytes().all(|b| b == b'0') && raw.len() <= 3 {
+        return Ok(Some(0));
+    }
     match raw.parse::<u16>() {
         Ok(code) if (100..=599).contains(&code) => Ok(Some(code)),
-        _ => Err(format!("`{raw}` is not an HTTP status code (100 to 599)")),
+        _ => Err(format!(
+            "`{raw}` is not an HTTP status code (100 to 599, or 0: no response)"
+        )),
     }
 }
 
@@ -675,11 +681,10 @@ fn parse_method(raw: &str) -> Option<Method> {
         .flatten()
 }
 
-/// A numeric status as a record's (0, as vegeta and k6 log a request that got no answer, is
-/// none).
+/// A numeric status as a record's: an HTTP status code, or 0 (no response was sent).
 fn status_code(code: u64) -> std::result::Result<Option<u16>, String> {
     if code == 0 {
-        return Ok(None);
+        return Ok(Some(0));
     }
     parse_status(&code.to_string())
 }

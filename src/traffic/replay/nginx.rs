@@ -8,6 +8,7 @@
 //! would otherwise be placed late). `$limit_req_status` is production's decision; without it
 //! the status stays for the back-test to compare with the contender's refusal status.
 
+use super::common::json_error;
 use super::input::{LineFormat, Lines};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_status, parse_time, seconds_ns,
@@ -284,8 +285,8 @@ pub struct NginxJson;
 impl LineFormat for NginxJson {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), Bad> {
         // Typed, borrowed fields, as for JSON Lines: other keys are skipped unparsed.
-        let j: JsonLine<'_> =
-            serde_json::from_str(line).map_err(|e| (None, format!("not a JSON log line: {e}")))?;
+        let j: JsonLine<'_> = serde_json::from_str(line)
+            .map_err(|e| (None, format!("not a JSON log line: {}", json_error(&e))))?;
         let mut values = Values::default();
         for (var, value) in [
             (Var::Msec, j.msec),

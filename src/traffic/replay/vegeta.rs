@@ -6,7 +6,7 @@
 //! `url`, `status` `code` (`0`, a request that got no answer, is none). vegeta is the client:
 //! there is no client address, no user and no limiter decision.
 
-use super::common::{rfc3339, url_path};
+use super::common::{json_error, rfc3339, url_path};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -34,8 +34,12 @@ struct Line<'a> {
 
 impl LineFormat for Vegeta {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
-        let l: Line<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a vegeta JSON result: {e}")))?;
+        let l: Line<'_> = serde_json::from_str(line).map_err(|e| {
+            (
+                None,
+                format!("not a vegeta JSON result: {}", json_error(&e)),
+            )
+        })?;
         let stamp = l.timestamp.ok_or((
             Some("timestamp"),
             "the result has no `timestamp`".to_string(),
@@ -75,7 +79,7 @@ mod tests {
         assert_eq!(r[0].fields, ["", "", "", "/items/7"].map(String::from));
         assert_eq!((r[0].method, r[0].status), (Some(Method::Get), Some(200)));
         assert_eq!(r[1].epoch_ns, 1_584_630_330_200_000_000);
-        assert_eq!((r[1].method, r[1].status), (Some(Method::Post), None));
+        assert_eq!((r[1].method, r[1].status), (Some(Method::Post), Some(0)));
     }
 
     #[test]
