@@ -23,6 +23,43 @@ pub fn outcomes(format: TraceFormat, text: &str) -> Vec<Result<Record, String>> 
     }
 }
 
+/// Every outcome of reading `text` with `options` as it is, as gzip (in two members, as rotated
+/// logs are concatenated) and as zstd, under file names that say nothing: the three must read
+/// identically (each written to a file named `t`, so errors read `t:LINE:`).
+pub fn outcomes_in_every_form(options: &ReplayOptions, text: &str) -> Vec<Result<Record, String>> {
+    use std::io::Write;
+    let half = text.len() / 2;
+    let mut gz = Vec::new();
+    for part in [&text.as_bytes()[..half], &text.as_bytes()[half..]] {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(part).unwrap();
+        gz.extend(e.finish().unwrap());
+    }
+    let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+    let mut forms = [text.as_bytes().to_vec(), gz, zst]
+        .into_iter()
+        .map(|bytes| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t");
+            std::fs::write(&path, bytes).unwrap();
+            let mut reader = open(&path, None, options).unwrap();
+            let mut out = Vec::new();
+            loop {
+                let mut rec = Record::default();
+                match reader.read(&mut rec).unwrap() {
+                    Outcome::Record => out.push(Ok(rec)),
+                    Outcome::Eof => return out,
+                    Outcome::Bad(e) => out.push(Err(e.to_string())),
+                }
+            }
+        });
+    let plain = forms.next().unwrap();
+    for (form, other) in ["gzip", "zstd"].into_iter().zip(forms) {
+        assert_eq!(other, plain, "the {form} copy reads otherwise");
+    }
+    plain
+}
+
 /// The records of `text`, which must have no bad line.
 pub fn read_text(format: TraceFormat, text: &str) -> Vec<Record> {
     outcomes(format, text)

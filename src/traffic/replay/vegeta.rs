@@ -63,7 +63,7 @@ impl RecordReader for Lines<Vegeta> {
 #[cfg(test)]
 mod tests {
     use super::super::TraceFormat;
-    use super::super::tests_common::{bad_lines, read_text};
+    use super::super::tests_common::{bad_lines, outcomes_in_every_form};
     use crate::traffic::method::Method;
 
     #[test]
@@ -74,7 +74,14 @@ mod tests {
             r#"{"attack":"a","seq":1,"code":0,"timestamp":"2020-03-19T15:05:30.2Z","latency":0,"bytes_out":0,"bytes_in":0,"error":"dial tcp: connection refused","body":null,"method":"POST","url":"http://localhost:8080/","headers":null}"#,
             "\n",
         );
-        let r = read_text(TraceFormat::Vegeta, text);
+        let options = super::super::ReplayOptions {
+            format: TraceFormat::Vegeta,
+            ..Default::default()
+        };
+        let r: Vec<_> = outcomes_in_every_form(&options, text)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
         assert_eq!(r[0].epoch_ns, 1_584_630_330_123_456_789);
         assert_eq!(r[0].fields, ["", "", "", "/items/7"].map(String::from));
         assert_eq!((r[0].method, r[0].status), (Some(Method::Get), Some(200)));
