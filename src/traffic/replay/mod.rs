@@ -474,9 +474,9 @@ pub fn open(
                 Some(t) => t.clone(),
                 None => NginxLogFormat::parse(DEFAULT_LOG_FORMAT).expect("the default parses"),
             };
-            Box::new(nginx::text_reader(path, input, template))
+            nginx::text_reader(path, input, template, place)
         }
-        TraceFormat::NginxJson => Box::new(nginx::json_reader(path, input)),
+        TraceFormat::NginxJson => nginx::json_reader(path, &options.data, input, place)?,
     })
 }
 
