@@ -7,11 +7,12 @@ use std::io::Write;
 use std::path::Path;
 
 /// The shipped scenarios of native logs.
-const SCENARIOS: [&str; 4] = [
+const SCENARIOS: [&str; 5] = [
     "replay_aws.toml",
     "replay_edge.toml",
     "replay_envoy.toml",
     "replay_load_tools.toml",
+    "replay_nginx.toml",
 ];
 
 fn stdout_of(args: &[&str], scenario: &Path) -> String {
@@ -25,7 +26,7 @@ fn stdout_of(args: &[&str], scenario: &Path) -> String {
 }
 
 /// `scenarios/NAME` copied into `dir` with its logs compressed by `pack` (under a name without
-/// a compression suffix: the magic bytes decide).
+/// a compression suffix: the magic bytes decide), and the nginx.conf files a contender imports.
 fn packed_copy(dir: &Path, name: &str, pack: &dyn Fn(&[u8]) -> Vec<u8>) -> std::path::PathBuf {
     let text = std::fs::read_to_string(repo().join("scenarios").join(name)).unwrap();
     std::fs::create_dir_all(dir.join("data/native")).unwrap();
@@ -37,6 +38,14 @@ fn packed_copy(dir: &Path, name: &str, pack: &dyn Fn(&[u8]) -> Vec<u8>) -> std::
             pack(&bytes),
         )
         .unwrap();
+    }
+    let nginx = dir.join("configs/nginx");
+    std::fs::create_dir_all(&nginx).unwrap();
+    for entry in std::fs::read_dir(repo().join("scenarios/configs/nginx")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, nginx.join(path.file_name().unwrap())).unwrap();
+        }
     }
     write(dir, name, &text)
 }

@@ -7,7 +7,8 @@ the format's own documented fields: 12 visitors browsing at about 3 requests/min
 per client address (fixed minute windows), so it refused the scraper's requests past the 60th of
 each minute; each format records that refusal its own way (ALB: a WAF 403; Cloudflare:
 `SecurityAction` block from `rateLimit`; Envoy: 429 with `RL`; Google Cloud: Cloud Armor `DENY`;
-CloudFront records only the 429). k6 and vegeta are load generators: their samples are one load
+CloudFront records only the 429). nginx's sample is decided by nginx's own `limit_req` instead
+(its leaky bucket, `limit_req_nodelay()`), and records it in `$limit_req_status`. k6 and vegeta are load generators: their samples are one load
 test each, a client's view (no address, the status it got).
 
 Deterministic (seeded): `python3 scenarios/data/native/generate.py` rewrites the same bytes.
@@ -167,6 +168,48 @@ def k6():
                              separators=(",", ":"))
 
 
+def limit_req_nodelay(rows, rate, burst):
+    """nginx's `limit_req zone=... burst=B nodelay` at `rate` r/s per address, on nginx's
+    millisecond clock, as ngx_http_limit_req_lookup computes it: excess (in 1/1000 requests)
+    drains at rate*1000 per second, each request adds 1000, a request that would take it past
+    burst*1000 is REJECTED and changes nothing; a new address starts at 0."""
+    state, out = {}, []
+    for (ms, ip) in rows:
+        if ip not in state:
+            state[ip] = (0, ms)
+            out.append(True)
+            continue
+        excess, last = state[ip]
+        excess = max(excess - rate * 1000 * (ms - last) // 1000 + 1000, 0)
+        if excess > burst * 1000:
+            out.append(False)
+        else:
+            state[ip] = (excess, ms)
+            out.append(True)
+    return out
+
+
+def nginx():
+    # The default text log_format rlsim reads (docs/traffic.md): `combined`, then `$msec
+    # $request_time $limit_req_status`, from a server with
+    # `limit_req_zone $binary_remote_addr zone=perip:10m rate=1r/s;`
+    # `limit_req zone=perip burst=60 nodelay; limit_req_status 429;`
+    # (scenarios/configs/nginx/replay_shop.conf). A request starts on its millisecond (nginx's
+    # clock); `$msec` is logged after `$request_time`, `$time_local` is the end's second.
+    rng = random.Random(9)
+    rows = [(us // 1000, ip, method, path) for (us, ip, method, path, _) in requests(8, "192.0.2")]
+    passed = limit_req_nodelay([(ms, ip) for (ms, ip, _, _) in rows], rate=1, burst=60)
+    for (ms, ip, method, path), ok in zip(rows, passed):
+        took = rng.randrange(1, 5) if ok else 0
+        end = ms + took
+        t = START + timedelta(milliseconds=end)
+        status = ("201" if method == "POST" else "200") if ok else "429"
+        yield (f'{ip} - - [{t.strftime("%d/%b/%Y:%H:%M:%S +0000")}] "{method} {path} HTTP/1.1" '
+               f'{status} {512 if ok else 162} "-" "Mozilla/5.0 (X11; Linux x86_64)" '
+               f'{int(START.timestamp()) + end // 1000}.{end % 1000:03d} {took // 1000}.{took % 1000:03d} '
+               f'{"PASSED" if ok else "REJECTED"}')
+
+
 def vegeta():
     # `vegeta attack -rate=5/s -duration=2m`, GET /api/items and POST /api/orders alternately;
     # the server allowed 120/min per endpoint.
@@ -191,4 +234,5 @@ if __name__ == "__main__":
     write("envoy.jsonl", envoy_json())
     write("gclb.jsonl", gclb())
     write("k6.jsonl", k6())
+    write("nginx.log", nginx())
     write("vegeta.jsonl", vegeta())

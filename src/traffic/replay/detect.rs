@@ -103,7 +103,11 @@ fn by_json(line: &str) -> Option<TraceFormat> {
         TraceFormat::K6
     } else if has("attack") && has("seq") && has("code") {
         TraceFormat::Vegeta
-    } else if has("msec") && !has("time") {
+    } else if !has("time")
+        && (has("msec")
+            || ((has("time_iso8601") || has("time_local"))
+                && (has("request") || has("request_uri") || has("remote_addr"))))
+    {
         TraceFormat::NginxJson
     } else if has("start_time") || has("START_TIME") || has("response_flags") {
         TraceFormat::EnvoyJson
@@ -141,6 +145,10 @@ mod tests {
             (r#"{"time":1,"ip":"a"}"#, TraceFormat::Jsonl),
             (
                 r#"{"msec":"1733112345.123","remote_addr":"a"}"#,
+                TraceFormat::NginxJson,
+            ),
+            (
+                r#"{"time_local":"29/Nov/2026:12:00:00 +0000","request":"GET / HTTP/1.1"}"#,
                 TraceFormat::NginxJson,
             ),
             (

@@ -510,8 +510,10 @@ pub struct NginxJson {
 impl LineFormat for NginxJson {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
         // Typed, borrowed fields, as for JSON Lines: other keys are skipped unparsed.
-        let j: JsonLine<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a JSON log line: {}", json_error(&e))))?;
+        let j: JsonLine<'_> = serde_json::from_str(line).map_err(|e| {
+            let field = if e.is_eof() { last_key(line) } else { None };
+            (field, format!("not a JSON log line: {}", json_error(&e)))
+        })?;
         let msec = text(j.msec, "msec")?;
         let iso = text(j.time_iso8601, "time_iso8601")?;
         let local = text(j.time_local, "time_local")?;
@@ -547,6 +549,32 @@ impl LineFormat for NginxJson {
         // The JSON parser has undone `escape=json` already.
         values.fill(rec, Escape::None, &mut self.stamps)
     }
+}
+
+/// The keys [`JsonLine`] reads.
+const KEYS: [&str; 15] = [
+    "msec",
+    "time_iso8601",
+    "time_local",
+    "request_time",
+    "remote_addr",
+    "realip_remote_addr",
+    "http_x_forwarded_for",
+    "remote_user",
+    "http_x_api_key",
+    "request",
+    "request_method",
+    "uri",
+    "request_uri",
+    "status",
+    "limit_req_status",
+];
+
+/// The last key of a line cut short (the field it ends in), when it is one of [`KEYS`].
+fn last_key(line: &str) -> Option<&'static str> {
+    let at = line.rfind("\":")?;
+    let name = &line[line[..at].rfind('"')? + 1..at];
+    KEYS.iter().copied().find(|k| *k == name)
 }
 
 /// The keys of a JSON `log_format` line that make a record.
@@ -1164,7 +1192,8 @@ mod tests {
                     &good.replace(r#""msec":"1795953600.123","#, ""),
                     Some("msec"),
                 ),
-                (&good[..good.len() - 30], None),
+                (&good[..good.len() - 30], Some("status")),
+                (&good[..good.len() - 3], Some("limit_req_status")),
                 (&good.replace(r#""200""#, r#""abc""#), Some("status")),
                 (&good.replace(r#""200""#, "true"), Some("status")),
                 (&good.replace(r#""200""#, "999"), Some("status")),
@@ -1180,6 +1209,6 @@ mod tests {
                 (&good.replace("PASSED", "LIMITED"), Some("limit_req_status")),
             ],
         );
-        assert_eq!((text, json), (9, 9));
+        assert_eq!((text, json), (9, 10));
     }
 }

@@ -90,7 +90,7 @@ pub fn bad_lines(format: TraceFormat, header: &str, cases: &[(&str, Option<&str>
 }
 
 /// The shipped samples (`scenarios/data/native/`) and their formats.
-const SAMPLES: [(&str, TraceFormat); 8] = [
+const SAMPLES: [(&str, TraceFormat); 9] = [
     ("alb.log", TraceFormat::Alb),
     ("cloudfront.log", TraceFormat::Cloudfront),
     ("cloudflare.jsonl", TraceFormat::Cloudflare),
@@ -98,6 +98,7 @@ const SAMPLES: [(&str, TraceFormat); 8] = [
     ("envoy.jsonl", TraceFormat::EnvoyJson),
     ("gclb.jsonl", TraceFormat::Gclb),
     ("k6.jsonl", TraceFormat::K6),
+    ("nginx.log", TraceFormat::Nginx),
     ("vegeta.jsonl", TraceFormat::Vegeta),
 ];
 
@@ -166,6 +167,9 @@ fn samples_are_detected_and_compressed_copies_read_the_same() {
             .count();
         let expected = match format {
             TraceFormat::Cloudfront | TraceFormat::K6 | TraceFormat::Vegeta => 0,
+            // nginx's own limit_req (1r/s, burst 60): every other request of the scraper past
+            // its burst (scenarios/replay_nginx.toml derives it).
+            TraceFormat::Nginx => 60,
             _ => 120,
         };
         assert_eq!(refused, expected, "{name}");
