@@ -90,7 +90,7 @@ pub fn bad_lines(format: TraceFormat, header: &str, cases: &[(&str, Option<&str>
 }
 
 /// The shipped samples (`scenarios/data/native/`) and their formats.
-const SAMPLES: [(&str, TraceFormat); 8] = [
+const SAMPLES: [(&str, TraceFormat); 9] = [
     ("alb.log", TraceFormat::Alb),
     ("cloudfront.log", TraceFormat::Cloudfront),
     ("cloudflare.jsonl", TraceFormat::Cloudflare),
@@ -99,6 +99,7 @@ const SAMPLES: [(&str, TraceFormat); 8] = [
     ("gclb.jsonl", TraceFormat::Gclb),
     ("k6.jsonl", TraceFormat::K6),
     ("vegeta.jsonl", TraceFormat::Vegeta),
+    ("vegeta.csv", TraceFormat::VegetaCsv),
 ];
 
 fn sample(name: &str) -> Vec<u8> {
@@ -165,7 +166,10 @@ fn samples_are_detected_and_compressed_copies_read_the_same() {
             .filter(|r| r.as_ref().unwrap().production == Some(super::Production::Refused))
             .count();
         let expected = match format {
-            TraceFormat::Cloudfront | TraceFormat::K6 | TraceFormat::Vegeta => 0,
+            TraceFormat::Cloudfront
+            | TraceFormat::K6
+            | TraceFormat::Vegeta
+            | TraceFormat::VegetaCsv => 0,
             _ => 120,
         };
         assert_eq!(refused, expected, "{name}");
