@@ -226,6 +226,20 @@ def vegeta():
                           "headers": None}, separators=(",", ":"))
 
 
+def vegeta_csv():
+    # The same results as `vegeta encode --to csv` writes them (lib/results.go's CSV encoder):
+    # timestamp (Unix ns), code, latency, bytes_out, bytes_in, error, body (base64), attack,
+    # seq, method, url, headers (base64; empty without headers).
+    for line in vegeta():
+        r = json.loads(line)
+        t = datetime.strptime(r["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc)
+        ns = (int((t - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1))
+              * 1000)
+        yield ",".join([str(ns), str(r["code"]), str(r["latency"]), str(r["bytes_out"]),
+                        str(r["bytes_in"]), r["error"], "", r["attack"], str(r["seq"]),
+                        r["method"], r["url"], ""])
+
+
 if __name__ == "__main__":
     write("alb.log", alb())
     write("cloudfront.log", cloudfront())
@@ -236,3 +250,4 @@ if __name__ == "__main__":
     write("k6.jsonl", k6())
     write("nginx.log", nginx())
     write("vegeta.jsonl", vegeta())
+    write("vegeta.csv", vegeta_csv())

@@ -33,8 +33,17 @@ pub(super) fn without_port(addr: &str) -> &str {
     }
 }
 
-/// An RFC 3339 timestamp (any fraction of a second) as nanoseconds since the Unix epoch.
+/// An RFC 3339 timestamp (a fraction of a second of up to 9 digits) as nanoseconds since the
+/// Unix epoch.
 pub(super) fn rfc3339(raw: &str) -> Result<u64, String> {
+    // chrono drops digits past the nanosecond; a tenth digit is a timestamp no log writes.
+    if let Some((_, frac)) = raw.split_once('.')
+        && frac.bytes().take_while(u8::is_ascii_digit).count() > 9
+    {
+        return Err(format!(
+            "`{raw}` has more than 9 digits after the second's point"
+        ));
+    }
     let dt = DateTime::parse_from_rfc3339(raw)
         .map_err(|e| format!("`{raw}` is not an RFC 3339 timestamp ({e})"))?;
     dt.timestamp_nanos_opt()
@@ -113,6 +122,7 @@ mod tests {
         assert_eq!(without_port("2001:db8::1"), "2001:db8::1");
         assert_eq!(without_port("10.0.0.1"), "10.0.0.1");
         assert_eq!(rfc3339("1970-01-01T00:00:01.000000500Z"), Ok(1_000_000_500));
+        assert!(rfc3339("1970-01-01T00:00:01.0000005001Z").is_err());
         let mut out = [""; 6];
         assert_eq!(quoted_fields(r#"a "b c" "" "d\"e" f"#, &mut out), Some(5));
         assert_eq!(out, ["a", "b c", "", r#"d\"e"#, "f", ""]);

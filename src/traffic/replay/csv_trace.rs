@@ -81,22 +81,6 @@ impl CsvReader {
             xff_col: col("x_forwarded_for"),
         })
     }
-
-    /// Whether a line of the record just read was cut at `MAX_LINE`.
-    fn was_cut(&mut self, start: u64) -> bool {
-        let end = self.reader.position().line();
-        let cut = &mut self.reader.get_mut().cut;
-        while cut.front().is_some_and(|&l| l < start) {
-            cut.pop_front();
-        }
-        match cut.front() {
-            Some(&l) if l < end || l == start => {
-                cut.pop_front();
-                true
-            }
-            _ => false,
-        }
-    }
 }
 
 impl RecordReader for CsvReader {
@@ -105,50 +89,10 @@ impl RecordReader for CsvReader {
     }
 
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
-        let result = self.reader.read_record(&mut self.record);
-        self.reader.get_mut().since_record = 0;
-        match result {
-            Ok(false) => return Ok(Outcome::Eof),
-            Ok(true) => {}
-            Err(e) => {
-                let line = e.position().map_or(0, |p| p.line());
-                let message = match e.kind() {
-                    csv::ErrorKind::UnequalLengths {
-                        expected_len, len, ..
-                    } => format!("{len} fields where the header has {expected_len}"),
-                    csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
-                    _ => e.to_string(),
-                };
-                let line = match e.kind() {
-                    // An I/O error has no position: name the line the reader reached.
-                    csv::ErrorKind::Io(_) => self.reader.get_ref().newlines() + 1,
-                    _ => line,
-                };
-                let err = trace_error(
-                    &self.path,
-                    line,
-                    None,
-                    format!("unreadable record: {message}"),
-                );
-                // An I/O error ends the file; a malformed record can be skipped.
-                return Ok(match e.kind() {
-                    csv::ErrorKind::Io(_) => return Err(err),
-                    _ => Outcome::Bad(err),
-                });
-            }
-        }
-        rec.line = self.record.position().map_or(0, |p| p.line());
-        if self.was_cut(rec.line) {
-            return Ok(Outcome::Bad(trace_error(
-                &self.path,
-                rec.line,
-                None,
-                format!(
-                    "line longer than {} MiB (the limit of one trace record)",
-                    MAX_LINE >> 20
-                ),
-            )));
-        }
+        rec.line = match read_record(&self.path, &mut self.reader, &mut self.record)? {
+            Ok(line) => line,
+            Err(outcome) => return Ok(outcome),
+        };
         let line = rec.line;
         let bad = |field, m| Ok(Outcome::Bad(trace_error(&self.path, line, field, m)));
         rec.epoch_ns = match parse_time(&self.record[self.time_col]) {
@@ -189,5 +133,71 @@ impl RecordReader for CsvReader {
             }
         }
         Ok(Outcome::Record)
+    }
+}
+
+/// Reads the next record of a CSV trace into `record`: its line, or the outcome to return
+/// instead (the end, or a malformed record: unreadable, or with a line cut at `MAX_LINE`). An
+/// I/O error is an error.
+pub(super) fn read_record(
+    path: &Path,
+    reader: &mut csv::Reader<Capped>,
+    record: &mut csv::StringRecord,
+) -> Result<std::result::Result<u64, Outcome>> {
+    let result = reader.read_record(record);
+    reader.get_mut().since_record = 0;
+    match result {
+        Ok(false) => return Ok(Err(Outcome::Eof)),
+        Ok(true) => {}
+        Err(e) => {
+            let line = e.position().map_or(0, |p| p.line());
+            let message = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => format!("{len} fields where the header has {expected_len}"),
+                csv::ErrorKind::Utf8 { .. } => "not valid UTF-8".to_string(),
+                _ => e.to_string(),
+            };
+            let line = match e.kind() {
+                // An I/O error has no position: name the line the reader reached.
+                csv::ErrorKind::Io(_) => reader.get_ref().newlines() + 1,
+                _ => line,
+            };
+            let err = trace_error(path, line, None, format!("unreadable record: {message}"));
+            // An I/O error ends the file; a malformed record can be skipped.
+            return match e.kind() {
+                csv::ErrorKind::Io(_) => Err(err),
+                _ => Ok(Err(Outcome::Bad(err))),
+            };
+        }
+    }
+    let line = record.position().map_or(0, |p| p.line());
+    if was_cut(reader, line) {
+        return Ok(Err(Outcome::Bad(trace_error(
+            path,
+            line,
+            None,
+            format!(
+                "line longer than {} MiB (the limit of one trace record)",
+                MAX_LINE >> 20
+            ),
+        ))));
+    }
+    Ok(Ok(line))
+}
+
+/// Whether a line of the record just read, which starts at line `start`, was cut at `MAX_LINE`.
+fn was_cut(reader: &mut csv::Reader<Capped>, start: u64) -> bool {
+    let end = reader.position().line();
+    let cut = &mut reader.get_mut().cut;
+    while cut.front().is_some_and(|&l| l < start) {
+        cut.pop_front();
+    }
+    match cut.front() {
+        Some(&l) if l < end || l == start => {
+            cut.pop_front();
+            true
+        }
+        _ => false,
     }
 }

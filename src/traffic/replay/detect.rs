@@ -73,7 +73,19 @@ fn by_line(line: &str) -> Option<TraceFormat> {
     if line.split(',').any(|h| h.trim() == "time") {
         return Some(TraceFormat::Csv);
     }
+    if is_vegeta_csv(line) {
+        return Some(TraceFormat::VegetaCsv);
+    }
     None
+}
+
+/// A vegeta CSV result: no header, and its first five columns integers, the first Unix
+/// nanoseconds (16 digits or more since 1970-04-27).
+fn is_vegeta_csv(line: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut cols = line.split(',');
+    cols.next().is_some_and(|t| t.len() >= 16 && digits(t))
+        && cols.by_ref().take(4).filter(|c| digits(c)).count() == 4
 }
 
 /// Digits, a dot, then exactly `decimals` digits (`$msec`, `$request_time`).
@@ -170,11 +182,16 @@ mod tests {
                 TraceFormat::Clf,
             ),
             ("time,ip,endpoint", TraceFormat::Csv),
+            (
+                "1584630330123456789,200,1203000,0,5,,aGVsbG8=,,0,GET,http://h/,",
+                TraceFormat::VegetaCsv,
+            ),
         ];
         for (line, format) in cases {
             assert_eq!(by_line(line), Some(format), "{line}");
         }
         assert_eq!(by_line("hello world"), None);
+        assert_eq!(by_line("1,200,1203000,0,5,,,,0,GET,http://h/,"), None);
     }
 
     #[test]

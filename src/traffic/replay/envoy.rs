@@ -1,17 +1,23 @@
-//! Envoy access logs: the default text format and JSON (`json_format` with the default
-//! format's fields, keyed as Envoy's documentation and Istio name them).
+//! Envoy access logs, as documented in "Access logging"
+//! (<https://www.envoyproxy.io/docs/envoy/latest/configuration/observability/access_log/usage>):
+//! the default text format and JSON (`json_format` with the default format's fields, keyed as
+//! Envoy's documentation and Istio name them).
 //!
 //! The default format is
 //! `[%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE%
 //! %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%
 //! "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%"
-//! "%UPSTREAM_HOST%"`. `time` is `START_TIME` (milliseconds), `method` and `endpoint` the
-//! request's (the path without its query), `status` `RESPONSE_CODE`, `forwarded_for` the
-//! `X-Forwarded-For` header. The default format has no client address: `ip` is the last
-//! address of `X-Forwarded-For` (the one Envoy appends with `use_remote_address`); JSON's
-//! `downstream_remote_address` is used when the log has it. The recorded decision is
-//! `RESPONSE_FLAGS`: `RL` (rate limited, by the global or the local rate-limit filter) is
-//! refused, any other flags admitted.
+//! "%UPSTREAM_HOST%"`: twelve fields after the time, every one of them written (`-` when
+//! unset), so a line with fewer is cut short, and the request is always three words (method,
+//! path, protocol). Fields read: `time` is `START_TIME` (milliseconds), `method` and `endpoint`
+//! the request's (the path without its query, percent-encoding kept), `status` `RESPONSE_CODE`
+//! (`0`: no response was sent, a status of its own), `forwarded_for` the `X-Forwarded-For`
+//! header; the byte counts and durations must be numbers. The default format has no client
+//! address: `ip` is the last address of `X-Forwarded-For` (the one Envoy appends with
+//! `use_remote_address`); JSON's `downstream_remote_address` (without its port) is used when the
+//! log has it. The recorded decision is `RESPONSE_FLAGS`: `RL` (`RateLimited`: rate limited by
+//! the global or the local rate-limit filter) is refused, any other flags (`-`, `UH`, `RLSE`: the
+//! rate-limit service failed, which is no limit's decision) admitted.
 
 use super::common::{json_error, quoted_fields, rfc3339, unset, url_path, without_port};
 use super::input::{LineError, LineFormat, Lines};
@@ -33,9 +39,10 @@ pub fn json_reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<EnvoyJs
     Lines::new(path, input, EnvoyJson)
 }
 
-/// `RESPONSE_FLAGS` as production's decision: `RL` is a rate-limit refusal.
+/// `RESPONSE_FLAGS` (short or `%RESPONSE_FLAGS_LONG%` names) as production's decision: `RL` is a
+/// rate-limit refusal.
 fn decision(flags: &str) -> Production {
-    if flags.split(',').any(|f| f == "RL") {
+    if flags.split(',').any(|f| f == "RL" || f == "RateLimited") {
         Production::Refused
     } else {
         Production::Admitted
@@ -62,6 +69,22 @@ fn fill(rec: &mut Record, method: &str, path: &str, flags: &str, xff: &str, remo
     }
 }
 
+/// The default format's fields after `[START_TIME]`, by name.
+const TEXT_FIELDS: [&str; 12] = [
+    "request",
+    "RESPONSE_CODE",
+    "RESPONSE_FLAGS",
+    "BYTES_RECEIVED",
+    "BYTES_SENT",
+    "DURATION",
+    "X-ENVOY-UPSTREAM-SERVICE-TIME",
+    "X-FORWARDED-FOR",
+    "USER-AGENT",
+    "X-REQUEST-ID",
+    ":AUTHORITY",
+    "UPSTREAM_HOST",
+];
+
 impl LineFormat for EnvoyText {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
         let rest = line
@@ -74,15 +97,31 @@ impl LineFormat for EnvoyText {
         let mut f = [""; 12];
         let n = quoted_fields(rest, &mut f)
             .ok_or((None, "a quoted field is not closed".to_string()))?;
-        if n < 3 {
+        if n < f.len() {
             return Err((
-                None,
-                format!("{n} fields after the time where the default format has 12"),
+                Some(TEXT_FIELDS[n]),
+                format!(
+                    "the line ends after {n} fields after the time, before `{}` (the default format has 12)",
+                    TEXT_FIELDS[n]
+                ),
             ));
         }
-        let mut request = f[0].split(' ');
-        let (method, path) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
+        let (method, path) = f[0]
+            .split_once(' ')
+            .and_then(|(method, rest)| Some((method, rest.rsplit_once(' ')?.0)))
+            .ok_or_else(|| {
+                (
+                    Some("request"),
+                    format!("`{}` is not `METHOD PATH PROTOCOL`", f[0]),
+                )
+            })?;
         rec.status = parse_status(f[1]).map_err(|m| (Some("RESPONSE_CODE"), m))?;
+        // Numbers, or `-` where Envoy had none (a duration not measured, no upstream).
+        for k in 3..=6 {
+            if !unset(f[k]) && f[k].parse::<u64>().is_err() {
+                return Err((Some(TEXT_FIELDS[k]), format!("`{}` is not a number", f[k])));
+            }
+        }
         fill(rec, method, path, f[2], f[7], "");
         Ok(())
     }
@@ -133,11 +172,17 @@ impl LineFormat for EnvoyJson {
             Some(Code::Text(t)) => parse_status(t),
         }
         .map_err(|m| (Some("response_code"), m))?;
-        let s = |v: &Option<Cow<'_, str>>| v.as_deref().unwrap_or("").to_string();
-        // Strings borrowed from `l` and `rec` at once: copy the few short ones.
-        let (method, path, flags) = (s(&l.method), s(&l.path), s(&l.response_flags));
-        let (xff, remote) = (s(&l.x_forwarded_for), s(&l.downstream_remote_address));
-        fill(rec, &method, &path, &flags, &xff, &remote);
+        fn s<'a>(v: &'a Option<Cow<'_, str>>) -> &'a str {
+            v.as_deref().unwrap_or("")
+        }
+        fill(
+            rec,
+            s(&l.method),
+            s(&l.path),
+            s(&l.response_flags),
+            s(&l.x_forwarded_for),
+            s(&l.downstream_remote_address),
+        );
         Ok(())
     }
 }
@@ -156,56 +201,97 @@ impl RecordReader for Lines<EnvoyJson> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_common::{bad_lines, read_text};
-    use super::super::{Production, TraceFormat};
+    use super::super::tests_common::{bad_lines, outcomes_in_every_form};
+    use super::super::{Production, Record, ReplayOptions, TraceFormat};
     use crate::traffic::method::Method;
 
+    /// The documentation's example of the default format.
     const LINE: &str = r#"[2016-04-15T20:17:00.310Z] "POST /api/v1/locations?x=1 HTTP/2" 204 - 154 0 226 100 "10.0.35.28" "nsq2http" "cc21d9b0-cf5c-432b-8c7e-98aeb7988cd2" "locations" "tcp://10.0.2.1:80""#;
+
+    fn record(line: u64, epoch_ns: u64, ip: &str, endpoint: &str) -> Record {
+        Record {
+            epoch_ns,
+            fields: [ip, "", "", endpoint].map(String::from),
+            line,
+            ..Record::default()
+        }
+    }
+
+    fn read(format: TraceFormat, lines: &[String]) -> Vec<Record> {
+        let options = ReplayOptions {
+            format,
+            ..ReplayOptions::default()
+        };
+        outcomes_in_every_form(&options, &(lines.join("\n") + "\n"))
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect()
+    }
 
     #[test]
     fn reads_the_default_text_format() {
-        let limited = LINE
-            .replace(" 204 - ", " 429 RL ")
-            .replace("\"10.0.35.28\"", "\"203.0.113.1, 10.0.35.29\"");
-        let r = read_text(TraceFormat::Envoy, &format!("{LINE}\n{limited}\n"));
-        assert_eq!(r[0].epoch_ns, 1_460_751_420_310_000_000);
-        assert_eq!(
-            r[0].fields,
-            ["10.0.35.28", "", "", "/api/v1/locations"].map(String::from)
+        let got = read(
+            TraceFormat::Envoy,
+            &[
+                LINE.to_string(),
+                // Rate limited (global or local filter), behind a proxy: the last address is
+                // the one Envoy appended.
+                LINE.replace(" 204 - ", " 429 RL ")
+                    .replace("\"10.0.35.28\"", "\"203.0.113.1, 2001:db8::7\"")
+                    .replace("/api/v1/locations?x=1", "/a%20b"),
+                // Another flag, no upstream, no response sent (status 0), unset fields.
+                LINE.replace(" 204 - 154 0 226 100 ", " 0 UC 154 0 226 - ")
+                    .replace("\"10.0.35.28\"", "\"-\"")
+                    .replace("POST ", "GET "),
+                // A request Envoy could not parse: every part unset.
+                LINE.replace("POST /api/v1/locations?x=1 HTTP/2", "- - -")
+                    .replace(" 204 - ", " 400 DPE "),
+            ],
         );
-        assert_eq!(
-            (r[0].method, r[0].status, r[0].production),
-            (Some(Method::Post), Some(204), Some(Production::Admitted))
-        );
-        assert_eq!(r[1].fields[0], "10.0.35.29");
-        assert_eq!(r[1].forwarded_for, "203.0.113.1, 10.0.35.29");
-        assert_eq!(
-            (r[1].status, r[1].production),
-            (Some(429), Some(Production::Refused))
-        );
+        let t = 1_460_751_420_310_000_000;
+        let admitted = Some(Production::Admitted);
+        let mut first = record(1, t, "10.0.35.28", "/api/v1/locations");
+        (first.method, first.status, first.production) = (Some(Method::Post), Some(204), admitted);
+        first.forwarded_for = "10.0.35.28".into();
+        let mut limited = record(2, t, "2001:db8::7", "/a%20b");
+        limited.method = Some(Method::Post);
+        (limited.status, limited.production) = (Some(429), Some(Production::Refused));
+        limited.forwarded_for = "203.0.113.1, 2001:db8::7".into();
+        let mut gone = record(3, t, "", "/api/v1/locations");
+        (gone.method, gone.status, gone.production) = (Some(Method::Get), Some(0), admitted);
+        let mut unparsed = record(4, t, "10.0.35.28", "");
+        (unparsed.status, unparsed.production) = (Some(400), admitted);
+        unparsed.forwarded_for = "10.0.35.28".into();
+        assert_eq!(got, [first, limited, gone, unparsed]);
     }
 
     #[test]
     fn reads_json() {
-        let text = concat!(
-            r#"{"start_time":"2016-04-15T20:17:00.310Z","method":"GET","path":"/a","protocol":"HTTP/1.1","response_code":429,"response_flags":"RL","x_forwarded_for":"198.51.100.1","user_agent":"curl","downstream_remote_address":"192.0.2.5:41234"}"#,
-            "\n",
-            r#"{"start_time":"2016-04-15T20:17:00.311Z","method":"DELETE","path":"/b","response_code":"200","response_flags":"-","x_forwarded_for":null}"#,
-            "\n"
+        let got = read(
+            TraceFormat::EnvoyJson,
+            &[
+                r#"{"start_time":"2016-04-15T20:17:00.310Z","method":"GET","path":"/a?q","protocol":"HTTP/1.1","response_code":429,"response_flags":"RL","x_forwarded_for":"198.51.100.1","user_agent":"curl","downstream_remote_address":"[2001:db8::5]:41234"}"#.to_string(),
+                r#"{"start_time":"2016-04-15T20:17:00.311Z","method":"DELETE","path":"/b","response_code":"200","response_flags":"-","x_forwarded_for":null,"downstream_remote_address":"192.0.2.5:41234"}"#.to_string(),
+                r#"{"start_time":"2016-04-15T20:17:00.312Z","method":"GET","path":"/c","response_code":0,"response_flags":"UC","x_forwarded_for":"198.51.100.1, 192.0.2.9"}"#.to_string(),
+                r#"{"START_TIME":"2016-04-15T20:17:00.313Z","METHOD":"PUT","PATH":"/d","RESPONSE_CODE":"0","RESPONSE_FLAGS":"RateLimited"}"#.to_string(),
+            ],
         );
-        let r = read_text(TraceFormat::EnvoyJson, text);
-        assert_eq!(r[0].fields, ["192.0.2.5", "", "", "/a"].map(String::from));
-        assert_eq!(r[0].forwarded_for, "198.51.100.1");
-        assert_eq!(
-            (r[0].status, r[0].production),
-            (Some(429), Some(Production::Refused))
-        );
-        assert_eq!(r[1].epoch_ns, 1_460_751_420_311_000_000);
-        assert_eq!(
-            (r[1].method, r[1].status, r[1].production),
-            (Some(Method::Delete), Some(200), Some(Production::Admitted))
-        );
-        assert_eq!(r[1].fields[0], "");
+        let ms = |k: u64| 1_460_751_420_310_000_000 + k * 1_000_000;
+        let mut a = record(1, ms(0), "2001:db8::5", "/a");
+        (a.method, a.status, a.production) =
+            (Some(Method::Get), Some(429), Some(Production::Refused));
+        a.forwarded_for = "198.51.100.1".into();
+        let mut b = record(2, ms(1), "192.0.2.5", "/b");
+        (b.method, b.status, b.production) =
+            (Some(Method::Delete), Some(200), Some(Production::Admitted));
+        let mut c = record(3, ms(2), "192.0.2.9", "/c");
+        (c.method, c.status, c.production) =
+            (Some(Method::Get), Some(0), Some(Production::Admitted));
+        c.forwarded_for = "198.51.100.1, 192.0.2.9".into();
+        let mut d = record(4, ms(3), "", "/d");
+        (d.method, d.status, d.production) =
+            (Some(Method::Put), Some(0), Some(Production::Refused));
+        assert_eq!(got, [a, b, c, d]);
     }
 
     #[test]
@@ -220,6 +306,9 @@ mod tests {
                     Some("START_TIME"),
                 ),
                 (&LINE.replace(" 204 ", " 20x "), Some("RESPONSE_CODE")),
+                (&LINE.replace(" 154 ", " many "), Some("BYTES_RECEIVED")),
+                (&LINE[..LINE.find(" 226 ").unwrap()], Some("DURATION")),
+                (&LINE.replace(" HTTP/2\"", "\""), Some("request")),
                 ("[2016-04-15T20:17:00.310Z] \"POST /a HTTP/2", None),
             ],
         );
@@ -228,13 +317,22 @@ mod tests {
             "",
             &[
                 (r#"{"method":"GET"}"#, Some("start_time")),
+                (r#"{"start_time":"yesterday"}"#, Some("start_time")),
+                (
+                    r#"{"start_time":"2016-04-15T20:17:00.3100000001Z"}"#,
+                    Some("start_time"),
+                ),
                 (
                     r#"{"start_time":"2016-04-15T20:17:00Z","response_code":9}"#,
+                    Some("response_code"),
+                ),
+                (
+                    r#"{"start_time":"2016-04-15T20:17:00Z","response_code":"OK"}"#,
                     Some("response_code"),
                 ),
                 ("[x]", None),
             ],
         );
-        assert_eq!((text, json), (4, 3));
+        assert_eq!((text, json), (7, 6));
     }
 }

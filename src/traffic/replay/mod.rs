@@ -40,6 +40,7 @@ mod tape;
 #[cfg(test)]
 mod tests_common;
 mod vegeta;
+mod vegeta_csv;
 
 pub use detect::detect_format;
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
@@ -83,6 +84,8 @@ pub enum TraceFormat {
     K6,
     /// vegeta `encode --to json` results.
     Vegeta,
+    /// vegeta `encode --to csv` results (no header, vegeta's twelve columns).
+    VegetaCsv,
     /// An nginx access log in a text `log_format` with `$msec` (the source's `log_format`).
     Nginx,
     /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
@@ -91,7 +94,7 @@ pub enum TraceFormat {
 
 impl TraceFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TraceFormat; 14] = [
+    pub const ALL: [TraceFormat; 15] = [
         TraceFormat::Csv,
         TraceFormat::Jsonl,
         TraceFormat::Clf,
@@ -104,6 +107,7 @@ impl TraceFormat {
         TraceFormat::Gclb,
         TraceFormat::K6,
         TraceFormat::Vegeta,
+        TraceFormat::VegetaCsv,
         TraceFormat::Nginx,
         TraceFormat::NginxJson,
     ];
@@ -123,6 +127,7 @@ impl TraceFormat {
             TraceFormat::Gclb => "gclb",
             TraceFormat::K6 => "k6",
             TraceFormat::Vegeta => "vegeta",
+            TraceFormat::VegetaCsv => "vegeta_csv",
             TraceFormat::Nginx => "nginx",
             TraceFormat::NginxJson => "nginx_json",
         }
@@ -179,7 +184,7 @@ impl TraceFormat {
             | TraceFormat::EnvoyJson
             | TraceFormat::Gclb => &[KeyField::Ip, KeyField::Endpoint],
             TraceFormat::K6 => &[KeyField::User, KeyField::Endpoint],
-            TraceFormat::Vegeta => &[KeyField::Endpoint],
+            TraceFormat::Vegeta | TraceFormat::VegetaCsv => &[KeyField::Endpoint],
         }
     }
 
@@ -197,6 +202,7 @@ impl TraceFormat {
             TraceFormat::Gclb => "a Google Cloud load balancer log",
             TraceFormat::K6 => "a k6 JSON result",
             TraceFormat::Vegeta => "a vegeta result",
+            TraceFormat::VegetaCsv => "a vegeta CSV result",
             TraceFormat::Nginx | TraceFormat::NginxJson => "an nginx access log",
         }
     }
@@ -469,6 +475,7 @@ pub fn open(
         TraceFormat::Gclb => Box::new(gclb::reader(path, input)),
         TraceFormat::K6 => Box::new(k6::reader(path, input)),
         TraceFormat::Vegeta => Box::new(vegeta::reader(path, input)),
+        TraceFormat::VegetaCsv => Box::new(vegeta_csv::VegetaCsv::open(path, input)),
         TraceFormat::Nginx => {
             let template = match &options.log_format {
                 Some(t) => t.clone(),

@@ -90,7 +90,7 @@ pub fn bad_lines(format: TraceFormat, header: &str, cases: &[(&str, Option<&str>
 }
 
 /// The shipped samples (`scenarios/data/native/`) and their formats.
-const SAMPLES: [(&str, TraceFormat); 9] = [
+const SAMPLES: [(&str, TraceFormat); 10] = [
     ("alb.log", TraceFormat::Alb),
     ("cloudfront.log", TraceFormat::Cloudfront),
     ("cloudflare.jsonl", TraceFormat::Cloudflare),
@@ -100,6 +100,7 @@ const SAMPLES: [(&str, TraceFormat); 9] = [
     ("k6.jsonl", TraceFormat::K6),
     ("nginx.log", TraceFormat::Nginx),
     ("vegeta.jsonl", TraceFormat::Vegeta),
+    ("vegeta.csv", TraceFormat::VegetaCsv),
 ];
 
 fn sample(name: &str) -> Vec<u8> {
@@ -166,7 +167,10 @@ fn samples_are_detected_and_compressed_copies_read_the_same() {
             .filter(|r| r.as_ref().unwrap().production == Some(super::Production::Refused))
             .count();
         let expected = match format {
-            TraceFormat::Cloudfront | TraceFormat::K6 | TraceFormat::Vegeta => 0,
+            TraceFormat::Cloudfront
+            | TraceFormat::K6
+            | TraceFormat::Vegeta
+            | TraceFormat::VegetaCsv => 0,
             // nginx's own limit_req (1r/s, burst 60): every other request of the scraper past
             // its burst (scenarios/replay_nginx.toml derives it).
             TraceFormat::Nginx => 60,

@@ -1,10 +1,12 @@
-//! vegeta results as `vegeta encode --to json` writes them: one JSON object per line per
-//! request (`attack`, `seq`, `code`, `timestamp`, `latency`, `bytes_out`, `bytes_in`, `error`,
-//! `body`, `method`, `url`, `headers`).
+//! vegeta results as `vegeta encode --to json` writes them (vegeta's `Result` in
+//! `lib/results.go`, <https://github.com/tsenart/vegeta/blob/master/lib/results.go>): one JSON
+//! object per line per request (`attack`, `seq`, `code`, `timestamp`, `latency`, `bytes_out`,
+//! `bytes_in`, `error`, `body`, `method`, `url`, `headers`).
 //!
-//! `time` is `timestamp` (RFC 3339, nanoseconds), `method` `method`, `endpoint` the path of
-//! `url`, `status` `code` (`0`, a request that got no answer, is none). vegeta is the client:
-//! there is no client address, no user and no limiter decision.
+//! Fields read: `time` is `timestamp` (RFC 3339, nanoseconds), `method` `method`, `endpoint`
+//! the path of `url` (percent-encoding kept), `status` `code` (`0`: the request got no answer, a
+//! status of its own). vegeta is the client: there is no client address, no user and no limiter
+//! decision. `vegeta encode --to csv` is [`super::vegeta_csv`].
 
 use super::common::{json_error, rfc3339, url_path};
 use super::input::{LineError, LineFormat, Lines};
@@ -98,12 +100,20 @@ mod tests {
                 (r#"{"code":200}"#, Some("timestamp")),
                 (r#"{"timestamp":"yesterday"}"#, Some("timestamp")),
                 (
+                    r#"{"timestamp":"2020-03-19T15:05:30.1234567891Z"}"#,
+                    Some("timestamp"),
+                ),
+                (
                     r#"{"timestamp":"2020-03-19T15:05:30Z","code":42}"#,
+                    Some("code"),
+                ),
+                (
+                    r#"{"timestamp":"2020-03-19T15:05:30Z","code":600}"#,
                     Some("code"),
                 ),
                 ("GET http://x/", None),
             ],
         );
-        assert_eq!(n, 4);
+        assert_eq!(n, 6);
     }
 }
