@@ -26,7 +26,8 @@
 //!   `EdgeRateLimitAction` (the previous rate limiting product: empty none, `simulate` would
 //!   refuse, any other refused). Without them, `SecurityAction` (the terminating action, its
 //!   product unnamed) admits when it is empty or not enforcing and says nothing (no decision)
-//!   when it is; a line with none of these fields records no decision.
+//!   when it is; a line with none of these fields records no decision. The legacy `WAFAction`
+//!   is the WAF's action, not the rate limiter's: not read.
 
 use super::common::{json_error, json_field, rfc3339, url_path};
 use super::input::{LineError, LineFormat, Lines};
@@ -46,7 +47,11 @@ pub struct Cloudflare {
 }
 
 /// A reader of a Cloudflare log: records with second-resolution times placed by `same_second`.
-pub fn reader(path: &Path, input: Box<dyn BufRead + Send>, place: Placement) -> Seconds<Cloudflare> {
+pub fn reader(
+    path: &Path,
+    input: Box<dyn BufRead + Send>,
+    place: Placement,
+) -> Seconds<Cloudflare> {
     Seconds::new(Lines::new(path, input, Cloudflare::default()), place)
 }
 
@@ -65,9 +70,17 @@ struct Line<'a> {
     #[serde(borrow)]
     client_request_path: Option<Cow<'a, str>>,
     edge_response_status: Option<u64>,
-    #[serde(default, alias = "FirewallMatchesSources", deserialize_with = "sources")]
+    #[serde(
+        default,
+        alias = "FirewallMatchesSources",
+        deserialize_with = "sources"
+    )]
     security_sources: Option<Classes>,
-    #[serde(default, alias = "FirewallMatchesActions", deserialize_with = "actions")]
+    #[serde(
+        default,
+        alias = "FirewallMatchesActions",
+        deserialize_with = "actions"
+    )]
     security_actions: Option<Classes>,
     #[serde(borrow)]
     security_action: Option<Cow<'a, str>>,
@@ -127,7 +140,11 @@ fn unix(n: u64) -> Result<(u64, bool), String> {
     Ok(match n {
         0..100_000_000_000 => match n.checked_mul(1_000_000_000) {
             Some(ns) => (ns, true),
-            None => return Err(format!("`{n}` seconds is after 2262 (too large for nanoseconds)")),
+            None => {
+                return Err(format!(
+                    "`{n}` seconds is after 2262 (too large for nanoseconds)"
+                ));
+            }
         },
         100_000_000_000..100_000_000_000_000 => (n * 1_000_000, false),
         100_000_000_000_000..100_000_000_000_000_000 => (n * 1_000, false),
@@ -151,12 +168,28 @@ const RATE_LIMIT: u8 = 1;
 /// challenge solved or bypassed (the client passed it and was served).
 pub(super) fn action_class(raw: &str) -> u8 {
     match raw {
-        "" | "unknown" | "allow" | "skip" | "bypass" | "rewrite" | "challengeSolved"
-        | "challengeBypassed" | "jschallengeSolved" | "jschallengeBypassed"
-        | "managedChallengeNonInteractiveSolved" | "managedChallengeInteractiveSolved"
+        ""
+        | "unknown"
+        | "allow"
+        | "skip"
+        | "bypass"
+        | "rewrite"
+        | "challengeSolved"
+        | "challengeBypassed"
+        | "jschallengeSolved"
+        | "jschallengeBypassed"
+        | "managedChallengeNonInteractiveSolved"
+        | "managedChallengeInteractiveSolved"
         | "managedChallengeBypassed" => ADMIT,
-        "block" | "drop" | "challenge" | "jschallenge" | "managedChallenge" | "connectionClose"
-        | "forceConnectionClose" | "challengeFailed" | "jschallengeFailed"
+        "block"
+        | "drop"
+        | "challenge"
+        | "jschallenge"
+        | "managedChallenge"
+        | "connectionClose"
+        | "forceConnectionClose"
+        | "challengeFailed"
+        | "jschallengeFailed"
         | "managedChallengeFailed" => REFUSE,
         "log" | "simulate" => WOULD_REFUSE,
         _ => UNKNOWN,
@@ -164,7 +197,11 @@ pub(super) fn action_class(raw: &str) -> u8 {
 }
 
 fn source_class(raw: &str) -> u8 {
-    if raw == "rateLimit" { RATE_LIMIT } else { OTHER }
+    if raw == "rateLimit" {
+        RATE_LIMIT
+    } else {
+        OTHER
+    }
 }
 
 /// Entries kept inline; a longer array spills to the heap.
@@ -379,10 +416,7 @@ impl LineFormat for Cloudflare {
             Some(Stamp::Number(n)) => unix(*n).map_err(|m| (field, m))?,
             Some(Stamp::Text(t)) => match t.parse::<u64>() {
                 Ok(n) => unix(n).map_err(|m| (field, m))?,
-                Err(_) => (
-                    rfc3339(&t).map_err(|m| (field, m))?,
-                    !t.contains('.'),
-                ),
+                Err(_) => (rfc3339(t).map_err(|m| (field, m))?, !t.contains('.')),
             },
             None => return Err((field, "the record has no `EdgeStartTimestamp`".into())),
         };
@@ -408,7 +442,11 @@ impl LineFormat for Cloudflare {
             }
             rec.method = parse_method(method);
         }
-        if let Some(uri) = l.client_request_path.as_ref().or(l.client_request_uri.as_ref()) {
+        if let Some(uri) = l
+            .client_request_path
+            .as_ref()
+            .or(l.client_request_uri.as_ref())
+        {
             rec.fields[field_index(KeyField::Endpoint)].push_str(url_path(uri));
         }
         rec.status = match l.edge_response_status {
@@ -519,13 +557,69 @@ mod tests {
             outcomes_in_every_form(&options, text),
             [
                 first,
-                rec(2, t + 200_000_000, "198.51.100.7", "/a%20b", get, Some(403), Some(Production::Refused)),
-                rec(3, t + 300_000_000, "198.51.100.7", "/", get, Some(403), Some(Production::WouldRefuse)),
-                rec(4, t + 400_000_000, "198.51.100.8", "/admin", Some(Method::Put), Some(403), admitted),
-                rec(5, t + 500_000_000, "198.51.100.9", "/cart/1", Some(Method::Delete), Some(200), admitted),
-                rec(6, t + 600_000_000, "", "/p", Some(Method::Patch), Some(0), admitted),
-                rec(7, t + 700_000_000, "192.0.2.1", "/old", None, None, Some(Production::Refused)),
-                rec(8, t + 800_000_000, "192.0.2.2", "", None, None, Some(Production::WouldRefuse)),
+                rec(
+                    2,
+                    t + 200_000_000,
+                    "198.51.100.7",
+                    "/a%20b",
+                    get,
+                    Some(403),
+                    Some(Production::Refused)
+                ),
+                rec(
+                    3,
+                    t + 300_000_000,
+                    "198.51.100.7",
+                    "/",
+                    get,
+                    Some(403),
+                    Some(Production::WouldRefuse)
+                ),
+                rec(
+                    4,
+                    t + 400_000_000,
+                    "198.51.100.8",
+                    "/admin",
+                    Some(Method::Put),
+                    Some(403),
+                    admitted
+                ),
+                rec(
+                    5,
+                    t + 500_000_000,
+                    "198.51.100.9",
+                    "/cart/1",
+                    Some(Method::Delete),
+                    Some(200),
+                    admitted
+                ),
+                rec(
+                    6,
+                    t + 600_000_000,
+                    "",
+                    "/p",
+                    Some(Method::Patch),
+                    Some(0),
+                    admitted
+                ),
+                rec(
+                    7,
+                    t + 700_000_000,
+                    "192.0.2.1",
+                    "/old",
+                    None,
+                    None,
+                    Some(Production::Refused)
+                ),
+                rec(
+                    8,
+                    t + 800_000_000,
+                    "192.0.2.2",
+                    "",
+                    None,
+                    None,
+                    Some(Production::WouldRefuse)
+                ),
                 rec(9, t + 900_000_000, "192.0.2.3", "", None, None, None),
                 rec(10, t + 950_000_000, "192.0.2.4", "", None, None, admitted),
                 rec(11, t + 990_000_000, "192.0.2.5", "", None, None, None),

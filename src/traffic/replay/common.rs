@@ -39,7 +39,10 @@ pub(super) fn rfc3339(raw: &str) -> Result<u64, String> {
     // chrono reads any number of fraction digits and drops those past nanoseconds: a time finer
     // than nanoseconds is no log's, so it is refused rather than silently cut.
     if let Some(dot) = raw.find('.') {
-        let digits = raw[dot + 1..].bytes().take_while(u8::is_ascii_digit).count();
+        let digits = raw[dot + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
         if digits > 9 {
             return Err(format!(
                 "`{raw}` has {digits} digits of a second (at most 9: nanoseconds)"

@@ -265,12 +265,60 @@ mod tests {
         assert_eq!(
             outcomes_in_every_form(&options, text),
             [
-                rec(1, t + 123_456_789, "2001:db8::4", "/api/v1", get, Some(429), Production::Refused),
-                rec(2, t + s / 2, "198.51.100.5", "/login", Some(Method::Post), Some(403), Production::Refused),
-                rec(3, t + s, "198.51.100.6", "/", get, Some(200), Production::Admitted),
-                rec(4, t + 2 * s, "198.51.100.7", "/", get, Some(403), Production::Admitted),
-                rec(5, t + 3 * s, "198.51.100.8", "/items/7", Some(Method::Put), Some(200), Production::WouldRefuse),
-                rec(6, t + 4 * s, "2001:db8::9", "/a%2Fb/c", Some(Method::Delete), Some(0), Production::Admitted),
+                rec(
+                    1,
+                    t + 123_456_789,
+                    "2001:db8::4",
+                    "/api/v1",
+                    get,
+                    Some(429),
+                    Production::Refused
+                ),
+                rec(
+                    2,
+                    t + s / 2,
+                    "198.51.100.5",
+                    "/login",
+                    Some(Method::Post),
+                    Some(403),
+                    Production::Refused
+                ),
+                rec(
+                    3,
+                    t + s,
+                    "198.51.100.6",
+                    "/",
+                    get,
+                    Some(200),
+                    Production::Admitted
+                ),
+                rec(
+                    4,
+                    t + 2 * s,
+                    "198.51.100.7",
+                    "/",
+                    get,
+                    Some(403),
+                    Production::Admitted
+                ),
+                rec(
+                    5,
+                    t + 3 * s,
+                    "198.51.100.8",
+                    "/items/7",
+                    Some(Method::Put),
+                    Some(200),
+                    Production::WouldRefuse
+                ),
+                rec(
+                    6,
+                    t + 4 * s,
+                    "2001:db8::9",
+                    "/a%2Fb/c",
+                    Some(Method::Delete),
+                    Some(0),
+                    Production::Admitted
+                ),
                 rec(7, t + 5 * s, "", "/x", None, None, Production::Admitted),
             ]
         );

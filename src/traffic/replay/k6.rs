@@ -91,7 +91,9 @@ impl LineFormat for K6 {
             other => {
                 return Err((
                     Some("type"),
-                    format!("`{other}` is not a k6 JSON output line (k6 writes `Metric` and `Point`)"),
+                    format!(
+                        "`{other}` is not a k6 JSON output line (k6 writes `Metric` and `Point`)"
+                    ),
                 ));
             }
         }
@@ -103,7 +105,7 @@ impl LineFormat for K6 {
             .ok_or((Some("data.time"), "the point has no `time`".to_string()))?;
         rec.epoch_ns = rfc3339(&time).map_err(|m| (Some("data.time"), m))?;
         match data.value {
-            Some(v) if v == 1.0 => {}
+            Some(1.0) => {}
             Some(v) => {
                 return Err((
                     Some("data.value"),
@@ -111,10 +113,7 @@ impl LineFormat for K6 {
                 ));
             }
             None => {
-                return Err((
-                    Some("data.value"),
-                    "the point has no `value`".to_string(),
-                ));
+                return Err((Some("data.value"), "the point has no `value`".to_string()));
             }
         }
         let Some(tags) = data.tags else {
@@ -192,8 +191,22 @@ mod tests {
         assert_eq!(
             outcomes_in_every_form(&options, text),
             [
-                rec(2, t + 239_531_499, "3", "/news%20feed", Some(Method::Get), Some(200)),
-                rec(5, t + 1_000_000_000, "1", "/a&b", Some(Method::Patch), Some(0)),
+                rec(
+                    2,
+                    t + 239_531_499,
+                    "3",
+                    "/news%20feed",
+                    Some(Method::Get),
+                    Some(200)
+                ),
+                rec(
+                    5,
+                    t + 1_000_000_000,
+                    "1",
+                    "/a&b",
+                    Some(Method::Patch),
+                    Some(0)
+                ),
                 rec(6, t + 2_000_000_000, "", "", None, None),
             ]
         );
