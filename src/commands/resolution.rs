@@ -49,8 +49,8 @@ pub fn range_lines(scenario: &Scenario) -> Result<String> {
     for how in extremes {
         let Some(s) = placed(scenario, how) else {
             return Ok(
-                "time resolution: no source has one-second timestamps (clf, cloudfront); \
-                       no range to report\n"
+                "time resolution: no source has one-second timestamps (clf, cloudfront, \
+                       cloudflare); no range to report\n"
                     .to_string(),
             );
         };

@@ -5,10 +5,12 @@ Each sample is five minutes (2026-11-29 12:00 to 12:05 UTC) of one synthetic sit
 the format's own documented fields: 12 visitors browsing at about 3 requests/min each, and from
 12:01 to 12:03 one scraper at 2 requests/s. Production's limiter allowed 60 requests per minute
 per client address (fixed minute windows), so it refused the scraper's requests past the 60th of
-each minute; each format records that refusal its own way (ALB: a WAF 403; Cloudflare:
-`SecurityAction` block from `rateLimit`; Envoy: 429 with `RL`; Google Cloud: Cloud Armor `DENY`;
+each minute; each format records that refusal its own way (ALB: a WAF 403; Cloudflare: a
+`SecuritySources` entry `rateLimit` whose `SecurityActions` entry is `block`; Envoy: 429 with
+`RL`; Google Cloud: a Cloud Armor `THROTTLE` rule's `DENY`, its `rateLimitAction` exceeded;
 CloudFront records only the 429). nginx's sample is decided by nginx's own `limit_req` instead
-(its leaky bucket, `limit_req_nodelay()`), and records it in `$limit_req_status`. k6 and vegeta are load generators: their samples are one load
+(its leaky bucket, `limit_req_nodelay()`), and records it in `$limit_req_status`. k6 and vegeta
+are load generators: their samples are one load
 test each, a client's view (no address, the status it got).
 
 Deterministic (seeded): `python3 scenarios/data/native/generate.py` rewrites the same bytes.
@@ -104,6 +106,8 @@ def cloudflare():
             "ClientRequestURI": path, "EdgeResponseStatus": 429 if refused else 200,
             "EdgeStartTimestamp": int((START.timestamp() * 1_000_000 + us) * 1000),
             "SecurityAction": "block" if refused else "",
+            "SecurityActions": ["block"] if refused else [],
+            "SecurityRuleIDs": ["0b5e0e3a3d1c4e6f9a1b2c3d4e5f6a7b"] if refused else [],
             "SecuritySources": ["rateLimit"] if refused else [],
             "RayID": f"{us:016x}"}, separators=(",", ":"))
 
@@ -133,7 +137,11 @@ def gclb():
                    "statusDetails": "denied_by_security_policy" if refused else "response_sent_by_backend",
                    "enforcedSecurityPolicy": {"name": "per-ip-throttle", "priority": 1000,
                                               "configuredAction": "THROTTLE",
-                                              "outcome": "DENY" if refused else "ACCEPT"}}
+                                              "outcome": "DENY" if refused else "ACCEPT",
+                                              "rateLimitAction": {
+                                                  "key": ip,
+                                                  "outcome": "RATE_LIMIT_THRESHOLD_EXCEED" if refused
+                                                  else "RATE_LIMIT_THRESHOLD_CONFORM"}}}
         yield json.dumps({
             "insertId": f"{us:x}", "jsonPayload": payload,
             "httpRequest": {"requestMethod": method, "requestUrl": f"https://shop.example.com{path}",

@@ -36,13 +36,18 @@ pub(super) fn without_port(addr: &str) -> &str {
 /// An RFC 3339 timestamp (a fraction of a second of up to 9 digits) as nanoseconds since the
 /// Unix epoch.
 pub(super) fn rfc3339(raw: &str) -> Result<u64, String> {
-    // chrono drops digits past the nanosecond; a tenth digit is a timestamp no log writes.
-    if let Some((_, frac)) = raw.split_once('.')
-        && frac.bytes().take_while(u8::is_ascii_digit).count() > 9
-    {
-        return Err(format!(
-            "`{raw}` has more than 9 digits after the second's point"
-        ));
+    // chrono reads any number of fraction digits and drops those past nanoseconds: a time finer
+    // than nanoseconds is no log's, so it is refused rather than silently cut.
+    if let Some(dot) = raw.find('.') {
+        let digits = raw[dot + 1..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
+        if digits > 9 {
+            return Err(format!(
+                "`{raw}` has {digits} digits of a second (at most 9: nanoseconds)"
+            ));
+        }
     }
     let dt = DateTime::parse_from_rfc3339(raw)
         .map_err(|e| format!("`{raw}` is not an RFC 3339 timestamp ({e})"))?;
@@ -101,6 +106,22 @@ pub(super) fn json_error(e: &serde_json::Error) -> String {
     }
 }
 
+/// The field of a JSON line that failed to read as `T`, among the `fields` a reader names (dotted
+/// paths, `httpRequest.status`; an array's element is named by its array), found by reading the
+/// line again with `serde_path_to_error`: only a bad line pays for the path.
+pub(super) fn json_field<'de, T: serde::Deserialize<'de>>(
+    line: &'de str,
+    fields: &[&'static str],
+) -> Option<&'static str> {
+    let mut de = serde_json::Deserializer::from_str(line);
+    let Err(e) = serde_path_to_error::deserialize::<_, T>(&mut de) else {
+        return None;
+    };
+    let path = e.path().to_string();
+    let path = path.split('[').next().unwrap_or("");
+    fields.iter().copied().find(|f| *f == path)
+}
+
 /// `-` (and empty) is a field a log leaves unset.
 pub(super) fn unset(raw: &str) -> bool {
     raw.is_empty() || raw == "-"
@@ -122,7 +143,11 @@ mod tests {
         assert_eq!(without_port("2001:db8::1"), "2001:db8::1");
         assert_eq!(without_port("10.0.0.1"), "10.0.0.1");
         assert_eq!(rfc3339("1970-01-01T00:00:01.000000500Z"), Ok(1_000_000_500));
-        assert!(rfc3339("1970-01-01T00:00:01.0000005001Z").is_err());
+        assert!(
+            rfc3339("1970-01-01T00:00:01.0000005001Z")
+                .unwrap_err()
+                .contains("10 digits of a second")
+        );
         let mut out = [""; 6];
         assert_eq!(quoted_fields(r#"a "b c" "" "d\"e" f"#, &mut out), Some(5));
         assert_eq!(out, ["a", "b c", "", r#"d\"e"#, "f", ""]);

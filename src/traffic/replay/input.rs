@@ -217,6 +217,14 @@ pub(super) trait LineFormat: Send {
     fn parse_line(&mut self, line: &str, rec: &mut Record) -> std::result::Result<bool, LineError> {
         self.parse(line, rec).map(|()| true)
     }
+
+    /// Whether the record last parsed has a one-second-resolution time, to be placed within
+    /// its second by `same_second` ([`super::seconds::Seconds`] asks). A format whose times are
+    /// all seconds need not say; one whose resolution varies by line (Cloudflare's
+    /// `timestamp_format`) says it per line.
+    fn whole_second(&self) -> bool {
+        true
+    }
 }
 
 /// Reads a line-based file with a reused buffer, skipping blank lines. Invalid UTF-8 and
@@ -238,6 +246,11 @@ impl<F: LineFormat> Lines<F> {
             line: 0,
             format,
         }
+    }
+
+    /// The format's state (what it says of the line last parsed).
+    pub(super) fn format(&self) -> &F {
+        &self.format
     }
 
     pub(super) fn read(&mut self, rec: &mut Record) -> Result<Outcome> {

@@ -163,10 +163,14 @@ impl TraceFormat {
         }
     }
 
-    /// Whether the format's timestamps have one-second resolution (its requests of a second
-    /// are placed by `same_second`).
+    /// Whether the format's timestamps can have one-second resolution (its requests of a second
+    /// are placed by `same_second`): always for CLF and CloudFront; for Cloudflare, the lines
+    /// whose time is in seconds (its `unix` and `rfc3339` `timestamp_format`s).
     pub fn seconds_only(self) -> bool {
-        matches!(self, TraceFormat::Clf | TraceFormat::Cloudfront)
+        matches!(
+            self,
+            TraceFormat::Clf | TraceFormat::Cloudfront | TraceFormat::Cloudflare
+        )
     }
 
     /// The identity fields the format records (a policy keyed on another is refused).
@@ -469,7 +473,7 @@ pub fn open(
             input::Lines::new(path, input, cloudfront::CloudFront::default()),
             place,
         )),
-        TraceFormat::Cloudflare => Box::new(cloudflare::reader(path, input)),
+        TraceFormat::Cloudflare => Box::new(cloudflare::reader(path, input, place)),
         TraceFormat::Envoy => Box::new(envoy::text_reader(path, input)),
         TraceFormat::EnvoyJson => Box::new(envoy::json_reader(path, input)),
         TraceFormat::Gclb => Box::new(gclb::reader(path, input)),

@@ -1,6 +1,7 @@
-//! Logs whose timestamps have one-second resolution (CloudFront, the combined log format): the
-//! requests of one second are read together and placed within it by `same_second`: spread
-//! evenly, kept together at its start, or at seeded random instants (sorted, in log order).
+//! Logs whose timestamps have one-second resolution (CloudFront, the combined log format, and
+//! Cloudflare's `unix` and `rfc3339` times): the requests of one second are read together and
+//! placed within it by `same_second`: spread evenly, kept together at its start, or at seeded
+//! random instants (sorted, in log order). Only consecutive lines of one second are one batch.
 
 use super::input::{LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, ReplayOptions, SameSecond};
@@ -55,13 +56,16 @@ impl Placement {
     }
 }
 
-/// A line-based reader of a one-second-resolution format: one second's requests at a time.
+/// A line-based reader of a format with one-second-resolution times: one second's requests at a
+/// time. A record the format reports finer ([`LineFormat::whole_second`] false, a Cloudflare
+/// `unixnano` time) is exact: it passes through as it is, and ends the second before it.
 pub struct Seconds<F> {
     lines: Lines<F>,
     place: Placement,
     batch: VecDeque<Record>,
     spare: Vec<Record>,
-    lookahead: Option<Record>,
+    /// The record read past the last second's, and whether its time is whole seconds.
+    lookahead: Option<(Record, bool)>,
     deferred: VecDeque<Error>,
 }
 
@@ -77,30 +81,27 @@ impl<F: LineFormat> Seconds<F> {
         }
     }
 
-    /// Reads the requests of the next second into `batch` (bad lines are deferred after it).
-    fn gather(&mut self) -> Result<Option<Outcome>> {
-        let first = match self.lookahead.take() {
-            Some(r) => r,
-            None => {
-                let mut r = self.spare.pop().unwrap_or_default();
-                match self.lines.read(&mut r)? {
-                    Outcome::Record => r,
-                    other => return Ok(Some(other)),
-                }
-            }
-        };
+    /// Reads the next record into `r`: the outcome, and whether its time is whole seconds.
+    fn next(&mut self, r: &mut Record) -> Result<(Outcome, bool)> {
+        let outcome = self.lines.read(r)?;
+        Ok((outcome, self.lines.format().whole_second()))
+    }
+
+    /// Reads the requests of the second that starts with `first` into `batch` (bad lines are
+    /// deferred after it) and places them.
+    fn gather(&mut self, first: Record) -> Result<()> {
         let second = first.epoch_ns;
         self.batch.push_back(first);
         loop {
             let mut r = self.spare.pop().unwrap_or_default();
-            match self.lines.read(&mut r)? {
-                Outcome::Record if r.epoch_ns == second => self.batch.push_back(r),
-                Outcome::Record => {
-                    self.lookahead = Some(r);
+            match self.next(&mut r)? {
+                (Outcome::Record, true) if r.epoch_ns == second => self.batch.push_back(r),
+                (Outcome::Record, whole) => {
+                    self.lookahead = Some((r, whole));
                     break;
                 }
-                Outcome::Eof => break,
-                Outcome::Bad(e) => {
+                (Outcome::Eof, _) => break,
+                (Outcome::Bad(e), _) => {
                     // Reported after this second's records, so that skipping it does not split
                     // the second in two.
                     self.spare.push(r);
@@ -109,7 +110,7 @@ impl<F: LineFormat> Seconds<F> {
             }
         }
         self.place.place(&mut self.batch);
-        Ok(None)
+        Ok(())
     }
 }
 
@@ -119,9 +120,25 @@ impl<F: LineFormat> RecordReader for Seconds<F> {
             if let Some(e) = self.deferred.pop_front() {
                 return Ok(Outcome::Bad(e));
             }
-            if let Some(done) = self.gather()? {
-                return Ok(done);
-            }
+            let first = match self.lookahead.take() {
+                Some((mut r, false)) => {
+                    std::mem::swap(rec, &mut r);
+                    self.spare.push(r);
+                    return Ok(Outcome::Record);
+                }
+                Some((r, true)) => r,
+                None => match self.next(rec)? {
+                    // An exact time needs no placing: read straight into `rec`.
+                    (Outcome::Record, false) => return Ok(Outcome::Record),
+                    (Outcome::Record, true) => {
+                        let mut r = self.spare.pop().unwrap_or_default();
+                        std::mem::swap(rec, &mut r);
+                        r
+                    }
+                    (other, _) => return Ok(other),
+                },
+            };
+            self.gather(first)?;
         }
         let mut out = self.batch.pop_front().expect("filled above");
         std::mem::swap(rec, &mut out);
