@@ -26,6 +26,7 @@ mod csv_trace;
 mod detect;
 mod envoy;
 mod gclb;
+mod haproxy;
 mod har;
 mod input;
 mod jsonl;
@@ -42,6 +43,7 @@ mod tests_common;
 mod vegeta;
 
 pub use detect::detect_format;
+pub use haproxy::{HTTPLOG, Template as HaproxyLogFormat};
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use logged::{Logged, ROUTES, Verdict};
 pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
@@ -87,11 +89,13 @@ pub enum TraceFormat {
     Nginx,
     /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
     NginxJson,
+    /// A HAProxy log: `option httplog`, or the source's `log_format` (HAProxy's `log-format`).
+    Haproxy,
 }
 
 impl TraceFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TraceFormat; 14] = [
+    pub const ALL: [TraceFormat; 15] = [
         TraceFormat::Csv,
         TraceFormat::Jsonl,
         TraceFormat::Clf,
@@ -106,6 +110,7 @@ impl TraceFormat {
         TraceFormat::Vegeta,
         TraceFormat::Nginx,
         TraceFormat::NginxJson,
+        TraceFormat::Haproxy,
     ];
 
     /// The name `format = "..."` takes.
@@ -125,6 +130,7 @@ impl TraceFormat {
             TraceFormat::Vegeta => "vegeta",
             TraceFormat::Nginx => "nginx",
             TraceFormat::NginxJson => "nginx_json",
+            TraceFormat::Haproxy => "haproxy",
         }
     }
 
@@ -180,6 +186,7 @@ impl TraceFormat {
             | TraceFormat::Gclb => &[KeyField::Ip, KeyField::Endpoint],
             TraceFormat::K6 => &[KeyField::User, KeyField::Endpoint],
             TraceFormat::Vegeta => &[KeyField::Endpoint],
+            TraceFormat::Haproxy => &[KeyField::Ip, KeyField::ApiKey, KeyField::Endpoint],
         }
     }
 
@@ -198,6 +205,7 @@ impl TraceFormat {
             TraceFormat::K6 => "a k6 JSON result",
             TraceFormat::Vegeta => "a vegeta result",
             TraceFormat::Nginx | TraceFormat::NginxJson => "an nginx access log",
+            TraceFormat::Haproxy => "a HAProxy log",
         }
     }
 }
@@ -275,6 +283,8 @@ pub struct ReplayOptions {
     pub data: TraceData,
     /// The text `log_format` of an `nginx` trace (`None`: [`DEFAULT_LOG_FORMAT`]).
     pub log_format: Option<NginxLogFormat>,
+    /// The `log-format` of a `haproxy` trace (the source's `log_format`; `None`: [`HTTPLOG`]).
+    pub haproxy_log_format: Option<HaproxyLogFormat>,
 }
 
 impl Default for ReplayOptions {
@@ -297,6 +307,7 @@ impl Default for ReplayOptions {
             part: None,
             data: TraceData::default(),
             log_format: None,
+            haproxy_log_format: None,
         }
     }
 }
@@ -306,6 +317,14 @@ impl ReplayOptions {
     /// trace's first (every part reads every line; the first reports for all).
     pub fn reports_skipped(&self) -> bool {
         !matches!(&self.part, Some(p) if !p.first)
+    }
+
+    /// The log-format a `haproxy` trace is read by: the source's, else `option httplog`'s.
+    pub fn haproxy_template(&self) -> HaproxyLogFormat {
+        match &self.haproxy_log_format {
+            Some(t) => t.clone(),
+            None => HaproxyLogFormat::parse(HTTPLOG).expect("httplog parses"),
+        }
     }
 
     /// The role of a record: its `role` column, else `abusive` by address, else the source's.
@@ -477,6 +496,7 @@ pub fn open(
             Box::new(nginx::text_reader(path, input, template))
         }
         TraceFormat::NginxJson => Box::new(nginx::json_reader(path, input)),
+        TraceFormat::Haproxy => haproxy::reader(path, input, options.haproxy_template(), place),
     })
 }
 
@@ -529,6 +549,18 @@ pub fn replay_warnings<'a>(
                  here meets 1/{n} of each key's load and refuses far less than production's did \
                  (to model it, divide the policy's limit by {n})"
             ));
+        }
+        if o.format == TraceFormat::Haproxy {
+            let template = o.haproxy_template();
+            if !template.exact_time() {
+                out.push(format!(
+                    "source `{name}` is a HAProxy log timed from {}, the request's logged date, \
+                     not the instant the http-request rules ran: a back-test from %tr cannot be \
+                     exact (log a variable set by `http-request set-var(txn.t) date(0,ms)` \
+                     before the deny, written `%[date(0,ms)]` in log_format)",
+                    template.time_source()
+                ));
+            }
         }
     }
     out
