@@ -401,3 +401,39 @@ fn a_real_haproxy_s_text_logs_are_back_tested() {
     // disagreement changes the rest of its second's decisions for that key at most.
     assert!(httplog.agreement >= 0.95, "{httplog:?}");
 }
+
+/// A log-format the line could not be cut by is refused when the scenario loads, naming the
+/// source's `log_format`; `log_format` on a format that has none is refused too.
+#[test]
+fn a_haproxy_log_format_that_cannot_cut_a_line_is_refused_at_load() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "h.log", "");
+    for (options, want) in [
+        (
+            "format = \"haproxy\"\nlog_format = \"%ci%cp [%tr]\"",
+            "`%cp` follows another item with nothing between them",
+        ),
+        (
+            "format = \"haproxy\"\nlog_format = \"%ci %ST\"",
+            "records no time",
+        ),
+        (
+            "format = \"csv\"\nlog_format = \"%ci [%tr]\"",
+            "`log_format` is read only with",
+        ),
+    ] {
+        let path = write(
+            dir.path(),
+            "s.toml",
+            &format!(
+                "name = \"h\"\nduration = \"1s\"\n[policy]\nlimit = 1\nwindow = \"1s\"\nkey = \"ip\"\n\
+                 [[traffic]]\nname = \"t\"\nkind = \"replay\"\npath = \"h.log\"\n{options}\n"
+            ),
+        );
+        let err = Scenario::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("log_format") && err.contains(want),
+            "{want}: {err}"
+        );
+    }
+}

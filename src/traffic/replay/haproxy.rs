@@ -1233,6 +1233,14 @@ mod tests {
         assert!(!is_httplog(
             "127.0.0.1 - - [06/Feb/2009:12:14:14 +0000] \"GET / HTTP/1.1\" 200 5"
         ));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("haproxy.log");
+        std::fs::write(&path, HTTPLOG_LINES).unwrap();
+        let data = super::super::TraceData::default();
+        assert_eq!(
+            super::super::detect_format(&path, &data).unwrap(),
+            TraceFormat::Haproxy
+        );
         assert_eq!(
             without_syslog_header(
                 "<134>1 2026-12-06T06:56:52.929+00:00 host haproxy 20890 - - msg x"
