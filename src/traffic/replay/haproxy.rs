@@ -37,6 +37,7 @@ use crate::time::{NANOS_PER_MICRO, NANOS_PER_MILLI, NANOS_PER_SEC};
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+use std::sync::Arc;
 
 /// `option httplog`'s format (configuration.txt 8.2.3), read when the source names none.
 pub const HTTPLOG: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \
@@ -232,9 +233,13 @@ enum Capture {
     Other,
 }
 
-/// A log-format, parsed.
+/// A log-format, parsed (shared: every opening of the trace reads by the same one, and a
+/// source's options stay small).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
+pub struct Template(Arc<Parsed>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Parsed {
     pieces: Vec<Piece>,
     captures: Vec<Capture>,
     time: TimeFrom,
@@ -365,27 +370,27 @@ impl Template {
                 "log-format `{text}` records no time: it needs `%tr`, `%t`, `%Ts` with `%ms`, or a variable set from date(0,ms) when the rules run, written `%[date(0,ms)]`"
             ));
         };
-        Ok(Template {
+        Ok(Template(Arc::new(Parsed {
             pieces,
             captures,
             time,
-        })
+        })))
     }
 
     /// Whether records are timed at the instant the rules ran (a declared `%[date(...)]`),
     /// rather than from a logged date.
     pub fn exact_time(&self) -> bool {
-        self.time == TimeFrom::Sample
+        self.0.time == TimeFrom::Sample
     }
 
     /// Whether the times have one-second resolution.
     pub fn seconds_only(&self) -> bool {
-        self.time == TimeFrom::Seconds
+        self.0.time == TimeFrom::Seconds
     }
 
     /// What the times are taken from, for the run's warning.
     pub fn time_source(&self) -> &'static str {
-        match self.time {
+        match self.0.time {
             TimeFrom::Sample => "a declared %[date(...)]",
             TimeFrom::RequestDate => "%tr (plus %TR when logged)",
             TimeFrom::AcceptDate => "the accept date (plus %Tq when logged)",
@@ -744,7 +749,7 @@ impl Template {
                 ),
             )
         };
-        for (k, piece) in self.pieces.iter().enumerate() {
+        for (k, piece) in self.0.pieces.iter().enumerate() {
             match piece {
                 Piece::Separator => {
                     if !last_space {
@@ -764,7 +769,7 @@ impl Template {
                     escaped,
                 } => {
                     let (raw, after) =
-                        cut_item(*item, *quoted, *escaped, rest, self.pieces.get(k + 1))?;
+                        cut_item(*item, *quoted, *escaped, rest, self.0.pieces.get(k + 1))?;
                     if after.len() < rest.len() {
                         last_space = false;
                     }
@@ -781,7 +786,7 @@ impl Template {
         }
         if !rest.is_empty() {
             return Err((
-                self.field_after(self.pieces.len()),
+                self.field_after(self.0.pieces.len()),
                 format!("text after the log-format's last item: `{}`", clip(rest)),
             ));
         }
@@ -796,11 +801,11 @@ impl Template {
             Piece::Item { item, .. } if *item != Item::Other => Some(item.field()),
             _ => None,
         };
-        self.pieces[k.min(self.pieces.len())..]
+        self.0.pieces[k.min(self.0.pieces.len())..]
             .iter()
             .find_map(field)
             .or_else(|| {
-                self.pieces[..k.min(self.pieces.len())]
+                self.0.pieces[..k.min(self.0.pieces.len())]
                     .iter()
                     .rev()
                     .find_map(field)
@@ -923,7 +928,7 @@ impl Haproxy {
         let mut xff = present(&v.xff).map(Cow::Borrowed);
         let mut api_key = present(&v.api_key).map(Cow::Borrowed);
         if let Some(raw) = v.captures {
-            for (value, capture) in raw.split('|').zip(&self.template.captures) {
+            for (value, capture) in raw.split('|').zip(&self.template.0.captures) {
                 let slot = match capture {
                     Capture::Xff => &mut xff,
                     Capture::ApiKey => &mut api_key,
@@ -964,7 +969,7 @@ impl Haproxy {
     fn time(&self, v: &Values<'_>) -> std::result::Result<u64, LineError> {
         let bad = |item: Item| move |m: String| (Some(item.field()), m);
         let missing = |item: Item| (Some(item.field()), "the line records no time".to_string());
-        match self.template.time {
+        match self.template.0.time {
             TimeFrom::Sample | TimeFrom::Seconds if v.date.is_some() => {
                 let (raw, unit) = v.date.expect("checked");
                 let n =
