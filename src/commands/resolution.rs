@@ -26,7 +26,7 @@ fn placed(scenario: &Scenario, how: SameSecond) -> Option<Scenario> {
     let mut any = false;
     for t in &mut s.traffic {
         if let Arrivals::Replay { options, .. } = &mut t.arrivals
-            && options.format.seconds_only()
+            && options.seconds_only()
         {
             options.same_second = how;
             any = true;

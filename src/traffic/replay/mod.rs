@@ -319,6 +319,13 @@ impl ReplayOptions {
         !matches!(&self.part, Some(p) if !p.first)
     }
 
+    /// Whether the trace's times have one-second resolution: its format's, or a `haproxy`
+    /// log-format whose only date is to the second.
+    pub fn seconds_only(&self) -> bool {
+        self.format.seconds_only()
+            || (self.format == TraceFormat::Haproxy && self.haproxy_template().seconds_only())
+    }
+
     /// The log-format a `haproxy` trace is read by: the source's, else `option httplog`'s.
     pub fn haproxy_template(&self) -> HaproxyLogFormat {
         match &self.haproxy_log_format {
