@@ -28,11 +28,7 @@ fn placed(scenario: &Scenario, how: SameSecond) -> Option<Scenario> {
         // An nginx text log is one-second when its log_format's only time is
         // `$time_local`/`$time_iso8601`.
         if let Arrivals::Replay { options, .. } = &mut t.arrivals
-            && (options.format.seconds_only()
-                || options
-                    .log_format
-                    .as_ref()
-                    .is_some_and(|t| t.seconds_only()))
+            && options.seconds_only()
         {
             options.same_second = how;
             any = true;

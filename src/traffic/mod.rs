@@ -29,9 +29,9 @@ pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
-    DEFAULT_LOG_FORMAT, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part, Production, ROUTES,
-    Record, ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat, Verdict,
-    detect_format, prepare_trace, replay_warnings, split_sources, trace_start,
+    DEFAULT_LOG_FORMAT, HaproxyLogFormat, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part,
+    Production, ROUTES, Record, ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat,
+    Verdict, detect_format, prepare_trace, replay_warnings, split_sources, trace_start,
 };
 
 use crate::algorithms::KeyId;

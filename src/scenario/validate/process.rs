@@ -281,7 +281,7 @@ impl Ctx<'_> {
             None => 1,
         };
         let abusive = self.abusive(t, f)?;
-        let log_format = self.log_format(t, format, f)?;
+        let (log_format, haproxy_log_format) = self.log_format(t, format, f)?;
         let mut options = ReplayOptions {
             format,
             speed,
@@ -302,6 +302,7 @@ impl Ctx<'_> {
             skip_bad_lines: false,
             abusive,
             log_format,
+            haproxy_log_format,
             ..Default::default()
         };
         // Before reading the trace (by the named or extension's format), and once its content
@@ -328,26 +329,33 @@ impl Ctx<'_> {
             _ => Ok(()),
         }
     }
-    /// `log_format`: the text template of an `nginx` trace (only there).
+    /// `log_format`: the text template of an `nginx` trace, or the `log-format` of a
+    /// `haproxy` one (only there).
+    #[allow(clippy::type_complexity)]
     fn log_format(
         &self,
         t: &RawTraffic,
         format: TraceFormat,
         f: &dyn Fn(&str) -> String,
-    ) -> Result<Option<traffic::NginxLogFormat>> {
+    ) -> Result<(
+        Option<traffic::NginxLogFormat>,
+        Option<traffic::HaproxyLogFormat>,
+    )> {
         let Some(text) = &t.log_format else {
-            return Ok(None);
+            return Ok((None, None));
         };
-        if format != TraceFormat::Nginx {
-            return Err(self.err(
-                text.span(),
-                &f("log_format"),
-                "`log_format` is read only with `format = \"nginx\"` (a text nginx access log)",
-            ));
+        let err = |m: String| self.err(text.span(), &f("log_format"), m);
+        match format {
+            TraceFormat::Nginx => traffic::NginxLogFormat::parse(text.get_ref())
+                .map(|t| (Some(t), None))
+                .map_err(err),
+            TraceFormat::Haproxy => traffic::HaproxyLogFormat::parse(text.get_ref())
+                .map(|t| (None, Some(t)))
+                .map_err(err),
+            _ => Err(err(
+                "`log_format` is read only with `format = \"nginx\"` (a text nginx access log) or `format = \"haproxy\"`".into(),
+            )),
         }
-        traffic::NginxLogFormat::parse(text.get_ref())
-            .map(Some)
-            .map_err(|m| self.err(text.span(), &f("log_format"), m))
     }
 
     /// `same_second`: how a trace's requests logged in the same second are placed.

@@ -52,6 +52,9 @@ fn by_line(line: &str) -> Option<TraceFormat> {
     {
         return Some(TraceFormat::Envoy);
     }
+    if super::haproxy::is_httplog(line) {
+        return Some(TraceFormat::Haproxy);
+    }
     let mut words = line.split(' ');
     if let (Some(kind), Some(stamp)) = (words.next(), words.next())
         && matches!(kind, "http" | "https" | "h2" | "grpcs" | "ws" | "wss")

@@ -26,6 +26,7 @@ mod csv_trace;
 mod detect;
 mod envoy;
 mod gclb;
+mod haproxy;
 mod har;
 mod input;
 mod jsonl;
@@ -43,6 +44,7 @@ mod vegeta;
 mod vegeta_csv;
 
 pub use detect::detect_format;
+pub use haproxy::{HTTPLOG, Template as HaproxyLogFormat};
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use logged::{Logged, ROUTES, Verdict};
 pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
@@ -90,11 +92,13 @@ pub enum TraceFormat {
     Nginx,
     /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
     NginxJson,
+    /// A HAProxy log: `option httplog`, or the source's `log_format` (HAProxy's `log-format`).
+    Haproxy,
 }
 
 impl TraceFormat {
     /// Every format, in the order `--format` lists them.
-    pub const ALL: [TraceFormat; 15] = [
+    pub const ALL: [TraceFormat; 16] = [
         TraceFormat::Csv,
         TraceFormat::Jsonl,
         TraceFormat::Clf,
@@ -110,6 +114,7 @@ impl TraceFormat {
         TraceFormat::VegetaCsv,
         TraceFormat::Nginx,
         TraceFormat::NginxJson,
+        TraceFormat::Haproxy,
     ];
 
     /// The name `format = "..."` takes.
@@ -130,6 +135,7 @@ impl TraceFormat {
             TraceFormat::VegetaCsv => "vegeta_csv",
             TraceFormat::Nginx => "nginx",
             TraceFormat::NginxJson => "nginx_json",
+            TraceFormat::Haproxy => "haproxy",
         }
     }
 
@@ -189,6 +195,7 @@ impl TraceFormat {
             | TraceFormat::Gclb => &[KeyField::Ip, KeyField::Endpoint],
             TraceFormat::K6 => &[KeyField::User, KeyField::Endpoint],
             TraceFormat::Vegeta | TraceFormat::VegetaCsv => &[KeyField::Endpoint],
+            TraceFormat::Haproxy => &[KeyField::Ip, KeyField::ApiKey, KeyField::Endpoint],
         }
     }
 
@@ -208,6 +215,7 @@ impl TraceFormat {
             TraceFormat::Vegeta => "a vegeta result",
             TraceFormat::VegetaCsv => "a vegeta CSV result",
             TraceFormat::Nginx | TraceFormat::NginxJson => "an nginx access log",
+            TraceFormat::Haproxy => "a HAProxy log",
         }
     }
 }
@@ -285,6 +293,8 @@ pub struct ReplayOptions {
     pub data: TraceData,
     /// The text `log_format` of an `nginx` trace (`None`: [`DEFAULT_LOG_FORMAT`]).
     pub log_format: Option<NginxLogFormat>,
+    /// The `log-format` of a `haproxy` trace (the source's `log_format`; `None`: [`HTTPLOG`]).
+    pub haproxy_log_format: Option<HaproxyLogFormat>,
 }
 
 impl Default for ReplayOptions {
@@ -307,6 +317,7 @@ impl Default for ReplayOptions {
             part: None,
             data: TraceData::default(),
             log_format: None,
+            haproxy_log_format: None,
         }
     }
 }
@@ -316,6 +327,23 @@ impl ReplayOptions {
     /// trace's first (every part reads every line; the first reports for all).
     pub fn reports_skipped(&self) -> bool {
         !matches!(&self.part, Some(p) if !p.first)
+    }
+
+    /// Whether the trace's times have one-second resolution: its format's, or an `nginx` or
+    /// `haproxy` log format whose only time is to the second.
+    pub fn seconds_only(&self) -> bool {
+        self.format.seconds_only()
+            || (self.format == TraceFormat::Nginx
+                && self.log_format.as_ref().is_some_and(|t| t.seconds_only()))
+            || (self.format == TraceFormat::Haproxy && self.haproxy_template().seconds_only())
+    }
+
+    /// The log-format a `haproxy` trace is read by: the source's, else `option httplog`'s.
+    pub fn haproxy_template(&self) -> HaproxyLogFormat {
+        match &self.haproxy_log_format {
+            Some(t) => t.clone(),
+            None => HaproxyLogFormat::parse(HTTPLOG).expect("httplog parses"),
+        }
     }
 
     /// The role of a record: its `role` column, else `abusive` by address, else the source's.
@@ -488,6 +516,7 @@ pub fn open(
             nginx::text_reader(path, input, template, place)
         }
         TraceFormat::NginxJson => nginx::json_reader(path, &options.data, input, place)?,
+        TraceFormat::Haproxy => haproxy::reader(path, input, options.haproxy_template(), place),
     })
 }
 
@@ -540,6 +569,18 @@ pub fn replay_warnings<'a>(
                  here meets 1/{n} of each key's load and refuses far less than production's did \
                  (to model it, divide the policy's limit by {n})"
             ));
+        }
+        if o.format == TraceFormat::Haproxy {
+            let template = o.haproxy_template();
+            if !template.exact_time() {
+                out.push(format!(
+                    "source `{name}` is a HAProxy log timed from {}, the request's logged date, \
+                     not the instant the http-request rules ran: a back-test from %tr cannot be \
+                     exact (log a variable set by `http-request set-var(txn.t) date(0,ms)` \
+                     before the deny, written `%[date(0,ms)]` in log_format)",
+                    template.time_source()
+                ));
+            }
         }
     }
     out
