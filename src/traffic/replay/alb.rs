@@ -62,7 +62,8 @@ pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Alb> {
 /// `client:port`'s address: the port follows the last `:` (IPv6 unbracketed, as ALB writes it;
 /// a bracketed one is read too). `None`: not an address and a port.
 fn client_ip(raw: &str) -> Option<&str> {
-    let (ip, port) = raw.rsplit_once(':')?;
+    let colon = memchr::memrchr(b':', raw.as_bytes())?;
+    let (ip, port) = (&raw[..colon], &raw[colon + 1..]);
     let ip = ip
         .strip_prefix('[')
         .and_then(|i| i.strip_suffix(']'))
@@ -72,14 +73,14 @@ fn client_ip(raw: &str) -> Option<&str> {
 
 /// `request`'s three parts: method, URL (spaces kept), protocol.
 fn request_parts(raw: &str) -> Option<(&str, &str, &str)> {
-    let (method, rest) = raw.split_once(' ')?;
-    let (url, protocol) = rest.rsplit_once(' ')?;
-    Some((method, url, protocol))
+    let first = memchr::memchr(b' ', raw.as_bytes())?;
+    let last = memchr::memrchr(b' ', raw.as_bytes())?;
+    (last > first).then(|| (&raw[..first], &raw[first + 1..last], &raw[last + 1..]))
 }
 
 /// Appends `path` to `out` with the quoted field's escapes (`\"`, `\\`) undone.
 fn push_unescaped(out: &mut String, path: &str) {
-    if !path.contains('\\') {
+    if memchr::memchr(b'\\', path.as_bytes()).is_none() {
         out.push_str(path);
         return;
     }
@@ -135,15 +136,14 @@ impl LineFormat for Alb {
                 url_path(url),
             );
         }
-        let mut actions = f[ACTIONS].split(',');
-        if n > ACTIONS && actions.clone().any(|a| a == "waf") {
+        let actions = f[ACTIONS];
+        let last = memchr::memrchr(b',', actions.as_bytes()).map_or(actions, |i| &actions[i + 1..]);
+        if last == "waf" {
             // "If this is the final action, AWS WAF determined that the request should be
             // rejected" (the ALB documentation, `actions_executed`).
-            rec.production = Some(if actions.next_back() == Some("waf") {
-                Production::Refused
-            } else {
-                Production::Admitted
-            });
+            rec.production = Some(Production::Refused);
+        } else if actions.split(',').any(|a| a == "waf") {
+            rec.production = Some(Production::Admitted);
         }
         Ok(())
     }
