@@ -46,6 +46,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
 use crate::time::NANOS_PER_SEC;
+use crate::traffic::method::Method;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
@@ -317,7 +318,7 @@ impl<'a> Values<'a> {
             Production::parse(self.limit_req_status).map_err(|m| (Some("limit_req_status"), m))?;
         let mut request = present(self.request).unwrap_or("").split(' ');
         let (method, target) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
-        rec.method = parse_method(present(self.request_method).unwrap_or(method));
+        rec.method = method_of(present(self.request_method).unwrap_or(method));
         // `$remote_addr` is the client once the realip module has read the forwarding header;
         // without it, the header's first address is, else the peer.
         let ip = present(self.remote_addr)
@@ -346,6 +347,15 @@ impl<'a> Values<'a> {
         }
         Ok(())
     }
+}
+
+/// The method as nginx logs it (as the client sent it: upper case, compared without the
+/// allocation [`parse_method`]'s any-case reading costs), else as `parse_method` reads it.
+fn method_of(raw: &str) -> Option<Method> {
+    Method::ALL
+        .into_iter()
+        .find(|m| m.name() == raw)
+        .or_else(|| parse_method(raw))
 }
 
 /// A value nginx logged, unless empty or `-` (nginx's mark of an unset variable).
@@ -478,19 +488,29 @@ impl LineFormat for NginxText {
 
 /// Where `literal` starts in `text`: with `escape=json` a quote preceded by an odd number of
 /// backslashes is inside the value (`\"`), not its end.
+/// Literals are a few bytes: their first byte is searched (`memchr`), the rest compared.
 fn find_literal(text: &str, literal: &str, escape: Escape) -> Option<usize> {
+    let (bytes, lit) = (text.as_bytes(), literal.as_bytes());
+    let first = *lit.first()?;
     let mut from = 0;
     loop {
-        let at = from + memchr::memmem::find(&text.as_bytes()[from..], literal.as_bytes())?;
-        let slashes = text.as_bytes()[..at]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
-        if escape != Escape::Json || slashes % 2 == 0 {
-            return Some(at);
-        }
+        let at = from + memchr::memchr(first, &bytes[from..])?;
         from = at + 1;
+        if !bytes[at..].starts_with(lit) {
+            continue;
+        }
+        if escape == Escape::Json
+            && bytes[..at]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count()
+                % 2
+                == 1
+        {
+            continue;
+        }
+        return Some(at);
     }
 }
 
@@ -773,7 +793,6 @@ mod tests {
     use super::super::tests_common::{bad_lines, outcomes_in_every_form};
     use super::super::{Production, ReplayOptions, TraceFormat};
     use super::*;
-    use crate::traffic::method::Method;
 
     /// 2026-11-29T12:00:00Z.
     const B: u64 = 1_795_953_600 * NANOS_PER_SEC;
