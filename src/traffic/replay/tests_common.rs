@@ -60,14 +60,6 @@ pub fn outcomes_in_every_form(options: &ReplayOptions, text: &str) -> Vec<Result
     plain
 }
 
-/// The records of `text`, which must have no bad line.
-pub fn read_text(format: TraceFormat, text: &str) -> Vec<Record> {
-    outcomes(format, text)
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|e| panic!("{e}")))
-        .collect()
-}
-
 /// Reads `header` then each case's line, each of which must be reported as a bad line naming
 /// the file, its line number and (when given) the field; returns how many were.
 pub fn bad_lines(format: TraceFormat, header: &str, cases: &[(&str, Option<&str>)]) -> usize {
