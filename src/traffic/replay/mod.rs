@@ -293,7 +293,7 @@ pub struct ReplayOptions {
     pub data: TraceData,
     /// The text `log_format` of an `nginx` trace (`None`: [`DEFAULT_LOG_FORMAT`]).
     pub log_format: Option<NginxLogFormat>,
-    /// The `log-format` of a `haproxy` trace (the source's `log_format`; `None`: [`HTTPLOG`]).
+    /// The `log-format` of a `haproxy` trace (the source's `log_format`; `None`: `option httplog`'s format).
     pub haproxy_log_format: Option<HaproxyLogFormat>,
 }
 
