@@ -55,11 +55,15 @@ impl Method {
 
     /// A method by name, in any case (`post`, `POST`).
     pub fn parse(s: &str) -> std::result::Result<Method, String> {
-        let upper = s.to_ascii_uppercase();
+        Method::named(s).ok_or_else(|| suggest::unknown("method", s, Method::ALL.map(Method::name)))
+    }
+
+    /// A method by name, in any case; `None` for one rlsim does not model. Allocates nothing:
+    /// trace readers call it once per line.
+    pub fn named(s: &str) -> Option<Method> {
         Method::ALL
             .into_iter()
-            .find(|m| m.name() == upper)
-            .ok_or_else(|| suggest::unknown("method", s, Method::ALL.map(Method::name)))
+            .find(|m| m.name().eq_ignore_ascii_case(s))
     }
 
     /// A set of methods as a bit mask (bit `code`).

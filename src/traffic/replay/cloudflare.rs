@@ -498,8 +498,8 @@ mod tests {
     }
 
     /// Lines written from the `http_requests` field reference and the security fields' values:
-    /// each decision of a `rateLimit` entry, blocks by other products, the legacy field names,
-    /// status 0, IPv6 with a port, JSON escapes and nulls.
+    /// each decision of a `rateLimit` entry, blocks by other products, status 0, IPv6 with a
+    /// port, JSON escapes and nulls.
     #[test]
     fn reads_the_documented_fields_and_the_rate_limiters_decisions() {
         let text = concat!(
@@ -520,21 +520,6 @@ mod tests {
             "\n",
             // 6. status 0 (no response), no security product matched, a null address.
             r#"{"ClientIP":null,"ClientRequestMethod":"PATCH","ClientRequestURI":"/p","EdgeResponseStatus":0,"EdgeStartTimestamp":1700000000600000000,"SecurityAction":"","SecurityActions":[],"SecurityRuleIDs":[],"SecuritySources":[]}"#,
-            "\n",
-            // 7. the arrays' names before 2023.
-            r#"{"ClientIP":"192.0.2.1","ClientRequestURI":"/old","EdgeStartTimestamp":1700000000700000000,"FirewallMatchesActions":["jschallenge"],"FirewallMatchesSources":["rateLimit"],"WAFAction":"unknown"}"#,
-            "\n",
-            // 8. the previous rate limiting product in simulate mode.
-            r#"{"ClientIP":"192.0.2.2","EdgeRateLimitAction":"simulate","EdgeRateLimitID":7,"EdgeStartTimestamp":1700000000800000000}"#,
-            "\n",
-            // 9. a terminating block by an unnamed product: no decision; an unknown method.
-            r#"{"ClientIP":"192.0.2.3","ClientRequestMethod":"PROPFIND","EdgeStartTimestamp":1700000000900000000,"SecurityAction":"block"}"#,
-            "\n",
-            // 10. no terminating action: not refused.
-            r#"{"ClientIP":"192.0.2.4","EdgeStartTimestamp":1700000000950000000,"SecurityAction":""}"#,
-            "\n",
-            // 11. no security field: no decision recorded.
-            r#"{"ClientIP":"192.0.2.5","EdgeStartTimestamp":1700000000990000000,"RequestHeaders":null}"#,
             "\n",
         );
         let options = ReplayOptions {
@@ -602,8 +587,42 @@ mod tests {
                     Some(0),
                     admitted
                 ),
+            ]
+        );
+    }
+
+    /// The security arrays' names before 2023, the previous rate limiting product, and lines
+    /// whose security fields name no product or are absent.
+    #[test]
+    fn reads_the_legacy_and_unnamed_decisions() {
+        let text = concat!(
+            // 1. the arrays' names before 2023.
+            r#"{"ClientIP":"192.0.2.1","ClientRequestURI":"/old","EdgeStartTimestamp":1700000000700000000,"FirewallMatchesActions":["jschallenge"],"FirewallMatchesSources":["rateLimit"],"WAFAction":"unknown"}"#,
+            "\n",
+            // 2. the previous rate limiting product in simulate mode.
+            r#"{"ClientIP":"192.0.2.2","EdgeRateLimitAction":"simulate","EdgeRateLimitID":7,"EdgeStartTimestamp":1700000000800000000}"#,
+            "\n",
+            // 3. a terminating block by an unnamed product: no decision; an unknown method.
+            r#"{"ClientIP":"192.0.2.3","ClientRequestMethod":"PROPFIND","EdgeStartTimestamp":1700000000900000000,"SecurityAction":"block"}"#,
+            "\n",
+            // 4. no terminating action: not refused.
+            r#"{"ClientIP":"192.0.2.4","EdgeStartTimestamp":1700000000950000000,"SecurityAction":""}"#,
+            "\n",
+            // 5. no security field: no decision recorded.
+            r#"{"ClientIP":"192.0.2.5","EdgeStartTimestamp":1700000000990000000,"RequestHeaders":null}"#,
+            "\n",
+        );
+        let options = ReplayOptions {
+            format: TraceFormat::Cloudflare,
+            ..ReplayOptions::default()
+        };
+        let t = 1_700_000_000_000_000_000;
+        let admitted = Some(Production::Admitted);
+        assert_eq!(
+            outcomes_in_every_form(&options, text),
+            [
                 rec(
-                    7,
+                    1,
                     t + 700_000_000,
                     "192.0.2.1",
                     "/old",
@@ -612,7 +631,7 @@ mod tests {
                     Some(Production::Refused)
                 ),
                 rec(
-                    8,
+                    2,
                     t + 800_000_000,
                     "192.0.2.2",
                     "",
@@ -620,9 +639,9 @@ mod tests {
                     None,
                     Some(Production::WouldRefuse)
                 ),
-                rec(9, t + 900_000_000, "192.0.2.3", "", None, None, None),
-                rec(10, t + 950_000_000, "192.0.2.4", "", None, None, admitted),
-                rec(11, t + 990_000_000, "192.0.2.5", "", None, None, None),
+                rec(3, t + 900_000_000, "192.0.2.3", "", None, None, None),
+                rec(4, t + 950_000_000, "192.0.2.4", "", None, None, admitted),
+                rec(5, t + 990_000_000, "192.0.2.5", "", None, None, None),
             ]
         );
     }

@@ -299,16 +299,7 @@ impl Template {
                         ));
                     }
                     if item == Item::Captures {
-                        captures = spec
-                            .names
-                            .split('|')
-                            .filter(|n| !n.is_empty())
-                            .map(|n| match n.trim().to_ascii_lowercase().as_str() {
-                                "x-forwarded-for" => Capture::Xff,
-                                "x-api-key" => Capture::ApiKey,
-                                _ => Capture::Other,
-                            })
-                            .collect();
+                        captures = captures_named(spec.names);
                     }
                     flush(&mut literal, &mut pieces);
                     if let Some(Piece::Item {
@@ -332,44 +323,8 @@ impl Template {
             }
         }
         flush(&mut literal, &mut pieces);
-        for (k, piece) in pieces.iter().enumerate() {
-            if let Piece::Item {
-                item: Item::Request,
-                quoted: false,
-                ..
-            } = piece
-                && pieces.get(k + 1) == Some(&Piece::Separator)
-            {
-                return Err(format!(
-                    "`%r` is followed by a blank in log-format `{text}` but has blanks of its own: write it `%{{+Q}}r` or put a literal after it"
-                ));
-            }
-        }
-        let has = |want: &dyn Fn(Item) -> bool| {
-            pieces
-                .iter()
-                .any(|p| matches!(p, Piece::Item { item, .. } if want(*item)))
-        };
-        let time = if has(&|i| matches!(i, Item::Date(u) if u < NANOS_PER_SEC)) {
-            TimeFrom::Sample
-        } else if has(&|i| i == Item::RequestDate) {
-            TimeFrom::RequestDate
-        } else if has(&|i| i == Item::AcceptDate)
-            || (has(&|i| i == Item::Ts) && has(&|i| i == Item::Ms))
-        {
-            TimeFrom::AcceptDate
-        } else if has(&|i| {
-            matches!(
-                i,
-                Item::Date(_) | Item::Ts | Item::AcceptZoned | Item::RequestZoned
-            )
-        }) {
-            TimeFrom::Seconds
-        } else {
-            return Err(format!(
-                "log-format `{text}` records no time: it needs `%tr`, `%t`, `%Ts` with `%ms`, or a variable set from date(0,ms) when the rules run, written `%[date(0,ms)]`"
-            ));
-        };
+        refuse_unquoted_request(&pieces, text)?;
+        let time = time_from(&pieces, text)?;
         Ok(Template(Arc::new(Parsed {
             pieces,
             captures,
@@ -1019,6 +974,68 @@ impl RecordReader for Lines<Haproxy> {
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
         Lines::read(self, rec)
     }
+}
+
+/// The captured headers `%{A|B}hr` names, in `capture request header` order.
+fn captures_named(names: &str) -> Vec<Capture> {
+    names
+        .split('|')
+        .filter(|n| !n.is_empty())
+        .map(|n| match n.trim().to_ascii_lowercase().as_str() {
+            "x-forwarded-for" => Capture::Xff,
+            "x-api-key" => Capture::ApiKey,
+            _ => Capture::Other,
+        })
+        .collect()
+}
+
+/// An unquoted `%r` followed by a blank cannot be cut from the line: it has blanks of its own.
+fn refuse_unquoted_request(pieces: &[Piece], text: &str) -> std::result::Result<(), String> {
+    for (k, piece) in pieces.iter().enumerate() {
+        if let Piece::Item {
+            item: Item::Request,
+            quoted: false,
+            ..
+        } = piece
+            && pieces.get(k + 1) == Some(&Piece::Separator)
+        {
+            return Err(format!(
+                "`%r` is followed by a blank in log-format `{text}` but has blanks of its own: write it `%{{+Q}}r` or put a literal after it"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where a template's records take their time from (the most exact item it has).
+fn time_from(pieces: &[Piece], text: &str) -> std::result::Result<TimeFrom, String> {
+    let has = |want: &dyn Fn(Item) -> bool| {
+        pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Item { item, .. } if want(*item)))
+    };
+    Ok(
+        if has(&|i| matches!(i, Item::Date(u) if u < NANOS_PER_SEC)) {
+            TimeFrom::Sample
+        } else if has(&|i| i == Item::RequestDate) {
+            TimeFrom::RequestDate
+        } else if has(&|i| i == Item::AcceptDate)
+            || (has(&|i| i == Item::Ts) && has(&|i| i == Item::Ms))
+        {
+            TimeFrom::AcceptDate
+        } else if has(&|i| {
+            matches!(
+                i,
+                Item::Date(_) | Item::Ts | Item::AcceptZoned | Item::RequestZoned
+            )
+        }) {
+            TimeFrom::Seconds
+        } else {
+            return Err(format!(
+                "log-format `{text}` records no time: it needs `%tr`, `%t`, `%Ts` with `%ms`, or a variable set from date(0,ms) when the rules run, written `%[date(0,ms)]`"
+            ));
+        },
+    )
 }
 
 /// The reader of a log in `template`; a second-resolution one places each second's requests.

@@ -728,9 +728,7 @@ fn parse_status(raw: &str) -> std::result::Result<Option<u16>, String> {
 
 /// A `method` column's value: a method rlsim models, `None` for another or none.
 fn parse_method(raw: &str) -> Option<Method> {
-    (!raw.is_empty() && raw != "-")
-        .then(|| Method::parse(raw).ok())
-        .flatten()
+    Method::named(raw)
 }
 
 /// A numeric status as a record's: an HTTP status code, or 0 (no response was sent).

@@ -46,7 +46,6 @@ use super::{
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
 use crate::time::NANOS_PER_SEC;
-use crate::traffic::method::Method;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
@@ -318,7 +317,7 @@ impl<'a> Values<'a> {
             Production::parse(self.limit_req_status).map_err(|m| (Some("limit_req_status"), m))?;
         let mut request = present(self.request).unwrap_or("").split(' ');
         let (method, target) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
-        rec.method = method_of(present(self.request_method).unwrap_or(method));
+        rec.method = parse_method(present(self.request_method).unwrap_or(method));
         // `$remote_addr` is the client once the realip module has read the forwarding header;
         // without it, the header's first address is, else the peer.
         let ip = present(self.remote_addr)
@@ -347,15 +346,6 @@ impl<'a> Values<'a> {
         }
         Ok(())
     }
-}
-
-/// The method as nginx logs it (as the client sent it: upper case, compared without the
-/// allocation [`parse_method`]'s any-case reading costs), else as `parse_method` reads it.
-fn method_of(raw: &str) -> Option<Method> {
-    Method::ALL
-        .into_iter()
-        .find(|m| m.name() == raw)
-        .or_else(|| parse_method(raw))
 }
 
 /// A value nginx logged, unless empty or `-` (nginx's mark of an unset variable).
@@ -793,6 +783,7 @@ mod tests {
     use super::super::tests_common::{bad_lines, outcomes_in_every_form};
     use super::super::{Production, ReplayOptions, TraceFormat};
     use super::*;
+    use crate::traffic::method::Method;
 
     /// 2026-11-29T12:00:00Z.
     const B: u64 = 1_795_953_600 * NANOS_PER_SEC;
@@ -837,26 +828,28 @@ mod tests {
         }
     }
 
+    /// A log in nginx's default template: see [`reads_the_default_text_template`].
+    const DEFAULT_LINES: &str = concat!(
+        "192.0.2.10 - alice [29/Nov/2026:12:00:00 +0000] \"POST /api/items?page=2 HTTP/1.1\" 200 512 \"-\" \"curl/8.5.0\" 1795953600.123 0.004 PASSED\n",
+        "2001:db8::7 - - [29/Nov/2026:12:00:00 +0000] \"GET /search/\\x22quoted\\x22%20x\\x5C?q=\\x22 HTTP/1.1\" 503 197 \"-\" \"Mozilla/5.0 (X11; Linux)\" 1795953600.250 0.000 REJECTED\n",
+        "192.0.2.11 - - [29/Nov/2026:12:00:01 +0000] \"PUT /cart HTTP/1.1\" 200 512 \"-\" \"curl/8.5.0\" 1795953601.700 0.500 DELAYED\n",
+        "192.0.2.12 - - [29/Nov/2026:12:00:01 +0000] \"DELETE /cart/7 HTTP/2.0\" 204 0 \"-\" \"curl/8.5.0\" 1795953601.300 0.001 DELAYED_DRY_RUN\n",
+        "192.0.2.12 - - [29/Nov/2026:12:00:01 +0000] \"PATCH /cart/7 HTTP/2.0\" 200 5 \"-\" \"curl/8.5.0\" 1795953601.400 0.000 REJECTED_DRY_RUN\n",
+        "192.0.2.13 - - [29/Nov/2026:12:00:02 +0000] \"GET /slow HTTP/1.1\" 499 0 \"-\" \"curl/8.5.0\" 1795953602.000 1.250 PASSED\n",
+        "192.0.2.14 - - [29/Nov/2026:12:00:02 +0000] \"GET /drop HTTP/1.1\" 444 0 \"-\" \"curl/8.5.0\" 1795953602.010 0.000 -\n",
+        "192.0.2.15 - - [29/Nov/2026:12:00:02 +0000] \"GET /gone HTTP/1.1\" 000 0 \"-\" \"curl/8.5.0\" 1795953602.020 0.020 PASSED\n",
+        "192.0.2.16 - - [29/Nov/2026:12:00:02 +0000] \"GET /admin HTTP/1.1\" 403 153 \"-\" \"curl/8.5.0\" 1795953602.030 0.001 -\n",
+        "192.0.2.17 - - [29/Nov/2026:12:00:03 +0000] \"HEAD / HTTP/1.1\" 200 0 \"-\" \"curl/8.5.0\" 1795953603 0.000 PASSED\n",
+    );
+
     /// The default template (`combined` then `$msec $request_time $limit_req_status`): every
     /// `$limit_req_status`, statuses 499, 444 and 000, IPv6, `\xXX` escapes in the path
     /// undone (percent-encoding kept), the method from `$request`, an integer `$msec`.
     #[test]
     fn reads_the_default_text_template() {
-        let text = concat!(
-            "192.0.2.10 - alice [29/Nov/2026:12:00:00 +0000] \"POST /api/items?page=2 HTTP/1.1\" 200 512 \"-\" \"curl/8.5.0\" 1795953600.123 0.004 PASSED\n",
-            "2001:db8::7 - - [29/Nov/2026:12:00:00 +0000] \"GET /search/\\x22quoted\\x22%20x\\x5C?q=\\x22 HTTP/1.1\" 503 197 \"-\" \"Mozilla/5.0 (X11; Linux)\" 1795953600.250 0.000 REJECTED\n",
-            "192.0.2.11 - - [29/Nov/2026:12:00:01 +0000] \"PUT /cart HTTP/1.1\" 200 512 \"-\" \"curl/8.5.0\" 1795953601.700 0.500 DELAYED\n",
-            "192.0.2.12 - - [29/Nov/2026:12:00:01 +0000] \"DELETE /cart/7 HTTP/2.0\" 204 0 \"-\" \"curl/8.5.0\" 1795953601.300 0.001 DELAYED_DRY_RUN\n",
-            "192.0.2.12 - - [29/Nov/2026:12:00:01 +0000] \"PATCH /cart/7 HTTP/2.0\" 200 5 \"-\" \"curl/8.5.0\" 1795953601.400 0.000 REJECTED_DRY_RUN\n",
-            "192.0.2.13 - - [29/Nov/2026:12:00:02 +0000] \"GET /slow HTTP/1.1\" 499 0 \"-\" \"curl/8.5.0\" 1795953602.000 1.250 PASSED\n",
-            "192.0.2.14 - - [29/Nov/2026:12:00:02 +0000] \"GET /drop HTTP/1.1\" 444 0 \"-\" \"curl/8.5.0\" 1795953602.010 0.000 -\n",
-            "192.0.2.15 - - [29/Nov/2026:12:00:02 +0000] \"GET /gone HTTP/1.1\" 000 0 \"-\" \"curl/8.5.0\" 1795953602.020 0.020 PASSED\n",
-            "192.0.2.16 - - [29/Nov/2026:12:00:02 +0000] \"GET /admin HTTP/1.1\" 403 153 \"-\" \"curl/8.5.0\" 1795953602.030 0.001 -\n",
-            "192.0.2.17 - - [29/Nov/2026:12:00:03 +0000] \"HEAD / HTTP/1.1\" 200 0 \"-\" \"curl/8.5.0\" 1795953603 0.000 PASSED\n",
-        );
         use Production::*;
         assert_eq!(
-            read(&options(TraceFormat::Nginx, None), text),
+            read(&options(TraceFormat::Nginx, None), DEFAULT_LINES),
             [
                 rec(
                     1,
@@ -1019,35 +1012,37 @@ mod tests {
         );
     }
 
+    /// An nginx `escape=json` log: see [`reads_json_escaped_lines`].
+    const JSON_LINES: &str = concat!(
+        r#"{"msec":"1795953600.123","request_time":"0.004","remote_addr":"2001:db8::7","request":"POST /api/items?page=2 HTTP/1.1","request_uri":"/api/items?page=2","status":"200","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
+        "\n",
+        r#"{"msec":"1795953600.250","request_time":"0.000","remote_addr":"192.0.2.10","request":"GET /s/\"q\"\\x\u001f%20?a=\"b\" HTTP/1.1","request_uri":"/s/\"q\"\\x\u001f%20?a=\"b\"","status":"503","http_x_forwarded_for":"203.0.113.9, 10.0.0.1","limit_req_status":"REJECTED"}"#,
+        "\n",
+        r#"{"msec":"1795953601.700","request_time":"0.500","remote_addr":"192.0.2.11","request":"PUT /cart HTTP/1.1","request_uri":"/cart","status":"200","http_x_forwarded_for":"","limit_req_status":"DELAYED"}"#,
+        "\n",
+        r#"{"msec":"1795953601.300","request_time":"0.001","remote_addr":"192.0.2.12","request":"DELETE /cart/7 HTTP/2.0","request_uri":"/cart/7","status":"204","http_x_forwarded_for":"","limit_req_status":"DELAYED_DRY_RUN"}"#,
+        "\n",
+        r#"{"msec":"1795953601.400","request_time":"0.000","remote_addr":"192.0.2.12","request":"PATCH /cart/7 HTTP/2.0","request_uri":"/cart/7","status":"200","http_x_forwarded_for":"","limit_req_status":"REJECTED_DRY_RUN"}"#,
+        "\n",
+        r#"{"msec":1795953602.5,"request_time":0.25,"remote_addr":"192.0.2.13","request":"GET /slow HTTP/1.1","request_uri":"/slow","status":"499","http_x_forwarded_for":"","limit_req_status":""}"#,
+        "\n",
+        r#"{"msec":"1795953602.020","request_time":"0.020","remote_addr":"192.0.2.15","request":"GET /gone HTTP/1.1","request_uri":"/gone","status":"000","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
+        "\n",
+        r#"{"msec":"1795953602.030","request_time":"0.001","remote_addr":"","realip_remote_addr":"10.1.1.1","request":"GET /admin HTTP/1.1","request_uri":"/admin","status":403,"http_x_forwarded_for":"","limit_req_status":""}"#,
+        "\n",
+        r#"{"msec":"1795953603","request_time":"0.000","remote_addr":"192.0.2.17","request_method":"HEAD","request":"-","request_uri":"/","status":"200","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
+        "\n",
+    );
+
     /// A JSON `log_format ... escape=json` (not-found variables are empty): every
     /// `$limit_req_status`, statuses 499 and 000 and a 403 that is not the limiter's, JSON
     /// escapes undone, unquoted numbers, `$realip_remote_addr` when nothing else names the
     /// client, an integer `$msec`.
     #[test]
     fn reads_json_escaped_lines() {
-        let text = concat!(
-            r#"{"msec":"1795953600.123","request_time":"0.004","remote_addr":"2001:db8::7","request":"POST /api/items?page=2 HTTP/1.1","request_uri":"/api/items?page=2","status":"200","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
-            "\n",
-            r#"{"msec":"1795953600.250","request_time":"0.000","remote_addr":"192.0.2.10","request":"GET /s/\"q\"\\x\u001f%20?a=\"b\" HTTP/1.1","request_uri":"/s/\"q\"\\x\u001f%20?a=\"b\"","status":"503","http_x_forwarded_for":"203.0.113.9, 10.0.0.1","limit_req_status":"REJECTED"}"#,
-            "\n",
-            r#"{"msec":"1795953601.700","request_time":"0.500","remote_addr":"192.0.2.11","request":"PUT /cart HTTP/1.1","request_uri":"/cart","status":"200","http_x_forwarded_for":"","limit_req_status":"DELAYED"}"#,
-            "\n",
-            r#"{"msec":"1795953601.300","request_time":"0.001","remote_addr":"192.0.2.12","request":"DELETE /cart/7 HTTP/2.0","request_uri":"/cart/7","status":"204","http_x_forwarded_for":"","limit_req_status":"DELAYED_DRY_RUN"}"#,
-            "\n",
-            r#"{"msec":"1795953601.400","request_time":"0.000","remote_addr":"192.0.2.12","request":"PATCH /cart/7 HTTP/2.0","request_uri":"/cart/7","status":"200","http_x_forwarded_for":"","limit_req_status":"REJECTED_DRY_RUN"}"#,
-            "\n",
-            r#"{"msec":1795953602.5,"request_time":0.25,"remote_addr":"192.0.2.13","request":"GET /slow HTTP/1.1","request_uri":"/slow","status":"499","http_x_forwarded_for":"","limit_req_status":""}"#,
-            "\n",
-            r#"{"msec":"1795953602.020","request_time":"0.020","remote_addr":"192.0.2.15","request":"GET /gone HTTP/1.1","request_uri":"/gone","status":"000","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
-            "\n",
-            r#"{"msec":"1795953602.030","request_time":"0.001","remote_addr":"","realip_remote_addr":"10.1.1.1","request":"GET /admin HTTP/1.1","request_uri":"/admin","status":403,"http_x_forwarded_for":"","limit_req_status":""}"#,
-            "\n",
-            r#"{"msec":"1795953603","request_time":"0.000","remote_addr":"192.0.2.17","request_method":"HEAD","request":"-","request_uri":"/","status":"200","http_x_forwarded_for":"","limit_req_status":"PASSED"}"#,
-            "\n",
-        );
         use Production::*;
         assert_eq!(
-            read(&options(TraceFormat::NginxJson, None), text),
+            read(&options(TraceFormat::NginxJson, None), JSON_LINES),
             [
                 rec(
                     1,
