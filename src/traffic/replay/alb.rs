@@ -157,32 +157,12 @@ impl RecordReader for Lines<Alb> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_common::{bad_lines, outcomes_in_every_form};
+    use super::super::tests_common::{bad_lines, outcomes_in_every_form, record as expected};
     use super::super::{Production, Record, ReplayOptions, TraceFormat};
     use crate::traffic::method::Method;
 
     /// The documentation's HTTP entry.
     const LINE: &str = r#"http 2018-07-02T22:23:00.186641Z app/my-loadbalancer/50dc6c495c0c9188 192.168.131.39:2817 10.0.0.1:80 0.000 0.001 0.000 200 200 34 366 "GET http://www.example.com:80/api/items?id=3 HTTP/1.1" "curl/7.46.0" - - arn:aws:elasticloadbalancing:us-east-2:123456789012:targetgroup/my-targets/73e2d6bc24d8a067 "Root=1-58337262-36d228ad5d99923122bbe354" "-" "-" 0 2018-07-02T22:22:48.364000Z "forward" "-" "-" "10.0.0.1:80" "200" "-" "-""#;
-
-    fn expected(
-        line: u64,
-        epoch_ns: u64,
-        ip: &str,
-        endpoint: &str,
-        method: Option<Method>,
-        status: Option<u16>,
-        production: Option<Production>,
-    ) -> Record {
-        Record {
-            epoch_ns,
-            fields: [ip, "", "", endpoint].map(String::from),
-            status,
-            production,
-            method,
-            line,
-            ..Record::default()
-        }
-    }
 
     #[test]
     fn reads_the_documented_fields() {

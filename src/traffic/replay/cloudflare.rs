@@ -472,31 +472,11 @@ impl LineFormat for Cloudflare {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_common::{bad_lines, outcomes_in_every_form};
-    use super::super::{Production, Record, ReplayOptions, SameSecond, TraceFormat};
+    use super::super::tests_common::{bad_lines, outcomes_in_every_form, record};
+    use super::super::{Production, ReplayOptions, SameSecond, TraceFormat};
     use crate::traffic::method::Method;
 
     /// A record as the reader must give it.
-    fn rec(
-        line: u64,
-        epoch_ns: u64,
-        ip: &str,
-        endpoint: &str,
-        method: Option<Method>,
-        status: Option<u16>,
-        production: Option<Production>,
-    ) -> Result<Record, String> {
-        Ok(Record {
-            epoch_ns,
-            fields: [ip, "", "", endpoint].map(String::from),
-            status,
-            production,
-            method,
-            line,
-            ..Record::default()
-        })
-    }
-
     /// Lines written from the `http_requests` field reference and the security fields' values:
     /// each decision of a `rateLimit` entry, blocks by other products, status 0, IPv6 with a
     /// port, JSON escapes and nulls.
@@ -527,7 +507,7 @@ mod tests {
             ..ReplayOptions::default()
         };
         let t = 1_700_000_000_000_000_000;
-        let mut first = rec(
+        let mut first = record(
             1,
             t + 123_456_789,
             "2001:db8::7",
@@ -536,13 +516,16 @@ mod tests {
             Some(429),
             Some(Production::Refused),
         );
-        first.as_mut().unwrap().forwarded_for = "203.0.113.9".into();
+        first.forwarded_for = "203.0.113.9".into();
         let (get, admitted) = (Some(Method::Get), Some(Production::Admitted));
         assert_eq!(
-            outcomes_in_every_form(&options, text),
+            outcomes_in_every_form(&options, text)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect::<Vec<_>>(),
             [
                 first,
-                rec(
+                record(
                     2,
                     t + 200_000_000,
                     "198.51.100.7",
@@ -551,7 +534,7 @@ mod tests {
                     Some(403),
                     Some(Production::Refused)
                 ),
-                rec(
+                record(
                     3,
                     t + 300_000_000,
                     "198.51.100.7",
@@ -560,7 +543,7 @@ mod tests {
                     Some(403),
                     Some(Production::WouldRefuse)
                 ),
-                rec(
+                record(
                     4,
                     t + 400_000_000,
                     "198.51.100.8",
@@ -569,7 +552,7 @@ mod tests {
                     Some(403),
                     admitted
                 ),
-                rec(
+                record(
                     5,
                     t + 500_000_000,
                     "198.51.100.9",
@@ -578,7 +561,7 @@ mod tests {
                     Some(200),
                     admitted
                 ),
-                rec(
+                record(
                     6,
                     t + 600_000_000,
                     "",
@@ -619,9 +602,12 @@ mod tests {
         let t = 1_700_000_000_000_000_000;
         let admitted = Some(Production::Admitted);
         assert_eq!(
-            outcomes_in_every_form(&options, text),
+            outcomes_in_every_form(&options, text)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect::<Vec<_>>(),
             [
-                rec(
+                record(
                     1,
                     t + 700_000_000,
                     "192.0.2.1",
@@ -630,7 +616,7 @@ mod tests {
                     None,
                     Some(Production::Refused)
                 ),
-                rec(
+                record(
                     2,
                     t + 800_000_000,
                     "192.0.2.2",
@@ -639,9 +625,9 @@ mod tests {
                     None,
                     Some(Production::WouldRefuse)
                 ),
-                rec(3, t + 900_000_000, "192.0.2.3", "", None, None, None),
-                rec(4, t + 950_000_000, "192.0.2.4", "", None, None, admitted),
-                rec(5, t + 990_000_000, "192.0.2.5", "", None, None, None),
+                record(3, t + 900_000_000, "192.0.2.3", "", None, None, None),
+                record(4, t + 950_000_000, "192.0.2.4", "", None, None, admitted),
+                record(5, t + 990_000_000, "192.0.2.5", "", None, None, None),
             ]
         );
     }

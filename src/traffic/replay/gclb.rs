@@ -209,29 +209,9 @@ impl RecordReader for Lines<Gclb> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests_common::{bad_lines, outcomes_in_every_form};
-    use super::super::{Production, Record, ReplayOptions, TraceFormat};
+    use super::super::tests_common::{bad_lines, outcomes_in_every_form, record};
+    use super::super::{Production, ReplayOptions, TraceFormat};
     use crate::traffic::method::Method;
-
-    fn rec(
-        line: u64,
-        epoch_ns: u64,
-        ip: &str,
-        endpoint: &str,
-        method: Option<Method>,
-        status: Option<u16>,
-        production: Production,
-    ) -> Result<Record, String> {
-        Ok(Record {
-            epoch_ns,
-            fields: [ip, "", "", endpoint].map(String::from),
-            status,
-            production: Some(production),
-            method,
-            line,
-            ..Record::default()
-        })
-    }
 
     /// Entries written from the `LogEntry`, load balancer and Cloud Armor request logging
     /// references: a throttle's and a rate-based ban's denials, a throttle's acceptance, a WAF
@@ -263,63 +243,74 @@ mod tests {
         let s = 1_000_000_000;
         let get = Some(Method::Get);
         assert_eq!(
-            outcomes_in_every_form(&options, text),
+            outcomes_in_every_form(&options, text)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect::<Vec<_>>(),
             [
-                rec(
+                record(
                     1,
                     t + 123_456_789,
                     "2001:db8::4",
                     "/api/v1",
                     get,
                     Some(429),
-                    Production::Refused
+                    Some(Production::Refused)
                 ),
-                rec(
+                record(
                     2,
                     t + s / 2,
                     "198.51.100.5",
                     "/login",
                     Some(Method::Post),
                     Some(403),
-                    Production::Refused
+                    Some(Production::Refused)
                 ),
-                rec(
+                record(
                     3,
                     t + s,
                     "198.51.100.6",
                     "/",
                     get,
                     Some(200),
-                    Production::Admitted
+                    Some(Production::Admitted)
                 ),
-                rec(
+                record(
                     4,
                     t + 2 * s,
                     "198.51.100.7",
                     "/",
                     get,
                     Some(403),
-                    Production::Admitted
+                    Some(Production::Admitted)
                 ),
-                rec(
+                record(
                     5,
                     t + 3 * s,
                     "198.51.100.8",
                     "/items/7",
                     Some(Method::Put),
                     Some(200),
-                    Production::WouldRefuse
+                    Some(Production::WouldRefuse)
                 ),
-                rec(
+                record(
                     6,
                     t + 4 * s,
                     "2001:db8::9",
                     "/a%2Fb/c",
                     Some(Method::Delete),
                     Some(0),
-                    Production::Admitted
+                    Some(Production::Admitted)
                 ),
-                rec(7, t + 5 * s, "", "/x", None, None, Production::Admitted),
+                record(
+                    7,
+                    t + 5 * s,
+                    "",
+                    "/x",
+                    None,
+                    None,
+                    Some(Production::Admitted)
+                ),
             ]
         );
     }

@@ -1,6 +1,7 @@
 //! What the format tests share: reading a text as one format, and checking its bad lines.
 
-use super::{Outcome, Record, ReplayOptions, TraceFormat, open};
+use super::{Outcome, Production, Record, ReplayOptions, TraceFormat, open};
+use crate::traffic::method::Method;
 
 /// Every outcome of reading `text` (written to a file named `t`) as `format`.
 pub fn outcomes(format: TraceFormat, text: &str) -> Vec<Result<Record, String>> {
@@ -11,7 +12,12 @@ pub fn outcomes(format: TraceFormat, text: &str) -> Vec<Result<Record, String>> 
         format,
         ..ReplayOptions::default()
     };
-    let mut reader = open(&path, None, &options).unwrap();
+    read_file(&path, &options)
+}
+
+/// Every outcome of reading the file at `path` with `options`.
+fn read_file(path: &std::path::Path, options: &ReplayOptions) -> Vec<Result<Record, String>> {
+    let mut reader = open(path, None, options).unwrap();
     let mut out = Vec::new();
     loop {
         let mut rec = Record::default();
@@ -42,22 +48,35 @@ pub fn outcomes_in_every_form(options: &ReplayOptions, text: &str) -> Vec<Result
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("t");
             std::fs::write(&path, bytes).unwrap();
-            let mut reader = open(&path, None, options).unwrap();
-            let mut out = Vec::new();
-            loop {
-                let mut rec = Record::default();
-                match reader.read(&mut rec).unwrap() {
-                    Outcome::Record => out.push(Ok(rec)),
-                    Outcome::Eof => return out,
-                    Outcome::Bad(e) => out.push(Err(e.to_string())),
-                }
-            }
+            read_file(&path, options)
         });
     let plain = forms.next().unwrap();
     for (form, other) in ["gzip", "zstd"].into_iter().zip(forms) {
         assert_eq!(other, plain, "the {form} copy reads otherwise");
     }
     plain
+}
+
+/// A record of an address and an endpoint (the identity fields most native logs record), as a
+/// reader must give it.
+pub fn record(
+    line: u64,
+    epoch_ns: u64,
+    ip: &str,
+    endpoint: &str,
+    method: Option<Method>,
+    status: Option<u16>,
+    production: Option<Production>,
+) -> Record {
+    Record {
+        epoch_ns,
+        fields: [ip, "", "", endpoint].map(String::from),
+        status,
+        production,
+        method,
+        line,
+        ..Record::default()
+    }
 }
 
 /// Reads `header` then each case's line, each of which must be reported as a bad line naming
@@ -110,16 +129,7 @@ fn records_of(path: &std::path::Path) -> (TraceFormat, Vec<Result<Record, String
         seed: 7,
         ..ReplayOptions::default()
     };
-    let mut reader = open(path, None, &options).unwrap();
-    let mut out = Vec::new();
-    loop {
-        let mut rec = Record::default();
-        match reader.read(&mut rec).unwrap() {
-            Outcome::Record => out.push(Ok(rec)),
-            Outcome::Eof => return (format, out),
-            Outcome::Bad(e) => out.push(Err(e.to_string())),
-        }
-    }
+    (format, read_file(path, &options))
 }
 
 /// Each sample is detected as its format and parses whole; a gzip copy (in two members, as
