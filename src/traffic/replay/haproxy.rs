@@ -29,7 +29,7 @@
 //! server answered. Without `%ts` the status alone is judged, as for any status-only log.
 
 use super::input::{LineError, LineFormat, Lines};
-use super::seconds::{Placement, Seconds};
+use super::seconds::{Placement, placed};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
 use crate::policy::KeyField;
@@ -1046,12 +1046,11 @@ pub fn reader(
     place: Placement,
 ) -> Box<dyn RecordReader> {
     let seconds = template.seconds_only();
-    let lines = Lines::new(path, input, Haproxy { template });
-    if seconds {
-        Box::new(Seconds::new(lines, place))
-    } else {
-        Box::new(lines)
-    }
+    placed(
+        Lines::new(path, input, Haproxy { template }),
+        seconds,
+        place,
+    )
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@
 use super::clf_time::StampCache;
 use super::common::{json_error, rfc3339};
 use super::input::{self, LineError, LineFormat, Lines, TraceData};
-use super::seconds::{Placement, Seconds};
+use super::seconds::{Placement, placed};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status, seconds_ns,
 };
@@ -699,7 +699,7 @@ impl<'a> Scalar<'a> {
 }
 
 /// The text reader of `log_format` `template`; a template whose only time is one-second is read
-/// a second at a time ([`Seconds`]).
+/// a second at a time ([`placed`]).
 pub fn text_reader(
     path: &Path,
     input: Box<dyn BufRead + Send>,
@@ -715,18 +715,14 @@ pub fn text_reader(
             stamps: StampCache::default(),
         },
     );
-    if seconds {
-        Box::new(Seconds::new(lines, place))
-    } else {
-        Box::new(lines)
-    }
+    placed(lines, seconds, place)
 }
 
 /// Lines looked at for the time a JSON log records.
 const LOOK: usize = 5;
 
 /// The JSON reader: a log whose first record has no `msec`, only `time_iso8601` or
-/// `time_local`, is read a second at a time ([`Seconds`]) (one `log_format` writes every line).
+/// `time_local`, is read a second at a time ([`placed`]) (one `log_format` writes every line).
 pub fn json_reader(
     path: &Path,
     data: &TraceData,
@@ -734,11 +730,7 @@ pub fn json_reader(
     place: Placement,
 ) -> Result<Box<dyn RecordReader>> {
     let lines = Lines::new(path, input, NginxJson::default());
-    Ok(if json_seconds_only(path, data)? {
-        Box::new(Seconds::new(lines, place))
-    } else {
-        Box::new(lines)
-    })
+    Ok(placed(lines, json_seconds_only(path, data)?, place))
 }
 
 /// Whether the first JSON record among the first lines has a one-second time and no `msec`.

@@ -69,6 +69,20 @@ pub struct Seconds<F> {
     deferred: VecDeque<Error>,
 }
 
+/// `lines` as a reader: placed a second at a time when `seconds` (its format's times have
+/// one-second resolution), else as they are.
+pub(super) fn placed<F>(lines: Lines<F>, seconds: bool, place: Placement) -> Box<dyn RecordReader>
+where
+    F: LineFormat + Send + 'static,
+    Lines<F>: RecordReader,
+{
+    if seconds {
+        Box::new(Seconds::new(lines, place))
+    } else {
+        Box::new(lines)
+    }
+}
+
 impl<F: LineFormat> Seconds<F> {
     pub fn new(lines: Lines<F>, place: Placement) -> Seconds<F> {
         Seconds {
