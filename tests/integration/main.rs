@@ -25,6 +25,7 @@ mod import_aws;
 mod import_envoy;
 mod import_json;
 mod import_kong;
+mod import_locations;
 mod import_traefik;
 mod intent;
 mod io;
