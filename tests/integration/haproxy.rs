@@ -109,7 +109,7 @@ fn a_config_that_cannot_be_imported_exits_2_naming_file_line_and_directive() {
         ),
         (
             format!("{table}  http-request track-sc0 req.cook(sid)\n  http-request deny if {{ sc_http_req_rate(0) gt 5 }}\n"),
-            "bad.cfg:4: directive `http-request deny`: track-sc fetch `req.cook(sid)` is not modelled",
+            "bad.cfg:3: directive `http-request track-sc0`: track-sc fetch `req.cook(sid)` is not modelled",
         ),
         (
             format!("{table}  acl a src 1.2.3.4\n  http-request track-sc0 src\n  http-request deny if a || {{ sc_http_req_rate(0) gt 5 }}\n"),

@@ -2,29 +2,129 @@
 //! key fields), and the deny's and tracker's other terms onto `routes`, `methods` and `bypass`.
 
 use super::cond::{Term, Tracker};
-use super::{Deny, Fields, Proxy, Table, Track};
+use super::{Deny, Fields, Proxy, Table, Track, Trusted};
+use crate::error::Result;
+use crate::import::conf::config_error;
+use std::path::Path;
 
-/// The track rule whose counter `deny` reads.
-pub(super) fn tracker_of(p: &Proxy, deny: &Deny) -> Result<Track, String> {
-    match &deny.rate.0 {
-        Tracker::Sc(n, table) => {
-            let t = p
-                .tracks
-                .iter()
-                .find(|t| t.n == *n)
-                .ok_or_else(|| format!("sc{n} is never tracked in this section (no `http-request track-sc{n} ...`)"))?;
-            if let Some(table) = table.as_ref().filter(|x| **x != t.table) {
-                return Err(format!("sc{n} tracks table `{}`, but the fetch reads it in table `{table}` (a lookup of the tracked key there, not modelled)", t.table));
-            }
-            Ok(t.clone())
-        }
-        Tracker::Src(table) => p
-            .tracks
-            .iter()
-            .find(|t| t.fetch == "src" && table.as_ref().is_none_or(|x| *x == t.table))
-            .cloned()
-            .ok_or_else(|| "src_http_req_rate reads an entry keyed by src, but no track-sc rule of this section tracks src into that table (nothing would count it)".into()),
+/// The track rule whose counter `deny` reads. HAProxy runs the `track-scN` rules in order and
+/// skips one once scN is tracked (`http_action_track_sc`: `if (stkctr_entry(...)) goto end`),
+/// so the first rule whose condition holds and whose fetch finds a value tracks the request.
+/// Modelled: one rule; a first unconditional `src` (the later rules never track); and the
+/// trusted-proxy pair (see [`pair`]). Any other chain is refused at its second rule's line.
+pub(super) fn tracker_of(
+    path: &Path,
+    p: &Proxy,
+    deny: &Deny,
+    notes: &mut Vec<String>,
+) -> Result<Track> {
+    let err = |m: String| config_error(path, deny.line, "http-request deny", m);
+    let n = match &deny.rate.0 {
+        Tracker::Sc(n, _) => *n,
+        Tracker::Src(table) => return src_tracker(p, table.as_deref()).map_err(err),
+    };
+    let chain: Vec<&Track> = p.tracks.iter().filter(|t| t.n == n).collect();
+    let Some(&first) = chain.first() else {
+        return Err(err(format!(
+            "sc{n} is never tracked in this section (no `http-request track-sc{n} ...`)"
+        )));
+    };
+    let mut track = first.clone();
+    // How many rules of the chain track, and whether they track every request.
+    let (mut used, mut every) = (1, first.fetch == "src" && first.terms.is_empty());
+    if let Some(trusted) = chain.get(1).and_then(|second| pair(first, second)) {
+        let xff = if first.fetch == "src" {
+            chain[1]
+        } else {
+            first
+        };
+        (used, every) = (2, trusted.src_always);
+        track = Track {
+            terms: Vec::new(),
+            trusted: Some(trusted),
+            ..xff.clone()
+        };
     }
+    for t in &chain[used..] {
+        if !every {
+            return Err(config_error(
+                path,
+                t.line,
+                &t.directive,
+                format!(
+                    "sc{n} is already tracked by line {} (`{} {}`), which does not track every request: HAProxy tracks by the first track-sc{n} whose condition holds and whose fetch finds a value, which rlsim models for one rule, a first unconditional `track-sc{n} src`, or the trusted-proxy pair `track-sc{n} req.hdr_ip(X-Forwarded-For,-1) if {{ src NETS }}` with `track-sc{n} src`",
+                    first.line, first.directive, first.fetch
+                ),
+            ));
+        }
+        notes.push(format!(
+            "{}:{}: sc{n} is already tracked by an earlier rule for every request; HAProxy ignores this one",
+            path.display(),
+            t.line
+        ));
+    }
+    if let Some(table) = deny_table(&deny.rate.0).filter(|x| **x != track.table) {
+        return Err(err(format!(
+            "sc{n} tracks table `{}`, but the fetch reads it in table `{table}` (a lookup of the tracked key there, not modelled)",
+            track.table
+        )));
+    }
+    Ok(track)
+}
+
+fn deny_table(t: &Tracker) -> Option<&String> {
+    match t {
+        Tracker::Sc(_, table) | Tracker::Src(table) => table.as_ref(),
+    }
+}
+
+/// `src_http_req_rate([table])`: the rule tracking src into that table.
+fn src_tracker(p: &Proxy, table: Option<&str>) -> std::result::Result<Track, String> {
+    p.tracks
+        .iter()
+        .find(|t| t.fetch == "src" && table.is_none_or(|x| x == t.table))
+        .cloned()
+        .ok_or_else(|| "src_http_req_rate reads an entry keyed by src, but no track-sc rule of this section tracks src into that table (nothing would count it)".into())
+}
+
+/// The trusted-proxy pair, in either order: `track-scN req.hdr_ip(X-Forwarded-For,-1) if
+/// { src NETS }` (or `req.hdr(...)`, a named acl) and `track-scN src`, unconditional or `unless
+/// { src NETS }` (when it comes first it must be `unless`, else it tracks everything). Both on
+/// one table, with no other term.
+fn pair(a: &Track, b: &Track) -> Option<Trusted> {
+    let (xff, src) = if a.fetch == "src" { (b, a) } else { (a, b) };
+    let last_xff =
+        matches!(header(&xff.fetch), Some((h, None | Some(-1), false)) if h == "x-forwarded-for");
+    if !last_xff || src.fetch != "src" || a.table != b.table || a.tcp || b.tcp {
+        return None;
+    }
+    let [
+        Term::Src {
+            cidrs,
+            negated: false,
+        },
+    ] = xff.terms.as_slice()
+    else {
+        return None;
+    };
+    let src_always = match src.terms.as_slice() {
+        [] => true,
+        [
+            Term::Src {
+                cidrs: c,
+                negated: true,
+            },
+        ] if c == cidrs => false,
+        _ => return None,
+    };
+    if src_always && std::ptr::eq(src, a) {
+        return None;
+    }
+    Some(Trusted {
+        nets: cidrs.clone(),
+        src_line: src.line,
+        src_always,
+    })
 }
 
 /// A rule key, with the comments that explain it.
@@ -81,6 +181,9 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
     }
     let untracked = format!("a request without {h} is not tracked, so never denied");
     match (h.as_str(), occ) {
+        ("x-forwarded-for", None | Some(-1)) if track.trusted.is_some() => {
+            trusted_xff(track, &mut t, &mut comments, notes);
+        }
         ("x-forwarded-for", None | Some(-1)) => {
             t.insert("identity".into(), "xff".into());
             t.insert("trusted_hops".into(), 1.into());
@@ -128,6 +231,40 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
     })
 }
 
+/// A positive `src` term limits only some addresses, which rlsim's rules cannot say.
+pub(super) fn no_positive_src(terms: &[Term]) -> std::result::Result<(), String> {
+    match terms
+        .iter()
+        .find(|t| matches!(t, Term::Src { negated: false, .. }))
+    {
+        Some(Term::Src { cidrs, .. }) => Err(format!(
+            "a positive src term (`src {}`: limiting only some addresses) is not modelled; exemptions (`unless ok`) are, and so is the trusted-proxy pair (`track-sc0 req.hdr_ip(X-Forwarded-For,-1) if {{ src NETS }}` with `track-sc0 src`)",
+            cidrs.join(" ")
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The trusted-proxy pair's key: nginx's `real_ip_recursive off` identity, the rightmost
+/// X-Forwarded-For entry from a trusted peer, else the peer.
+fn trusted_xff(
+    track: &Track,
+    t: &mut toml::Table,
+    comments: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) {
+    let Some(tr) = &track.trusted else { return };
+    let nets: Vec<toml::Value> = tr.nets.iter().map(|n| n.as_str().into()).collect();
+    t.insert("identity".into(), "xff".into());
+    t.insert("trusted".into(), toml::Value::Array(nets));
+    t.insert("recursive".into(), false.into());
+    let (n, fetch, nets) = (track.n, &track.fetch, tr.nets.join(" "));
+    comments.push(format!("key: track-sc{n} {fetch} for a peer in {nets} (line {}), track-sc{n} src for the others (line {}): the last X-Forwarded-For entry (HAProxy splits the header on commas), the one the trusted proxy appended, else the socket peer; a later track-sc{n} is skipped once sc{n} is tracked", track.line, tr.src_line));
+    if !tr.src_always {
+        notes.push(format!("track-sc{n} {fetch} if src {nets}: a request from {nets} without X-Forwarded-For is not tracked, so never denied (rlsim keys it by the peer)"));
+    }
+}
+
 /// Addresses exempted by a negated `src` term (`unless ok`, `!ok`).
 pub(super) fn bypass(deny: &[Term], track: &[Term]) -> Vec<String> {
     deny.iter()
@@ -146,42 +283,38 @@ pub(super) fn bypass(deny: &[Term], track: &[Term]) -> Vec<String> {
 /// `routes`, `skip` and `methods` from the path and method terms. A term on the deny alone is
 /// refused: HAProxy counts every tracked request but denies only some, which one rlsim rule
 /// (counting what it decides) cannot do.
-pub(super) fn applies(deny: &[Term], track: &[Term], fields: &mut Fields) -> Result<(), String> {
+pub(super) fn applies(path: &Path, deny: &Deny, track: &Track, fields: &mut Fields) -> Result<()> {
     let narrow = |t: &&Term| matches!(t, Term::Path { .. } | Term::Method { .. });
-    let d: Vec<&Term> = deny.iter().filter(narrow).collect();
-    let k: Vec<&Term> = track.iter().filter(narrow).collect();
+    let d: Vec<&Term> = deny.terms.iter().filter(narrow).collect();
+    let k: Vec<&Term> = track.terms.iter().filter(narrow).collect();
     if !d.is_empty() && d != k {
-        return Err("the deny is narrower than the tracking (path or method terms on the deny alone): HAProxy counts every tracked request and denies only some, not modelled; put the path/method condition on the track-sc rule too".into());
+        return Err(config_error(
+            path,
+            deny.line,
+            "http-request deny",
+            "the deny is narrower than the tracking (path or method terms on the deny alone): HAProxy counts every tracked request and denies only some, not modelled; put the path/method condition on the track-sc rule too",
+        ));
     }
+    let strings = |v: &[String]| {
+        v.iter()
+            .map(|p| toml::Value::from(p.as_str()))
+            .collect::<Vec<_>>()
+    };
     for t in &k {
         match t {
             Term::Path { patterns, negated } => {
                 let name = if *negated { "skip" } else { "routes" };
-                let v = patterns
-                    .iter()
-                    .map(|p| toml::Value::from(p.as_str()))
-                    .collect::<Vec<_>>();
-                fields.push((name.into(), v.into()));
+                fields.push((name.into(), strings(patterns).into()));
             }
             Term::Method {
                 methods,
                 negated: false,
-            } => {
-                let v = methods
-                    .iter()
-                    .map(|p| toml::Value::from(p.as_str()))
-                    .collect::<Vec<_>>();
-                fields.push(("methods".into(), v.into()));
-            }
+            } => fields.push(("methods".into(), strings(methods).into())),
             Term::Method { negated: true, .. } => {
-                return Err("a negated method term is not modelled".into());
+                let m = "a negated method term is not modelled";
+                return Err(config_error(path, track.line, &track.directive, m));
             }
             _ => {}
-        }
-    }
-    for t in deny.iter().chain(track) {
-        if let Term::Src { negated: false, .. } = t {
-            return Err("a positive src term (limiting only some addresses) is not modelled; exemptions (`unless ok`) are".into());
         }
     }
     Ok(())
