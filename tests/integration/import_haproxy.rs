@@ -232,3 +232,15 @@ fn import_haproxy_help_speaks_for_every_kind() {
         );
     }
 }
+
+/// Notes speak the config's language: the header as the file writes it.
+#[test]
+fn import_haproxy_notes_name_the_header_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for header in ["X-Forwarded-For", "X-Real-IP"] {
+        let tracks = format!("  http-request track-sc0 req.hdr({header})\n");
+        let text = imported(&write(dir.path(), "h.cfg", &cfg(&tracks)));
+        let want = format!("a request without {header} is not tracked");
+        assert!(text.contains(&want), "{want} missing from:\n{text}");
+    }
+}

@@ -179,7 +179,12 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
     if full && h == "x-forwarded-for" {
         return Err("req.fhdr(X-Forwarded-For) keys by the whole header line, a new key for every different chain; not modelled".into());
     }
-    let untracked = format!("a request without {h} is not tracked, so never denied");
+    // Messages name the header as the file writes it; `h` (lower case) is for matching.
+    let written = fetch
+        .split_once('(')
+        .and_then(|(_, r)| r.split([',', ')']).next())
+        .map_or(h.as_str(), str::trim);
+    let untracked = format!("a request without {written} is not tracked, so never denied");
     match (h.as_str(), occ) {
         ("x-forwarded-for", None | Some(-1)) if track.trusted.is_some() => {
             trusted_xff(track, &mut t, &mut comments, notes);
@@ -202,7 +207,7 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
                 "trusted".into(),
                 toml::Value::Array(vec!["0.0.0.0/0".into(), "::/0".into()]),
             );
-            comments.push(format!("key: {hdr}, believed from any peer (HAProxy checks no source): trusted = everything"));
+            comments.push(format!("key: {written} ({hdr}), believed from any peer (HAProxy checks no source): trusted = everything"));
             notes.push(format!(
                 "track-sc{} {fetch}: {untracked} (rlsim keys such a request by the peer)",
                 track.n
