@@ -233,6 +233,19 @@ fn import_haproxy_help_speaks_for_every_kind() {
     }
 }
 
+/// `track-sc0 req.hdr_ip(X-Forwarded-For,-1)` then `track-sc0 src`: the last entry, else (no
+/// header) the source address: `trusted_hops = 1`, with no note of untracked requests.
+#[test]
+fn import_haproxy_xff_then_src_keys_by_the_last_entry_else_the_peer() {
+    let dir = tempfile::tempdir().unwrap();
+    let tracks =
+        "  http-request track-sc0 req.hdr_ip(X-Forwarded-For,-1)\n  http-request track-sc0 src\n";
+    let text = imported(&write(dir.path(), "h.cfg", &cfg(tracks)));
+    let key = "key = { identity = \"xff\", ipv6_prefix = 128, trusted_hops = 1 }";
+    assert!(text.contains(key), "{key} missing from:\n{text}");
+    assert!(!text.contains("not tracked"), "{text}");
+}
+
 /// Notes speak the config's language: the header as the file writes it.
 #[test]
 fn import_haproxy_notes_name_the_header_as_written() {

@@ -98,14 +98,22 @@ fn pair(a: &Track, b: &Track) -> Option<Trusted> {
     if !last_xff || src.fetch != "src" || a.table != b.table || a.tcp || b.tcp {
         return None;
     }
-    let [
-        Term::Src {
-            cidrs,
-            negated: false,
-        },
-    ] = xff.terms.as_slice()
-    else {
-        return None;
+    let cidrs = match xff.terms.as_slice() {
+        [
+            Term::Src {
+                cidrs,
+                negated: false,
+            },
+        ] => cidrs,
+        // `track-scN req.hdr_ip(X-Forwarded-For,-1)` then `track-scN src`: every peer trusted.
+        [] if src.terms.is_empty() && std::ptr::eq(xff, a) => {
+            return Some(Trusted {
+                nets: Vec::new(),
+                src_line: src.line,
+                src_always: true,
+            });
+        }
+        _ => return None,
     };
     let src_always = match src.terms.as_slice() {
         [] => true,
@@ -259,11 +267,19 @@ fn trusted_xff(
     notes: &mut Vec<String>,
 ) {
     let Some(tr) = &track.trusted else { return };
-    let nets: Vec<toml::Value> = tr.nets.iter().map(|n| n.as_str().into()).collect();
+    let (n, fetch) = (track.n, &track.fetch);
     t.insert("identity".into(), "xff".into());
+    if tr.nets.is_empty() {
+        // The last entry when there is one, else the peer: one hop from the peer.
+        t.insert("trusted_hops".into(), 1.into());
+        comments.push(format!("key: track-sc{n} {fetch} (line {}), track-sc{n} src for a request without X-Forwarded-For (line {}): the last entry (HAProxy splits the header on commas), the address the nearest proxy saw, believed from any peer, else the socket peer", track.line, tr.src_line));
+        notes.push(format!("track-sc{n} {fetch}: a client reaching HAProxy directly can write any X-Forwarded-For it likes"));
+        return;
+    }
+    let nets: Vec<toml::Value> = tr.nets.iter().map(|n| n.as_str().into()).collect();
     t.insert("trusted".into(), toml::Value::Array(nets));
     t.insert("recursive".into(), false.into());
-    let (n, fetch, nets) = (track.n, &track.fetch, tr.nets.join(" "));
+    let nets = tr.nets.join(" ");
     comments.push(format!("key: track-sc{n} {fetch} for a peer in {nets} (line {}), track-sc{n} src for the others (line {}): the last X-Forwarded-For entry (HAProxy splits the header on commas), the one the trusted proxy appended, else the socket peer; a later track-sc{n} is skipped once sc{n} is tracked", track.line, tr.src_line));
     if !tr.src_always {
         notes.push(format!("track-sc{n} {fetch} if src {nets}: a request from {nets} without X-Forwarded-For is not tracked, so never denied (rlsim keys it by the peer)"));
