@@ -137,7 +137,7 @@ pub enum Command {
     /// Send a scenario's traffic to a live HTTP service and judge it like a simulated contender.
     #[command(after_help = PROBE_EXAMPLES)]
     Probe(ProbeArgs),
-    /// Read a deployed limiter's configuration (nginx, HAProxy, Traefik, express-rate-limit, NestJS, Cloudflare, Kong, AWS API Gateway, Envoy) into scenario contenders (TOML).
+    /// Read a deployed limiter's configuration (nginx, HAProxy, Traefik, ...: every kind --kind lists) into scenario contenders (TOML).
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
     /// Print a shell completion script to standard output.

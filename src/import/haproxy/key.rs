@@ -340,3 +340,67 @@ pub(super) fn applies(path: &Path, deny: &Deny, track: &Track, fields: &mut Fiel
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn track(fetch: &str, terms: Vec<Term>, line: usize) -> Track {
+        Track {
+            n: 0,
+            fetch: fetch.into(),
+            table: "web".into(),
+            terms,
+            line,
+            tcp: false,
+            directive: "http-request track-sc0".into(),
+            trusted: None,
+        }
+    }
+
+    fn src(net: &str, negated: bool) -> Vec<Term> {
+        vec![Term::Src {
+            cidrs: vec![net.into()],
+            negated,
+        }]
+    }
+
+    #[test]
+    fn the_trusted_proxy_pair_is_read_in_either_order() {
+        let xff = track(
+            "req.hdr_ip(x-forwarded-for,-1)",
+            src("10.0.0.0/8", false),
+            4,
+        );
+        let unless = track("src", src("10.0.0.0/8", true), 5);
+        let always = track("src", vec![], 5);
+        let want = |src_always| {
+            Some(Trusted {
+                nets: vec!["10.0.0.0/8".into()],
+                src_line: 5,
+                src_always,
+            })
+        };
+        assert_eq!(pair(&xff, &unless), want(false));
+        assert_eq!(pair(&unless, &xff), want(false));
+        assert_eq!(pair(&xff, &always), want(true));
+        // An unconditional src first tracks everything: the xff rule never runs.
+        assert_eq!(pair(&always, &xff), None);
+        // Other networks on the src rule, another occurrence, another table: not the pair.
+        assert_eq!(
+            pair(&xff, &track("src", src("192.168.0.0/16", true), 5)),
+            None
+        );
+        let first = track("req.hdr(X-Forwarded-For,1)", src("10.0.0.0/8", false), 4);
+        assert_eq!(pair(&first, &unless), None);
+        let other = Track {
+            table: "st".into(),
+            ..unless.clone()
+        };
+        assert_eq!(pair(&xff, &other), None);
+        // No condition on either: every peer trusted, one hop.
+        let bare = track("req.hdr_ip(x-forwarded-for,-1)", vec![], 4);
+        assert_eq!(pair(&bare, &always).map(|t| t.nets.len()), Some(0));
+        assert_eq!(pair(&bare, &unless), None);
+    }
+}
