@@ -24,6 +24,7 @@ pub mod via;
 pub use direct::Direct;
 pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
 pub use intensity::{Intensity, Periods, Phase, Work};
+pub(crate) use keys::reads_forwarded;
 pub use keys::{Keeps, KeyLayout, KeySpace, Lookups};
 pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
@@ -327,6 +328,7 @@ fn build_source(
             // `same_second = "random"` draws from the scenario's seed, per source.
             let options = ReplayOptions {
                 seed: seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                identity_paths: keys.layout().keeps == Keeps::FieldsAndPaths,
                 ..options.clone()
             };
             Direct::other(ReplaySource::open(

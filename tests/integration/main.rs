@@ -37,6 +37,7 @@ mod probe;
 mod profiles;
 mod replay;
 mod replay_input;
+mod replay_xff;
 mod replicates;
 mod report;
 mod review;

@@ -8,7 +8,7 @@ use crate::algorithms::KeyId;
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
-use crate::traffic::{Arrival, ClientId, KeySpace, Source};
+use crate::traffic::{Arrival, ClientId, KeySpace, Source, reads_forwarded};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,9 @@ pub struct ReplaySource {
     /// the keyspace at `keys_at`.
     interned: Vec<(KeyId, ClientId)>,
     keys_at: usize,
+    /// The local numbers do not read what the keyspace at `keys_at` reads: every record is
+    /// interned in it.
+    unnumbered: bool,
     free: Vec<usize>,
     seq: u64,
     /// The latest time read so far, and its line.
@@ -89,6 +92,7 @@ impl ReplaySource {
             locals: Vec::new(),
             interned: Vec::new(),
             keys_at: 0,
+            unnumbered: false,
             free: Vec::new(),
             seq: 0,
             newest: 0,
@@ -219,7 +223,8 @@ impl ReplaySource {
         let rec = &self.records[slot];
         // The client is the record's user; without one, the key stands in for it.
         let intern = |keys: &mut KeySpace| {
-            keys.intern_with_client(&self.key_spec, |f| &rec.fields[field_index(f)])
+            let value_of = |f| rec.fields[field_index(f)].as_str();
+            keys.intern_with_client(&self.key_spec, value_of, &rec.forwarded_for)
         };
         let Some(local) = self.locals[slot] else {
             return intern(keys);
@@ -229,6 +234,12 @@ impl ReplaySource {
         if at != self.keys_at {
             self.keys_at = at;
             self.interned.clear();
+            // Local numbers that leave out a header this keyspace reads do not tell keys apart.
+            let numbered = reads_forwarded(&self.key_spec, self.options.identity_paths);
+            self.unnumbered = keys.reads_forwarded(&self.key_spec) && !numbered;
+        }
+        if self.unnumbered {
+            return intern(keys);
         }
         let local = local as usize;
         if let Some(&ids) = self.interned.get(local)
@@ -380,6 +391,82 @@ mod tests {
                 Err(e) => return (out, Some(e.to_string()), source.skipped_lines()),
             }
         }
+    }
+
+    /// The key an `xff` identity trusting 10.0.0.0/8 gives (nginx's `set_real_ip_from
+    /// 10.0.0.0/8; real_ip_header X-Forwarded-For; real_ip_recursive on`).
+    fn real_ip() -> KeySpec {
+        use crate::policy::identity::{IdentityFn, Rule};
+        KeySpec::identity(IdentityFn::new(Rule::XffTrusted(vec![
+            "10.0.0.0/8".parse().unwrap(),
+        ])))
+    }
+
+    /// A CSV trace of `rounds` rounds of three clients behind one proxy (10.0.0.1), each naming
+    /// its client in `X-Forwarded-For` when `header`, one request every 10 ms.
+    fn behind_one_proxy(rounds: usize, header: bool) -> String {
+        let mut csv = String::from(if header {
+            "time,ip,x_forwarded_for\n"
+        } else {
+            "time,ip\n"
+        });
+        let mut t = 0u64;
+        for _ in 0..rounds {
+            for client in ["203.0.113.1", "203.0.113.2", "198.51.100.3, 10.0.0.9"] {
+                t += 10_000_000;
+                match header {
+                    true => csv.push_str(&format!("{t},10.0.0.1,\"{client}\"\n")),
+                    false => csv.push_str(&format!("{t},10.0.0.1\n")),
+                }
+            }
+        }
+        csv
+    }
+
+    /// The distinct keys of a replay, in order of first appearance, with their requests.
+    fn keys_of(replayed: &Replayed) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for (_, key, _) in &replayed.0 {
+            match out.iter_mut().find(|(k, _)| k == key) {
+                Some((_, n)) => *n += 1,
+                None => out.push((key.clone(), 1)),
+            }
+        }
+        out
+    }
+
+    /// A replayed record's X-Forwarded-For reaches the identity function as a synthetic
+    /// request's does: three clients behind one trusted proxy are three keys (the second
+    /// entry of the third client's header, 10.0.0.9, is a trusted hop and skipped); without
+    /// the header they are the proxy's one key. The same through the parsing thread (a file of
+    /// over 512 KiB, its keys numbered there), and nothing of it under a key on `ip`.
+    #[test]
+    fn a_replayed_forwarded_for_reaches_the_identity_function() {
+        let dir = tempfile::tempdir().unwrap();
+        let replay_csv = |csv: String, spec: &KeySpec| {
+            let path = dir.path().join("t.csv");
+            std::fs::write(&path, &csv).unwrap();
+            let options = ReplayOptions::default();
+            let out = replay(&path, spec, &options);
+            assert_eq!(out.1, None);
+            keys_of(&out)
+        };
+        let three = |n| {
+            vec![
+                ("203.0.113.1".to_string(), n),
+                ("203.0.113.2".to_string(), n),
+                ("198.51.100.3".to_string(), n),
+            ]
+        };
+        assert_eq!(replay_csv(behind_one_proxy(4, true), &real_ip()), three(4));
+        let one = vec![("10.0.0.1".to_string(), 12)];
+        assert_eq!(replay_csv(behind_one_proxy(4, false), &real_ip()), one);
+        let ip = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        assert_eq!(replay_csv(behind_one_proxy(4, true), &ip), one);
+        // Large enough for the parsing thread, which numbers each (address, header) apart.
+        let big = behind_one_proxy(20_000, true);
+        assert!(big.len() > 2 * CHUNK);
+        assert_eq!(replay_csv(big, &real_ip()), three(20_000));
     }
 
     /// A combined log of `lines` random lines: a few hundred addresses, some users, bad lines,
