@@ -2,7 +2,7 @@
 //! behind one trusted proxy, each naming itself in the header, against the short form, a
 //! contender's rule and an imported nginx.conf, each keyed by the address read past the proxy.
 
-use crate::util::{rlsim, row, summary, write};
+use crate::util::{row, summary, write};
 
 /// Three clients (203.0.113.1, 203.0.113.2, 198.51.100.3) behind the proxy 10.0.0.1, ten
 /// requests each, taking turns one every 10 ms from 1 s on (so each client's are 30 ms apart);
