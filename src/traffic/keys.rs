@@ -298,8 +298,8 @@ impl KeySpace {
         }
     }
 
-    /// Whether this keyspace reads a replayed record's `X-Forwarded-For` under `spec`
-    /// ([`reads_forwarded`]).
+    /// Whether this keyspace reads a replayed record's `X-Forwarded-For` under `spec`: under an
+    /// identity function, or when it tells identities apart by their path.
     pub fn reads_forwarded(&self, spec: &KeySpec) -> bool {
         reads_forwarded(spec, self.wires.is_some())
     }
