@@ -31,8 +31,9 @@ pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
     DEFAULT_LOG_FORMAT, HaproxyLogFormat, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part,
-    Production, ROUTES, Record, ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat,
-    Verdict, detect_format, prepare_trace, replay_warnings, split_sources, trace_start,
+    Production, ROUTES, Record, ReplayEnd, ReplayOptions, ReplaySource, SameSecond, Stopped,
+    TraceData, TraceFormat, Verdict, detect_format, prepare_trace, replay_warnings, split_sources,
+    trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -288,6 +289,12 @@ pub trait Source: Send {
     /// traffic` exports of it besides the identity: status, decision, headers). Valid until the
     /// next call to [`Source::next_arrival`].
     fn last_record(&self) -> Option<&Record> {
+        None
+    }
+
+    /// How a replayed trace's reading ended (`None` for a generated source): what it reports
+    /// once it has finished, for the run's warnings on a trace cut short or empty.
+    fn replay_end(&self) -> Option<ReplayEnd> {
         None
     }
 }

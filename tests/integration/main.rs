@@ -36,6 +36,7 @@ mod out_dir;
 mod probe;
 mod profiles;
 mod replay;
+mod replay_cut;
 mod replay_input;
 mod replay_xff;
 mod replicates;

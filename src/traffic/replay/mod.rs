@@ -48,7 +48,7 @@ pub use haproxy::{HTTPLOG, Template as HaproxyLogFormat};
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use logged::{Logged, ROUTES, Verdict};
 pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
-pub use source::ReplaySource;
+pub use source::{ReplayEnd, ReplaySource, Stopped};
 pub use split::split_sources;
 
 use super::Role;

@@ -13,6 +13,31 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
 
+/// How a replay's reading of its trace ended ([`Source::replay_end`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayEnd {
+    /// Records read from the trace, every repetition's (every line for each part of a split
+    /// trace).
+    pub records: u64,
+    /// Records replayed as this source's requests.
+    pub replayed: u64,
+    /// The record the source stopped at, its time at or past its `stop`, with records left
+    /// unread after it; `None` when the trace ended first.
+    pub stopped: Option<Stopped>,
+}
+
+/// The first record a replay did not replay because its time is at or past the source's stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// Its virtual time.
+    pub time: Nanos,
+    /// Its time in the log (ns since the Unix epoch, or as written for small values).
+    pub logged: u64,
+    pub line: u64,
+    /// Its repetition of `loop`, from 0.
+    pub repetition: u32,
+}
+
 pub struct ReplaySource {
     path: PathBuf,
     reader: Box<dyn RecordReader>,
@@ -59,6 +84,8 @@ pub struct ReplaySource {
     has_parts: bool,
     /// The slot of the record last returned as an arrival ([`Source::last_record`]).
     released: Option<usize>,
+    /// What [`Source::replay_end`] reports.
+    end: ReplayEnd,
 }
 
 impl ReplaySource {
@@ -108,6 +135,7 @@ impl ReplaySource {
             eof: false,
             scratch: String::new(),
             released: None,
+            end: ReplayEnd::default(),
         })
     }
 
@@ -137,6 +165,7 @@ impl ReplaySource {
                 }
                 Outcome::Record => {
                     self.tape.record(|| Entry::Record(rec.clone()));
+                    self.end.records += 1;
                     break;
                 }
             }
@@ -308,6 +337,12 @@ impl Source for ReplaySource {
                 continue;
             }
             if time >= self.stop {
+                self.end.stopped = Some(Stopped {
+                    time,
+                    logged: epoch,
+                    line: rec.line,
+                    repetition: self.loop_index,
+                });
                 return Ok(None);
             }
             let method = self.records[slot].method.unwrap_or_default().code();
@@ -320,6 +355,7 @@ impl Source for ReplaySource {
                 let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);
                 arrival.logged = Logged::new(rec.production, rec.status, route);
             }
+            self.end.replayed += 1;
             return Ok(Some(arrival));
         }
         Ok(None)
@@ -338,6 +374,10 @@ impl Source for ReplaySource {
     fn last_record(&self) -> Option<&Record> {
         // The slot is free but not reused before the next read.
         self.released.map(|slot| &self.records[slot])
+    }
+
+    fn replay_end(&self) -> Option<ReplayEnd> {
+        Some(self.end)
     }
 }
 
