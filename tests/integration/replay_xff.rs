@@ -9,13 +9,18 @@ use crate::util::{row, summary, write};
 /// with `header`, each names itself in `X-Forwarded-For` (the third behind a second proxy,
 /// 10.0.0.9, as the first one appends it).
 fn trace(header: bool) -> String {
+    trace_of(30, header)
+}
+
+/// `requests` requests in turn from the three clients, as [`trace`].
+fn trace_of(requests: u64, header: bool) -> String {
     let mut csv = String::from(if header {
         "time,ip,x_forwarded_for\n"
     } else {
         "time,ip\n"
     });
     let clients = ["203.0.113.1", "203.0.113.2", "198.51.100.3, 10.0.0.9"];
-    for k in 0..30u64 {
+    for k in 0..requests {
         let t = 1_000_000_000 + k * 10_000_000;
         match header {
             true => csv.push_str(&format!("{t},10.0.0.1,\"{}\"\n", clients[k as usize % 3])),
@@ -85,19 +90,25 @@ path = "trace.csv"
 /// (offered, admitted, rejected) of each row: the short form's (and its keys), the rule's,
 /// nginx's.
 fn run(header: bool) -> (u64, Vec<(u64, u64, u64)>) {
+    run_trace(&trace(header), "1m")
+}
+
+fn run_trace(trace: &str, duration: &str) -> (u64, Vec<(u64, u64, u64)>) {
     let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "trace.csv", &trace(header));
+    write(dir.path(), "trace.csv", trace);
     write(dir.path(), "nginx.conf", NGINX);
     let counts = |s: &serde_json::Value, name: &str| {
         let r = row(s, name);
         let n = |f: &str| r[f].as_u64().unwrap_or_else(|| panic!("{name} {f}: {r}"));
         (n("offered"), n("admitted"), n("rejected"))
     };
-    let short = summary(&write(dir.path(), "short.toml", SHORT_FORM));
+    let duration = format!("duration = \"{duration}\"");
+    let scenario = |text: &str| text.replace("duration = \"1m\"", &duration);
+    let short = summary(&write(dir.path(), "short.toml", &scenario(SHORT_FORM)));
     let keys = row(&short, "sliding_window_log")["keys_seen"]
         .as_u64()
         .unwrap();
-    let stacks = summary(&write(dir.path(), "stacks.toml", CONTENDERS));
+    let stacks = summary(&write(dir.path(), "stacks.toml", &scenario(CONTENDERS)));
     let rows = vec![
         counts(&short, "sliding_window_log"),
         counts(&stacks, "rules"),
@@ -119,4 +130,21 @@ fn each_client_behind_a_trusted_proxy_gets_its_own_counter() {
     assert_eq!(run(true), (3, vec![each, each, each]));
     let shared = (30, 4, 26);
     assert_eq!(run(false), (1, vec![shared, shared, shared]));
+}
+
+/// A trace over 512 KiB is parsed on a second thread, which numbers each record's key there:
+/// the header must be part of what it numbers, in the short form's keyspace and a contender's.
+/// 24 000 requests over 240 s, each client's 30 ms apart: a sliding log of 4 a minute admits a
+/// client's first 4, then 4 more as each minute since them ends (the one at exactly +60 s sees
+/// only 3 in its window `(t − 1m, t]`): 16 in 4 minutes, 48 for the three (16 with one key).
+#[test]
+fn the_parsing_thread_numbers_keys_with_the_header() {
+    let big = trace_of(24_000, true);
+    assert!(big.len() > 1 << 19, "{}", big.len());
+    let (keys, rows) = run_trace(&big, "5m");
+    assert_eq!(keys, 3);
+    assert_eq!(rows[..2], [(24_000, 48, 23_952), (24_000, 48, 23_952)]);
+    let (keys, rows) = run_trace(&trace_of(24_000, false), "5m");
+    assert_eq!(keys, 1);
+    assert_eq!(rows[..2], [(24_000, 16, 23_984), (24_000, 16, 23_984)]);
 }
