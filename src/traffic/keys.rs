@@ -321,11 +321,12 @@ impl KeySpace {
     ) -> (KeyId, ClientId) {
         let user = value_of(KeyField::User);
         let mut path = self.forwarded.take();
-        let ip = (spec.identity_fn().is_some() || !forwarded_for.is_empty())
+        let reads = !forwarded_for.is_empty() && self.reads_forwarded(spec);
+        let ip = (spec.identity_fn().is_some() || reads)
             .then(|| value_of(KeyField::Ip).parse::<IpAddr>().ok())
             .flatten();
         let forwarded = match ip {
-            Some(ip) if !forwarded_for.is_empty() && self.reads_forwarded(spec) => {
+            Some(ip) if reads => {
                 let wire = path.get_or_insert_with(Wire::forwarded);
                 wire.set_forwarded(ip, forwarded_for).then_some(&*wire)
             }
@@ -527,6 +528,32 @@ mod tests {
             3 => Op::Client(user),
             _ => Op::Batch(batch),
         })
+    }
+
+    /// A contender's keyspace (all four fields, paths told apart) keeps a replayed record's
+    /// header as its identity's path: the same fields behind another header are another
+    /// identity, the same header the same one; a key of fields alone never reads it.
+    #[test]
+    fn a_replayed_header_is_the_path_of_a_contenders_identity() {
+        let all = KeySpec::new(KeyField::ALL.to_vec()).unwrap();
+        let mut keys = KeySpace::with_layout(KeyLayout {
+            keeps: Keeps::FieldsAndPaths,
+            lookups: Lookups::DuringRun,
+        });
+        let value_of = |f| if f == KeyField::Ip { "10.0.0.1" } else { "" };
+        let (a, _) = keys.intern_with_client(&all, value_of, "203.0.113.1");
+        let (b, _) = keys.intern_with_client(&all, value_of, "203.0.113.2, 10.0.0.9");
+        let (c, _) = keys.intern_with_client(&all, value_of, "");
+        assert_eq!(keys.intern_with_client(&all, value_of, "203.0.113.1").0, a);
+        assert_eq!((a, b, c), (0, 1, 2));
+        assert_eq!(keys.name(b), "10.0.0.1||||@10.0.0.1,203.0.113.2,10.0.0.9");
+        let xff = |id| keys.wire(id).map(|w| w.seen(None).xff.to_vec());
+        assert_eq!(xff(a), Some(vec!["203.0.113.1".parse::<IpAddr>().unwrap()]));
+        assert_eq!(xff(c), None);
+        let mut plain = KeySpace::new();
+        let ip = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        assert_eq!(plain.intern_with_client(&ip, value_of, "203.0.113.1").0, 0);
+        assert_eq!(plain.intern_with_client(&ip, value_of, "203.0.113.2").0, 0);
     }
 
     /// First-appearance numbering of texts: the reference the keyspace must agree with.
