@@ -368,6 +368,10 @@ pub struct AlgorithmReport {
     /// are the same in every row; the summary lists them with the sources.
     #[serde(skip)]
     pub skipped_lines: Vec<u64>,
+    /// Per source (in the scenario's order): how its replay ended (`None` for a generated
+    /// source), the same in every row: what the verdict warns of a trace cut short or empty.
+    #[serde(skip)]
+    pub replay_ends: Vec<Option<crate::traffic::ReplayEnd>>,
     /// The delays of legit and of abusive requests: the delay chart's data.
     #[serde(skip)]
     pub legit_delay: DelayStats,

@@ -426,6 +426,7 @@ impl Recorder {
             busiest_key: timeline.busiest_key,
             retries_by_source: timeline.retries_by_source,
             skipped_lines: self.skipped_lines,
+            replay_ends: Vec::new(),
             legit_delay: legit_delay.clone(),
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,

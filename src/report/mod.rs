@@ -16,6 +16,7 @@ pub(crate) mod manifest;
 mod observed;
 mod provenance;
 pub(crate) mod ranking;
+mod replayed;
 pub mod resonance;
 mod review;
 mod story;

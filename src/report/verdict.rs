@@ -174,6 +174,9 @@ pub enum WarningKind {
     Collateral,
     /// What an imported contender's configuration is often misread as (docs/import.md).
     Import,
+    /// A replayed trace cut at the scenario's `duration` with records left, or one with no
+    /// record (its figures are 0 over 0 requests); `contender` is empty.
+    Replay,
 }
 
 /// One goal against the recommended contender.
@@ -210,6 +213,14 @@ impl Verdict {
         let mut verdict = Verdict::judge(&scenario.goals, &yardstick(scenario), &candidates);
         let about = verdict.recommended.clone().unwrap_or_default();
         verdict.stability = stability(&about, robustness);
+        // What the figures cover comes first: a cut or empty trace changes every one.
+        let replays = super::replayed::warnings(scenario, algorithms).into_iter();
+        let data = replays.map(|text| Warning {
+            kind: WarningKind::Replay,
+            contender: String::new(),
+            text: format!("{text}."),
+        });
+        verdict.warnings.splice(0..0, data);
         for c in &scenario.algorithms {
             verdict.warnings.extend(c.notes.iter().map(|n| Warning {
                 kind: WarningKind::Import,

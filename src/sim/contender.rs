@@ -126,6 +126,10 @@ impl Source for Identified {
     fn skipped_lines(&self) -> u64 {
         self.inner.skipped_lines()
     }
+
+    fn replay_end(&self) -> Option<traffic::ReplayEnd> {
+        self.inner.replay_end()
+    }
 }
 
 /// What the stack knows of one (identity, source): bypassed, which rules apply (bit i), and

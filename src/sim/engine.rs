@@ -11,7 +11,7 @@ use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
 use crate::metrics::{Deciders, Recorder};
 use crate::time::Nanos;
-use crate::traffic::{Arrival, Direct, KeySpace, Source};
+use crate::traffic::{Arrival, Direct, KeySpace, ReplayEnd, Source};
 
 /// Below this many keys and clients the tallies' and the limiter's entries stay in the caches,
 /// and looking them up a request ahead is pure overhead (docs/performance.md, "The engine and
@@ -164,7 +164,7 @@ pub struct Observers<'a> {
 
 /// Runs every source through `limiter` to the end, reporting to the observers. Rejected
 /// requests are retried as `clients` react. Idle keys are evicted every `evict_every` of
-/// virtual time.
+/// virtual time. Returns how each source's replay ended ([`Source::replay_end`]).
 pub fn simulate<'a, G: Gate>(
     limiter: &'a mut G,
     mut sources: Vec<Direct>,
@@ -172,7 +172,7 @@ pub fn simulate<'a, G: Gate>(
     clients: &'a mut Clients,
     evict_every: Nanos,
     observers: Observers<'a>,
-) -> Result<()> {
+) -> Result<Vec<Option<ReplayEnd>>> {
     // Each source's next request, in place: a source writes it here directly
     // ([`Source::next_into`]); only the queued ones (an `Arrival` event) are meaningful.
     let mut pending: Vec<Arrival> = vec![Arrival::new(0, 0, 0, 0); sources.len()];
@@ -267,7 +267,7 @@ pub fn simulate<'a, G: Gate>(
     run.observers
         .progress
         .add(requests, last.saturating_sub(since));
-    Ok(())
+    Ok(sources.iter().map(Source::replay_end).collect())
 }
 
 fn internal(e: ScheduledInThePast) -> Error {

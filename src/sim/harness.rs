@@ -133,12 +133,13 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
         observers,
     );
     let stored = contest.close(&mut gate)?;
-    run?;
+    let replay_ends = run?;
     let (peak, end) = contest.memory(&mut gate);
     let elapsed = started.elapsed();
     let name = setup.contender.name.as_str();
     let params = contest.params();
     let mut report = recorder.finish(&scenario.traffic, name, params, &keys, peak, end);
+    report.replay_ends = replay_ends;
     contest.figures(&mut gate, &mut report);
     // `[[contender]]` entries only: the short form's rows keep their shape.
     if setup.contender.field.starts_with("contender[") {

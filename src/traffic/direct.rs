@@ -88,6 +88,13 @@ impl Source for Direct {
             Direct::Other(s) => s.last_record(),
         }
     }
+
+    fn replay_end(&self) -> Option<super::ReplayEnd> {
+        match self {
+            Direct::Constant(_) | Direct::Poisson(_) => None,
+            Direct::Other(s) => s.replay_end(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -88,6 +88,16 @@ pub struct KeySpace {
     /// The routes of replayed requests with production's decisions, numbered from 1 in the
     /// order they first appear (at most [`super::ROUTES`] − 1; the rest are number 0).
     routes: Vec<Box<str>>,
+    /// A replayed record's path (its `X-Forwarded-For`), refilled per record: no allocation
+    /// once it has grown to the longest header.
+    forwarded: Option<Wire>,
+}
+
+/// Whether a keyspace reads a replayed record's `X-Forwarded-For`: under an identity function
+/// (which may read it), or when it tells identities apart by their path (`paths`: a
+/// contender's, whose rules may key by one). Otherwise the header costs nothing.
+pub(crate) fn reads_forwarded(spec: &KeySpec, paths: bool) -> bool {
+    paths || spec.identity_fn().is_some()
 }
 
 impl KeySpace {
@@ -288,25 +298,55 @@ impl KeySpace {
         }
     }
 
+    /// Whether this keyspace reads a replayed record's `X-Forwarded-For` under `spec`: under an
+    /// identity function, or when it tells identities apart by their path.
+    pub fn reads_forwarded(&self, spec: &KeySpec) -> bool {
+        reads_forwarded(spec, self.wires.is_some())
+    }
+
     /// The key of a trace record (as [`KeySpace::intern`]) and its client: the record's user,
     /// or without one the client named like the key (traffic that carries no user identity).
+    ///
+    /// `forwarded_for` is the record's `X-Forwarded-For` as logged (empty: none). Where the
+    /// keyspace reads it ([`KeySpace::reads_forwarded`]) and the record's `ip` is an address,
+    /// the request is seen as a synthetic one behind proxies is: from its `ip` as the socket
+    /// peer, with the header's addresses ([`Wire::set_forwarded`]). An identity function reads
+    /// them, and a keyspace that tells paths apart keeps them as the key's path
+    /// ([`KeySpace::wire`]).
     pub fn intern_with_client<'a>(
         &mut self,
         spec: &KeySpec,
         value_of: impl Fn(KeyField) -> &'a str,
+        forwarded_for: &str,
     ) -> (KeyId, ClientId) {
         let user = value_of(KeyField::User);
-        let who = spec.identity_fn().and_then(|f| {
-            let ip: IpAddr = value_of(KeyField::Ip).parse().ok()?;
+        let mut path = self.forwarded.take();
+        let reads = !forwarded_for.is_empty() && self.reads_forwarded(spec);
+        let ip = (spec.identity_fn().is_some() || reads)
+            .then(|| value_of(KeyField::Ip).parse::<IpAddr>().ok())
+            .flatten();
+        let forwarded = match ip {
+            Some(ip) if reads => {
+                let wire = path.get_or_insert_with(Wire::forwarded);
+                wire.set_forwarded(ip, forwarded_for).then_some(&*wire)
+            }
+            _ => None,
+        };
+        let who = spec.identity_fn().zip(ip).map(|(f, ip)| {
             let user = Some(user).filter(|u| !u.is_empty());
-            Some(f.apply(&Seen::direct(ip, user)))
+            match forwarded {
+                Some(wire) => f.apply(&wire.seen(user)),
+                None => f.apply(&Seen::direct(ip, user)),
+            }
         });
         let client = if user.is_empty() {
             ClientOf::Key
         } else {
             ClientOf::User(user)
         };
-        self.intern_key_client(spec, who, &value_of, None, client)
+        let ids = self.intern_key_client(spec, who, &value_of, forwarded, client);
+        self.forwarded = path;
+        ids
     }
 
     /// The name of client `id` (its user identity, or its key's text when it has none).
@@ -501,6 +541,32 @@ mod tests {
         })
     }
 
+    /// A contender's keyspace (all four fields, paths told apart) keeps a replayed record's
+    /// header as its identity's path: the same fields behind another header are another
+    /// identity, the same header the same one; a key of fields alone never reads it.
+    #[test]
+    fn a_replayed_header_is_the_path_of_a_contenders_identity() {
+        let all = KeySpec::new(KeyField::ALL.to_vec()).unwrap();
+        let mut keys = KeySpace::with_layout(KeyLayout {
+            keeps: Keeps::FieldsAndPaths,
+            lookups: Lookups::DuringRun,
+        });
+        let value_of = |f| if f == KeyField::Ip { "10.0.0.1" } else { "" };
+        let (a, _) = keys.intern_with_client(&all, value_of, "203.0.113.1");
+        let (b, _) = keys.intern_with_client(&all, value_of, "203.0.113.2, 10.0.0.9");
+        let (c, _) = keys.intern_with_client(&all, value_of, "");
+        assert_eq!(keys.intern_with_client(&all, value_of, "203.0.113.1").0, a);
+        assert_eq!((a, b, c), (0, 1, 2));
+        assert_eq!(keys.name(b), "10.0.0.1||||@10.0.0.1,203.0.113.2,10.0.0.9");
+        let xff = |id| keys.wire(id).map(|w| w.seen(None).xff.to_vec());
+        assert_eq!(xff(a), Some(vec!["203.0.113.1".parse::<IpAddr>().unwrap()]));
+        assert_eq!(xff(c), None);
+        let mut plain = KeySpace::new();
+        let ip = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        assert_eq!(plain.intern_with_client(&ip, value_of, "203.0.113.1").0, 0);
+        assert_eq!(plain.intern_with_client(&ip, value_of, "203.0.113.2").0, 0);
+    }
+
     /// First-appearance numbering of texts: the reference the keyspace must agree with.
     #[derive(Default)]
     struct Numbering(std::collections::HashMap<String, u32>, Vec<String>);
@@ -561,7 +627,7 @@ mod tests {
                             KeyField::User => user.as_str(),
                             _ => "",
                         };
-                        let got = keys.intern_with_client(&spec, value_of);
+                        let got = keys.intern_with_client(&spec, value_of, "");
                         let key_text = text(ip, user);
                         let client = if user.is_empty() { &key_text } else { user };
                         let want = (want_keys.id(&key_text), want_clients.id(client));

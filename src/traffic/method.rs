@@ -108,6 +108,10 @@ impl Source for Methods {
     fn skipped_lines(&self) -> u64 {
         self.inner.skipped_lines()
     }
+
+    fn replay_end(&self) -> Option<super::ReplayEnd> {
+        self.inner.replay_end()
+    }
 }
 
 #[cfg(test)]

@@ -24,14 +24,16 @@ pub mod via;
 pub use direct::Direct;
 pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
 pub use intensity::{Intensity, Periods, Phase, Work};
+pub(crate) use keys::reads_forwarded;
 pub use keys::{Keeps, KeyLayout, KeySpace, Lookups};
 pub use kind::{ArrivalKind, TrafficKind};
 pub use population::RateDist;
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
     DEFAULT_LOG_FORMAT, HaproxyLogFormat, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part,
-    Production, ROUTES, Record, ReplayOptions, ReplaySource, SameSecond, TraceData, TraceFormat,
-    Verdict, detect_format, prepare_trace, replay_warnings, split_sources, trace_start,
+    Production, ROUTES, Record, ReplayEnd, ReplayOptions, ReplaySource, SameSecond, Stopped,
+    TraceData, TraceFormat, Verdict, detect_format, prepare_trace, replay_warnings, split_sources,
+    trace_start,
 };
 
 use crate::algorithms::KeyId;
@@ -289,6 +291,12 @@ pub trait Source: Send {
     fn last_record(&self) -> Option<&Record> {
         None
     }
+
+    /// How a replayed trace's reading ended (`None` for a generated source): what it reports
+    /// once it has finished, for the run's warnings on a trace cut short or empty.
+    fn replay_end(&self) -> Option<ReplayEnd> {
+        None
+    }
 }
 
 /// [`replay_warnings`] of a scenario's replay sources.
@@ -327,6 +335,7 @@ fn build_source(
             // `same_second = "random"` draws from the scenario's seed, per source.
             let options = ReplayOptions {
                 seed: seed ^ (index as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                identity_paths: keys.layout().keeps == Keeps::FieldsAndPaths,
                 ..options.clone()
             };
             Direct::other(ReplaySource::open(

@@ -162,6 +162,30 @@ impl Wire {
         }
     }
 
+    /// A replayed request's path, to be filled by [`Wire::set_forwarded`]: its room is reused
+    /// from one record to the next.
+    pub fn forwarded() -> Wire {
+        let unspecified = IpAddr::V4(Ipv4Addr::UNSPECIFIED);
+        Wire {
+            client: unspecified,
+            peer: unspecified,
+            xff: Vec::new(),
+            real_ip: None,
+            cf: None,
+            rotation: Rotation::None,
+        }
+    }
+
+    /// Makes this what the origin saw of a logged request: from `peer` (the record's `ip`,
+    /// which stands for the client too), with `header` as its `X-Forwarded-For`. Allocates
+    /// only to grow. False when the header has no address: then the request was direct.
+    pub fn set_forwarded(&mut self, peer: IpAddr, header: &str) -> bool {
+        self.client = peer;
+        self.peer = peer;
+        parse_forwarded_for(header, &mut self.xff);
+        !self.xff.is_empty()
+    }
+
     /// What the origin sees; `user` is the signed-in user, if any.
     pub fn seen<'a>(&'a self, user: Option<&'a str>) -> Seen<'a> {
         Seen {
@@ -214,6 +238,37 @@ impl Wire {
             Rotation::None => {}
         }
     }
+}
+
+/// The addresses of an `X-Forwarded-For` header, leftmost first, into `out` (cleared first).
+/// Entries are comma-separated, blanks around them and empty ones ignored; an entry may carry a
+/// port (`203.0.113.7:41234`, `[2001:db8::1]:443`). An entry that is not an address (`unknown`,
+/// a hostname) ends what can be read: only the entries to its right are kept, as nginx's realip
+/// module stops its walk from the right at the first one it cannot parse.
+pub fn parse_forwarded_for(header: &str, out: &mut Vec<IpAddr>) {
+    out.clear();
+    for entry in header.split(',') {
+        let entry = entry.trim_matches([' ', '\t']);
+        if entry.is_empty() {
+            continue;
+        }
+        match forwarded_address(entry) {
+            Some(addr) => out.push(addr),
+            None => out.clear(),
+        }
+    }
+}
+
+/// One `X-Forwarded-For` entry's address: bare, bracketed, or with a port.
+fn forwarded_address(entry: &str) -> Option<IpAddr> {
+    if let Ok(addr) = entry.parse::<IpAddr>() {
+        return Some(addr);
+    }
+    if let Ok(sock) = entry.parse::<std::net::SocketAddr>() {
+        return Some(sock.ip());
+    }
+    let inner = entry.strip_prefix('[')?.strip_suffix(']')?;
+    inner.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6)
 }
 
 /// A random forged IPv4 address.
@@ -329,6 +384,40 @@ mod tests {
         // Clients wrap around the first 64 hosts.
         let w = Wire::new(ip(CLIENT), 67, &net(&[Hop::Cdn]), UNUSED);
         assert_eq!(w.seen(None).peer, ip("173.245.48.4"));
+    }
+
+    #[test]
+    fn a_logged_forwarded_for_is_read_from_the_right() {
+        let mut out = vec![ip("9.9.9.9")];
+        let read = |h: &str, out: &mut Vec<IpAddr>| {
+            parse_forwarded_for(h, out);
+            out.iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        assert_eq!(read("", &mut out), "");
+        assert_eq!(
+            read("203.0.113.9, 10.0.0.2 ,,\t10.0.0.1", &mut out),
+            "203.0.113.9 10.0.0.2 10.0.0.1"
+        );
+        assert_eq!(
+            read(
+                "203.0.113.9:41234, [2001:db8::1]:443, [2001:db8::2], 2001:db8::3",
+                &mut out
+            ),
+            "203.0.113.9 2001:db8::1 2001:db8::2 2001:db8::3"
+        );
+        // An entry that is not an address: what lies left of it cannot be trusted to parse.
+        assert_eq!(read("1.1.1.1, unknown, 10.0.0.1", &mut out), "10.0.0.1");
+        assert_eq!(read("10.0.0.1, garbage", &mut out), "");
+        let mut w = Wire::forwarded();
+        assert!(w.set_forwarded(ip("10.0.0.1"), "198.51.100.7"));
+        let s = w.seen(None);
+        assert_eq!((s.client, s.peer), (ip("10.0.0.1"), ip("10.0.0.1")));
+        assert_eq!(s.xff, &[ip("198.51.100.7")]);
+        assert!(!w.rotates());
+        assert!(!w.set_forwarded(ip("10.0.0.1"), "-"));
     }
 
     #[test]

@@ -13,7 +13,6 @@
 use super::local_keys::LocalKeys;
 use super::{Outcome, Record, RecordReader};
 use crate::error::{Error, Result};
-use crate::policy::KeySpec;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -60,12 +59,12 @@ pub(super) struct ParseAhead {
 }
 
 impl ParseAhead {
-    /// Starts reading `reader` (of the trace at `path`); with `keys`, numbering the records'
-    /// keys as that spec reads them.
+    /// Starts reading `reader` (of the trace at `path`); with `numbers`, numbering the records'
+    /// keys.
     pub(super) fn new(
         path: &Path,
         mut reader: Box<dyn RecordReader>,
-        keys: Option<&KeySpec>,
+        mut numbers: Option<LocalKeys>,
     ) -> Result<ParseAhead> {
         let (filled_tx, filled_rx) = sync_channel::<Vec<Item>>(BATCHES);
         let (empty_tx, empty_rx) = sync_channel::<Vec<Item>>(BATCHES);
@@ -75,7 +74,6 @@ impl ParseAhead {
                 .expect("the receiver is alive and has room");
         }
         let has_parts = reader.has_parts();
-        let mut numbers = keys.map(LocalKeys::new);
         let numbered = numbers.is_some();
         let thread = std::thread::Builder::new()
             .name("rlsim-trace-parse".into())
@@ -211,7 +209,7 @@ impl Drop for ParseAhead {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::KeyField;
+    use crate::policy::{KeyField, KeySpec};
 
     /// A reader that gives `n` records (keyed `k % 7`), a malformed line every 5th read, then
     /// fails or ends.
@@ -266,8 +264,12 @@ mod tests {
             (BATCH as u64 - 1, true),
         ] {
             let scripted = || Scripted { read: 0, n, fail };
-            let mut ahead =
-                ParseAhead::new(Path::new("t"), Box::new(scripted()), Some(&spec)).unwrap();
+            let mut ahead = ParseAhead::new(
+                Path::new("t"),
+                Box::new(scripted()),
+                Some(LocalKeys::new(&spec, false)),
+            )
+            .unwrap();
             assert!(ahead.has_parts());
             let got = reads(&mut ahead, n as usize + 3);
             // The plain reader, numbering keys by hand: k0..k6 in order of first appearance.

@@ -40,6 +40,8 @@ const HASHER: rustc_hash::FxBuildHasher = rustc_hash::FxBuildHasher;
 pub(super) struct LocalKeys {
     /// The record's fields that make its text, indexed like `KeyField::ALL`.
     fields: Vec<usize>,
+    /// The record's `X-Forwarded-For` is part of its text (the keyspace reads it).
+    forwarded: bool,
     /// A power of two long, at most three quarters full.
     slots: Vec<Slot>,
     len: u32,
@@ -54,8 +56,10 @@ pub(super) struct LocalKeys {
 
 impl LocalKeys {
     /// Numbers keys as `spec` reads them in [`crate::traffic::KeySpace::intern_with_client`]:
-    /// its fields, the user (the client), and the address when an identity function reads it.
-    pub(super) fn new(spec: &KeySpec) -> LocalKeys {
+    /// its fields, the user (the client), the address when an identity function reads it, and
+    /// the `X-Forwarded-For` header when the keyspace reads that (under an identity function,
+    /// or `paths`: a keyspace that tells identities apart by their path).
+    pub(super) fn new(spec: &KeySpec, paths: bool) -> LocalKeys {
         let fields = KeyField::ALL
             .iter()
             .filter(|&&f| {
@@ -67,6 +71,7 @@ impl LocalKeys {
             .collect();
         LocalKeys {
             fields,
+            forwarded: crate::traffic::reads_forwarded(spec, paths),
             slots: vec![EMPTY; 1 << 10],
             len: 0,
             arena: Vec::new(),
@@ -94,6 +99,11 @@ impl LocalKeys {
         for rec in records {
             for &f in &self.fields {
                 let value = rec.fields[f].as_bytes();
+                write_len(&mut self.texts, value.len());
+                self.texts.extend_from_slice(value);
+            }
+            if self.forwarded {
+                let value = rec.forwarded_for.as_bytes();
                 write_len(&mut self.texts, value.len());
                 self.texts.extend_from_slice(value);
             }
@@ -174,7 +184,7 @@ impl LocalKeys {
         for slot in old.into_iter().filter(|s| s.id != u32::MAX) {
             let start = slot.start as usize;
             let mut end = start;
-            for _ in &self.fields {
+            for _ in 0..self.fields.len() + usize::from(self.forwarded) {
                 let (len, bytes) = read_len(&self.arena[end..]);
                 end += bytes + len;
             }
@@ -238,7 +248,7 @@ mod tests {
             batch in 1usize..300,
         ) {
             let spec = KeySpec::new(vec![KeyField::Ip]).unwrap();
-            let mut keys = LocalKeys::new(&spec);
+            let mut keys = LocalKeys::new(&spec, false);
             let mut reference = indexmap::IndexSet::new();
             let records: Vec<Record> =
                 recs.iter().map(|(i, u, e)| record(i, u, e)).collect();
@@ -255,9 +265,34 @@ mod tests {
     }
 
     #[test]
+    fn reads_the_forwarded_header_where_the_keyspace_does() {
+        let mut recs = [
+            record("10.0.0.1", "", "/a"),
+            record("10.0.0.1", "", "/a"),
+            record("10.0.0.1", "", "/a"),
+        ];
+        recs[1].forwarded_for = "203.0.113.1".into();
+        recs[2].forwarded_for = "203.0.113.2".into();
+        let ip = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        assert_eq!(LocalKeys::new(&ip, false).number(recs.iter()), &[0, 0, 0]);
+        // A contender's keyspace (paths) or an identity function reads it.
+        assert_eq!(LocalKeys::new(&ip, true).number(recs.iter()), &[0, 1, 2]);
+        let xff = KeySpec::identity(crate::policy::identity::IdentityFn::new(
+            crate::policy::identity::Rule::XffHops(1),
+        ));
+        let mut keys = LocalKeys::new(&xff, false);
+        assert_eq!(keys.number(recs.iter()), &[0, 1, 2]);
+        // Its texts are found again after the table grows.
+        for _ in 0..3 {
+            keys.grow();
+        }
+        assert_eq!(keys.number(recs.iter().rev()), &[2, 1, 0]);
+    }
+
+    #[test]
     fn reads_the_fields_the_key_reads() {
         let spec = KeySpec::new(vec![KeyField::Endpoint]).unwrap();
-        let mut keys = LocalKeys::new(&spec);
+        let mut keys = LocalKeys::new(&spec, false);
         let recs = [
             record("1.1.1.1", "", "/a"),
             record("2.2.2.2", "", "/a"),

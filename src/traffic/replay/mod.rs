@@ -48,7 +48,7 @@ pub use haproxy::{HTTPLOG, Template as HaproxyLogFormat};
 pub use input::{MAX_IN_MEMORY, MAX_LINE, TraceData};
 pub use logged::{Logged, ROUTES, Verdict};
 pub use nginx::{DEFAULT_LOG_FORMAT, Template as NginxLogFormat};
-pub use source::ReplaySource;
+pub use source::{ReplayEnd, ReplaySource, Stopped};
 pub use split::split_sources;
 
 use super::Role;
@@ -295,6 +295,10 @@ pub struct ReplayOptions {
     pub log_format: Option<NginxLogFormat>,
     /// The `log-format` of a `haproxy` trace (the source's `log_format`; `None`: `option httplog`'s format).
     pub haproxy_log_format: Option<HaproxyLogFormat>,
+    /// Set by the run, not the scenario: the keyspace the source interns into tells identities
+    /// apart by their path (a `[[contender]]`'s, [`crate::traffic::Keeps::FieldsAndPaths`]), so
+    /// a record's `X-Forwarded-For` is part of its identity.
+    pub identity_paths: bool,
 }
 
 impl Default for ReplayOptions {
@@ -318,6 +322,7 @@ impl Default for ReplayOptions {
             data: TraceData::default(),
             log_format: None,
             haproxy_log_format: None,
+            identity_paths: false,
         }
     }
 }
@@ -531,7 +536,8 @@ pub(crate) fn open_ahead(
     if !input::worth_a_thread(path, &options.data) {
         return Ok(reader);
     }
-    Ok(Box::new(ahead::ParseAhead::new(path, reader, keys)?))
+    let numbering = keys.map(|spec| local_keys::LocalKeys::new(spec, options.identity_paths));
+    Ok(Box::new(ahead::ParseAhead::new(path, reader, numbering)?))
 }
 
 /// Reads the trace once if it must be held in memory (see [`TraceData::load`]), detects its

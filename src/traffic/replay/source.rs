@@ -8,10 +8,35 @@ use crate::algorithms::KeyId;
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
-use crate::traffic::{Arrival, ClientId, KeySpace, Source};
+use crate::traffic::{Arrival, ClientId, KeySpace, Source, reads_forwarded};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
+
+/// How a replay's reading of its trace ended ([`Source::replay_end`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayEnd {
+    /// Records read from the trace, every repetition's (every line for each part of a split
+    /// trace).
+    pub records: u64,
+    /// Records replayed as this source's requests.
+    pub replayed: u64,
+    /// The record the source stopped at, its time at or past its `stop`, with records left
+    /// unread after it; `None` when the trace ended first.
+    pub stopped: Option<Stopped>,
+}
+
+/// The first record a replay did not replay because its time is at or past the source's stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// Its virtual time.
+    pub time: Nanos,
+    /// Its time in the log (ns since the Unix epoch, or as written for small values).
+    pub logged: u64,
+    pub line: u64,
+    /// Its repetition of `loop`, from 0.
+    pub repetition: u32,
+}
 
 pub struct ReplaySource {
     path: PathBuf,
@@ -32,6 +57,9 @@ pub struct ReplaySource {
     /// the keyspace at `keys_at`.
     interned: Vec<(KeyId, ClientId)>,
     keys_at: usize,
+    /// The local numbers do not read what the keyspace at `keys_at` reads: every record is
+    /// interned in it.
+    unnumbered: bool,
     free: Vec<usize>,
     seq: u64,
     /// The latest time read so far, and its line.
@@ -56,6 +84,8 @@ pub struct ReplaySource {
     has_parts: bool,
     /// The slot of the record last returned as an arrival ([`Source::last_record`]).
     released: Option<usize>,
+    /// What [`Source::replay_end`] reports.
+    end: ReplayEnd,
 }
 
 impl ReplaySource {
@@ -89,6 +119,7 @@ impl ReplaySource {
             locals: Vec::new(),
             interned: Vec::new(),
             keys_at: 0,
+            unnumbered: false,
             free: Vec::new(),
             seq: 0,
             newest: 0,
@@ -104,6 +135,7 @@ impl ReplaySource {
             eof: false,
             scratch: String::new(),
             released: None,
+            end: ReplayEnd::default(),
         })
     }
 
@@ -133,6 +165,7 @@ impl ReplaySource {
                 }
                 Outcome::Record => {
                     self.tape.record(|| Entry::Record(rec.clone()));
+                    self.end.records += 1;
                     break;
                 }
             }
@@ -219,7 +252,8 @@ impl ReplaySource {
         let rec = &self.records[slot];
         // The client is the record's user; without one, the key stands in for it.
         let intern = |keys: &mut KeySpace| {
-            keys.intern_with_client(&self.key_spec, |f| &rec.fields[field_index(f)])
+            let value_of = |f| rec.fields[field_index(f)].as_str();
+            keys.intern_with_client(&self.key_spec, value_of, &rec.forwarded_for)
         };
         let Some(local) = self.locals[slot] else {
             return intern(keys);
@@ -229,6 +263,12 @@ impl ReplaySource {
         if at != self.keys_at {
             self.keys_at = at;
             self.interned.clear();
+            // Local numbers that leave out a header this keyspace reads do not tell keys apart.
+            let numbered = reads_forwarded(&self.key_spec, self.options.identity_paths);
+            self.unnumbered = keys.reads_forwarded(&self.key_spec) && !numbered;
+        }
+        if self.unnumbered {
+            return intern(keys);
         }
         let local = local as usize;
         if let Some(&ids) = self.interned.get(local)
@@ -297,6 +337,12 @@ impl Source for ReplaySource {
                 continue;
             }
             if time >= self.stop {
+                self.end.stopped = Some(Stopped {
+                    time,
+                    logged: epoch,
+                    line: rec.line,
+                    repetition: self.loop_index,
+                });
                 return Ok(None);
             }
             let method = self.records[slot].method.unwrap_or_default().code();
@@ -309,6 +355,7 @@ impl Source for ReplaySource {
                 let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);
                 arrival.logged = Logged::new(rec.production, rec.status, route);
             }
+            self.end.replayed += 1;
             return Ok(Some(arrival));
         }
         Ok(None)
@@ -327,6 +374,10 @@ impl Source for ReplaySource {
     fn last_record(&self) -> Option<&Record> {
         // The slot is free but not reused before the next read.
         self.released.map(|slot| &self.records[slot])
+    }
+
+    fn replay_end(&self) -> Option<ReplayEnd> {
+        Some(self.end)
     }
 }
 
@@ -380,6 +431,82 @@ mod tests {
                 Err(e) => return (out, Some(e.to_string()), source.skipped_lines()),
             }
         }
+    }
+
+    /// The key an `xff` identity trusting 10.0.0.0/8 gives (nginx's `set_real_ip_from
+    /// 10.0.0.0/8; real_ip_header X-Forwarded-For; real_ip_recursive on`).
+    fn real_ip() -> KeySpec {
+        use crate::policy::identity::{IdentityFn, Rule};
+        KeySpec::identity(IdentityFn::new(Rule::XffTrusted(vec![
+            "10.0.0.0/8".parse().unwrap(),
+        ])))
+    }
+
+    /// A CSV trace of `rounds` rounds of three clients behind one proxy (10.0.0.1), each naming
+    /// its client in `X-Forwarded-For` when `header`, one request every 10 ms.
+    fn behind_one_proxy(rounds: usize, header: bool) -> String {
+        let mut csv = String::from(if header {
+            "time,ip,x_forwarded_for\n"
+        } else {
+            "time,ip\n"
+        });
+        let mut t = 0u64;
+        for _ in 0..rounds {
+            for client in ["203.0.113.1", "203.0.113.2", "198.51.100.3, 10.0.0.9"] {
+                t += 10_000_000;
+                match header {
+                    true => csv.push_str(&format!("{t},10.0.0.1,\"{client}\"\n")),
+                    false => csv.push_str(&format!("{t},10.0.0.1\n")),
+                }
+            }
+        }
+        csv
+    }
+
+    /// The distinct keys of a replay, in order of first appearance, with their requests.
+    fn keys_of(replayed: &Replayed) -> Vec<(String, usize)> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for (_, key, _) in &replayed.0 {
+            match out.iter_mut().find(|(k, _)| k == key) {
+                Some((_, n)) => *n += 1,
+                None => out.push((key.clone(), 1)),
+            }
+        }
+        out
+    }
+
+    /// A replayed record's X-Forwarded-For reaches the identity function as a synthetic
+    /// request's does: three clients behind one trusted proxy are three keys (the second
+    /// entry of the third client's header, 10.0.0.9, is a trusted hop and skipped); without
+    /// the header they are the proxy's one key. The same through the parsing thread (a file of
+    /// over 512 KiB, its keys numbered there), and nothing of it under a key on `ip`.
+    #[test]
+    fn a_replayed_forwarded_for_reaches_the_identity_function() {
+        let dir = tempfile::tempdir().unwrap();
+        let replay_csv = |csv: String, spec: &KeySpec| {
+            let path = dir.path().join("t.csv");
+            std::fs::write(&path, &csv).unwrap();
+            let options = ReplayOptions::default();
+            let out = replay(&path, spec, &options);
+            assert_eq!(out.1, None);
+            keys_of(&out)
+        };
+        let three = |n| {
+            vec![
+                ("203.0.113.1".to_string(), n),
+                ("203.0.113.2".to_string(), n),
+                ("198.51.100.3".to_string(), n),
+            ]
+        };
+        assert_eq!(replay_csv(behind_one_proxy(4, true), &real_ip()), three(4));
+        let one = vec![("10.0.0.1".to_string(), 12)];
+        assert_eq!(replay_csv(behind_one_proxy(4, false), &real_ip()), one);
+        let ip = KeySpec::new(vec![KeyField::Ip]).unwrap();
+        assert_eq!(replay_csv(behind_one_proxy(4, true), &ip), one);
+        // Large enough for the parsing thread, which numbers each (address, header) apart.
+        let big = behind_one_proxy(20_000, true);
+        assert!(big.len() > 2 * CHUNK);
+        assert_eq!(replay_csv(big, &real_ip()), three(20_000));
     }
 
     /// A combined log of `lines` random lines: a few hundred addresses, some users, bad lines,
