@@ -143,7 +143,10 @@ const DESCRIPTOR_KEYS: &[&str] = &[
 
 /// Imports `path`'s domain as one contender.
 pub fn import(path: &Path) -> Result<Imported> {
-    let doc = yaml::load(path)?;
+    from_doc(path, &yaml::load(path)?)
+}
+
+fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
     let root = doc.root();
     root.only(&["domain", "descriptors"])?;
     let domain = root.opt_str("domain")?.unwrap_or_default();
@@ -329,4 +332,236 @@ fn limit(r: &Node<'_>) -> Result<Limit> {
         name,
         replaces,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imported(text: &str) -> Result<Imported> {
+        let p = Path::new("rl.yaml");
+        from_doc(p, &yaml::parse(p, text)?)
+    }
+
+    /// Each rule's fields as `k = v` lines, and the contender's bypass.
+    fn rules(text: &str) -> (Vec<String>, Option<String>) {
+        let i = imported(text).unwrap();
+        let c = &i.contenders[0];
+        let lines = |f: &Fields| {
+            let v: Vec<String> = f.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            v.join("\n")
+        };
+        let bypass = c
+            .fields
+            .iter()
+            .find(|(k, _)| k == "bypass")
+            .map(|(_, v)| v.to_string());
+        (c.rules.iter().map(|r| lines(&r.fields)).collect(), bypass)
+    }
+
+    fn error(text: &str) -> String {
+        imported(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_service_file_is_detected_and_named() {
+        let text = "domain: edge\ndescriptors:\n  - key: remote_address\n";
+        assert_eq!(Kind::detect(text), Some(Kind::EnvoyRatelimit));
+        assert_eq!(Kind::parse("envoy-ratelimit"), Ok(Kind::EnvoyRatelimit));
+        assert!(Kind::ALL.contains(&Kind::EnvoyRatelimit));
+        // Kong's YAML is not it.
+        assert_ne!(
+            Kind::detect("_format_version: \"3.0\"\nplugins:\n- name: rate-limiting\n"),
+            Some(Kind::EnvoyRatelimit)
+        );
+    }
+
+    /// `UnitToDivider`: week, month and year are 7, 30 and 365 days; unit names in any case
+    /// (`strings.ToUpper`).
+    #[test]
+    fn units_are_the_services_dividers() {
+        let windows: Vec<String> = [
+            "second", "minute", "hour", "day", "week", "month", "year", "HOUR",
+        ]
+        .iter()
+        .map(|u| {
+            let (r, _) = rules(&format!(
+                "domain: d\ndescriptors:\n  - key: generic_key\n    rate_limit: {{unit: {u}, requests_per_unit: 3}}\n"
+            ));
+            r[0].lines().find(|l| l.starts_with("window")).unwrap().to_string()
+        })
+        .collect();
+        let expect = ["1s", "1m", "1h", "1d", "7d", "30d", "365d", "1h"];
+        let expect: Vec<String> = expect.iter().map(|w| format!("window = \"{w}\"")).collect();
+        assert_eq!(windows, expect);
+    }
+
+    /// README example 2, its keys named as rlsim reads them: a nested key alone (each user its
+    /// own counter, only under generic_key=marketing) and the same key at the top level.
+    #[test]
+    fn nested_descriptors_are_rules_keyed_by_their_unvalued_entries() {
+        let (r, bypass) = rules(
+            "domain: messaging\ndescriptors:\n  - key: generic_key\n    value: marketing\n    descriptors:\n      - key: user_id\n        rate_limit:\n          unit: day\n          requests_per_unit: 5\n  - key: user_id\n    rate_limit:\n      unit: day\n      requests_per_unit: 100\n",
+        );
+        assert_eq!(
+            r,
+            [
+                "name = \"generic_key_marketing.user_id\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1d\"\nkey = [\"user\"]",
+                "name = \"user_id\"\nalgorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1d\"\nkey = [\"user\"]",
+            ]
+        );
+        assert_eq!(bypass, None);
+    }
+
+    /// README example 3 with the blocked address unlimited instead: the key_value entry wins.
+    #[test]
+    fn an_unlimited_address_is_the_bypass() {
+        let (r, bypass) = rules(
+            "domain: edge_proxy_per_ip\ndescriptors:\n  - key: remote_address\n    rate_limit:\n      unit: second\n      requests_per_unit: 10\n  - key: remote_address\n    value: 50.0.0.5\n    rate_limit:\n      unlimited: true\n",
+        );
+        assert_eq!(
+            r,
+            [
+                "name = \"remote_address\"\nalgorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1s\"\nkey = [\"ip\"]"
+            ]
+        );
+        assert_eq!(bypass.as_deref(), Some("{ cidrs = [\"50.0.0.5\"] }"));
+        let i = imported("domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: second, requests_per_unit: 1}\n  - key: remote_address\n    value: 50.0.0.5\n").unwrap();
+        assert!(
+            i.notes[0].starts_with("rl.yaml:5: `remote_address: 50.0.0.5`"),
+            "{:?}",
+            i.notes
+        );
+    }
+
+    /// Paths: the key alone skips its siblings' values; a value is the rule's route; a
+    /// trailing wildcard is a prefix with a counter per path unless share_threshold; a shadow
+    /// descriptor is the rule's dry run; an unlimited path has no rule but is still skipped.
+    #[test]
+    fn path_values_wildcards_shadow_and_unlimited() {
+        let (r, _) = rules(
+            "domain: d\ndescriptors:\n  - key: path\n    rate_limit: {unit: minute, requests_per_unit: 100}\n  - key: path\n    value: /api/v1\n    rate_limit: {unit: minute, requests_per_unit: 7}\n    shadow_mode: true\n  - key: path\n    value: /api/*\n    rate_limit: {unit: minute, requests_per_unit: 20}\n  - key: path\n    value: /files/*\n    share_threshold: true\n    rate_limit: {unit: hour, requests_per_unit: 50}\n  - key: path\n    value: /health\n    rate_limit: {unlimited: true}\n",
+        );
+        assert_eq!(
+            r,
+            [
+                "name = \"path\"\nalgorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nkey = [\"endpoint\"]\nskip = [\"/api/v1\", \"/api/*\", \"/files/*\", \"/health\"]",
+                "name = \"path__api_v1\"\nalgorithm = \"fixed_window\"\nlimit = 7\nwindow = \"1m\"\nkey = []\nroutes = [\"/api/v1\"]\ndry_run = true",
+                "name = \"path__api__\"\nalgorithm = \"fixed_window\"\nlimit = 20\nwindow = \"1m\"\nkey = [\"endpoint\"]\nroutes = [\"/api/*\"]\nskip = [\"/api/v1\"]",
+                "name = \"path__files__\"\nalgorithm = \"fixed_window\"\nlimit = 50\nwindow = \"1h\"\nkey = []\nroutes = [\"/files/*\"]",
+            ]
+        );
+    }
+
+    /// README example 7 over paths: the replacing limit's requests are not counted by the
+    /// replaced one; a limit replaced for every request has no rule.
+    #[test]
+    fn replaces_takes_the_replacing_routes_out_of_the_replaced_rule() {
+        let (r, _) = rules(
+            "domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per_ip, unit: second, requests_per_unit: 5}\n  - key: generic_key\n    value: login\n    descriptors:\n      - key: path\n        value: /login\n        rate_limit:\n          unit: second\n          requests_per_unit: 10\n          replaces: [{name: per_ip}]\n",
+        );
+        assert_eq!(r.len(), 2);
+        assert!(
+            r[0].ends_with("key = [\"ip\"]\nskip = [\"/login\"]"),
+            "{}",
+            r[0]
+        );
+        let i = imported(
+            "domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per_ip, unit: second, requests_per_unit: 5}\n  - key: generic_key\n    rate_limit: {unit: second, requests_per_unit: 50, replaces: [{name: per_ip}]}\n",
+        )
+        .unwrap();
+        assert_eq!(i.contenders[0].rules.len(), 1);
+        assert!(
+            i.notes
+                .iter()
+                .any(|n| n.starts_with("rl.yaml:3: `per_ip` is replaced for every request")),
+            "{:?}",
+            i.notes
+        );
+    }
+
+    #[test]
+    fn the_services_validations_name_file_line_and_field() {
+        let d = "domain: d\ndescriptors:\n  - key: remote_address\n";
+        assert_eq!(
+            error(&format!(
+                "{d}    rate_limit:\n      unit: fortnight\n      requests_per_unit: 5\n"
+            )),
+            "rl.yaml:5: directive `descriptors[0].rate_limit.unit`: \"fortnight\" is not a unit (second, minute, hour, day, week, month, year)"
+        );
+        let e = error(&format!("{d}    rate_limit: {{requests_per_unit: 5}}\n"));
+        assert!(
+            e.starts_with("rl.yaml:4: directive `descriptors[0].rate_limit`: `unit` is required"),
+            "{e}"
+        );
+        let e = error(&format!(
+            "{d}    rate_limit: {{unlimited: true, unit: second}}\n"
+        ));
+        assert!(
+            e.contains("should not specify rate limit unit when unlimited"),
+            "{e}"
+        );
+        let e = error(&format!("{d}  - key: remote_address\n"));
+        assert_eq!(
+            e,
+            "rl.yaml:4: directive `descriptors[1]`: duplicate descriptor composite key 'remote_address' (the service refuses it)"
+        );
+        let e = error("domain: d\ndescriptors:\n  - value: x\n");
+        assert!(
+            e.starts_with("rl.yaml:3: directive `descriptors[0]`: descriptor has empty key"),
+            "{e}"
+        );
+        let e = error("descriptors: []\n");
+        assert!(e.contains("config file cannot have empty domain"), "{e}");
+        let e = error(&format!("{d}    rate_limit: {{unit: second}}\n"));
+        assert!(e.contains("requests_per_unit is 0"), "{e}");
+        let e = error(&format!(
+            "{d}    rate_limit: {{name: a, unit: second, requests_per_unit: 1, replaces: [{{name: a}}]}}\n"
+        ));
+        assert!(
+            e.contains("replaces should not contain name of same descriptor"),
+            "{e}"
+        );
+        let e = error(&format!("{d}    share_threshold: true\n"));
+        assert!(
+            e.contains("share_threshold can only be used with wildcard values"),
+            "{e}"
+        );
+        let e = error(&format!("{d}    limit: 5\n"));
+        assert!(
+            e.starts_with("rl.yaml:4: directive `descriptors[0].limit`: `limit` is not supported"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn what_rlsim_cannot_express_is_refused_by_name() {
+        let e = error("domain: d\ndescriptors:\n  - key: database\n    value: users\n");
+        assert!(e.starts_with("rl.yaml:3: directive `descriptors[0].key`: descriptor key `database`: rlsim cannot tell"), "{e}");
+        assert!(e.contains("remote_address, client_ip, user"), "{e}");
+        let e = error(
+            "domain: d\ndescriptors:\n  - key: path\n    value: /api/*/x\n    rate_limit: {unit: second, requests_per_unit: 1}\n",
+        );
+        assert!(
+            e.starts_with("rl.yaml:3: directive `descriptors[0]`: value `/api/*/x`"),
+            "{e}"
+        );
+        let e = error(
+            "domain: d\ndescriptors:\n  - key: remote_address\n    value: 10.0.0.1\n    rate_limit: {unit: second, requests_per_unit: 1}\n",
+        );
+        assert!(
+            e.contains(
+                "`remote_address: 10.0.0.1` with a limit: rlsim's rules cannot apply to one ip only"
+            ),
+            "{e}"
+        );
+        let e = error("domain: d\ndescriptors:\n  - key: user\n    value: alice\n");
+        assert!(e.contains("cannot apply to one user only"), "{e}");
+        let e = error("domain: d\ndescriptors:\n  - key: remote_address\n    quota_mode: true\n");
+        assert!(e.contains("quota_mode cannot be imported"), "{e}");
+        let e = error(
+            "domain: d\ndescriptors:\n  - key: generic_key\n    rate_limit: {unlimited: true}\n",
+        );
+        assert!(e.contains("nothing to import"), "{e}");
+    }
 }

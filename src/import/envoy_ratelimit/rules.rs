@@ -170,7 +170,12 @@ fn endpoint<'a>(level: &'a [Desc], d: &'a Desc, s: &mut Scope<'a>) -> Result<()>
         if !o.is_wildcard() && crate::policy::route_matches(&p, ov) {
             s.skip.push(ov.to_string());
         } else if o.is_wildcard() && i < at {
-            s.skip.push(pattern(o)?);
+            // An earlier wildcard is tried first: it takes what both prefixes match.
+            let q = pattern(o)?;
+            let (a, b) = (p.trim_end_matches('*'), q.trim_end_matches('*'));
+            if a.starts_with(b) || b.starts_with(a) {
+                s.skip.push(q);
+            }
         }
     }
     // Without share_threshold each value the wildcard matches has its own counter.
@@ -283,9 +288,10 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     let d = a.desc;
     let limit = d.limit.as_ref().expect("a limiting descriptor");
     let (unit, secs) = limit.unit.expect("a limiting descriptor");
-    let window = match unit {
-        "week" | "month" | "year" => format!("{}d", secs / 86_400),
-        _ => crate::time::format_duration(secs * crate::time::NANOS_PER_SEC),
+    // Days from a day up (`format_duration` writes hours).
+    let window = match secs {
+        s if s >= 86_400 => format!("{}d", s / 86_400),
+        s => crate::time::format_duration(s * crate::time::NANOS_PER_SEC),
     };
     let mut key = a.scope.key.clone();
     key.sort();
