@@ -22,6 +22,7 @@ mod identity;
 mod import;
 mod import_aws;
 mod import_envoy;
+mod import_envoy_ratelimit;
 mod import_json;
 mod import_kong;
 mod import_traefik;
