@@ -212,6 +212,12 @@ pub struct Deciders<'a> {
     /// When the policy key next admits, just after the decision (0: it has room); for one
     /// limiter under the policy key.
     pub opens_at: Nanos,
+    /// The status the contender's refusal of this request answers (the deciding rule's
+    /// `refuse_status`), against which a status-only record is read; 0: the contender's own.
+    pub refuse_status: u16,
+    /// A dry-run rule refused the request, which was admitted: the back-test compares the
+    /// limiter's decision, enforced or not, as production's `would_refuse` is.
+    pub would_refuse: bool,
 }
 
 /// The time since `mark` (a time + 1, 0: none) is at most `span`.
@@ -261,8 +267,12 @@ impl Backtest {
         decision: &Decision,
         deciders: Deciders<'_>,
     ) {
-        let production = verdict.refused(self.refuse_status);
-        let contender = !decision.outcome.is_admitted();
+        let status = match deciders.refuse_status {
+            0 => self.refuse_status,
+            s => s,
+        };
+        let production = verdict.refused(status);
+        let contender = !decision.outcome.is_admitted() || deciders.would_refuse;
         let route = a.logged.route();
         self.cells.add(production, contender);
         self.routes[route].add(production, contender);

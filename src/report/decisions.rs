@@ -157,7 +157,7 @@ impl DecisionSink for DecisionPart {
                 self.algorithm.as_bytes(),
                 keys.name(arrival.key).as_bytes(),
                 // A dry run's admitted refusal is marked as what it would have been.
-                if detail.would_refuse {
+                if detail.deciders.would_refuse {
                     b"would_reject"
                 } else {
                     decision.outcome.label().as_bytes()

@@ -14,7 +14,7 @@ impl Scenario {
             dry_runs: self
                 .algorithms
                 .iter()
-                .any(|c| c.stack().is_some_and(|s| s.dry_run)),
+                .any(|c| c.stack().is_some_and(|s| s.dry_runs())),
             keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
         }
     }

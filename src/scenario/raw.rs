@@ -541,6 +541,13 @@ pub struct RawRule {
     /// and burst.
     #[serde(default)]
     pub profile: Option<S<BTreeMap<String, S<toml::Value>>>>,
+    /// This rule's refusals are only counted (nginx `limit_req_dry_run` in one location, the
+    /// envoyproxy/ratelimit service's `shadow_mode`); default: the contender's `dry_run`.
+    #[serde(default)]
+    pub dry_run: Option<S<bool>>,
+    /// The HTTP status this rule's refusals answer; default: the contender's `refuse_status`.
+    #[serde(default)]
+    pub refuse_status: Option<S<i64>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -77,8 +77,21 @@ impl Identities {
             self.to_key.push(k);
         }
         while self.to_client.len() <= client as usize {
-            let name = self.space.client_name(self.to_client.len() as ClientId);
-            self.to_client.push(keys.intern_client(name));
+            let c = self.to_client.len() as ClientId;
+            // A replayed record without a user is the client named like its policy key, as
+            // the short form names it, not like its whole identity (which holds its route).
+            let id = match self.space.client_key(c) {
+                Some(k) => {
+                    let name = keys.name(self.to_key[k as usize]).to_owned();
+                    keys.intern_client(&name)
+                }
+                None => keys.intern_client(self.space.client_name(c)),
+            };
+            self.to_client.push(id);
+        }
+        // Production's routes, numbered in the identities' keyspace, as the metrics name them.
+        while keys.routes() < self.space.routes() {
+            keys.intern_route(self.space.route_name(keys.routes() + 1));
         }
         (self.to_key[id as usize], self.to_client[client as usize])
     }
@@ -346,6 +359,10 @@ impl Gate for StackGate<'_> {
 }
 
 impl StackGate<'_> {
+    fn rules_dry(&self, rule: usize) -> bool {
+        self.stack.rules[rule].dry_run
+    }
+
     /// The memory the rules hold together now.
     fn current(&mut self) -> MemoryUsage {
         self.rules.iter_mut().map(|r| r.limiter.current()).sum()
@@ -409,8 +426,16 @@ impl StackGate<'_> {
                     let d = self.rules[i].limiter.decide(key, now);
                     if d.outcome.is_admitted() {
                         self.decisions.push((i, key, d, 0));
-                    } else if refused.is_none() {
-                        refused = Some((i, d));
+                        continue;
+                    }
+                    // A dry-run rule names the refusal only when no enforcing rule refuses.
+                    match refused {
+                        None => refused = Some((i, d)),
+                        Some((r, dry)) if self.rules_dry(r) && !self.rules_dry(i) => {
+                            self.decisions.push((r, self.keys_now[r], dry, 0));
+                            refused = Some((i, d));
+                        }
+                        Some(_) => {}
                     }
                 }
             }
@@ -435,18 +460,20 @@ impl StackGate<'_> {
             }
             let key = self.keys_now[r];
             self.decisions.push((r, key, d, 0));
-            // A dry run admits what its rules refused; the refusal changed no state.
-            let dry = self.stack.dry_run;
+            // A dry-run rule admits what it refused; its refusal counted as its commit counts.
+            let rule = &self.stack.rules[r];
+            let dry = rule.dry_run;
             self.would_refuse += dry as u64;
             let detail = Detail {
-                rule: &self.stack.rules[r].name,
+                rule: &rule.name,
                 warned: false,
                 unlimited: false,
                 shared_key: Some(self.rules[r].users.get(key as usize) == Some(&SHARED_KEY)),
-                would_refuse: dry,
                 deciders: Deciders {
                     rules: &self.decisions,
                     opens_at: 0,
+                    refuse_status: rule.refuse_status,
+                    would_refuse: dry,
                 },
             };
             return (
@@ -462,10 +489,11 @@ impl StackGate<'_> {
         let mut warned = false;
         let mut binding = self.decisions[0];
         for &(i, key, d, _) in &self.decisions {
-            if let Outcome::Delay(x) = d.outcome {
+            let rule = &self.stack.rules[i];
+            // nginx's dry run accounts a request it would delay, and serves it at once.
+            if let (Outcome::Delay(x), false) = (d.outcome, rule.dry_run) {
                 delay = delay.max(x);
             }
-            let rule = &self.stack.rules[i];
             let used = rule.params.limit - d.remaining.min(rule.params.limit);
             let warns = rule.warn_from.is_some_and(|w| used >= w);
             warned |= warns;
@@ -477,21 +505,22 @@ impl StackGate<'_> {
             }
         }
         self.warned += warned as u64;
-        // nginx's dry run accounts a request it would delay, and serves it at once.
-        let outcome = if delay > 0 && !self.stack.dry_run {
+        let outcome = if delay > 0 {
             Outcome::Delay(delay)
         } else {
             Outcome::Allow
         };
+        let rule = &self.stack.rules[binding.0];
         let detail = Detail {
-            rule: &self.stack.rules[binding.0].name,
+            rule: &rule.name,
             warned,
             unlimited: false,
             shared_key: Some(false),
-            would_refuse: false,
             deciders: Deciders {
                 rules: &self.decisions,
                 opens_at: 0,
+                refuse_status: rule.refuse_status,
+                would_refuse: false,
             },
         };
         (
@@ -672,7 +701,7 @@ impl<'a> Contest for StackContest<'a> {
     fn figures(&self, gate: &mut Self::Gate, report: &mut AlgorithmReport) {
         let gate = &mut gate.gate;
         report.bypassed = Some(gate.bypassed);
-        report.would_refuse = self.stack.dry_run.then_some(gate.would_refuse);
+        report.would_refuse = self.stack.dry_runs().then_some(gate.would_refuse);
         report.unlimited = Some(gate.unlimited);
         report.warned = Some(gate.warned);
         let source_names: Vec<String> = self

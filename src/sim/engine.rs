@@ -72,8 +72,6 @@ pub struct Detail<'a> {
     /// Whether the key that decided (a stack's refusing rule's) had been used by another
     /// client; `None`: the policy's key decided, which the recorder knows itself.
     pub shared_key: Option<bool>,
-    /// A dry-run contender admitted this request, which its rules refused.
-    pub would_refuse: bool,
     /// The keys that decided, for the back-test's causes.
     pub deciders: Deciders<'a>,
 }

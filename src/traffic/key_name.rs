@@ -375,6 +375,14 @@ impl ClientTable {
     }
 
     /// The name of client `id`; `keys` the keys' texts.
+    /// The key client `id` is named like, if it is.
+    pub(super) fn key_of(&self, id: u32) -> Option<u32> {
+        match self.names[id as usize] {
+            ClientName::Key(k) => Some(k),
+            ClientName::Own(_) => None,
+        }
+    }
+
     pub(super) fn get<'a>(&'a self, keys: &'a Texts, id: u32) -> &'a str {
         match self.names[id as usize] {
             ClientName::Key(k) => keys.get(k),

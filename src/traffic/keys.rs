@@ -331,6 +331,17 @@ impl KeySpace {
         }
     }
 
+    /// The key client `id` is named like: a replayed record's without a user
+    /// ([`KeySpace::intern_with_client`]), whose client is the key itself.
+    pub fn client_key(&self, id: ClientId) -> Option<KeyId> {
+        self.clients.key_of(id)
+    }
+
+    /// The number of routes numbered so far ([`KeySpace::intern_route`]).
+    pub fn routes(&self) -> usize {
+        self.routes.len()
+    }
+
     pub fn client_name(&self, id: ClientId) -> &str {
         self.clients.get(self.names.texts(), id)
     }

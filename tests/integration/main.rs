@@ -1,6 +1,7 @@
 //! rlsim's integration tests: one test binary, each test in its own temporary directory.
 
 mod backtest;
+mod backtest_rules;
 mod bench;
 mod bounds;
 mod browser;

@@ -131,6 +131,12 @@ pub struct Rule {
     /// A profile of a real library (its parameters derived from the rule's limit, window and
     /// burst, as `[policy]` derives a short-form profile's).
     pub profile: Option<Profile>,
+    /// The rule's refusals admit the request, counted as would-refuse, and its delays are not
+    /// served (the rule's own `dry_run`, else the contender's).
+    pub dry_run: bool,
+    /// The HTTP status the rule's refusals answer (its own `refuse_status`, else the
+    /// contender's).
+    pub refuse_status: u16,
 }
 
 /// Requests no rule limits, counted as bypassed.
@@ -160,11 +166,19 @@ impl Bypass {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stack {
     pub commit: Commit,
-    /// Admit everything, counting what the rules refuse (`dry_run`, nginx
-    /// `limit_req_dry_run`): a refused request changes no state, a delayed one is not delayed.
+    /// Every rule is a dry run (the contender's `dry_run`, nginx `limit_req_dry_run`): a
+    /// refused request changes no state (as its commit counts it), a delayed one is not delayed.
+    /// A rule may be one alone ([`Rule::dry_run`]).
     pub dry_run: bool,
     pub rules: Vec<Rule>,
     pub bypass: Bypass,
+}
+
+impl Stack {
+    /// Whether any rule only counts its refusals: the contender reports `would_refuse`.
+    pub fn dry_runs(&self) -> bool {
+        self.rules.iter().any(|r| r.dry_run)
+    }
 }
 
 /// A window-long span, for the rules' idle eviction: the longest window of the stack.

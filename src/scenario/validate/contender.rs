@@ -125,10 +125,11 @@ impl Ctx<'_> {
                 "a contender needs at least one [[contender.rule]]",
             ));
         }
+        let outcome = self.outcome_fields(c, i)?;
         let mut rules = Vec::new();
         for (j, r) in c.rule.iter().enumerate() {
             let prefix = format!("contender[{i}].rule[{j}]");
-            self.rule(r.get_ref(), &prefix, policy, sources, &mut rules)?;
+            self.rule(r.get_ref(), &prefix, policy, sources, outcome, &mut rules)?;
         }
         let mut seen = HashSet::new();
         for (j, r) in c.rule.iter().enumerate() {
@@ -146,8 +147,8 @@ impl Ctx<'_> {
             Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
         };
         let first = &rules[0];
-        let (dry_run, refuse_status) = self.outcome_fields(c, i)?;
-        if let (true, Some(d)) = (dry_run, &c.deployment) {
+        let (dry_run, refuse_status) = outcome;
+        if let (true, Some(d)) = (rules.iter().any(|r| r.dry_run), &c.deployment) {
             return Err(self.err(
                 d.span(),
                 &field("deployment"),
@@ -235,21 +236,24 @@ impl Ctx<'_> {
     fn outcome_fields(&self, c: &RawContender, i: usize) -> Result<(bool, u16)> {
         let status = match &c.refuse_status {
             None => DEFAULT_REFUSE_STATUS,
-            Some(s) => match u16::try_from(*s.get_ref()) {
-                Ok(code) if (400..=599).contains(&code) => code,
-                _ => {
-                    return Err(self.err(
-                        s.span(),
-                        &format!("contender[{i}].refuse_status"),
-                        format!(
-                            "must be an HTTP status from 400 to 599, got {}",
-                            s.get_ref()
-                        ),
-                    ));
-                }
-            },
+            Some(s) => self.refuse_status(s, &format!("contender[{i}].refuse_status"))?,
         };
         Ok((c.dry_run.as_ref().is_some_and(|d| *d.get_ref()), status))
+    }
+
+    /// A `refuse_status` as written: an HTTP error status.
+    fn refuse_status(&self, s: &S<i64>, field: &str) -> Result<u16> {
+        match u16::try_from(*s.get_ref()) {
+            Ok(code) if (400..=599).contains(&code) => Ok(code),
+            _ => Err(self.err(
+                s.span(),
+                field,
+                format!(
+                    "must be an HTTP status from 400 to 599, got {}",
+                    s.get_ref()
+                ),
+            )),
+        }
     }
 
     /// A `[[contender]]` with `import = "..."`: the configuration's one contender, validated
@@ -330,12 +334,20 @@ impl Ctx<'_> {
         if let Some(d) = &c.description {
             contender.description = d.get_ref().trim().to_string();
         }
+        // What the importing scenario says of the outcome holds for every imported rule.
         let (dry_run, status) = self.outcome_fields(c, i)?;
-        if let (true, Some(stack)) = (dry_run, contender.stack_mut()) {
-            stack.dry_run = true;
-        }
-        if c.refuse_status.is_some() {
+        let given = c.refuse_status.is_some();
+        if given {
             contender.refuse_status = status;
+        }
+        if let Some(stack) = contender.stack_mut() {
+            stack.dry_run |= dry_run;
+            for r in &mut stack.rules {
+                r.dry_run |= dry_run;
+                if given {
+                    r.refuse_status = status;
+                }
+            }
         }
         contender.field = field("import");
         contender.notes = imported.notes.clone();
@@ -500,12 +512,17 @@ impl Ctx<'_> {
         prefix: &str,
         policy: &Policy,
         sources: Option<&[SourceSpec]>,
+        (dry_run, refuse_status): (bool, u16),
         rules: &mut Vec<Rule>,
     ) -> Result<()> {
         let f = |name: &str| format!("{prefix}.{name}");
-        let base = self.base_rule(r, prefix, policy)?;
+        let mut base = self.base_rule(r, prefix, policy)?;
+        base.dry_run = r.dry_run.as_ref().map_or(dry_run, |d| *d.get_ref());
+        base.refuse_status = match &r.refuse_status {
+            Some(s) => self.refuse_status(s, &f("refuse_status"))?,
+            None => refuse_status,
+        };
         let (entries, claimed) = self.per_tier(r, prefix, &base)?;
-        let mut base = base;
         base.matcher.not_tiers = claimed;
         // Every request of the other tiers is the base rule's; when the entries cover every
         // tier the rule names, the base rule has nothing left and is dropped.
@@ -625,6 +642,8 @@ impl Ctx<'_> {
             matcher,
             warn_from,
             profile,
+            dry_run: false,
+            refuse_status: DEFAULT_REFUSE_STATUS,
         })
     }
 
