@@ -241,7 +241,7 @@ pub struct VerifyArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation; an Envoy configuration with the HTTP local_ratelimit filter).
+    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation; an Envoy configuration with the HTTP local_ratelimit filter; the envoyproxy/ratelimit service's descriptor YAML).
     pub file: PathBuf,
     /// The kind of configuration (default: detected from the content).
     #[arg(long, value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::import::Kind::ALL.map(crate::import::Kind::name)))]

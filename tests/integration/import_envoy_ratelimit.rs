@@ -7,6 +7,8 @@ use crate::util::{import_refused, imported, repo, row, source, summary, write};
 /// ratelimit.yaml: per address 10 a minute, per path 6 a second, /login 3 a second replacing
 /// the per-address limit, the monitor's address unlimited. browser (8 at once each second to
 /// /api/items): 2 + 6 + 8 refused; login (5 each second): 2 a second; monitor: none, bypassed.
+/// The shadow /api/* limit (4 a second, every path together) admits as would-refuse only the
+/// 5th and 6th at 0 s: its other overages are refused by the enforcing limits.
 #[test]
 fn envoy_ratelimit_descriptors_refuse_the_hand_counted_requests() {
     let s = summary(&repo().join("scenarios/envoy_ratelimit_import.toml"));
@@ -14,6 +16,7 @@ fn envoy_ratelimit_descriptors_refuse_the_hand_counted_requests() {
     assert_eq!(e["offered"], 54);
     assert_eq!(e["rejected"], 22);
     assert_eq!(e["bypassed"], 15);
+    assert_eq!(e["would_refuse"], 2);
     assert_eq!(e["refuse_status"], 429);
     assert_eq!(source(e, "browser")["rejected"], 16);
     assert_eq!(source(e, "login")["rejected"], 6);
@@ -33,6 +36,7 @@ fn the_printed_envoy_ratelimit_contender_decides_as_the_direct_import() {
         "name = \"remote_address\"\nalgorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1m\"\nkey = [\"ip\"]\nskip = [\"/login\"]",
         "name = \"generic_key_paths.path\"\nalgorithm = \"fixed_window\"\nlimit = 6\nwindow = \"1s\"\nkey = [\"endpoint\"]\nskip = [\"/login\"]",
         "limit = 3\nwindow = \"1s\"\nkey = []\nroutes = [\"/login\"]",
+        "name = \"generic_key_api.path__api__\"\nalgorithm = \"fixed_window\"\nlimit = 4\nwindow = \"1s\"\nkey = []\nroutes = [\"/api/*\"]\ndry_run = true",
     ];
     let mut from = 0;
     for line in order {
@@ -49,6 +53,13 @@ fn the_printed_envoy_ratelimit_contender_decides_as_the_direct_import() {
     let pasted = scenario.replace(direct, &toml);
     let s = summary(&write(dir.path(), "pasted.toml", &pasted));
     assert_eq!(row(&s, "edge")["rejected"], 22);
+    assert_eq!(row(&s, "edge")["would_refuse"], 2);
+    // The shadow rule enforcing: it refuses the 5th and 6th at 0 s too.
+    let enforced = pasted
+        .replace("dry_run = true\n", "")
+        .replace("    \"edge would_refuse == 2\",\n", "");
+    let s = summary(&write(dir.path(), "enforced.toml", &enforced));
+    assert_eq!(row(&s, "edge")["rejected"], 24);
     let no_replaces = pasted.replacen("skip = [\"/login\"]\n", "", 1);
     let s = summary(&write(dir.path(), "no_replaces.toml", &no_replaces));
     assert_eq!(source(row(&s, "edge"), "login")["rejected"], 9);

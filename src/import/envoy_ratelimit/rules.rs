@@ -28,6 +28,8 @@ struct Applied<'a> {
     desc: &'a Desc,
     scope: Scope<'a>,
     dropped: bool,
+    /// Comment lines on what `replaces` took out of it.
+    why: Vec<String>,
 }
 
 #[derive(Default)]
@@ -127,6 +129,7 @@ fn walk<'a>(
                 desc: d,
                 scope: s.clone(),
                 dropped: false,
+                why: Vec::new(),
             });
         }
         walk(&d.children, &s, w, notes)?;
@@ -271,6 +274,10 @@ fn replaces(applied: &mut [Applied<'_>], notes: &mut Vec<String>) -> Result<()> 
                         )));
                     }
                 }
+                applied[r].why.push(format!(
+                    "replaced by the descriptor at {} (replaces `{name}`): not counted for its requests",
+                    qd.loc.at()
+                ));
                 if applied[r].dropped {
                     notes.push(format!(
                         "{}: `{name}` is replaced for every request (by {}): no rule",
@@ -317,6 +324,7 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     if d.detailed {
         comments.push("detailed_metric: per-value stats only, decides nothing".into());
     }
+    comments.extend(a.why.iter().cloned());
     let mut fields: Fields = vec![
         ("name".into(), name.into()),
         ("algorithm".into(), "fixed_window".into()),
