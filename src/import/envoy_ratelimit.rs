@@ -12,7 +12,7 @@
 //! windows of `now/divider`, week 7 days, month 30, year 365).
 //!
 //! Which request field a descriptor key reads is decided by Envoy's route `rate_limits`
-//! actions, which this file does not hold: rlsim reads it from the key's name ([`reads`]).
+//! actions, which this file does not hold: rlsim reads it from the key's name (docs/import.md).
 
 mod rules;
 
