@@ -196,7 +196,7 @@ fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
 /// What users misread of the service's configuration; the run's warnings carry them.
 const NOTES: &[&str] = &[
     "the counters live in Redis, shared by every Envoy and every ratelimit replica: the limits are global, not per Envoy",
-    "windows are fixed and epoch-aligned (`now / unit`): a client can send twice the limit across a boundary; week, month and year are 7, 30 and 365 days counted from the Unix epoch, not calendar ones (a replay's virtual time 0 is its first record rounded down to the [policy] window: make that window a multiple of the rules' windows to keep production's boundaries)",
+    "windows are fixed and epoch-aligned (`now / unit`): a client can send twice the limit across a boundary; week, month and year are 7, 30 and 365 days counted from the Unix epoch, not calendar ones. rlsim's fixed windows start at virtual time 0: the scenario's `start` (default 2026-01-01, a whole number of weeks from the epoch but not of 30 or 365 days, so month and year windows are not the service's) or a replay's first record rounded down to the [policy] window (make that window a multiple of the rules' windows to keep production's boundaries)",
     "which request field a descriptor key reads comes from Envoy's route `rate_limits` actions, which this file does not show: rlsim reads it from the key's name and assumes every request sends every descriptor the file configures",
     "Envoy's ratelimit filter admits everything when the service or its Redis is unreachable (`failure_mode_deny` false, its default)",
 ];

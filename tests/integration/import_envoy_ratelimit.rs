@@ -116,3 +116,40 @@ fn the_service_file_is_detected() {
     assert!(toml.contains("(envoy-ratelimit)"), "{toml}");
     assert!(toml.contains("window = \"1d\"\nkey = []"), "{toml}");
 }
+
+/// Runs `scenario` (its contender `import = "rl.yaml"`) beside `config`: its summary row.
+fn run_with(config: &str, scenario: &str) -> serde_json::Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), "rl.yaml", config);
+    let s = summary(&write(dir.path(), "s.toml", scenario));
+    row(&s, "rl").clone()
+}
+
+const POLICY: &str = "[policy]\nlimit = 5\nwindow = \"1m\"\nkey = \"ip\"\n\n[[contender]]\nname = \"rl\"\nimport = \"rl.yaml\"\n\n";
+
+/// Windows are `now/60 s`: 5 at 59 s and 5 at 60 s are all admitted (twice the limit within a
+/// second, across the boundary), the 5 at 61 s refused. A week is 7 days from time 0: one
+/// request a day for 10 days, 3 a week, admits days 0-2 and 7-9 and refuses days 3-6.
+#[test]
+fn windows_are_aligned_on_multiples_of_the_unit() {
+    let minute = run_with(
+        "domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 5}\n",
+        &format!(
+            "name = \"m\"\nduration = \"62s\"\n{POLICY}[[traffic]]\nname = \"c\"\nkind = \"bursts\"\ncount = 5\nevery = \"1s\"\nstart = \"59s\"\nip = \"198.51.100.7\"\nendpoint = \"/\"\n"
+        ),
+    );
+    assert_eq!(
+        (minute["offered"].clone(), minute["rejected"].clone()),
+        (15.into(), 5.into())
+    );
+    let week = run_with(
+        "domain: d\ndescriptors:\n  - key: generic_key\n    value: all\n    rate_limit: {unit: week, requests_per_unit: 3}\n",
+        &format!(
+            "name = \"w\"\nduration = \"10d\"\n{POLICY}[[traffic]]\nname = \"c\"\nkind = \"bursts\"\ncount = 1\nevery = \"1d\"\nip = \"198.51.100.7\"\nendpoint = \"/\"\n"
+        ),
+    );
+    assert_eq!(
+        (week["offered"].clone(), week["rejected"].clone()),
+        (10.into(), 4.into())
+    );
+}
