@@ -208,6 +208,55 @@ fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
     assert_eq!(rule_tallies(envoy), [(6, 2, 3), (6, 2, 1)]);
 }
 
+/// every_rule with b a dry run (the ratelimit service's `shadow_mode`) and a enforcing: every
+/// request counts in both. 500 ms: only b refuses, so it is admitted as would-refuse; from
+/// 1500 ms a (3 per 10 s: 0, 500, 1000) refuses too, and the enforcing refusal names the
+/// request even where the dry-run b refused first (1500, 2500). Admitted: 0, 500, 1000.
+#[test]
+fn under_every_rule_a_dry_run_rule_refuses_only_where_no_enforcing_one_does() {
+    let text = r#"
+        name = "shadow"
+        duration = "3s"
+        [policy]
+        limit = 3
+        window = "10s"
+        [[traffic]]
+        name = "client"
+        kind = "constant"
+        rate = "2/s"
+        ip = "203.0.113.7"
+        [[contender]]
+        name = "envoy"
+        commit = "every_rule"
+        [[contender.rule]]
+        name = "b"
+        algorithm = "fixed_window"
+        limit = 1
+        window = "1s"
+        dry_run = true
+        [[contender.rule]]
+        name = "a"
+        algorithm = "fixed_window"
+        limit = 3
+        window = "10s"
+        refuse_status = 429
+    "#;
+    let (reports, logs) = run_logged(text);
+    assert_eq!(
+        outcomes(&logs[0]),
+        [
+            row(0, "allow", "b"),
+            row(500, "allow", "b"),
+            row(1000, "allow", "b"),
+            row(1500, "reject", "a"),
+            row(2000, "reject", "a"),
+            row(2500, "reject", "a"),
+        ]
+    );
+    let envoy = &reports[0];
+    assert_eq!((envoy.admitted, envoy.would_refuse), (3, Some(1)));
+}
+
 /// Seven sources and a stack of four rules: routes, skip, signed-in, tiers and a bypass list.
 const MATCHERS: &str = r#"
         name = "matchers"

@@ -26,6 +26,7 @@ mod import_envoy;
 mod import_envoy_ratelimit;
 mod import_json;
 mod import_kong;
+mod import_locations;
 mod import_traefik;
 mod intent;
 mod io;

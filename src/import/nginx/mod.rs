@@ -169,26 +169,10 @@ fn plain(name: &str) -> String {
 }
 
 /// The locations a server decides requests by, with the server's own level as `/` when no
-/// location `/` catches the requests no location takes (nginx then uses the server's).
-fn locations(server: &Server, select: &Selection) -> Result<Vec<Location>> {
+/// location `/` catches the requests no location takes (nginx then uses the server's), and the
+/// index of the one `select` names: its rules keep their route scope among all of them.
+fn locations(server: &Server, select: &Selection) -> Result<(Vec<Location>, Option<usize>)> {
     let mut out: Vec<Location> = server.locations.clone();
-    if let Some(uri) = &select.location {
-        out.retain(|l| &l.uri == uri || l.pattern.path() == uri);
-        if out.is_empty() {
-            let uris: Vec<&str> = server.locations.iter().map(|l| l.uri.as_str()).collect();
-            return Err(conf_error_at(
-                &server.at,
-                "location",
-                format!(
-                    "{} has no location `{uri}` (it has: {})",
-                    server.level.name,
-                    uris.join(", ")
-                ),
-            ));
-        }
-        out.truncate(1);
-        return Ok(out);
-    }
     if !out.iter().any(|l| l.pattern == Pattern::Prefix("/".into())) {
         out.push(Location {
             pattern: Pattern::Prefix("/".into()),
@@ -200,7 +184,28 @@ fn locations(server: &Server, select: &Selection) -> Result<Vec<Location>> {
             },
         });
     }
-    Ok(out)
+    let Some(uri) = &select.location else {
+        return Ok((out, None));
+    };
+    match server
+        .locations
+        .iter()
+        .position(|l| &l.uri == uri || l.pattern.path() == uri)
+    {
+        Some(i) => Ok((out, Some(i))),
+        None => {
+            let uris: Vec<&str> = server.locations.iter().map(|l| l.uri.as_str()).collect();
+            Err(conf_error_at(
+                &server.at,
+                "location",
+                format!(
+                    "{} has no location `{uri}` (it has: {})",
+                    server.level.name,
+                    uris.join(", ")
+                ),
+            ))
+        }
+    }
 }
 
 fn conf_error_at(at: &str, directive: &str, message: String) -> crate::error::Error {
@@ -221,36 +226,6 @@ fn applied(l: &Location, server: &Server) -> Vec<Limit> {
     l.level.limits.clone().unwrap_or_default()
 }
 
-/// One setting every limiting location must agree on (`limit_req_status`, `limit_req_dry_run`).
-fn agreed<T: PartialEq + Copy + std::fmt::Debug>(
-    locs: &[(&Location, Vec<Limit>)],
-    what: &str,
-    get: impl Fn(&Level) -> Option<T>,
-) -> Result<Option<T>> {
-    let mut seen: Option<(Option<T>, &Location)> = None;
-    for (l, limits) in locs.iter().filter(|(_, lim)| !lim.is_empty()) {
-        let _ = limits;
-        let v = get(&l.level);
-        match seen {
-            None => seen = Some((v, l)),
-            Some((w, first)) if w != v => {
-                return Err(conf_error_at(
-                    &l.at,
-                    what,
-                    format!(
-                        "{what} differs between location `{}` ({first_v:?}) and location `{}` ({v:?}): one rlsim contender has one {what}; import one location with `location = ...` (--location)",
-                        first.uri,
-                        l.uri,
-                        first_v = w
-                    ),
-                ));
-            }
-            _ => {}
-        }
-    }
-    Ok(seen.and_then(|(v, _)| v))
-}
-
 /// The contender of one server; `None` when nothing in it is limited.
 fn contender(
     http: &Http,
@@ -258,10 +233,23 @@ fn contender(
     index: usize,
     select: &Selection,
 ) -> Result<Option<ImportedContender>> {
-    let locs = locations(server, select)?;
-    let with: Vec<(&Location, Vec<Limit>)> = locs.iter().map(|l| (l, applied(l, server))).collect();
+    let (locs, selected) = locations(server, select)?;
+    // A selected location's limits alone, routed among all the server's locations.
+    let with: Vec<(&Location, Vec<Limit>)> = locs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| match selected {
+            Some(s) if s != i => (l, Vec::new()),
+            _ => (l, applied(l, server)),
+        })
+        .collect();
     let mut notes = Vec::new();
-    for (l, limits) in &with {
+    for (l, limits) in with
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| selected.is_none_or(|s| s == *i))
+        .map(|(_, w)| w)
+    {
         if let Some(at) = l.level.returns.as_ref().or(server.level.returns.as_ref()) {
             notes.push(format!("location `{}` is answered by `return` ({at}), which runs in the rewrite phase, before limit_req's preaccess phase: it is never limited", l.uri));
         } else if !limits.is_empty()
@@ -274,12 +262,11 @@ fn contender(
             ));
         }
     }
-    let rules = routes::rules(http, &with, &mut notes)?;
+    let mut rules = routes::rules(http, &with, &mut notes)?;
     if rules.is_empty() {
         return Ok(None);
     }
-    let dry_run = agreed(&with, "limit_req_dry_run", |l| l.dry_run)?.unwrap_or(false);
-    let status = agreed(&with, "limit_req_status", |l| l.status)?.unwrap_or(503);
+    let (dry_run, status) = outcome(&mut rules, &mut notes);
     let mut fields: Fields = Vec::new();
     let label = server
         .names
@@ -325,12 +312,8 @@ fn contender(
     }
     if dry_run {
         fields.push(("dry_run".into(), true.into()));
-        notes.push("limit_req_dry_run on: nginx refuses and delays nothing, it only logs (and sets $limit_req_status to REJECTED_DRY_RUN / DELAYED_DRY_RUN); rlsim admits everything and reports would_refuse".into());
     }
     fields.push(("refuse_status".into(), i64::from(status).into()));
-    if status != 503 {
-        notes.push(format!("limit_req_status {status}: refusals answer {status} (nginx's default is 503, which logs read as a server error)"));
-    }
     notes.push("limit_req zones live in shared memory: every worker of one nginx shares them, but each nginx instance has its own, so N replicas behind a balancer admit up to N times the rate".into());
     Ok(Some(ImportedContender {
         name,
@@ -346,4 +329,47 @@ pub(crate) struct Built {
     rule: ImportedRule,
     exempt: key::Exempt,
     zone: String,
+    /// Its locations' `limit_req_status` (503 when unset) and `limit_req_dry_run`.
+    status: u16,
+    dry_run: bool,
+}
+
+/// The contender's `dry_run` (every rule's) and `refuse_status` (its first rule's); a rule
+/// that differs says its own, as its locations configure it.
+fn outcome(rules: &mut [Built], notes: &mut Vec<String>) -> (bool, u16) {
+    let dry_run = rules.iter().all(|r| r.dry_run);
+    let status = rules[0].status;
+    for r in rules.iter_mut() {
+        if r.dry_run && !dry_run {
+            r.rule.fields.push(("dry_run".into(), true.into()));
+        }
+        if r.status != status {
+            let s = i64::from(r.status);
+            r.rule.fields.push(("refuse_status".into(), s.into()));
+        }
+    }
+    let dry: Vec<&str> = rules
+        .iter()
+        .filter(|r| r.dry_run)
+        .map(|r| r.zone.as_str())
+        .collect();
+    if !dry.is_empty() {
+        notes.push(format!("limit_req_dry_run on where zone {} applies: nginx refuses and delays nothing there, it only logs (and sets $limit_req_status to REJECTED_DRY_RUN / DELAYED_DRY_RUN); rlsim admits those requests and reports would_refuse", dry.join(", ")));
+    }
+    let mut statuses: Vec<u16> = rules
+        .iter()
+        .map(|r| r.status)
+        .filter(|&s| s != 503)
+        .collect();
+    statuses.sort_unstable();
+    statuses.dedup();
+    for s in statuses {
+        let zones: Vec<&str> = rules
+            .iter()
+            .filter(|r| r.status == s)
+            .map(|r| r.zone.as_str())
+            .collect();
+        notes.push(format!("limit_req_status {s} where zone {} applies: refusals answer {s} (nginx's default is 503, which logs read as a server error)", zones.join(", ")));
+    }
+    (dry_run, status)
 }

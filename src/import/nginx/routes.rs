@@ -123,6 +123,8 @@ pub(super) fn rules(
             rule: ImportedRule { comments, fields },
             exempt: k.exempt,
             zone: z.to_string(),
+            status: first_loc.level.status.unwrap_or(503),
+            dry_run: first_loc.level.dry_run.unwrap_or(false),
         });
     }
     Ok(out)
@@ -143,6 +145,31 @@ fn same_everywhere(z: &str, users: &[(&Location, &Limit)]) -> Result<()> {
                 ),
             ));
         }
+        let (a, b) = (&first_loc.level, &loc.level);
+        let differs = |what: &str, x: String, y: String| {
+            conf_error_at(
+                &loc.at,
+                what,
+                format!(
+                    "zone `{z}` is applied with {what} {y} in location `{}` and {what} {x} in location `{}`: nginx keeps one state per zone, rlsim one per rule, with one {what}; give each location its own zone, or import one location (--location)",
+                    loc.uri, first_loc.uri
+                ),
+            )
+        };
+        if a.status.unwrap_or(503) != b.status.unwrap_or(503) {
+            return Err(differs(
+                "limit_req_status",
+                status_text(a.status),
+                status_text(b.status),
+            ));
+        }
+        if a.dry_run.unwrap_or(false) != b.dry_run.unwrap_or(false) {
+            return Err(differs(
+                "limit_req_dry_run",
+                switch_text(a.dry_run),
+                switch_text(b.dry_run),
+            ));
+        }
         if loc.level.real_from != first_loc.level.real_from
             || loc.level.real_header != first_loc.level.real_header
             || loc.level.real_recursive != first_loc.level.real_recursive
@@ -158,6 +185,23 @@ fn same_everywhere(z: &str, users: &[(&Location, &Limit)]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A `limit_req_status` as nginx.conf writes it.
+fn status_text(status: Option<u16>) -> String {
+    match status {
+        Some(s) => s.to_string(),
+        None => "503 (the default)".into(),
+    }
+}
+
+/// A `limit_req_dry_run` as nginx.conf writes it.
+fn switch_text(on: Option<bool>) -> String {
+    match on {
+        Some(true) => "on".into(),
+        Some(false) => "off".into(),
+        None => "off (the default)".into(),
+    }
 }
 
 /// The `nginx-limit-req` profile's own parameters of one `limit_req`.

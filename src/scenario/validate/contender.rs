@@ -104,20 +104,7 @@ impl Ctx<'_> {
         if let Some(recorded) = c.recorded.as_ref().filter(|r| *r.get_ref()) {
             return self.recorded(i, c, name, recorded.span(), policy, sources);
         }
-        let commit = match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
-            None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
-            Some(("in_order", _)) => Commit::InOrder,
-            Some(("every_rule", _)) => Commit::EveryRule,
-            Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    &field("commit"),
-                    format!(
-                        "unknown commit `{other}` (expected all_or_nothing, in_order or every_rule)"
-                    ),
-                ));
-            }
-        };
+        let commit = self.commit(c, i)?;
         if c.rule.is_empty() {
             return Err(self.err(
                 c.name.span(),
@@ -230,6 +217,26 @@ impl Ctx<'_> {
             refuse_status,
             notes: Vec::new(),
         })
+    }
+
+    /// A contender's `commit`.
+    fn commit(&self, c: &RawContender, i: usize) -> Result<Commit> {
+        Ok(
+            match c.commit.as_ref().map(|s| (s.get_ref().as_str(), s.span())) {
+                None | Some(("all_or_nothing", _)) => Commit::AllOrNothing,
+                Some(("in_order", _)) => Commit::InOrder,
+                Some(("every_rule", _)) => Commit::EveryRule,
+                Some((other, span)) => {
+                    return Err(self.err(
+                        span,
+                        &format!("contender[{i}].commit"),
+                        format!(
+                            "unknown commit `{other}` (expected all_or_nothing, in_order or every_rule)"
+                        ),
+                    ));
+                }
+            },
+        )
     }
 
     /// A contender's `dry_run` and `refuse_status`.
