@@ -432,6 +432,14 @@ mod tests {
             "{:?}",
             i.notes
         );
+        assert!(i.notes[0].ends_with("as in the service)"), "{:?}", i.notes);
+        // Another descriptor still applies to that address in the service: the bypass is wider.
+        let i = imported("domain: d\ndescriptors:\n  - key: remote_address\n    value: 50.0.0.5\n  - key: generic_key\n    rate_limit: {unit: second, requests_per_unit: 9}\n").unwrap();
+        assert!(
+            i.notes[0].ends_with("still applies the file's other descriptors to it"),
+            "{:?}",
+            i.notes
+        );
     }
 
     /// Paths: the key alone skips its siblings' values; a value is the rule's route; a

@@ -32,18 +32,39 @@ struct Applied<'a> {
     why: Vec<String>,
 }
 
+/// An address or API key value imported as the bypass, under `parent`.
+struct Lifted<'a> {
+    parent: Vec<&'a Desc>,
+    desc: &'a Desc,
+}
+
+impl Lifted<'_> {
+    /// Whether `a` is under the lifted entry's key alone (so it never applied to that client).
+    fn covers(&self, a: &Applied<'_>) -> bool {
+        let (p, depth) = (&a.scope.path, self.parent.len());
+        p.len() > depth
+            && p.iter()
+                .zip(&self.parent)
+                .all(|(x, y)| std::ptr::eq(*x, *y))
+            && p[depth].key == self.desc.key
+            && p[depth].value.is_none()
+    }
+}
+
 #[derive(Default)]
 struct Walk<'a> {
     applied: Vec<Applied<'a>>,
     cidrs: Vec<String>,
     api_keys: Vec<String>,
+    lifted: Vec<Lifted<'a>>,
 }
 
 /// The rules of `tree`, with notes of what is approximated or limits nothing.
 pub(super) fn plan(tree: &[Desc], notes: &mut Vec<String>) -> Result<Plan> {
     let mut w = Walk::default();
-    walk(tree, &Scope::default(), &mut w, notes)?;
+    walk(tree, &Scope::default(), &mut w)?;
     replaces(&mut w.applied, notes)?;
+    lifted(&w, notes);
     let mut rules = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for a in &w.applied {
@@ -98,12 +119,7 @@ fn words(path: &[&Desc]) -> String {
     parts.join(", ")
 }
 
-fn walk<'a>(
-    level: &'a [Desc],
-    scope: &Scope<'a>,
-    w: &mut Walk<'a>,
-    notes: &mut Vec<String>,
-) -> Result<()> {
+fn walk<'a>(level: &'a [Desc], scope: &Scope<'a>, w: &mut Walk<'a>) -> Result<()> {
     for d in level {
         let mut s = scope.clone();
         s.path.push(d);
@@ -111,7 +127,11 @@ fn walk<'a>(
             (Reads::Field(KeyField::Endpoint), _) => endpoint(level, d, &mut s)?,
             (Reads::Field(f), None) => s.key.push(f),
             (Reads::Field(f), Some(v)) => {
-                bypass(d, f, v, w, notes)?;
+                bypass(d, f, v, w)?;
+                w.lifted.push(Lifted {
+                    parent: scope.path.clone(),
+                    desc: d,
+                });
                 continue;
             }
             (Reads::Shared, None) => {
@@ -132,7 +152,7 @@ fn walk<'a>(
                 why: Vec::new(),
             });
         }
-        walk(&d.children, &s, w, notes)?;
+        walk(&d.children, &s, w)?;
     }
     Ok(())
 }
@@ -190,7 +210,7 @@ fn endpoint<'a>(level: &'a [Desc], d: &'a Desc, s: &mut Scope<'a>) -> Result<()>
 }
 
 /// An address or API key value: what it takes from its key's other entries is rlsim's bypass.
-fn bypass(d: &Desc, f: KeyField, v: &str, w: &mut Walk<'_>, notes: &mut Vec<String>) -> Result<()> {
+fn bypass(d: &Desc, f: KeyField, v: &str, w: &mut Walk<'_>) -> Result<()> {
     let limits = d.limit.as_ref().is_some_and(|l| l.unit.is_some());
     if f == KeyField::User || limits || d.is_wildcard() {
         return Err(d.loc.error(format!(
@@ -215,12 +235,31 @@ fn bypass(d: &Desc, f: KeyField, v: &str, w: &mut Walk<'_>, notes: &mut Vec<Stri
     } else {
         w.api_keys.push(v.to_string());
     }
-    notes.push(format!(
-        "{}: `{}: {v}` matches before the key alone and has no limit: imported as the contender's bypass, which lets it past every rule, where the service still applies the file's other descriptors to it",
-        d.loc.at(),
-        d.key
-    ));
     Ok(())
+}
+
+/// A note for each bypassed value: exact when every rule is under its key alone.
+fn lifted(w: &Walk<'_>, notes: &mut Vec<String>) {
+    let limiting =
+        |a: &&Applied| !a.dropped && a.desc.limit.as_ref().is_some_and(|l| l.unit.is_some());
+    for l in &w.lifted {
+        let d = l.desc;
+        let v = d.value.as_deref().unwrap_or_default();
+        let exact = w.applied.iter().filter(limiting).all(|a| l.covers(a));
+        notes.push(if exact {
+            format!(
+                "{}: `{}: {v}` matches before the key alone and has no limit: imported as the contender's bypass (every rule is that key's, so none applies to it, as in the service)",
+                d.loc.at(),
+                d.key
+            )
+        } else {
+            format!(
+                "{}: `{}: {v}` matches before the key alone and has no limit: imported as the contender's bypass, which lets it past every rule, where the service still applies the file's other descriptors to it",
+                d.loc.at(),
+                d.key
+            )
+        });
+    }
 }
 
 /// Whether any descriptor of `tree` has a limit that limits.
