@@ -89,8 +89,10 @@ const IMPORT_EXAMPLES: &str = "\
 Examples:
   rlsim import scenarios/configs/nginx/two_zones.conf
   rlsim import scenarios/configs/nginx/two_zones.conf --server api.example.com --out contenders.toml
+  rlsim import scenarios/configs/haproxy/per_ip.cfg --server web
   rlsim import scenarios/configs/cloudflare/ruleset.json
   rlsim import scenarios/configs/envoy/local_ratelimit.yaml
+  rlsim import scenarios/configs/envoy/ratelimit.yaml
 
 Exit status: 0 when the configuration was imported; 2 when it cannot be (the file, line and
 directive are named).";
@@ -136,7 +138,7 @@ pub enum Command {
     /// Send a scenario's traffic to a live HTTP service and judge it like a simulated contender.
     #[command(after_help = PROBE_EXAMPLES)]
     Probe(ProbeArgs),
-    /// Read a deployed limiter's configuration (nginx) into scenario contenders (TOML).
+    /// Read a deployed limiter's configuration (nginx, HAProxy, Traefik, ...: every kind --kind lists) into scenario contenders (TOML).
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
     /// Print a shell completion script to standard output.
@@ -249,10 +251,10 @@ pub struct ImportArgs {
     /// The TOML file to write (default, or `-`: standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-    /// Only the server with this `server_name` (nginx).
+    /// Only part of the file: nginx's server with this `server_name`, or HAProxy's frontend or listen with this name; other kinds are imported whole.
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// Only this location, its URI as written (`/api/`, `= /login`): one contender for it.
+    /// Only this nginx location, its URI as written (`/api/`, `= /login`): one contender for it.
     #[arg(long, value_name = "URI")]
     pub location: Option<String>,
     /// No note of what was imported: errors only.

@@ -171,7 +171,7 @@ impl Kind {
 }
 
 /// Which part of a configuration to import when it has several (nginx: `server_name`, a
-/// location's URI as written).
+/// location's URI as written; HAProxy: a frontend's or listen's name in `server`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
     pub server: Option<String>,
@@ -225,9 +225,12 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
             })?
         }
     };
-    if kind != Kind::Nginx && (select.server.is_some() || select.location.is_some()) {
+    // nginx selects a server and a location, HAProxy a section (haproxy::import refuses a
+    // location); every other kind is imported whole.
+    let selects = matches!(kind, Kind::Nginx | Kind::Haproxy);
+    if !selects && (select.server.is_some() || select.location.is_some()) {
         return Err(Error::Usage(format!(
-            "{}: `server` and `location` (--server, --location) select part of an nginx configuration; a {} file is imported whole",
+            "{}: `server` and `location` (--server, --location) select part of an nginx configuration (`server`: also a HAProxy frontend or listen); a {} file is imported whole",
             path.display(),
             kind.name()
         )));

@@ -1,7 +1,8 @@
 //! HAProxy stick-table limits: `rlsim import` of haproxy.cfg end to end, the refusals the
 //! freq_ctr arithmetic gives, bad configurations (exit 2 naming file, line and directive), and
 //! the back-test against a real HAProxy (Debian's 2.6) driven on a loopback port by
-//! `rlsim::drive`, its own log replayed through the very configuration it ran, imported.
+//! `rlsim::drive`, its own log replayed through the very configuration it ran, imported; and
+//! the trusted-proxy tracking pattern's key, HAProxy's denials against rlsim's.
 //!
 //! The real-HAProxy test is skipped with a message when haproxy is missing (`.ci/run` installs
 //! it and sets `RLSIM_REQUIRE_EXTERNAL=1`, which makes a missing haproxy a failure).
@@ -109,7 +110,7 @@ fn a_config_that_cannot_be_imported_exits_2_naming_file_line_and_directive() {
         ),
         (
             format!("{table}  http-request track-sc0 req.cook(sid)\n  http-request deny if {{ sc_http_req_rate(0) gt 5 }}\n"),
-            "bad.cfg:4: directive `http-request deny`: track-sc fetch `req.cook(sid)` is not modelled",
+            "bad.cfg:3: directive `http-request track-sc0`: track-sc fetch `req.cook(sid)` is not modelled",
         ),
         (
             format!("{table}  acl a src 1.2.3.4\n  http-request track-sc0 src\n  http-request deny if a || {{ sc_http_req_rate(0) gt 5 }}\n"),
@@ -227,9 +228,10 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn start(dir: &Path, log: &Log) -> (Haproxy, u16) {
+/// HAProxy running the configuration `cfg` writes for a port, logging to `access.jsonl`.
+fn start(dir: &Path, cfg: &dyn Fn(u16) -> String) -> (Haproxy, u16) {
     let port = free_port();
-    let path = write(dir, "haproxy.cfg", &cfg(port, log));
+    let path = write(dir, "haproxy.cfg", &cfg(port));
     let check = Command::new(HAPROXY)
         .arg("-c")
         .arg("-f")
@@ -285,7 +287,7 @@ fn run_once(log: &Log) -> (BacktestReport, Vec<String>) {
     let dir: PathBuf = tempfile::tempdir().unwrap().keep();
     let plan = plan();
     {
-        let (_haproxy, port) = start(&dir, log);
+        let (_haproxy, port) = start(&dir, &|port| cfg(port, log));
         let options = DriveOptions {
             connections: 64,
             ..DriveOptions::new(&format!("http://127.0.0.1:{port}"))
@@ -437,4 +439,97 @@ fn a_haproxy_log_format_that_cannot_cut_a_line_is_refused_at_load() {
             "{want}: {err}"
         );
     }
+}
+
+/// The trusted-proxy pattern as HAProxy runs it: the tracking and deny rules rlsim imports,
+/// after an `http-request set-src req.hdr(X-Peer)` that only the running copy has (the test's
+/// requests all come from 127.0.0.1; the header says which peer each stands for).
+fn trusted_cfg(port: Option<u16>) -> String {
+    let head = match port {
+        Some(port) => format!(
+            "global\n    nbthread 1\n\
+             defaults\n    mode http\n    timeout client 10s\n    timeout server 10s\n    timeout connect 5s\n\
+             frontend web\n    bind 127.0.0.1:{port}\n    http-request set-src req.hdr(X-Peer)\n"
+        ),
+        None => "frontend web\n    bind 127.0.0.1:80\n".into(),
+    };
+    format!(
+        "{head}    acl TRUSTED src 10.0.0.0/8\n\
+         \x20   stick-table type ip size 10k expire 30s store http_req_rate(10s)\n\
+         \x20   http-request track-sc0 req.hdr_ip(x-forwarded-for,-1) if TRUSTED\n\
+         \x20   http-request track-sc0 src unless TRUSTED\n\
+         \x20   http-request deny deny_status 429 if {{ sc_http_req_rate(0) gt 5 }}\n\
+         \x20   http-request return status 200 content-type text/plain string ok\n"
+    )
+}
+
+/// tests/integration/import_haproxy.rs's hand-counted traffic sent to a real HAProxy (well
+/// inside one 10 s period, so the rates are plain counts): two clients behind the trusted proxy
+/// 10.0.0.1, each with a forged first X-Forwarded-For entry, 8 requests each; two clients
+/// straight from 198.51.100.7 forging different X-Forwarded-For, 8 each. HAProxy denies 6 of
+/// the first (keyed by the last entry) and 11 of the second (keyed by the peer), and so does
+/// the imported configuration run by rlsim.
+#[test]
+fn a_real_haproxy_keys_the_trusted_proxy_pattern_as_imported() {
+    if !haproxy_found() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let groups = [
+        ("10.0.0.1", ["6.6.6.6, 203.0.113.1", "6.6.6.6, 203.0.113.2"]),
+        ("198.51.100.7", ["203.0.113.3", "203.0.113.4"]),
+    ];
+    let mut plan = Vec::new();
+    for (peer, xffs) in groups {
+        for (k, xff) in xffs.iter().enumerate() {
+            for i in 0..8u64 {
+                let mut r = Request::get((k as u64 * 8 + i) * 5_000_000, "/a", xff);
+                r.headers.push(("X-Peer".into(), peer.into()));
+                plan.push(r);
+            }
+        }
+    }
+    plan.sort_by_key(|r| r.at);
+    let denied = {
+        let (_haproxy, port) = start(dir.path(), &|port| trusted_cfg(Some(port)));
+        let sent = drive(
+            &plan,
+            &DriveOptions::new(&format!("http://127.0.0.1:{port}")),
+        )
+        .unwrap();
+        let mut denied = [0, 0];
+        for (r, s) in plan.iter().zip(&sent) {
+            assert!(matches!(s.status, Some(200 | 429)), "{s:?}");
+            let behind = r.headers.iter().any(|(_, v)| v == "10.0.0.1");
+            denied[usize::from(!behind)] += usize::from(s.status == Some(429));
+        }
+        denied
+    };
+    assert_eq!(
+        denied,
+        [6, 11],
+        "HAProxy's denials: behind the proxy, direct"
+    );
+
+    let cfg = write(dir.path(), "imported.cfg", &trusted_cfg(None));
+    let forger = |n: u8| {
+        format!(
+            "[[traffic]]\nname = \"forger{n}\"\nkind = \"bursts\"\ncount = 8\nevery = \"1m\"\n\
+             ip = \"198.51.100.7\"\nforge_xff = [\"203.0.113.{n}\"]\n"
+        )
+    };
+    let scenario = format!(
+        "name = \"trusted\"\nduration = \"1s\"\n[policy]\nlimit = 5\nwindow = \"10s\"\nkey = \"ip\"\n\
+         [[contender]]\nname = \"web\"\nimport = \"{}\"\n\
+         [[traffic]]\nname = \"behind\"\nkind = \"bursts\"\ncount = 8\nevery = \"1m\"\nusers = 2\n\
+         via = \"proxy\"\nproxy_range = \"10.0.0.1/32\"\nforge_xff = [\"6.6.6.6\"]\n{}{}",
+        cfg.display(),
+        forger(3),
+        forger(4)
+    );
+    let s = summary(&write(dir.path(), "s.toml", &scenario));
+    let web = row(&s, "web");
+    let behind = crate::util::rejected(web, "behind").as_u64().unwrap() as usize;
+    let total = web["rejected"].as_u64().unwrap() as usize;
+    assert_eq!([behind, total - behind], denied, "rlsim's: {web}");
 }

@@ -24,6 +24,7 @@ mod import;
 mod import_aws;
 mod import_envoy;
 mod import_envoy_ratelimit;
+mod import_haproxy;
 mod import_json;
 mod import_kong;
 mod import_locations;

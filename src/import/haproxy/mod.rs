@@ -44,6 +44,23 @@ struct Track {
     terms: Vec<Term>,
     line: usize,
     tcp: bool,
+    /// As errors name it: `http-request track-sc0`, `tcp-request content track-sc1`.
+    directive: String,
+    /// Set when this rule and a `track-scN src` form the trusted-proxy pair (key::tracker_of).
+    trusted: Option<Trusted>,
+}
+
+/// `track-scN req.hdr_ip(X-Forwarded-For,-1) if { src NETS }` beside `track-scN src` (with no
+/// condition, or `unless { src NETS }`): the last X-Forwarded-For entry from a peer in NETS,
+/// the peer otherwise.
+#[derive(Debug, Clone, PartialEq)]
+struct Trusted {
+    nets: Vec<String>,
+    /// The `track-scN src` rule's line.
+    src_line: usize,
+    /// That rule has no condition: a trusted peer's request without the header is tracked by
+    /// src (with `unless { src NETS }` it is not tracked at all).
+    src_always: bool,
 }
 
 /// A deny (or `return status`) rule whose condition reads a rate.
@@ -60,6 +77,8 @@ struct Deny {
 #[derive(Debug, Default)]
 struct Proxy {
     acls: BTreeMap<String, Vec<Test>>,
+    /// The line each acl is (first) defined at, for errors in its terms.
+    acl_lines: BTreeMap<String, usize>,
     tracks: Vec<Track>,
     denies: Vec<Deny>,
     /// An unconditional `http-request return` or `deny` met before any rate deny.
@@ -73,9 +92,12 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     let sections = read::sections(path, &text)?;
     if let Some(l) = &select.location {
         return Err(Error::Usage(format!(
-            "{}: `location` ({l}) selects an nginx location; a haproxy import selects a frontend with `server`",
+            "{}: `location` ({l}, --location) selects an nginx location; a haproxy import selects a frontend or listen by its name with `server` (--server NAME)",
             path.display()
         )));
+    }
+    if let Some(name) = &select.server {
+        named(path, &sections, name)?;
     }
     let mut notes = Vec::new();
     let mut tables = BTreeMap::new();
@@ -113,6 +135,33 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         contenders,
         notes,
     })
+}
+
+/// Refuses a `server` that names no frontend or listen, listing those the file has.
+fn named(path: &Path, sections: &[Section], name: &str) -> Result<()> {
+    let imported = |s: &&Section| matches!(s.kind.as_str(), "frontend" | "listen");
+    if sections.iter().filter(imported).any(|s| s.name == name) {
+        return Ok(());
+    }
+    let list: Vec<String> = sections
+        .iter()
+        .filter(imported)
+        .map(|s| format!("{} `{}` (line {})", s.kind, s.name, s.line))
+        .collect();
+    let other = sections
+        .iter()
+        .find(|s| s.name == name)
+        .map(|s| format!(" (`{name}` is a {} at line {}: only a frontend's or listen's http-request rules are imported)", s.kind, s.line))
+        .unwrap_or_default();
+    let list = if list.is_empty() {
+        "none".to_string()
+    } else {
+        list.join(", ")
+    };
+    Err(Error::Usage(format!(
+        "{}: no frontend or listen is named `{name}` (server, --server){other}; the file's frontends and listens: {list}",
+        path.display()
+    )))
 }
 
 /// Notes on sections that are read but not modelled.
@@ -221,18 +270,26 @@ fn condition(proxy: &Proxy, words: &[String]) -> std::result::Result<Vec<Term>, 
     let mut out = Vec::new();
     for (negated, item) in items {
         let negated = negated != unless;
-        let tests = match item {
-            Item::Test(t) => vec![t],
-            Item::Acl(name) => proxy
-                .acls
-                .get(&name)
-                .cloned()
-                .ok_or_else(|| format!("acl `{name}` is not defined in this section"))?,
+        let (tests, acl) = match item {
+            Item::Test(t) => (vec![t], String::new()),
+            Item::Acl(name) => (
+                proxy
+                    .acls
+                    .get(&name)
+                    .cloned()
+                    .ok_or_else(|| format!("acl `{name}` is not defined in this section"))?,
+                format!(
+                    "acl `{name}` (line {}): ",
+                    proxy.acl_lines.get(&name).copied().unwrap_or_default()
+                ),
+            ),
         };
         if tests.len() > 1 {
-            return Err("an acl defined on several lines (ORed) is not modelled".into());
+            return Err(format!(
+                "{acl}an acl defined on several lines (ORed) is not modelled"
+            ));
         }
-        out.push(cond::term(&tests[0], negated)?);
+        out.push(cond::term(&tests[0], negated).map_err(|m| format!("{acl}{m}"))?);
     }
     Ok(out)
 }
@@ -248,6 +305,7 @@ fn proxy(path: &Path, s: &Section, notes: &mut Vec<String>) -> Result<Proxy> {
                 let Some(fetch) = w.get(2) else {
                     return Err(err(format!("acl `{name}` has no fetch")));
                 };
+                p.acl_lines.entry(name.to_string()).or_insert(l.line);
                 p.acls.entry(name.to_string()).or_default().push(Test {
                     fetch: fetch.clone(),
                     values: w[3..].to_vec(),
@@ -297,12 +355,8 @@ fn rule(
             Some(i) => rest.get(i + 1).ok_or("`table` needs a name")?.clone(),
             None => s.name.clone(),
         };
-        if p.tracks.iter().any(|t| t.n == n) {
-            notes.push(format!(
-                "{at}: sc{n} is already tracked by an earlier rule; HAProxy ignores this one"
-            ));
-            return Ok(());
-        }
+        // Every rule is kept: which one tracks a request is decided per request (key.rs).
+        let end = if tcp { 3 } else { 2 };
         p.tracks.push(Track {
             n,
             fetch,
@@ -310,6 +364,8 @@ fn rule(
             terms,
             line: l.line,
             tcp,
+            directive: w[..end.min(w.len())].join(" "),
+            trusted: None,
         });
         return Ok(());
     }
@@ -420,7 +476,11 @@ fn contender(
     if let Some(second) = p.denies.get(1) {
         return Err(err(second.line, "http-request deny", "a second deny by a tracked rate in one section is not modelled: HAProxy counts every tracked request once while rlsim's rules count only what they decide (import one frontend per limit)".into()));
     }
-    let track = key::tracker_of(p, deny).map_err(|m| err(deny.line, "http-request deny", m))?;
+    let mut notes = Vec::new();
+    let track = key::tracker_of(path, p, deny, &mut notes)?;
+    // Each term is refused at the line it is written on.
+    key::no_positive_src(&deny.terms).map_err(|m| err(deny.line, "http-request deny", m))?;
+    key::no_positive_src(&track.terms).map_err(|m| err(track.line, &track.directive, m))?;
     let table = tables.get(&track.table).ok_or_else(|| {
         err(track.line, "track-sc", format!("table `{}` has no stick-table (a frontend, backend or listen of that name declares it)", track.table))
     })?;
@@ -434,22 +494,25 @@ fn contender(
             ),
         )
     })?;
-    if !track.tcp && track.line > deny.line {
+    // The trusted-proxy pair tracks at two lines: the deny must follow both.
+    let tracked_at = track
+        .trusted
+        .as_ref()
+        .map_or(track.line, |t| t.src_line.max(track.line));
+    if !track.tcp && tracked_at > deny.line {
         return Err(err(
             deny.line,
             "http-request deny",
             format!(
                 "the deny (line {}) runs before track-sc{} (line {}): it reads a rate without this request, and a denied request is never counted; not modelled (track first)",
-                deny.line, track.n, track.line
+                deny.line, track.n, tracked_at
             ),
         ));
     }
-    let mut notes = Vec::new();
     if let Some(line) = p.answered.filter(|&a| a < deny.line) {
         notes.push(format!("{}:{line}: an unconditional http-request return/deny answers every request before the rate deny at line {}: nothing is limited", path.display(), deny.line));
     }
-    let rule = rule_of(path, s, deny, &track, table, period, &mut notes)
-        .map_err(|m| err(deny.line, "http-request deny", m))?;
+    let rule = rule_of(path, deny, &track, table, period, &mut notes)?;
     let mut fields: Fields = vec![
         (
             "description".into(),
@@ -513,22 +576,26 @@ fn duration(ms: u64) -> String {
 
 fn rule_of(
     path: &Path,
-    s: &Section,
     deny: &Deny,
     track: &Track,
     table: &Table,
     period: u64,
     notes: &mut Vec<String>,
-) -> std::result::Result<ImportedRule, String> {
+) -> Result<ImportedRule> {
     let (_, ge, threshold) = deny.rate;
     let admitted = if ge {
         threshold.checked_sub(1)
     } else {
         Some(threshold)
     };
-    let limit = admitted
-        .filter(|&a| a > 0)
-        .ok_or("the condition denies every tracked request (threshold 0)")?;
+    let limit = admitted.filter(|&a| a > 0).ok_or_else(|| {
+        config_error(
+            path,
+            deny.line,
+            "http-request deny",
+            "the condition denies every tracked request (threshold 0)",
+        )
+    })?;
     let file = path.display();
     let op = if ge { "ge" } else { "gt" };
     let mut comments = vec![
@@ -543,13 +610,14 @@ fn rule_of(
         ("limit".into(), (limit as i64).into()),
         ("window".into(), duration(period).into()),
     ];
-    let k = key::key(track, table, notes)?;
+    let k = key::key(track, table, notes)
+        .map_err(|m| config_error(path, track.line, &track.directive, m))?;
     comments.extend(k.comments);
     fields.push(("key".into(), k.key));
     if k.has_api_key {
         fields.push(("has_api_key".into(), true.into()));
     }
-    key::applies(&deny.terms, &track.terms, &mut fields)?;
+    key::applies(path, deny, track, &mut fields)?;
     if table.expire_ms == 0 {
         notes.push(format!("{file}:{}: stick-table without `expire`: entries stay until the table's size {} is full and the oldest are evicted (not modelled)", table.line, table.size));
     } else if table.expire_ms < period {
@@ -572,6 +640,5 @@ fn rule_of(
     prof.insert("operator".into(), op.into());
     prof.insert("expire".into(), duration(table.expire_ms).into());
     fields.push(("profile".into(), toml::Value::Table(prof)));
-    let _ = s;
     Ok(ImportedRule { comments, fields })
 }
