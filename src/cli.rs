@@ -92,6 +92,7 @@ Examples:
   rlsim import scenarios/configs/haproxy/per_ip.cfg --server web
   rlsim import scenarios/configs/cloudflare/ruleset.json
   rlsim import scenarios/configs/envoy/local_ratelimit.yaml
+  rlsim import scenarios/configs/envoy/ratelimit.yaml
 
 Exit status: 0 when the configuration was imported; 2 when it cannot be (the file, line and
 directive are named).";
@@ -242,7 +243,7 @@ pub struct VerifyArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation; an Envoy configuration with the HTTP local_ratelimit filter).
+    /// The configuration file (nginx.conf, its `include`s read too; haproxy.cfg; a Traefik dynamic configuration; express-rate-limit or NestJS options, or Cloudflare rate limiting rules, as JSON; Kong's kong.yml or Admin API plugin JSON; an AWS API Gateway usage plan's JSON or CloudFormation; an Envoy configuration with the HTTP local_ratelimit filter; the envoyproxy/ratelimit service's descriptor YAML).
     pub file: PathBuf,
     /// The kind of configuration (default: detected from the content).
     #[arg(long, value_name = "K", value_parser = clap::builder::PossibleValuesParser::new(crate::import::Kind::ALL.map(crate::import::Kind::name)))]

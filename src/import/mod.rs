@@ -9,6 +9,7 @@ pub mod aws;
 pub mod cloudflare;
 pub mod conf;
 pub mod envoy_local;
+pub mod envoy_ratelimit;
 pub mod express;
 pub mod haproxy;
 pub mod json;
@@ -43,10 +44,13 @@ pub enum Kind {
     AwsUsagePlan,
     /// Envoy's HTTP `local_ratelimit` filter in an Envoy configuration (YAML).
     EnvoyLocal,
+    /// The envoyproxy/ratelimit service's descriptor configuration (YAML `domain`,
+    /// `descriptors`), behind Envoy's global `ratelimit` filter.
+    EnvoyRatelimit,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Nginx,
         Kind::Haproxy,
         Kind::Traefik,
@@ -56,6 +60,7 @@ impl Kind {
         Kind::Kong,
         Kind::AwsUsagePlan,
         Kind::EnvoyLocal,
+        Kind::EnvoyRatelimit,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +74,7 @@ impl Kind {
             Kind::Kong => "kong",
             Kind::AwsUsagePlan => "aws-usage-plan",
             Kind::EnvoyLocal => "envoy-local",
+            Kind::EnvoyRatelimit => "envoy-ratelimit",
         }
     }
 
@@ -91,6 +97,11 @@ impl Kind {
         if text.contains("AWS::ApiGateway::UsagePlan") {
             return Some(Kind::AwsUsagePlan);
         }
+        let section = |w: &str| text.lines().any(|l| l.starts_with(w));
+        // The ratelimit service's file: only these two keys at its top level.
+        if section("domain:") && section("descriptors:") {
+            return Some(Kind::EnvoyRatelimit);
+        }
         if Kind::is_kong(text) {
             return Some(Kind::Kong);
         }
@@ -98,7 +109,6 @@ impl Kind {
         if text.contains("rateLimit:") && text.contains("http:") {
             return Some(Kind::Traefik);
         }
-        let section = |w: &str| text.lines().any(|l| l.starts_with(w));
         if text.contains("stick-table") || section("frontend ") || section("listen ") {
             return Some(Kind::Haproxy);
         }
@@ -235,6 +245,7 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
         Kind::Kong => kong::import(path),
         Kind::AwsUsagePlan => aws::import(path),
         Kind::EnvoyLocal => envoy_local::import(path),
+        Kind::EnvoyRatelimit => envoy_ratelimit::import(path),
     }
 }
 

@@ -23,6 +23,7 @@ mod identity;
 mod import;
 mod import_aws;
 mod import_envoy;
+mod import_envoy_ratelimit;
 mod import_haproxy;
 mod import_json;
 mod import_kong;
