@@ -56,6 +56,20 @@ const TWO_RULES: &str = r#"
     window = "1s"
 "#;
 
+/// One client every 500 ms for 3 s.
+const ONE_CLIENT: &str = r#"
+    name = "commit"
+    duration = "3s"
+    [policy]
+    limit = 3
+    window = "10s"
+    [[traffic]]
+    name = "client"
+    kind = "constant"
+    rate = "2/s"
+    ip = "203.0.113.7"
+"#;
+
 /// One client every 500 ms for 3 s against a: 3/10s then b: 1/1s.
 ///
 /// all_or_nothing: at 500 ms b refuses and a has not counted, so a still has room at 1 s and
@@ -66,16 +80,7 @@ const TWO_RULES: &str = r#"
 fn the_two_commit_semantics_differ_where_a_later_rule_refuses() {
     let text = format!(
         r#"
-        name = "commit"
-        duration = "3s"
-        [policy]
-        limit = 3
-        window = "10s"
-        [[traffic]]
-        name = "client"
-        kind = "constant"
-        rate = "2/s"
-        ip = "203.0.113.7"
+        {ONE_CLIENT}
         [[contender]]
         name = "nginx"
         commit = "all_or_nothing"
@@ -158,16 +163,7 @@ fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
 "#;
     let text = format!(
         r#"
-        name = "commit"
-        duration = "3s"
-        [policy]
-        limit = 3
-        window = "10s"
-        [[traffic]]
-        name = "client"
-        kind = "constant"
-        rate = "2/s"
-        ip = "203.0.113.7"
+        {ONE_CLIENT}
         [[contender]]
         name = "nestjs"
         commit = "in_order"
@@ -214,17 +210,9 @@ fn every_rule_counts_the_requests_an_earlier_rule_refuses() {
 /// request even where the dry-run b refused first (1500, 2500). Admitted: 0, 500, 1000.
 #[test]
 fn under_every_rule_a_dry_run_rule_refuses_only_where_no_enforcing_one_does() {
-    let text = r#"
-        name = "shadow"
-        duration = "3s"
-        [policy]
-        limit = 3
-        window = "10s"
-        [[traffic]]
-        name = "client"
-        kind = "constant"
-        rate = "2/s"
-        ip = "203.0.113.7"
+    let text = format!(
+        r#"
+        {ONE_CLIENT}
         [[contender]]
         name = "envoy"
         commit = "every_rule"
@@ -240,8 +228,9 @@ fn under_every_rule_a_dry_run_rule_refuses_only_where_no_enforcing_one_does() {
         limit = 3
         window = "10s"
         refuse_status = 429
-    "#;
-    let (reports, logs) = run_logged(text);
+    "#
+    );
+    let (reports, logs) = run_logged(&text);
     assert_eq!(
         outcomes(&logs[0]),
         [

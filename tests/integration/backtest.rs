@@ -8,7 +8,7 @@ use rlsim::metrics::{BacktestReport, BacktestRow};
 const S: u64 = 1_000_000_000;
 
 /// Ten requests of clients `a` and `b`, with what production decided (the last only a 503).
-const TRACE: &str = "time,ip,endpoint,status,decision\n\
+pub(super) const TRACE: &str = "time,ip,endpoint,status,decision\n\
     0,a,/x,200,PASSED\n\
     1000000000,a,/x,200,PASSED\n\
     2000000000,a,/y,200,PASSED\n\
@@ -28,11 +28,11 @@ fn scenario_text(extra: &str) -> String {
     )
 }
 
-fn row(name: &str, cells: [u64; 4]) -> (String, [u64; 4]) {
+pub(super) fn row(name: &str, cells: [u64; 4]) -> (String, [u64; 4]) {
     (name.to_string(), cells)
 }
 
-fn cells(r: &BacktestRow) -> (String, [u64; 4]) {
+pub(super) fn cells(r: &BacktestRow) -> (String, [u64; 4]) {
     let c = [
         r.both_admitted,
         r.both_refused,

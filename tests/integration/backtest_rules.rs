@@ -2,22 +2,9 @@
 //! the short form names them, and each rule's own refusal status and dry run read against
 //! production's log request by request.
 
+use crate::backtest::{TRACE, cells, row};
 use crate::util::{by_name, rlsim, run_scenario, write};
 use rlsim::Scenario;
-use rlsim::metrics::BacktestRow;
-
-/// Requests of clients `a` and `b` on two routes, with production's decisions.
-const TRACE: &str = "time,ip,endpoint,status,decision\n\
-    0,a,/x,200,PASSED\n\
-    1000000000,a,/x,200,PASSED\n\
-    2000000000,a,/y,200,PASSED\n\
-    3000000000,a,/x,503,REJECTED\n\
-    4000000000,a,/y,200,PASSED\n\
-    5000000000,b,/x,503,REJECTED\n\
-    6000000000,b,/x,200,PASSED\n\
-    10000000000,a,/x,200,PASSED\n\
-    11000000000,a,/x,503,REJECTED\n\
-    12000000000,b,/y,503,\n";
 
 fn scenario(contender: &str) -> String {
     format!(
@@ -25,20 +12,6 @@ fn scenario(contender: &str) -> String {
          [policy]\nlimit = 3\nwindow = \"10s\"\nkey = \"ip\"\n\
          [[traffic]]\nname = \"log\"\nkind = \"replay\"\npath = \"trace.csv\"\n{contender}"
     )
-}
-
-fn cells(r: &BacktestRow) -> (String, [u64; 4]) {
-    let c = [
-        r.both_admitted,
-        r.both_refused,
-        r.only_production_refused,
-        r.only_contender_refused,
-    ];
-    (r.name.clone(), c)
-}
-
-fn row(name: &str, cells: [u64; 4]) -> (String, [u64; 4]) {
-    (name.to_string(), cells)
 }
 
 /// One fixed-window rule as the short form's `fixed_window`: 3 per 10 s per address.
