@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::time::Nanos;
+use profiles::{ParamValue, Profile};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -369,6 +370,16 @@ fn exact(kind: ProfileKind) -> Exact {
     }
 }
 
+/// `kind` from the policy alone, except `envoy-ratelimit`, whose units do not include the
+/// 2 s and 3 s windows of [`profile_case`]: per second.
+fn configured(kind: ProfileKind, p: Params) -> Profile {
+    let given = match kind {
+        ProfileKind::EnvoyRatelimit => vec![("unit".into(), ParamValue::Str("second".into()))],
+        _ => Vec::new(),
+    };
+    kind.configure(p, &given).unwrap()
+}
+
 struct ProfileContract<'a>(&'a [Nanos], Exact);
 
 impl LimiterVisitor for ProfileContract<'_> {
@@ -386,7 +397,7 @@ proptest! {
     #[test]
     fn profiles_advertise_exact_retry_and_reset((p, times) in profile_case()) {
         for kind in ProfileKind::ALL {
-            let profile = kind.configure(p, &[]).unwrap();
+            let profile = configured(kind, p);
             profile.visit(ProfileContract(&times, exact(kind)))
                 .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
         }
@@ -429,8 +440,35 @@ proptest! {
     #[test]
     fn profiles_peek_like_a_copy((p, times) in profile_case()) {
         for kind in ProfileKind::ALL {
-            kind.configure(p, &[]).unwrap().visit(PeekMatchesCopy(&times))
+            configured(kind, p).visit(PeekMatchesCopy(&times))
                 .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// `envoy-ratelimit` from any instant: the first `requests_per_unit` requests of each
+    /// window aligned to the Unix epoch (whole seconds) pass, refused ones counted too.
+    #[test]
+    fn envoy_ratelimit_admits_the_first_of_each_epoch_window(
+        (p, times) in profile_case(),
+        start in 0u64..4_000_000_000_000_000_000,
+        unit in prop_oneof![Just(("second", 1u64)), Just(("minute", 60))],
+    ) {
+        let given = [("unit".to_string(), ParamValue::Str(unit.0.into()))];
+        let Profile::EnvoyRatelimit(l) = ProfileKind::EnvoyRatelimit
+            .configure(p, &given)
+            .unwrap()
+            .starting_at(start)
+        else {
+            unreachable!()
+        };
+        let ds = contract(&l, &times)?;
+        let window = |t: Nanos| (start + t) / 1_000_000_000 / unit.1;
+        check_model(&times, &ds, |prior, t| {
+            prior.iter().filter(|&&x| window(x) == window(t)).count() < p.limit as usize
+        })?;
     }
 }

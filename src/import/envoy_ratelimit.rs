@@ -1,6 +1,6 @@
 //! The envoyproxy/ratelimit service's descriptor configuration (YAML: `domain`, `descriptors`),
-//! imported as one contender, `commit = "every_rule"`, one `fixed_window` rule per descriptor
-//! with a `rate_limit` (docs/import.md).
+//! imported as one contender, `commit = "every_rule"`, one `envoy-ratelimit` profile rule per
+//! descriptor with a `rate_limit`: windows aligned to the Unix epoch, as the service's (docs/import.md).
 //!
 //! Followed: `src/config/config_impl.go` (`loadDescriptors`: the validations and their
 //! messages; `GetLimit`: a request descriptor's entries walk the tree one level each, the
@@ -196,7 +196,7 @@ fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
 /// What users misread of the service's configuration; the run's warnings carry them.
 const NOTES: &[&str] = &[
     "the counters live in Redis, shared by every Envoy and every ratelimit replica: the limits are global, not per Envoy",
-    "windows are fixed and epoch-aligned (`now / unit`): a client can send twice the limit across a boundary; week, month and year are 7, 30 and 365 days counted from the Unix epoch, not calendar ones. rlsim's fixed windows start at virtual time 0: the scenario's `start` (default 2026-01-01, a whole number of weeks from the epoch but not of 30 or 365 days, so month and year windows are not the service's) or a replay's first record rounded down to the [policy] window (make that window a multiple of the rules' windows to keep production's boundaries)",
+    "windows are fixed and epoch-aligned (`now / unit`): a client can send twice the limit across a boundary; week, month and year are 7, 30 and 365 days counted from the Unix epoch, not calendar ones. the rules are the `envoy-ratelimit` profile, whose windows are the service's: aligned to the Unix epoch from the scenario's `start` (or a replay's first record), whatever instant virtual time 0 stands for",
     "which request field a descriptor key reads comes from Envoy's route `rate_limits` actions, which this file does not show: rlsim reads it from the key's name and assumes every request sends every descriptor the file configures",
     "Envoy's ratelimit filter admits everything when the service or its Redis is unreachable (`failure_mode_deny` false, its default)",
 ];
@@ -406,8 +406,8 @@ mod tests {
         assert_eq!(
             r,
             [
-                "name = \"generic_key_marketing.user_id\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1d\"\nkey = [\"user\"]",
-                "name = \"user_id\"\nalgorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1d\"\nkey = [\"user\"]",
+                "name = \"generic_key_marketing.user_id\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 5\nwindow = \"1d\"\nkey = [\"user\"]\nprofile = { requests_per_unit = 5, unit = \"day\" }",
+                "name = \"user_id\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 100\nwindow = \"1d\"\nkey = [\"user\"]\nprofile = { requests_per_unit = 100, unit = \"day\" }",
             ]
         );
         assert_eq!(bypass, None);
@@ -422,7 +422,7 @@ mod tests {
         assert_eq!(
             r,
             [
-                "name = \"remote_address\"\nalgorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1s\"\nkey = [\"ip\"]"
+                "name = \"remote_address\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 10\nwindow = \"1s\"\nkey = [\"ip\"]\nprofile = { requests_per_unit = 10, unit = \"second\" }"
             ]
         );
         assert_eq!(bypass.as_deref(), Some("{ cidrs = [\"50.0.0.5\"] }"));
@@ -453,10 +453,10 @@ mod tests {
         assert_eq!(
             r,
             [
-                "name = \"path\"\nalgorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nkey = [\"endpoint\"]\nskip = [\"/api/v1\", \"/api/*\", \"/files/*\", \"/health\"]",
-                "name = \"path__api_v1\"\nalgorithm = \"fixed_window\"\nlimit = 7\nwindow = \"1m\"\nkey = []\nroutes = [\"/api/v1\"]\ndry_run = true",
-                "name = \"path__api__\"\nalgorithm = \"fixed_window\"\nlimit = 20\nwindow = \"1m\"\nkey = [\"endpoint\"]\nroutes = [\"/api/*\"]\nskip = [\"/api/v1\"]",
-                "name = \"path__files__\"\nalgorithm = \"fixed_window\"\nlimit = 50\nwindow = \"1h\"\nkey = []\nroutes = [\"/files/*\"]",
+                "name = \"path\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 100\nwindow = \"1m\"\nkey = [\"endpoint\"]\nskip = [\"/api/v1\", \"/api/*\", \"/files/*\", \"/health\"]\nprofile = { requests_per_unit = 100, unit = \"minute\" }",
+                "name = \"path__api_v1\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 7\nwindow = \"1m\"\nkey = []\nroutes = [\"/api/v1\"]\ndry_run = true\nprofile = { requests_per_unit = 7, unit = \"minute\" }",
+                "name = \"path__api__\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 20\nwindow = \"1m\"\nkey = [\"endpoint\"]\nroutes = [\"/api/*\"]\nskip = [\"/api/v1\"]\nprofile = { requests_per_unit = 20, unit = \"minute\" }",
+                "name = \"path__files__\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 50\nwindow = \"1h\"\nkey = []\nroutes = [\"/files/*\"]\nprofile = { requests_per_unit = 50, unit = \"hour\" }",
             ]
         );
     }
@@ -470,7 +470,9 @@ mod tests {
         );
         assert_eq!(r.len(), 2);
         assert!(
-            r[0].ends_with("key = [\"ip\"]\nskip = [\"/login\"]"),
+            r[0].ends_with(
+                "key = [\"ip\"]\nskip = [\"/login\"]\nprofile = { requests_per_unit = 5, unit = \"second\" }"
+            ),
             "{}",
             r[0]
         );

@@ -220,6 +220,7 @@ impl Bound {
             | Profile::PythonLimitsSlidingWindow(_)
             | Profile::GoXTimeRate(_)
             | Profile::EnvoyLocal(_)
+            | Profile::EnvoyRatelimit(_)
             | Profile::GuavaBursty(_)
             | Profile::GuavaWarmup(_)
             | Profile::HaproxyHttpReqRate(_)

@@ -33,10 +33,10 @@ fn the_printed_envoy_ratelimit_contender_decides_as_the_direct_import() {
         "commit = \"every_rule\"",
         "refuse_status = 429",
         "bypass = { cidrs = [\"203.0.113.50\"] }",
-        "name = \"remote_address\"\nalgorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1m\"\nkey = [\"ip\"]\nskip = [\"/login\"]",
-        "name = \"generic_key_paths.path\"\nalgorithm = \"fixed_window\"\nlimit = 6\nwindow = \"1s\"\nkey = [\"endpoint\"]\nskip = [\"/login\"]",
+        "name = \"remote_address\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 10\nwindow = \"1m\"\nkey = [\"ip\"]\nskip = [\"/login\"]",
+        "name = \"generic_key_paths.path\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 6\nwindow = \"1s\"\nkey = [\"endpoint\"]\nskip = [\"/login\"]",
         "limit = 3\nwindow = \"1s\"\nkey = []\nroutes = [\"/login\"]",
-        "name = \"generic_key_api.path__api__\"\nalgorithm = \"fixed_window\"\nlimit = 4\nwindow = \"1s\"\nkey = []\nroutes = [\"/api/*\"]\ndry_run = true",
+        "name = \"generic_key_api.path__api__\"\nalgorithm = \"envoy-ratelimit\"\nlimit = 4\nwindow = \"1s\"\nkey = []\nroutes = [\"/api/*\"]\ndry_run = true",
     ];
     let mut from = 0;
     for line in order {
@@ -127,9 +127,10 @@ fn run_with(config: &str, scenario: &str) -> serde_json::Value {
 
 const POLICY: &str = "[policy]\nlimit = 5\nwindow = \"1m\"\nkey = \"ip\"\n\n[[contender]]\nname = \"rl\"\nimport = \"rl.yaml\"\n\n";
 
-/// Windows are `now/60 s`: 5 at 59 s and 5 at 60 s are all admitted (twice the limit within a
-/// second, across the boundary), the 5 at 61 s refused. A week is 7 days from time 0: one
-/// request a day for 10 days, 3 a week, admits days 0-2 and 7-9 and refuses days 3-6.
+/// Windows are `now/60 s` from the Unix epoch (the default start, 2026-01-01, is a whole
+/// minute and a whole week of it): 5 at 59 s and 5 at 60 s are all admitted (twice the limit
+/// within a second, across the boundary), the 5 at 61 s refused. A week is 7 days: one request
+/// a day for 10 days, 3 a week, admits days 0-2 and 7-9 and refuses days 3-6.
 #[test]
 fn windows_are_aligned_on_multiples_of_the_unit() {
     let minute = run_with(
@@ -151,5 +152,54 @@ fn windows_are_aligned_on_multiples_of_the_unit() {
     assert_eq!(
         (week["offered"].clone(), week["rejected"].clone()),
         (10.into(), 4.into())
+    );
+}
+
+/// A replay starting at :30 of a minute (2026-01-01T00:00:30Z; the policy window 1 s keeps
+/// virtual 0 there): 5 a minute per address, 4 requests at :30-:33, then 4 at 00:01:01-:04. The
+/// service's windows turn at 00:01:00: 4 and 4, none refused. The same rule as rlsim's plain
+/// `fixed_window`, whose minute starts at the first record, counts all 8 in [:30, 01:30):
+/// the 6th to 8th refused, 3.
+#[test]
+fn a_replay_keeps_the_services_epoch_aligned_windows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let conf = write(
+        dir.path(),
+        "rl.yaml",
+        "domain: d\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 5}\n",
+    );
+    let times = [30, 31, 32, 33, 61, 62, 63, 64];
+    let trace: String = times
+        .iter()
+        .map(|s| format!("{}000000000,198.51.100.7\n", 1_767_225_600 + s))
+        .collect();
+    write(dir.path(), "trace.csv", &format!("time,ip\n{trace}"));
+    let head =
+        "name = \"r\"\nduration = \"40s\"\n[policy]\nlimit = 5\nwindow = \"1s\"\nkey = \"ip\"\n\n";
+    let traffic = "[[traffic]]\nname = \"c\"\nkind = \"replay\"\npath = \"trace.csv\"\n";
+    let direct = format!("{head}[[contender]]\nname = \"rl\"\nimport = \"rl.yaml\"\n\n{traffic}");
+    let s = summary(&write(dir.path(), "s.toml", &direct));
+    let r = row(&s, "rl");
+    assert_eq!(
+        (r["offered"].clone(), r["rejected"].clone()),
+        (8.into(), 0.into())
+    );
+    // The printed contender with the rule as a plain fixed window instead.
+    let printed = imported(&conf);
+    let profile = "profile = { requests_per_unit = 5, unit = \"minute\" }\n";
+    assert!(printed.contains(profile), "{printed}");
+    let plain = printed.replace(profile, "").replace(
+        "algorithm = \"envoy-ratelimit\"",
+        "algorithm = \"fixed_window\"",
+    );
+    let s = summary(&write(
+        dir.path(),
+        "plain.toml",
+        &format!("{head}{plain}\n{traffic}"),
+    ));
+    let r = s["algorithms"][0].clone();
+    assert_eq!(
+        (r["offered"].clone(), r["rejected"].clone()),
+        (8.into(), 3.into())
     );
 }

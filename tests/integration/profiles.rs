@@ -38,6 +38,7 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "article-redis-zset-log",
             "article-redis-lua-fixed-window",
             "article-sliding-counter",
+            "envoy-ratelimit",
         ]
     );
     assert!(
@@ -73,7 +74,7 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 23);
+    assert_eq!(entries.len(), 24);
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

@@ -13,6 +13,7 @@
 
 mod articles;
 mod envoy;
+mod envoy_ratelimit;
 mod express;
 mod flexible;
 mod go_rate;
@@ -27,6 +28,7 @@ pub use articles::{
     ArticleLuaFixedWindow, ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket,
 };
 pub use envoy::EnvoyLocal;
+pub use envoy_ratelimit::{EnvoyRatelimit, EnvoyRatelimitState};
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
@@ -63,6 +65,7 @@ pub enum ProfileKind {
     ArticleRedisZsetLog,
     ArticleLuaFixedWindow,
     ArticleSlidingCounter,
+    EnvoyRatelimit,
 }
 
 /// The type of one native parameter, as a scenario writes it.
@@ -155,7 +158,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
-    pub const ALL: [ProfileKind; 17] = [
+    pub const ALL: [ProfileKind; 18] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
         ProfileKind::ExpressRateLimit,
@@ -173,6 +176,7 @@ impl ProfileKind {
         ProfileKind::ArticleRedisZsetLog,
         ProfileKind::ArticleLuaFixedWindow,
         ProfileKind::ArticleSlidingCounter,
+        ProfileKind::EnvoyRatelimit,
     ];
 
     pub fn name(self) -> &'static str {
@@ -187,6 +191,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::NAME,
             ProfileKind::GoXTimeRate => GoRate::NAME,
             ProfileKind::EnvoyLocal => EnvoyLocal::NAME,
+            ProfileKind::EnvoyRatelimit => EnvoyRatelimit::NAME,
             ProfileKind::GuavaBursty => GuavaBursty::NAME,
             ProfileKind::GuavaWarmup => GuavaWarmup::NAME,
             ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::NAME,
@@ -209,6 +214,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::DESCRIPTION,
             ProfileKind::GoXTimeRate => GoRate::DESCRIPTION,
             ProfileKind::EnvoyLocal => EnvoyLocal::DESCRIPTION,
+            ProfileKind::EnvoyRatelimit => EnvoyRatelimit::DESCRIPTION,
             ProfileKind::GuavaBursty => GuavaBursty::DESCRIPTION,
             ProfileKind::GuavaWarmup => GuavaWarmup::DESCRIPTION,
             ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::DESCRIPTION,
@@ -231,6 +237,7 @@ impl ProfileKind {
             ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::PARAMS,
             ProfileKind::GoXTimeRate => GoRate::PARAMS,
             ProfileKind::EnvoyLocal => EnvoyLocal::PARAMS,
+            ProfileKind::EnvoyRatelimit => EnvoyRatelimit::PARAMS,
             ProfileKind::GuavaBursty => GuavaBursty::PARAMS,
             ProfileKind::GuavaWarmup => GuavaWarmup::PARAMS,
             ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::PARAMS,
@@ -316,6 +323,9 @@ impl ProfileKind {
             }
             ProfileKind::GoXTimeRate => Profile::GoXTimeRate(GoRate::build(policy, &args)?),
             ProfileKind::EnvoyLocal => Profile::EnvoyLocal(EnvoyLocal::build(policy, &args)?),
+            ProfileKind::EnvoyRatelimit => {
+                Profile::EnvoyRatelimit(EnvoyRatelimit::build(policy, &args)?)
+            }
             ProfileKind::GuavaBursty => Profile::GuavaBursty(GuavaBursty::build(policy, &args)?),
             ProfileKind::GuavaWarmup => Profile::GuavaWarmup(GuavaWarmup::build(policy, &args)?),
             ProfileKind::HaproxyHttpReqRate => {
@@ -356,6 +366,7 @@ pub enum Profile {
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
     GoXTimeRate(GoRate),
     EnvoyLocal(EnvoyLocal),
+    EnvoyRatelimit(EnvoyRatelimit),
     GuavaBursty(GuavaBursty),
     GuavaWarmup(GuavaWarmup),
     HaproxyHttpReqRate(HaproxyHttpReqRate),
@@ -378,6 +389,7 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(_) => ProfileKind::PythonLimitsSlidingWindow,
             Profile::GoXTimeRate(_) => ProfileKind::GoXTimeRate,
             Profile::EnvoyLocal(_) => ProfileKind::EnvoyLocal,
+            Profile::EnvoyRatelimit(_) => ProfileKind::EnvoyRatelimit,
             Profile::GuavaBursty(_) => ProfileKind::GuavaBursty,
             Profile::GuavaWarmup(_) => ProfileKind::GuavaWarmup,
             Profile::HaproxyHttpReqRate(_) => ProfileKind::HaproxyHttpReqRate,
@@ -407,6 +419,7 @@ impl Profile {
                 Profile::ArticleSlidingCounter(l.starting_at(epoch_ns))
             }
             Profile::HaproxyHttpReqRate(l) => Profile::HaproxyHttpReqRate(l.starting_at(epoch_ns)),
+            Profile::EnvoyRatelimit(l) => Profile::EnvoyRatelimit(l.starting_at(epoch_ns)),
             other => other,
         }
     }
@@ -424,6 +437,7 @@ impl Profile {
             Profile::PythonLimitsSlidingWindow(l) => visitor.visit(l),
             Profile::GoXTimeRate(l) => visitor.visit(l),
             Profile::EnvoyLocal(l) => visitor.visit(l),
+            Profile::EnvoyRatelimit(l) => visitor.visit(l),
             Profile::GuavaBursty(l) => visitor.visit(l),
             Profile::GuavaWarmup(l) => visitor.visit(l),
             Profile::HaproxyHttpReqRate(l) => visitor.visit(l),

@@ -366,7 +366,7 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     comments.extend(a.why.iter().cloned());
     let mut fields: Fields = vec![
         ("name".into(), name.into()),
-        ("algorithm".into(), "fixed_window".into()),
+        ("algorithm".into(), "envoy-ratelimit".into()),
         ("limit".into(), (limit.requests_per_unit as i64).into()),
         ("window".into(), window.into()),
         (
@@ -384,5 +384,13 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     if d.shadow {
         fields.push(("dry_run".into(), true.into()));
     }
+    // The service's own numbers: the profile aligns the windows to the Unix epoch.
+    let mut profile = toml::Table::new();
+    profile.insert("unit".into(), unit.into());
+    profile.insert(
+        "requests_per_unit".into(),
+        (limit.requests_per_unit as i64).into(),
+    );
+    fields.push(("profile".into(), toml::Value::Table(profile)));
     ImportedRule { comments, fields }
 }
