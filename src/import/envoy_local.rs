@@ -10,7 +10,7 @@
 //! replaces the filter's own configuration for that route, with buckets of its own; every bucket
 //! is one per Envoy process, every client sharing it.
 
-use super::yaml::{self, Node};
+use super::yaml::{self, Loc, Node};
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
 use crate::error::Result;
 use std::path::Path;
@@ -27,32 +27,6 @@ struct Bucket {
 
 /// A descriptor's entries, `(key, value)` in order.
 type Entries = Vec<(String, String)>;
-
-/// Where a configuration or descriptor is, for errors found after reading it.
-#[derive(Debug, Clone)]
-struct Loc {
-    file: std::path::PathBuf,
-    line: usize,
-    field: String,
-}
-
-impl Loc {
-    fn of(n: &Node<'_>) -> Loc {
-        Loc {
-            file: n.file().to_path_buf(),
-            line: n.line(),
-            field: n.path().to_string(),
-        }
-    }
-
-    fn at(&self) -> String {
-        format!("{}:{}", self.file.display(), self.line)
-    }
-
-    fn error(&self, m: String) -> crate::error::Error {
-        super::conf::config_error(&self.file, self.line, &self.field, m)
-    }
-}
 
 /// One `LocalRateLimit` configuration: the filter's, or a route's.
 struct Config {

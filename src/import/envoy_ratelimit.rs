@@ -16,11 +16,13 @@
 
 mod rules;
 
-use super::yaml::{self, Node};
+use super::yaml::{self, Loc, Node};
 use super::{Fields, Imported, ImportedContender, Kind};
+// `UnitToDivider`: each unit's window in seconds, as the profile counts them.
+use crate::algorithms::profiles::ENVOY_RATELIMIT_UNITS as UNITS;
 use crate::error::Result;
 use crate::policy::KeyField;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// What a descriptor key's value is in rlsim's requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,43 +52,6 @@ const NAMES: &[(&str, Reads)] = &[
 /// What descriptor key `key` reads, by its name.
 fn reads(key: &str) -> Option<Reads> {
     NAMES.iter().find(|(n, _)| *n == key).map(|(_, r)| *r)
-}
-
-/// `UnitToDivider`: each unit's window in seconds.
-const UNITS: [(&str, u64); 7] = [
-    ("second", 1),
-    ("minute", 60),
-    ("hour", 3600),
-    ("day", 86_400),
-    ("week", 7 * 86_400),
-    ("month", 30 * 86_400),
-    ("year", 365 * 86_400),
-];
-
-/// Where a descriptor is, for errors found after reading it.
-#[derive(Debug, Clone)]
-struct Loc {
-    file: PathBuf,
-    line: usize,
-    field: String,
-}
-
-impl Loc {
-    fn of(n: &Node<'_>) -> Loc {
-        Loc {
-            file: n.file().to_path_buf(),
-            line: n.line(),
-            field: n.path().to_string(),
-        }
-    }
-
-    fn at(&self) -> String {
-        format!("{}:{}", self.file.display(), self.line)
-    }
-
-    fn error(&self, m: impl Into<String>) -> crate::error::Error {
-        super::conf::config_error(&self.file, self.line, &self.field, m)
-    }
 }
 
 /// A descriptor's `rate_limit`.

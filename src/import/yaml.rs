@@ -360,3 +360,30 @@ mod tests {
         assert_eq!(d.root().req_u64("c").unwrap(), 7);
     }
 }
+
+/// Where a node is, kept for errors found after reading it.
+#[derive(Debug, Clone)]
+pub struct Loc {
+    file: std::path::PathBuf,
+    line: usize,
+    field: String,
+}
+
+impl Loc {
+    pub fn of(n: &Node<'_>) -> Loc {
+        Loc {
+            file: n.file().to_path_buf(),
+            line: n.line(),
+            field: n.path().to_string(),
+        }
+    }
+
+    /// `file:line`, for notes and comments.
+    pub fn at(&self) -> String {
+        format!("{}:{}", self.file.display(), self.line)
+    }
+
+    pub fn error(&self, m: impl Into<String>) -> crate::error::Error {
+        super::conf::config_error(&self.file, self.line, &self.field, m)
+    }
+}

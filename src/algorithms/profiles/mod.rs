@@ -28,7 +28,7 @@ pub use articles::{
     ArticleLuaFixedWindow, ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket,
 };
 pub use envoy::EnvoyLocal;
-pub use envoy_ratelimit::{EnvoyRatelimit, EnvoyRatelimitState};
+pub use envoy_ratelimit::{EnvoyRatelimit, EnvoyRatelimitState, UNITS as ENVOY_RATELIMIT_UNITS};
 pub use express::ExpressRateLimit;
 pub use flexible::RateLimiterFlexible;
 pub use go_rate::GoRate;
