@@ -328,7 +328,9 @@ impl PythonLimitsSlidingWindow {
         let pttl = if pc == 0 {
             0.0
         } else {
-            (1.0 - (((t - e) / e) % 1.0)) * e
+            // Python's `%` is floored: in the epoch's first window (t - e)/e is negative
+            // and its `% 1` is t/e, not Rust's truncated -(1 - t/e).
+            (1.0 - ((t - e) / e).rem_euclid(1.0)) * e
         };
         (pc as f64 * pttl / e, s.get(c, t))
     }
@@ -507,5 +509,30 @@ mod tests {
         let mut s = w.new_state(0);
         assert!(w.decide(&mut s, 0).outcome.is_admitted());
         assert!(w.decide(&mut s, 10_000 * MS).outcome.is_admitted());
+    }
+
+    #[test]
+    fn sliding_counter_in_the_epochs_first_window_counts_each_hit_once() {
+        // `10 per 15 minute` from the Unix epoch itself (a trace of relative times): in
+        // [0, 900 s) the previous and current keys are both window 0 (`int()` truncates), and
+        // the previous count weighs 1 - t/900 (Python's floored `%`). Before the k-th hit the
+        // weighted count is (k - 1)(2 - t/900): 0, 1.85, 3.67, 5.28, 6.75, all admitted; the
+        // remaining after each, 10 - floor(k(2 - t/900)): 9, 7, 5, 3, 2 (the library's figures).
+        let w = PythonLimitsSlidingWindow {
+            amount: 10,
+            expiry: 900,
+            epoch_ns: DEFAULT_START,
+        }
+        .starting_at(0);
+        let mut s = w.new_state(0);
+        let remaining: Vec<u64> = [100_867, 130_914, 148_768, 214_637, 280_976]
+            .iter()
+            .map(|&ms| {
+                let d = w.decide(&mut s, ms * MS);
+                assert!(d.outcome.is_admitted(), "{ms} ms: {d:?}");
+                d.remaining
+            })
+            .collect();
+        assert_eq!(remaining, [9, 7, 5, 3, 2]);
     }
 }

@@ -54,6 +54,20 @@ fn dividing_traces() -> Vec<Trace> {
 /// and 360-day year), from random absolute instants (any nanosecond between 2001 and 2033), so
 /// that the epoch-aligned windows fall anywhere in virtual time.
 fn absolute_traces() -> Vec<Trace> {
+    traces_from(7000, |rng| {
+        rng.random_range(1_000_000_000..2_000_000_000) * NANOS_PER_SEC
+            + rng.random_range(0..NANOS_PER_SEC)
+    })
+}
+
+/// The same windows from the Unix epoch itself, as a trace of relative times (from 0) is read:
+/// the first window is the one whose previous key, `int((t - E) / E)`, is the current one.
+fn epoch_traces() -> Vec<Trace> {
+    traces_from(9000, |_| 0)
+}
+
+/// Traces over [`absolute_traces`]' windows, virtual time 0 at the instant `epoch` draws.
+fn traces_from(seeds: u64, epoch: fn(&mut ChaCha8Rng) -> u64) -> Vec<Trace> {
     const UNITS: [(&str, u64); 5] = [
         ("11 seconds", 11),
         ("13 seconds", 13),
@@ -63,10 +77,9 @@ fn absolute_traces() -> Vec<Trace> {
     ];
     (0..2 * UNITS.len() as u64)
         .map(|seed| {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed + 7000);
+            let mut rng = ChaCha8Rng::seed_from_u64(seed + seeds);
             let (unit, seconds) = UNITS[seed as usize % UNITS.len()];
-            let epoch_ns = rng.random_range(1_000_000_000..2_000_000_000) * NANOS_PER_SEC
-                + rng.random_range(0..NANOS_PER_SEC);
+            let epoch_ns = epoch(&mut rng);
             let w = seconds * NANOS_PER_SEC;
             let keys = 1 + (seed % 3) as u32 * 4;
             let mut at: Nanos = 0;
@@ -252,6 +265,27 @@ fn python_limits_agree_at_absolute_times_with_windows_that_divide_no_start() {
     ] {
         strategy(kind, name, &traces, remaining, reset);
     }
+}
+
+#[test]
+fn python_limits_agree_on_traces_from_the_epoch_itself() {
+    // Relative times from 0: the sliding counter's previous window is its current one in the
+    // epoch's first window, weighed by Python's floored modulo.
+    let traces = epoch_traces();
+    strategy(
+        ProfileKind::PythonLimitsSlidingWindow,
+        "sliding-window-counter",
+        &traces,
+        true,
+        false,
+    );
+    strategy(
+        ProfileKind::PythonLimitsFixedWindow,
+        "fixed-window",
+        &traces,
+        true,
+        true,
+    );
 }
 
 #[test]
