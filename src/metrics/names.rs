@@ -25,8 +25,8 @@ pub enum Better {
     Higher,
 }
 
-/// Metrics where lower is better. Some are not measured yet; listing them now means they are
-/// compared as soon as the report carries them.
+/// Metrics where lower is better, wherever a report carries them (a row, a source, a role);
+/// one a run does not measure (no abusive traffic: `abusive_leakage`) is skipped.
 const LOWER_IS_BETTER: [&str; 10] = [
     "policy_violations",
     "policy_violation_rate",
