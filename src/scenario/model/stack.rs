@@ -166,16 +166,13 @@ impl Bypass {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stack {
     pub commit: Commit,
-    /// Every rule is a dry run (the contender's `dry_run`, nginx `limit_req_dry_run`): a
-    /// refused request changes no state (as its commit counts it), a delayed one is not delayed.
-    /// A rule may be one alone ([`Rule::dry_run`]).
-    pub dry_run: bool,
     pub rules: Vec<Rule>,
     pub bypass: Bypass,
 }
 
 impl Stack {
-    /// Whether any rule only counts its refusals: the contender reports `would_refuse`.
+    /// Whether any rule only counts its refusals (its own `dry_run`, else the contender's: nginx
+    /// `limit_req_dry_run`): the contender reports `would_refuse`.
     pub fn dry_runs(&self) -> bool {
         self.rules.iter().any(|r| r.dry_run)
     }

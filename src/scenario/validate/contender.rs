@@ -134,7 +134,7 @@ impl Ctx<'_> {
             Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
         };
         let first = &rules[0];
-        let (dry_run, refuse_status) = outcome;
+        let refuse_status = outcome.1;
         if let (true, Some(d)) = (rules.iter().any(|r| r.dry_run), &c.deployment) {
             return Err(self.err(
                 d.span(),
@@ -154,7 +154,6 @@ impl Ctx<'_> {
             field: format!("contender[{i}]"),
             shape: Shape::Stack(Box::new(Stack {
                 commit,
-                dry_run,
                 rules,
                 bypass,
             })),
@@ -348,7 +347,6 @@ impl Ctx<'_> {
             contender.refuse_status = status;
         }
         if let Some(stack) = contender.stack_mut() {
-            stack.dry_run |= dry_run;
             for r in &mut stack.rules {
                 r.dry_run |= dry_run;
                 if given {
