@@ -389,6 +389,18 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
+/// The most characters of a key name that reports and charts show.
+pub const KEY_SHOWN: usize = 160;
+
+/// A key name as people read it: whole up to [`KEY_SHOWN`] characters, else its start, `…` and
+/// its length (a replayed URL can be megabytes; the data files keep every key whole).
+pub fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
+    match key.char_indices().nth(KEY_SHOWN) {
+        None => key.into(),
+        Some((end, _)) => format!("{}… ({} bytes)", &key[..end], key.len()).into(),
+    }
+}
+
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = bytes as f64;

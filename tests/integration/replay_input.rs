@@ -151,6 +151,80 @@ fn har_entries_without_a_time_are_skippable_and_a_har_needs_entries() {
     }
 }
 
+/// A key as long as a line may hold (and a HAR URL of 4 MB) goes through every output in time
+/// linear in it: charts show its start and length, the data files keep it whole.
+#[test]
+fn a_field_of_megabytes_runs_through_every_output_shown_short_and_kept_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let key = format!("/{}", "k".repeat((1 << 20) - 100));
+    let url = format!("https://x{}", "/u".repeat(2 << 20));
+    let data = format!("data:image/png;base64,{}", "A".repeat(4 << 20));
+    let entry = |t: u32, url: &str| {
+        format!(r#"{{"startedDateTime": "2026-11-29T00:00:0{t}Z", "request": {{"url": "{url}"}}}}"#)
+    };
+    let traces = [
+        ("t.csv", format!("time,endpoint\n1,{key}\n2,{key}\n")),
+        (
+            "t.jsonl",
+            format!(
+                "{{\"time\": 1, \"endpoint\": \"{key}\"}}\n{{\"time\": 2, \"endpoint\": \"{key}\"}}\n"
+            ),
+        ),
+        (
+            "t.har",
+            format!(
+                r#"{{"log": {{"entries": [{}, {}, {}]}}}}"#,
+                entry(1, &url),
+                entry(2, &data),
+                entry(3, &url)
+            ),
+        ),
+    ];
+    for (file, text) in traces {
+        write(dir.path(), file, &text);
+        let mut toml = scenario_text(file, "", "endpoint").replace("limit = 5", "limit = 1");
+        toml = toml.replace(
+            "name = \"r\"",
+            "name = \"r\"\nalgorithms = [\"fixed_window\"]",
+        );
+        let path = write(dir.path(), "s.toml", &toml);
+        let out = dir.path().join("out");
+        rlsim()
+            .args(["run", "--quiet", "--out"])
+            .arg(&out)
+            .arg(&path)
+            .assert()
+            .code(0);
+        let long = if file.ends_with("har") {
+            url.len() - "https://x".len()
+        } else {
+            key.len()
+        };
+        let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&summary).unwrap();
+        let row = &json["algorithms"][0];
+        // Two requests on the one key (the HAR's `data:` image reached no server): 1 refused.
+        assert_eq!(
+            (row["admitted"].as_u64(), row["rejected"].as_u64()),
+            (Some(1), Some(1)),
+            "{file}"
+        );
+        assert_eq!(
+            row["worst_window_key"].as_str().map(str::len),
+            Some(long),
+            "{file}"
+        );
+        let svg = std::fs::read_to_string(out.join("charts/worst_moment.svg")).unwrap();
+        let shown = format!("… ({long} bytes)");
+        assert!(svg.contains(&shown), "{file}: no `{shown}`");
+        assert!(
+            svg.len() < 200_000,
+            "{file}: worst_moment.svg is {} bytes",
+            svg.len()
+        );
+    }
+}
+
 #[test]
 fn a_device_that_never_ends_is_refused_at_validation() {
     let found = Path::new("/dev/zero").exists();

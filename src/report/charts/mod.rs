@@ -538,35 +538,61 @@ pub fn fits(text: &str, width: u32, size: u32) -> bool {
 /// for a line after a `-`, `_` or `,` (kept at the line's end), and only as a last resort
 /// inside a run of other characters. No character is dropped.
 pub fn wrap(text: &str, width: u32, size: u32) -> Vec<String> {
+    wrap_rows(text, width, size, usize::MAX)
+}
+
+/// [`wrap`], in at most `rows` lines: when more text remains, the last line ends in `…`. Linear in
+/// the text up to what is kept (a key name can be megabytes long; a chart shows its start).
+pub fn wrap_rows(text: &str, width: u32, size: u32, rows: usize) -> Vec<String> {
     let max = ((width as f64 / (0.55 * size as f64)) as usize).max(4);
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
-    for word in text.split(' ') {
-        let candidate = if line.is_empty() {
-            word.to_string()
+    let mut line_chars = 0;
+    // Stops once a line beyond `rows` exists: what follows would not be shown.
+    'words: for word in text.split(' ') {
+        if lines.len() > rows {
+            break;
+        }
+        let word_chars = word.chars().count();
+        let joined = if line.is_empty() {
+            word_chars
         } else {
-            format!("{line} {word}")
+            line_chars + 1 + word_chars
         };
-        if candidate.chars().count() <= max {
-            line = candidate;
+        if joined <= max {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+            line_chars = joined;
             continue;
         }
         if !line.is_empty() {
             lines.push(std::mem::take(&mut line));
         }
-        let mut rest: Vec<char> = word.chars().collect();
-        while rest.len() > max {
-            let cut = rest[..max]
-                .iter()
-                .rposition(|c| matches!(c, '-' | '_' | ','))
-                .map_or(max, |i| i + 1);
-            lines.push(rest[..cut].iter().collect());
-            rest.drain(..cut);
+        let (mut rest, mut rest_chars) = (word, word_chars);
+        while rest_chars > max {
+            if lines.len() > rows {
+                break 'words;
+            }
+            let end = rest.char_indices().nth(max).map_or(rest.len(), |(i, _)| i);
+            let cut = rest[..end].rfind(['-', '_', ',']).map_or(end, |i| i + 1);
+            lines.push(rest[..cut].to_string());
+            rest_chars -= rest[..cut].chars().count();
+            rest = &rest[cut..];
         }
-        line = rest.into_iter().collect();
+        line = rest.to_string();
+        line_chars = rest_chars;
     }
     if !line.is_empty() || lines.is_empty() {
         lines.push(line);
+    }
+    if lines.len() > rows {
+        lines.truncate(rows);
+        if let Some(last) = lines.last_mut() {
+            let keep = last.chars().count().min(max - 1);
+            *last = last.chars().take(keep).chain(['…']).collect();
+        }
     }
     lines
 }
@@ -802,6 +828,30 @@ mod tests {
         );
         assert!(indistinguishable(&[(0.0, 10.0)], &[(0.0, 10.5)], 100.0));
         assert!(!indistinguishable(&[(0.0, 10.0)], &[(0.0, 11.0)], 100.0));
+    }
+
+    #[test]
+    fn wrapping_breaks_after_punctuation_and_stops_at_its_rows() {
+        // 40 px at size 10: 7 characters a line.
+        assert_eq!(
+            wrap("ab cd-efghij-k", 40, 10),
+            ["ab", "cd-", "efghij-", "k"]
+        );
+        assert_eq!(wrap("abcdefghij", 40, 10), ["abcdefg", "hij"]);
+        assert_eq!(wrap("", 40, 10), [""]);
+        assert_eq!(wrap_rows("abcdefghij", 40, 10, 2), ["abcdefg", "hij"]);
+        assert_eq!(
+            wrap_rows("abcdefghijklmno", 40, 10, 2),
+            ["abcdefg", "hijklm…"]
+        );
+        assert_eq!(
+            wrap_rows("ab cd ef gh ij kl mn", 40, 10, 2),
+            ["ab cd", "ef gh…"]
+        );
+        // A 10 MB word: two rows, not 1.4 million (and not quadratic on the way).
+        let long = "x".repeat(10_000_000);
+        assert_eq!(wrap_rows(&long, 40, 10, 2), ["xxxxxxx", "xxxxxx…"]);
+        assert_eq!(wrap("é".repeat(9).as_str(), 40, 10), ["ééééééé", "éé"]);
     }
 
     #[test]

@@ -152,8 +152,12 @@ pub fn caption_size(n: usize) -> u32 {
     if columns(n) >= 4 { 12 } else { 14 }
 }
 
+/// The most rows a note wraps to: a key name can be megabytes long (the data files hold it
+/// whole).
+const NOTE_ROWS: usize = 4;
+
 /// Small lines of text at the top left of a panel's plot, over the headroom [`panel_top`] keeps.
-/// A line too long for the plot's width wraps rather than losing characters.
+/// A line too long for the plot's width wraps, up to [`NOTE_ROWS`] rows.
 pub fn notes(
     file: &str,
     area: &DrawingArea<SVGBackend, Shift>,
@@ -169,7 +173,7 @@ pub fn notes(
     for line in lines {
         let (text, size) = fit(line, width, 11, 8);
         let wrapped = if text.ends_with('…') && !line.ends_with('…') {
-            super::wrap(line, width, 8)
+            super::wrap_rows(line, width, 8, NOTE_ROWS)
         } else {
             vec![text]
         };

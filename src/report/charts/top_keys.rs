@@ -3,6 +3,7 @@
 use super::bars::{self, Bars};
 use crate::error::Result;
 use crate::observe::Observation;
+use crate::report::table::shown_key;
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
 
@@ -27,6 +28,8 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
     keys.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     keys.truncate(KEYS);
     let groups: Vec<&str> = keys.iter().map(|k| k.0).collect();
+    let shown: Vec<_> = groups.iter().map(|g| shown_key(g)).collect();
+    let shown: Vec<&str> = shown.iter().map(|g| g.as_ref()).collect();
     let values: Vec<f64> = observations
         .iter()
         .flat_map(|o| o.top_refused_keys.iter().map(|k| k.1 as f64))
@@ -34,7 +37,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
     let svg = bars::draw(Bars {
         file: FILE,
         title: &title,
-        groups: &groups,
+        groups: &shown,
         y_desc: "refusals",
         series: observations
             .iter()

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
+use crate::report::table::shown_key;
 use crate::scenario::Scenario;
 use crate::time::{Nanos, format_duration};
 use plotters::prelude::*;
@@ -60,7 +61,7 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
     let a = top.first()?;
     let mut keys: Vec<String> = top
         .iter()
-        .map(|t| format!("`{}`", t.worst_window_key))
+        .map(|t| format!("`{}`", shown_key(&t.worst_window_key)))
         .collect();
     keys.dedup();
     let (each, key) = match (top.len(), keys.len()) {
@@ -131,7 +132,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             let key = if a.worst_window_key.is_empty() {
                 "no admission".to_string()
             } else {
-                format!("key {} at {at}", a.worst_window_key)
+                format!("key {} at {at}", shown_key(&a.worst_window_key))
             };
             let mut lines = vec![key.clone()];
             lines.extend(tie_note(&tied[i], 1));

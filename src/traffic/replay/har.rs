@@ -111,11 +111,22 @@ impl HarReader {
 
 impl RecordReader for HarReader {
     fn read(&mut self, rec: &mut Record) -> Result<Outcome> {
-        let (line, entry) = match self.rx.recv() {
-            Ok(Ok(item)) => item,
-            Ok(Err(e)) => return Err(e),
-            Err(_) => return Ok(Outcome::Eof),
-        };
+        loop {
+            let (line, entry) = match self.rx.recv() {
+                Ok(Ok(item)) => item,
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Ok(Outcome::Eof),
+            };
+            let url = entry.request.as_ref().and_then(|r| r.url.as_deref());
+            if url.is_none_or(reaches_a_server) {
+                return self.record(line, &entry, rec);
+            }
+        }
+    }
+}
+
+impl HarReader {
+    fn record(&self, line: u64, entry: &Entry, rec: &mut Record) -> Result<Outcome> {
         rec.line = line;
         rec.clear();
         let bad = |field: &str, m: String| {
@@ -156,6 +167,23 @@ impl RecordReader for HarReader {
         }
         Ok(Outcome::Record)
     }
+}
+
+/// Whether a URL names a request to a server: `http(s)` and `ws(s)` URLs and relative ones. A
+/// browser records `data:`, `blob:`, `about:` and extension URLs in a HAR too (a `data:` image can
+/// be megabytes), but no server, and no limiter in front of one, ever sees them.
+fn reaches_a_server(url: &str) -> bool {
+    let Some((scheme, _)) = url.split_once(':') else {
+        return true;
+    };
+    let is_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    !is_scheme
+        || ["http", "https", "ws", "wss"]
+            .iter()
+            .any(|s| scheme.eq_ignore_ascii_case(s))
 }
 
 /// `https://api.example.com/v1/items?id=3` → `/v1/items`.
