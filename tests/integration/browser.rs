@@ -11,11 +11,10 @@
 //! Skipped (and listed at the end of `cargo test`) when Chromium is missing, unless
 //! `RLSIM_REQUIRE_EXTERNAL=1`.
 
-use crate::util::{repo, rlsim};
 use rlsim::report::charts::Chart;
 use rlsim::report::document::{self, Block};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The browser's command, if one is installed.
@@ -156,31 +155,30 @@ fn every_shipped_report_renders_offline_in_chromium_with_its_charts_and_tables()
     assert!(marked.contains("data-series=\"token_bucket\">token_bucket</button>"));
     assert!(!figure("plain.svg").contains("<button"));
 
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    scenarios.sort();
-    assert!(scenarios.len() >= 10, "{scenarios:?}");
-    for scenario in &scenarios {
-        let name = scenario.file_stem().unwrap().to_string_lossy().into_owned();
-        let out = dir.path().join(&name);
-        rlsim()
-            .current_dir(repo())
-            .arg("run")
-            .arg(scenario)
-            .arg("--out")
-            .arg(&out)
-            .arg("--quiet")
-            .assert()
-            .success();
-        let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-        let seen = load(
-            browser,
-            &out.join("report.html"),
-            &dir.path().join("b").join(&name),
-        );
+    // A page's load mostly waits on the browser starting: three at a time.
+    let runs = crate::shipped::runs();
+    let pages: Vec<Load> = std::thread::scope(|s| {
+        let loaders: Vec<_> = runs
+            .chunks(runs.len().div_ceil(3))
+            .map(|part| {
+                let work = dir.path().join("b");
+                s.spawn(move || {
+                    part.iter()
+                        .map(|run| {
+                            load(browser, &run.out.join("report.html"), &work.join(&run.name))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        loaders
+            .into_iter()
+            .flat_map(|l| l.join().unwrap())
+            .collect()
+    });
+    for (run, seen) in runs.iter().zip(&pages) {
+        let name = &run.name;
+        let md = std::fs::read_to_string(run.out.join("report.md")).unwrap();
         assert!(seen.console.is_empty(), "{name}: {:?}", seen.console);
         assert!(seen.requests.is_empty(), "{name}: {:?}", seen.requests);
         let dom = &seen.dom;

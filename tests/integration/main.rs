@@ -47,6 +47,7 @@ mod replicates;
 mod report;
 mod review;
 mod schema;
+mod shipped;
 mod start;
 mod store;
 mod svg;

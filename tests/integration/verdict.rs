@@ -172,24 +172,9 @@ fn assert_rendered(name: &str, html: &str) {
 /// come before the expectations.
 #[test]
 fn every_shipped_scenario_fits_120_columns_and_renders_its_report() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut scenarios: Vec<_> = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    scenarios.sort();
-    assert!(scenarios.len() >= 10);
-    for scenario in &scenarios {
-        let name = scenario.file_stem().unwrap().to_string_lossy().into_owned();
-        let out = dir.path().join(&name);
-        let stdout = stdout_of(&[
-            "run",
-            scenario.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ]);
-        for line in head(&stdout) {
+    for run in crate::shipped::runs() {
+        let (name, out, stdout) = (&run.name, &run.out, &run.stdout);
+        for line in head(stdout) {
             assert!(
                 line.chars().count() <= 120,
                 "{name}: {} columns: {line}",
@@ -202,7 +187,7 @@ fn every_shipped_scenario_fits_120_columns_and_renders_its_report() {
         }
         assert!(stdout.contains("\nverdict: "), "{name}: {stdout}");
         let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-        assert_rendered(&name, &html);
+        assert_rendered(name, &html);
         let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{name}: no {s}"));
         assert!(at("id=\"verdict\"") < at("<figure"), "{name}");
         assert!(at("<figure") < at("id=\"expectations\""), "{name}");

@@ -276,7 +276,7 @@ mod tests {
                 let got = keys.number(chunk.iter()).to_vec();
                 let want: Vec<u32> = raw
                     .iter()
-                    .map(|(i, u, _)| reference.insert_full((i.clone(), u.clone())).0 as u32)
+                    .map(|(i, u, _)| reference.insert_full((i.clone(), *u)).0 as u32)
                     .collect();
                 prop_assert_eq!(got, want);
             }
