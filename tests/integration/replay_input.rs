@@ -225,6 +225,54 @@ fn a_field_of_megabytes_runs_through_every_output_shown_short_and_kept_whole() {
     }
 }
 
+/// A JSON record the parser refuses names the file's line, the field, what was found and what
+/// was expected in words, and the column: never serde's own `at line 1 column N`.
+#[test]
+fn json_errors_name_line_field_and_column_in_every_json_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "t.jsonl",
+            "",
+            "{\"time\": 1, \"ip\": \"a\"}\n{\"time\": 2, \"ip\": 5}\n",
+            "t.jsonl:2: field `ip`: not a trace record: found the number 5, expected a string (column 19)",
+        ),
+        (
+            "v.json",
+            "format = \"vegeta\"",
+            "{\"timestamp\":\"2026-11-29T00:00:01Z\",\"code\":200,\"url\":\"http://x/a\"}\n\
+             {\"timestamp\":\"2026-11-29T00:00:01Z\",\"code\":\"x\",\"url\":\"http://x/a\"}\n",
+            "v.json:2: field `code`: not a vegeta JSON result: found the string \"x\", expected a whole number from 0 to 18446744073709551615 (column 46)",
+        ),
+        (
+            "e.json",
+            "format = \"envoy_json\"",
+            "{\"start_time\":\"2026-11-29T00:00:01Z\",\"path\":\"/a\",\"response_code\":200}\n\
+             {\"start_time\":\"2026-11-29T00:00:01Z\",\"METHOD\":7,\"path\":\"/a\"}\n",
+            "e.json:2: field `METHOD`: not an Envoy JSON access-log record: found the number 7, expected a string (column 47)",
+        ),
+        (
+            "t.har",
+            "",
+            "{\"log\": {\"entries\": [\n\
+             {\"startedDateTime\": \"2026-11-29T00:00:01Z\", \"request\": {\"url\": \"https://x/a\"}},\n\
+             {\"startedDateTime\": \"2026-11-29T00:00:02Z\", \"request\": {\"url\": 5}}\n]}}\n",
+            "t.har:3: field `log.entries[1].request.url`: not a HAR 1.2 document: found the number 5, expected a string (column 65)",
+        ),
+    ];
+    for (file, extra, text, expected) in cases {
+        write(dir.path(), file, text);
+        let path = write(
+            dir.path(),
+            "s.toml",
+            &scenario_text(file, extra, "endpoint"),
+        );
+        let e = times(&Scenario::load(&path).unwrap()).unwrap_err();
+        let e = e.replace(&format!("{}/", dir.path().display()), "");
+        assert!(e.starts_with(expected), "{file}:\n{e}\nnot\n{expected}");
+    }
+}
+
 #[test]
 fn a_device_that_never_ends_is_refused_at_validation() {
     let found = Path::new("/dev/zero").exists();

@@ -96,17 +96,68 @@ pub(super) fn quoted_fields<'a, const N: usize>(
 
 /// A JSON line's parse error without serde_json's `at line 1 column N`, which would contradict
 /// the file's own line number the error is reported with: the column alone.
+/// serde's type names in it are said in words.
 pub(super) fn json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let message = match text.rfind(" at line ") {
         Some(at) => &text[..at],
         None => &text,
     };
+    let message = in_words(message);
     if e.column() == 0 {
-        message.to_string()
+        message
     } else {
         format!("{message} (column {})", e.column())
     }
+}
+
+/// serde's `invalid type: integer `5`, expected u64` as `found the number 5, expected a whole
+/// number from 0 to 18446744073709551615`.
+fn in_words(message: &str) -> String {
+    const FOUND: [(&str, &str); 10] = [
+        ("invalid type: integer ", "found the number "),
+        ("invalid type: floating point ", "found the number "),
+        ("invalid type: string ", "found the string "),
+        ("invalid type: boolean ", "found "),
+        ("invalid type: null", "found null"),
+        ("invalid type: map", "found an object"),
+        ("invalid type: sequence", "found an array"),
+        ("invalid value: integer ", "found "),
+        ("invalid length ", "found an array of length "),
+        ("invalid type: ", "found "),
+    ];
+    const EXPECTED: [(&str, &str); 6] = [
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        (
+            "expected i64",
+            "expected a whole number from -9223372036854775808 to 9223372036854775807",
+        ),
+        ("expected f64", "expected a number"),
+    ];
+    let mut out = message.to_string();
+    if let Some((from, to)) = FOUND.iter().find(|(from, _)| out.starts_with(from)) {
+        let rest = &out[from.len()..];
+        // A value in backticks (`5`, `true`) reads as itself.
+        let rest = match rest.strip_prefix('`').and_then(|r| r.split_once('`')) {
+            Some((value, after)) => format!("{value}{after}"),
+            None => rest.to_string(),
+        };
+        out = format!("{to}{rest}");
+    }
+    if let Some((from, to)) = EXPECTED.iter().find(|(from, _)| out.ends_with(from)) {
+        out = format!("{}{to}", &out[..out.len() - from.len()]);
+    }
+    out.replace("number `", "number ")
+        .replace("`, expected", ", expected")
 }
 
 /// The field of a JSON line that failed to read as `T`, among the `fields` a reader names (dotted
@@ -165,5 +216,22 @@ mod tests {
         assert_eq!(json_error(&e), "expected ident (column 10)");
         let e = serde_json::from_str::<u8>("").unwrap_err();
         assert_eq!(json_error(&e), "EOF while parsing a value");
+        let e = serde_json::from_str::<u64>("\"x\"").unwrap_err();
+        assert_eq!(
+            json_error(&e),
+            "found the string \"x\", expected a whole number from 0 to 18446744073709551615 (column 3)"
+        );
+        let e = serde_json::from_str::<String>("5").unwrap_err();
+        assert_eq!(
+            json_error(&e),
+            "found the number 5, expected a string (column 1)"
+        );
+        let e = serde_json::from_str::<u16>("-1").unwrap_err();
+        assert_eq!(
+            json_error(&e),
+            "found -1, expected a whole number from 0 to 65535 (column 2)"
+        );
+        let e = serde_json::from_str::<String>("{}").unwrap_err();
+        assert_eq!(json_error(&e), "found an object, expected a string");
     }
 }

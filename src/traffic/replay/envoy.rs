@@ -19,7 +19,9 @@
 //! the global or the local rate-limit filter) is refused, any other flags (`-`, `UH`, `RLSE`: the
 //! rate-limit service failed, which is no limit's decision) admitted.
 
-use super::common::{json_error, quoted_fields, rfc3339, unset, url_path, without_port};
+use super::common::{
+    json_error, json_field, quoted_fields, rfc3339, unset, url_path, without_port,
+};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
@@ -127,6 +129,30 @@ impl LineFormat for EnvoyText {
     }
 }
 
+/// The keys (and their aliases, as a line writes them) a record is read from, to name the one
+/// a line gets wrong.
+const JSON_FIELDS: [&str; 19] = [
+    "start_time",
+    "START_TIME",
+    "timestamp",
+    "method",
+    "METHOD",
+    "request_method",
+    "path",
+    "PATH",
+    "request_path",
+    "response_code",
+    "RESPONSE_CODE",
+    "status",
+    "response_flags",
+    "RESPONSE_FLAGS",
+    "x_forwarded_for",
+    "x-forwarded-for",
+    "X-FORWARDED-FOR",
+    "downstream_remote_address",
+    "DOWNSTREAM_REMOTE_ADDRESS",
+];
+
 #[derive(serde::Deserialize)]
 struct JsonLine<'a> {
     #[serde(alias = "START_TIME", alias = "timestamp", borrow)]
@@ -157,7 +183,7 @@ impl LineFormat for EnvoyJson {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
         let l: JsonLine<'_> = serde_json::from_str(line).map_err(|e| {
             (
-                None,
+                json_field::<JsonLine<'_>>(line, &JSON_FIELDS),
                 format!("not an Envoy JSON access-log record: {}", json_error(&e)),
             )
         })?;

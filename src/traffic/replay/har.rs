@@ -10,6 +10,7 @@
 //! without `startedDateTime` or `request.url` is a malformed record (skippable); a document
 //! without `log.entries`, or with an entry over [`MAX_ENTRY`] bytes, is refused.
 
+use super::common::json_error;
 use super::{Outcome, Record, RecordReader, field_index, trace_error};
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
@@ -18,9 +19,9 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use std::fmt;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
 
 /// Entries buffered between the parsing thread and the source.
 const CHANNEL: usize = 256;
@@ -77,8 +78,10 @@ impl HarReader {
                 since_entry,
                 inside,
                 found: Arc::new(AtomicBool::new(false)),
+                failed: Arc::default(),
             };
             let found = seed.found.clone();
+            let failed = seed.failed.clone();
             let result = seed.deserialize(&mut de).and_then(|()| de.end());
             if result.is_ok() && !found.load(Ordering::Relaxed) {
                 let err = trace_error(
@@ -92,11 +95,12 @@ impl HarReader {
             if let Err(e) = result {
                 // A closed channel means the source was dropped: nothing to report.
                 if !e.to_string().contains(CLOSED) {
+                    let field = failed.lock().unwrap().clone();
                     let err = trace_error(
                         &thread_path,
                         e.line() as u64,
-                        None,
-                        format!("not a HAR 1.2 document: {e}"),
+                        Some(&field).filter(|f| !f.is_empty()).map(String::as_str),
+                        format!("not a HAR 1.2 document: {}", json_error(&e)),
                     );
                     let _ = tx.send(Err(err));
                 }
@@ -233,6 +237,8 @@ struct Root {
     inside: Arc<AtomicBool>,
     /// Set once `log.entries` is found.
     found: Arc<AtomicBool>,
+    /// The path of the field an entry failed to read at (empty: none did).
+    failed: Arc<Mutex<String>>,
 }
 
 impl<'de> DeserializeSeed<'de> for Root {
@@ -292,6 +298,31 @@ impl<'de> DeserializeSeed<'de> for Nested {
     }
 }
 
+/// One entry, read through `serde_path_to_error` so that an entry the JSON gets wrong names its
+/// field (`log.entries[3].request.url`) in [`Root::failed`].
+struct Tracked<'a> {
+    index: usize,
+    failed: &'a Mutex<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Tracked<'_> {
+    type Value = Entry;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<Entry, D::Error> {
+        let mut track = serde_path_to_error::Track::new();
+        let entry = Entry::deserialize(serde_path_to_error::Deserializer::new(d, &mut track));
+        if entry.is_err() {
+            let inner = track.path().to_string();
+            let inner = if inner == "." {
+                String::new()
+            } else {
+                format!(".{inner}")
+            };
+            *self.failed.lock().unwrap() = format!("log.entries[{}]{inner}", self.index);
+        }
+        entry
+    }
+}
+
 /// `log.entries`: each entry is sent as soon as it is read.
 struct Entries {
     root: Root,
@@ -313,7 +344,12 @@ impl<'de> Visitor<'de> for Entries {
         self.root.found.store(true, Ordering::Relaxed);
         self.root.since_entry.store(0, Ordering::Relaxed);
         self.root.inside.store(true, Ordering::Relaxed);
-        while let Some(entry) = seq.next_element::<Entry>()? {
+        let mut index = 0;
+        while let Some(entry) = seq.next_element_seed(Tracked {
+            index,
+            failed: &self.root.failed,
+        })? {
+            index += 1;
             self.root.since_entry.store(0, Ordering::Relaxed);
             let line = self.root.lines.load(Ordering::Relaxed) + 1;
             if self.root.tx.send(Ok((line, entry))).is_err() {

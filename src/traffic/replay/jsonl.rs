@@ -3,7 +3,7 @@
 //! number) and `decision` (as in CSV), `method` and `x_forwarded_for`; any other key is ignored. `time` is like
 //! CSV's (a number of nanoseconds or a timestamp string).
 
-use super::common::json_error;
+use super::common::{json_error, json_field};
 use super::input::{LineFormat, Lines};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
@@ -17,6 +17,21 @@ use std::path::Path;
 
 pub struct Jsonl;
 
+/// The keys a record is read from, to name the one a line gets wrong.
+const FIELDS: [&str; 11] = [
+    "time",
+    "ip",
+    "user",
+    "api_key",
+    "endpoint",
+    "source",
+    "role",
+    "status",
+    "decision",
+    "method",
+    "x_forwarded_for",
+];
+
 pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Jsonl> {
     Lines::new(path, input, Jsonl)
 }
@@ -28,8 +43,10 @@ impl LineFormat for Jsonl {
         rec: &mut Record,
     ) -> std::result::Result<(), (Option<&'static str>, String)> {
         // Borrowed, typed fields: no per-line tree of values (most of the cost of a large file).
-        let r: JsonRecord<'_> = serde_json::from_str(line)
-            .map_err(|e| (None, format!("not a trace record: {}", json_error(&e))))?;
+        let r: JsonRecord<'_> = serde_json::from_str(line).map_err(|e| {
+            let field = json_field::<JsonRecord<'_>>(line, &FIELDS);
+            (field, format!("not a trace record: {}", json_error(&e)))
+        })?;
         rec.epoch_ns = match r.time {
             Some(JsonTime::Nanos(n)) => n,
             Some(JsonTime::Text(s)) => parse_time(&s).map_err(|m| (Some("time"), m))?,

@@ -8,7 +8,7 @@
 //! status of its own). vegeta is the client: there is no client address, no user and no limiter
 //! decision. `vegeta encode --to csv` is [`super::vegeta_csv`].
 
-use super::common::{json_error, rfc3339, url_path};
+use super::common::{json_error, json_field, rfc3339, url_path};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -22,6 +22,9 @@ pub struct Vegeta;
 pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Vegeta> {
     Lines::new(path, input, Vegeta)
 }
+
+/// The keys a result is read from, to name the one a line gets wrong.
+const FIELDS: [&str; 4] = ["timestamp", "code", "method", "url"];
 
 #[derive(serde::Deserialize)]
 struct Line<'a> {
@@ -38,7 +41,7 @@ impl LineFormat for Vegeta {
     fn parse(&mut self, line: &str, rec: &mut Record) -> std::result::Result<(), LineError> {
         let l: Line<'_> = serde_json::from_str(line).map_err(|e| {
             (
-                None,
+                json_field::<Line<'_>>(line, &FIELDS),
                 format!("not a vegeta JSON result: {}", json_error(&e)),
             )
         })?;
