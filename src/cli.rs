@@ -545,8 +545,14 @@ pub struct CheckArgs {
     /// Compare with an earlier summary.json or `rlsim check --format json` output (repeatable).
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
-    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5%.
-    #[arg(long, value_name = "REL", default_value = "0")]
+    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5% (0 to
+    /// 1000000).
+    #[arg(
+        long,
+        value_name = "REL",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
     pub tolerance: String,
     /// The tolerance for one metric, overriding --tolerance (repeatable).
     #[arg(long = "tolerance-for", value_name = "METRIC=REL")]

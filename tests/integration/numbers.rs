@@ -398,6 +398,25 @@ fn imported_numbers_state_their_range() {
     for (kind, name, text, expected) in cases {
         crate::util::import_refused(kind, name, text, &[&expected]);
     }
+    for (from, to, expected) in [
+        (
+            "deny_status 429",
+            "deny_status 700",
+            "h.cfg:19: directive `http-request deny`: deny_status `700` is too large: must be an \
+             HTTP status from 400 to 599",
+        ),
+        (
+            "gt 10",
+            "gt 4294967296",
+            "h.cfg:19: directive `http-request deny`: acl `too_fast` (line 17): `4294967296` is \
+             too large: must be a whole number of requests from 0 to 4294967295",
+        ),
+    ] {
+        let text = HAPROXY.replace(from, to);
+        crate::util::import_refused("haproxy", "h.cfg", &text, &[expected]);
+    }
 }
+
+const HAPROXY: &str = include_str!("../../scenarios/configs/haproxy/per_ip.cfg");
 
 const ENVOY_LOCAL: &str = include_str!("../../scenarios/configs/envoy/local_ratelimit.yaml");

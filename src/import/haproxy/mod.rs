@@ -386,11 +386,13 @@ fn status_of(action: &str, rest: &[String]) -> std::result::Result<Option<u16>, 
             let i = rest
                 .iter()
                 .position(|x| x == "deny_status" || x == "status");
-            match i {
-                Some(i) => rest
-                    .get(i + 1)
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("deny_status needs a status code")?,
+            match i.map(|i| rest.get(i + 1)) {
+                // rlsim's refusals answer an error status, as a contender's refuse_status.
+                Some(Some(v)) => crate::error::whole(v, 400, 599).map_err(|why| {
+                    let range = crate::error::must_be("an HTTP status", 400, 599);
+                    format!("deny_status `{v}` is {why}: {range}")
+                })? as u16,
+                Some(None) => return Err("deny_status needs a status code".into()),
                 None => 403,
             }
         }

@@ -256,6 +256,12 @@ fn hint(path: &str, message: &str, written: &str) -> String {
     {
         return format!("{written} is not a number: must be a number in {range}");
     }
+    if let Some((n, _)) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|rest| rest.split_once("` as i128"))
+    {
+        return past_i64(field, n);
+    }
     let Some(n) = number else {
         return message.to_string();
     };
@@ -270,6 +276,19 @@ fn hint(path: &str, message: &str, written: &str) -> String {
     } else {
         message.to_string()
     }
+}
+
+/// A whole number past `i64` in a field TOML reads as any value (a key's identity table, a
+/// profile's parameters, goals, uncertain values): the field's range where it is known, else
+/// the most any of them can hold.
+fn past_i64(field: &str, n: &str) -> String {
+    let why = if n.starts_with('-') { "small" } else { "large" };
+    let range = match field {
+        "trusted_hops" => "a number of proxies from 0 to 64",
+        "ipv6_prefix" => "a prefix length from 1 to 128",
+        _ => "a whole number from -9223372036854775808 to 9223372036854775807",
+    };
+    format!("{n} is too {why}: must be {range}")
 }
 
 /// Most mistakes one file reports: beyond, a last line says how many more there are.
@@ -379,6 +398,23 @@ mod tests {
                 "900"
             ),
             "900 has no unit: a duration is a string with its unit, like `\"900s\"` or `\"900ms\"`"
+        );
+        assert_eq!(
+            hint(
+                "policy.key.trusted_hops",
+                "invalid type: integer `99999999999999999999` as i128, expected any value",
+                "99999999999999999999"
+            ),
+            "99999999999999999999 is too large: must be a number of proxies from 0 to 64"
+        );
+        assert_eq!(
+            hint(
+                "profile.nginx-limit-req.burst",
+                "invalid type: integer `-99999999999999999999` as i128, expected any value",
+                "-99999999999999999999"
+            ),
+            "-99999999999999999999 is too small: must be a whole number from \
+             -9223372036854775808 to 9223372036854775807"
         );
     }
 }
