@@ -406,6 +406,12 @@ fn imported_numbers_state_their_range() {
              HTTP status from 400 to 599",
         ),
         (
+            "http_req_rate(10s)",
+            "http_req_rate(2147484s)",
+            "h.cfg:14: directive `stick-table`: http_req_rate period `2147484s`: must be a \
+             duration from 1ms to 2147483647ms (~24.8 days, HAProxy's largest timer)",
+        ),
+        (
             "gt 10",
             "gt 4294967296",
             "h.cfg:19: directive `http-request deny`: acl `too_fast` (line 17): `4294967296` is \
@@ -415,6 +421,19 @@ fn imported_numbers_state_their_range() {
         let text = HAPROXY.replace(from, to);
         crate::util::import_refused("haproxy", "h.cfg", &text, &[expected]);
     }
+    // The largest of each imports.
+    let dir = tempfile::tempdir().unwrap();
+    let text = HAPROXY
+        .replace("http_req_rate(10s)", "http_req_rate(2147483647ms)")
+        .replace("gt 10", "gt 4294967295")
+        .replace("deny_status 429", "deny_status 599");
+    let path = write(dir.path(), "h.cfg", &text);
+    let out = rlsim()
+        .args(["import", "--kind", "haproxy", "-q"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
 }
 
 const HAPROXY: &str = include_str!("../../scenarios/configs/haproxy/per_ip.cfg");
