@@ -398,6 +398,11 @@ fn imported_numbers_state_their_range() {
     for (kind, name, text, expected) in cases {
         crate::util::import_refused(kind, name, text, &[&expected]);
     }
+}
+
+/// HAProxy's timers stop at its largest, its status and thresholds at rlsim's.
+#[test]
+fn haproxy_numbers_state_their_range() {
     for (from, to, expected) in [
         (
             "deny_status 429",
