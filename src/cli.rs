@@ -97,6 +97,57 @@ Examples:
 Exit status: 0 when the configuration was imported; 2 when it cannot be (the file, line and
 directive are named).";
 
+/// A flag's whole number in `min..=max`, refused with the range and unit: clap's own words
+/// (`invalid digit found in string`, `number too large to fit in target type`) say neither.
+fn whole<T: TryFrom<u64>>(
+    min: u64,
+    max: u64,
+    what: &'static str,
+) -> impl Fn(&str) -> std::result::Result<T, String> + Clone + Send + Sync + 'static {
+    move |text| {
+        let range = crate::error::must_be(what, min, max);
+        crate::error::whole(text, min, max)
+            .and_then(|v| T::try_from(v).map_err(|_| "too large"))
+            .map_err(|why| format!("{why}: {range}"))
+    }
+}
+
+/// A flag's real duration (`10s`, `500ms`) from `min` to `max` nanoseconds, refused with the
+/// range.
+fn real_duration(
+    min: u64,
+    max: u64,
+) -> impl Fn(&str) -> std::result::Result<std::time::Duration, String> + Clone + Send + Sync + 'static
+{
+    move |text| {
+        use crate::time::format_duration as shown;
+        let range = crate::error::must_be("a duration", shown(min), shown(max));
+        match crate::time::parse_duration(text) {
+            Ok(ns) if (min..=max).contains(&ns) => Ok(std::time::Duration::from_nanos(ns)),
+            Ok(ns) if ns < min => Err(format!("too short: {range}")),
+            Ok(_) => Err(format!("too long: {range}")),
+            Err(e) => Err(format!("{e}: {range}")),
+        }
+    }
+}
+
+/// `--speed`'s range. Above a million, a day of the scenario goes out in under 0.1 s: its
+/// requests' real spacing falls under what the sender's timer can keep; below a millionth, a
+/// second of it takes 11 days.
+const SPEED: (f64, f64) = (1e-6, 1e6);
+
+/// `--speed`: a number in [`SPEED`] (`nan`, `inf` and `1e308` are numbers to Rust, not here).
+fn speed(text: &str) -> std::result::Result<f64, String> {
+    let (min, max) = SPEED;
+    let range = crate::error::must_be("a number of scenario seconds per real second", min, max);
+    match text.trim().parse::<f64>() {
+        Ok(v) if (min..=max).contains(&v) => Ok(v),
+        Ok(v) if v < min => Err(format!("too small: {range}")),
+        Ok(v) if v > max => Err(format!("too large: {range}")),
+        _ => Err(format!("not a number: {range}")),
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "rlsim",
@@ -173,8 +224,9 @@ pub struct SweepArgs {
     /// Run only shard K of N (points p with p mod N = K-1); merge the shards with `rlsim merge`.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
-    /// Override the scenario's seed.
-    #[arg(long, value_name = "N")]
+    /// Override the scenario's seed (0 to 18446744073709551615).
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole::<u64>(0, u64::MAX, "a whole number"))]
     pub seed: Option<u64>,
     /// The figure of the line chart and heatmap (default: `[sweep] chart`, else legit_goodput).
     #[arg(long, value_name = "FIGURE")]
@@ -212,7 +264,8 @@ pub struct MergeArgs {
 pub struct BenchArgs {
     /// Decisions (and simulated requests) per measurement.
     #[arg(long, value_name = "N", default_value_t = 2_000_000,
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+          allow_negative_numbers = true,
+          value_parser = whole::<u64>(1, 1_000_000_000, "a whole number of requests"))]
     pub requests: u64,
     /// Only these algorithms (repeatable; default: all six).
     #[arg(long, value_name = "NAME")]
@@ -231,7 +284,8 @@ pub struct VerifyArgs {
     pub store: String,
     /// Compare at most this many decisions per algorithm (the rest of the run stays in
     /// memory): Redis answers some 10^4 scripts per second over one connection.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole::<u64>(1, u64::MAX, "a whole number of decisions"))]
     pub limit: Option<u64>,
     /// What to print: the text report, or one JSON document.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -269,7 +323,8 @@ pub struct StoreMemoryArgs {
     pub store: String,
     /// Keys per case (fewer for long sorted sets).
     #[arg(long, value_name = "N", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          allow_negative_numbers = true,
+          value_parser = whole::<u64>(1, 1_000_000, "a whole number of keys"))]
     pub keys: u64,
     /// What to print: a Markdown table, or JSON (an array of rows).
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -304,7 +359,8 @@ pub struct ScenarioArgs {
     /// The scenario file (TOML), or `-` to read it from standard input.
     pub scenario: PathBuf,
     /// Override the scenario's seed (0 to 18446744073709551615).
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole::<u64>(0, u64::MAX, "a whole number"))]
     pub seed: Option<u64>,
     /// Override a field of the scenario by its dotted path (repeatable), the value written as
     /// in the file: `policy.limit=60`, `policy.window=30s`, `traffic[1].rate=50/min`, or a
@@ -340,25 +396,30 @@ pub struct ProbeArgs {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// Scenario time per real time: 60 sends a minute of the scenario in a second (the service
-    /// must then be configured 60 times faster).
-    #[arg(long, default_value_t = 1.0)]
+    /// must then be configured 60 times faster). From 0.000001 to 1000000.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = speed)]
     pub speed: f64,
     /// Concurrent keep-alive connections.
     #[arg(long, default_value_t = 16,
-          value_parser = clap::value_parser!(u64).range(1..=1024))]
+          allow_negative_numbers = true,
+          value_parser = whole::<u64>(1, 1024, "a whole number of connections"))]
     pub connections: u64,
     /// The most requests to send, retries included: a longer plan is refused before any request.
-    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    #[arg(long, default_value_t = 100_000, value_name = "N", allow_negative_numbers = true,
+          value_parser = whole::<u64>(1, u64::MAX, "a whole number of requests"))]
     pub max_requests: u64,
-    /// The longest the probe may send, in real time: a longer plan is refused.
-    #[arg(long, default_value = "10m", value_name = "DURATION")]
-    pub max_duration: String,
-    /// The longest one request may take.
-    #[arg(long, default_value = "10s", value_name = "DURATION")]
-    pub timeout: String,
+    /// The longest the probe may send, in real time (1ms to 720h, 30 days): a longer plan is refused.
+    #[arg(long, default_value = "10m", value_name = "DURATION",
+          value_parser = real_duration(crate::time::NANOS_PER_MILLI, 30 * crate::time::NANOS_PER_DAY))]
+    pub max_duration: std::time::Duration,
+    /// The longest one request may take (1ms to 1h).
+    #[arg(long, default_value = "10s", value_name = "DURATION",
+          value_parser = real_duration(crate::time::NANOS_PER_MILLI, crate::time::NANOS_PER_HOUR))]
+    pub timeout: std::time::Duration,
     /// The status that is a refusal besides 429 (nginx's default is 503).
     #[arg(long, default_value_t = 429,
-          value_parser = clap::value_parser!(u16).range(100..=599))]
+          allow_negative_numbers = true,
+          value_parser = whole::<u16>(100, 599, "an HTTP status"))]
     pub refuse_status: u16,
     /// The request header that carries a client's API key.
     #[arg(long, default_value = "X-Api-Key", value_name = "NAME")]
@@ -377,23 +438,12 @@ pub struct ProbeArgs {
 
 impl ProbeArgs {
     fn options(self) -> Result<commands::probe::ProbeCommand> {
-        let duration = |flag: &str, text: &str| {
-            crate::time::parse_duration(text)
-                .map(std::time::Duration::from_nanos)
-                .map_err(|e| crate::error::Error::Usage(format!("{flag} {text}: {e}")))
-        };
-        if !(self.speed > 0.0 && self.speed.is_finite()) {
-            return Err(crate::error::Error::Usage(format!(
-                "--speed {}: must be a positive number",
-                self.speed
-            )));
-        }
         let options = crate::probe::ProbeOptions {
             speed: self.speed,
             connections: self.connections as usize,
-            timeout: duration("--timeout", &self.timeout)?,
+            timeout: self.timeout,
             max_requests: self.max_requests,
-            max_duration: duration("--max-duration", &self.max_duration)?,
+            max_duration: self.max_duration,
             refuse_status: self.refuse_status,
             identity: crate::probe::plan::Identity {
                 api_key_header: self.api_key_header,
@@ -456,7 +506,8 @@ pub struct RunArgs {
     /// recommended; replicates.json and replicates.csv in --out (docs/replicates.md).
     /// Default: the scenario's `replicates`.
     #[arg(long, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=crate::replicate::MAX_REPLICATES as i64))]
+          allow_negative_numbers = true,
+          value_parser = whole::<u32>(1, crate::replicate::MAX_REPLICATES as u64, "a whole number of seeds"))]
     pub replicates: Option<u32>,
     /// Try each value of the scenario's [[uncertain]] inputs and say which ones change the
     /// recommendation; sensitivity.json in --out (docs/replicates.md).
@@ -494,8 +545,14 @@ pub struct CheckArgs {
     /// Compare with an earlier summary.json or `rlsim check --format json` output (repeatable).
     #[arg(long, value_name = "FILE")]
     pub baseline: Vec<PathBuf>,
-    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5%.
-    #[arg(long, value_name = "REL", default_value = "0")]
+    /// Relative worsening accepted before a metric counts as a regression: 0.05 or 5% (0 to
+    /// 1000000).
+    #[arg(
+        long,
+        value_name = "REL",
+        default_value = "0",
+        allow_negative_numbers = true
+    )]
     pub tolerance: String,
     /// The tolerance for one metric, overriding --tolerance (repeatable).
     #[arg(long = "tolerance-for", value_name = "METRIC=REL")]

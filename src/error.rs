@@ -134,3 +134,47 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A whole number as a user wrote it (a flag, a directive of an imported configuration), in
+/// `min..=max`; else why not (`too large`, `too small`, `not a whole number`), for a message
+/// that states the whole range ([`must_be`]). Decimal digits only, as nginx's `ngx_atoi` and
+/// the flags' documentation take them: no sign, exponent or fraction.
+pub fn whole(text: &str, min: u64, max: u64) -> Result<u64, &'static str> {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let t = text.trim();
+    if t.strip_prefix('-').is_some_and(digits) {
+        return Err("too small");
+    }
+    if !digits(t) {
+        return Err("not a whole number");
+    }
+    match t.parse::<u64>() {
+        Ok(v) if v < min => Err("too small"),
+        Ok(v) if v <= max => Ok(v),
+        _ => Err("too large"),
+    }
+}
+
+/// The range a number must be in, as messages state it: `must be a whole number of requests
+/// from 1 to 4294967295`.
+pub fn must_be(what: &str, min: impl fmt::Display, max: impl fmt::Display) -> String {
+    format!("must be {what} from {min} to {max}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_say_why_they_are_refused() {
+        assert_eq!(whole("0", 0, 5), Ok(0));
+        assert_eq!(whole(" 5 ", 1, 5), Ok(5));
+        assert_eq!(whole("6", 1, 5), Err("too large"));
+        assert_eq!(whole("18446744073709551616", 0, u64::MAX), Err("too large"));
+        assert_eq!(whole("0", 1, 5), Err("too small"));
+        assert_eq!(whole("-1", 0, 5), Err("too small"));
+        for bad in ["", "1e3", "1.5", "+1", "abc", "nan", "inf", "-"] {
+            assert_eq!(whole(bad, 0, 5), Err("not a whole number"), "{bad}");
+        }
+    }
+}

@@ -38,8 +38,15 @@ pub enum UnitError {
     },
     #[error("`{0}` is not a whole number of nanoseconds")]
     SubNanosecond(String),
-    #[error("`{0}` is too large")]
+    /// A duration past virtual time's end (u64 nanoseconds).
+    #[error("`{0}` is too large: a duration is at most 18446744073709551615ns (about 584 years)")]
     Overflow(String),
+    /// A rate whose exact fraction does not fit: rates are kept as whole requests per whole
+    /// nanoseconds, each a u64.
+    #[error(
+        "`{0}` is out of range: a rate, as whole requests per whole nanoseconds, must have both at most 18446744073709551615"
+    )]
+    RateOverflow(String),
     #[error("`{0}` must be greater than zero")]
     Zero(String),
     #[error("`{0}` is not a rate: write it as COUNT/UNIT, e.g. `100/min` or `2.5/s`")]
@@ -293,7 +300,10 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     if count.trim().contains(['e', 'E']) && count.trim().starts_with(|c: char| c.is_ascii_digit()) {
         return Err(UnitError::Exponent(text.to_string()));
     }
-    let count = parse_decimal(count)?;
+    let count = parse_decimal(count).map_err(|e| match e {
+        UnitError::Overflow(_) => UnitError::RateOverflow(text.to_string()),
+        e => e,
+    })?;
     let per = per.trim();
     // `/min` means one minute; `/10s` means ten seconds.
     let (num, unit) = split_unit(per);
@@ -307,14 +317,14 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     };
     let pow = 10u128
         .checked_pow(count.scale)
-        .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+        .ok_or_else(|| UnitError::RateOverflow(text.to_string()))?;
     // `1/0s` is not zero requests: it is no rate at all, even where a zero rate is allowed.
     if per_ns == 0 {
         return Err(UnitError::PerZero(text.to_string()));
     }
     let per_total = (per_ns as u128)
         .checked_mul(pow)
-        .ok_or_else(|| UnitError::Overflow(text.to_string()))?;
+        .ok_or_else(|| UnitError::RateOverflow(text.to_string()))?;
     if count.mantissa == 0 || per_total == 0 {
         return Err(UnitError::Zero(text.to_string()));
     }
@@ -322,7 +332,7 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     let (c, p) = (count.mantissa / g, per_total / g);
     match (u64::try_from(c), u64::try_from(p)) {
         (Ok(count), Ok(per)) => Ok(Rate { count, per }),
-        _ => Err(UnitError::Overflow(text.to_string())),
+        _ => Err(UnitError::RateOverflow(text.to_string())),
     }
 }
 

@@ -33,17 +33,22 @@ impl Tolerance {
                 Some(percent) => (percent.trim(), 100.0),
                 None => (text.trim(), 1.0),
             };
-            let v = number.parse::<f64>().map_err(|_| {
-                Error::Usage(format!(
-                    "{what}: `{text}` is not a number (a fraction like 0.05, or a percentage like 5%)"
-                ))
-            })? / scale;
-            if v.is_finite() && v >= 0.0 {
+            // A million times the baseline is past any regression worth gating on.
+            let range =
+                "must be a fraction from 0 to 1000000 (like 0.05), or a percentage (like 5%)";
+            let v = number
+                .parse::<f64>()
+                .map_err(|_| Error::Usage(format!("{what}: `{text}` is not a number: {range}")))?
+                / scale;
+            if (0.0..=1e6).contains(&v) {
                 Ok(v)
             } else {
-                Err(Error::Usage(format!(
-                    "{what}: the tolerance must be a number of 0 or more, got {text}"
-                )))
+                let why = match v {
+                    v if v > 1e6 => "too large",
+                    v if v < 0.0 => "too small",
+                    _ => "not a number",
+                };
+                Err(Error::Usage(format!("{what}: `{text}` is {why}: {range}")))
             }
         };
         let mut tolerance = Tolerance {

@@ -174,7 +174,7 @@ fn method_key(key: &str, n: &Node<'_>) -> Result<(String, Option<String>)> {
 fn rate(n: &Node<'_>) -> Result<(i64, i64)> {
     let r = n.f64()?;
     if !(r > 0.0 && r <= u32::MAX as f64) {
-        return Err(n.error("the rate is a number of requests a second greater than 0 (a rate of 0 throttles every request)"));
+        return Err(n.error(format!("{r}: the rate must be a number of requests a second above 0 (a rate of 0 throttles every request) and at most {}", u32::MAX)));
     }
     (1..=1000)
         .find_map(|d| {
@@ -197,12 +197,8 @@ fn bucket(
     let (limit, secs) =
         rate(&get(t, "rateLimit")?.ok_or_else(|| t.error("`rateLimit` is required"))?)?;
     let b = get(t, "burstLimit")?.ok_or_else(|| t.error("`burstLimit` is required"))?;
-    let burst = b.u64()?;
-    if burst == 0 || burst > u32::MAX as u64 {
-        return Err(b.error(
-            "a burst of 0 throttles every request: rlsim's bucket holds 1 to 4294967295 tokens",
-        ));
-    }
+    // A burst of 0 throttles every request; rlsim's bucket holds at most u32::MAX tokens.
+    let burst = b.whole("a whole number of requests", 1, u32::MAX.into())?;
     let mut fields: Fields = vec![
         ("name".into(), name.into()),
         ("algorithm".into(), "token_bucket".into()),
@@ -229,10 +225,7 @@ fn bucket(
 
 fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
     let l = get(q, "limit")?.ok_or_else(|| q.error("`limit` is required"))?;
-    let limit = l.u64()?;
-    if limit == 0 || limit > u32::MAX as u64 {
-        return Err(l.error("a quota is 1 to 4294967295 requests"));
-    }
+    let limit = l.whole("a whole number of requests", 1, u32::MAX.into())?;
     let p = get(q, "period")?.ok_or_else(|| q.error("`period` is required"))?;
     let period = p.str()?;
     if period != "DAY" {

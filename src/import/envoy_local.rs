@@ -157,10 +157,9 @@ fn millis(n: &Node<'_>) -> Result<u64> {
 
 fn bucket(n: &Node<'_>, default_fill: Option<u64>) -> Result<Bucket> {
     n.only(&["max_tokens", "tokens_per_fill", "fill_interval"])?;
-    let max_tokens = n.req_u64("max_tokens")?;
-    if max_tokens == 0 {
-        return Err(n.req("max_tokens")?.error("must be above 0"));
-    }
+    // uint32 fields in Envoy's TokenBucket; 0 tokens would refuse everything.
+    let tokens = "a whole number of tokens";
+    let max_tokens = n.req("max_tokens")?.whole(tokens, 1, u32::MAX.into())?;
     let fill_ms = match (n.get("fill_interval")?, default_fill) {
         (Some(f), _) => millis(&f)?,
         (None, Some(d)) => d,
@@ -173,7 +172,10 @@ fn bucket(n: &Node<'_>, default_fill: Option<u64>) -> Result<Bucket> {
     }
     Ok(Bucket {
         max_tokens,
-        tokens_per_fill: n.opt_u64("tokens_per_fill")?.unwrap_or(1),
+        tokens_per_fill: match n.get("tokens_per_fill")? {
+            Some(t) => t.whole(tokens, 1, u32::MAX.into())?,
+            None => 1,
+        },
         fill_ms,
     })
 }

@@ -263,12 +263,11 @@ fn limit(r: &Node<'_>) -> Result<Limit> {
         }
         _ => {}
     }
-    let requests_per_unit = r.opt_u64("requests_per_unit")?.unwrap_or(0);
-    if requests_per_unit > u64::from(u32::MAX) {
-        return Err(r
-            .req("requests_per_unit")?
-            .error("requests_per_unit is a uint32 (at most 4294967295)"));
-    }
+    // A uint32 in the service's configuration.
+    let requests_per_unit = match r.get("requests_per_unit")? {
+        Some(n) => n.whole("a whole number of requests", 0, u32::MAX.into())?,
+        None => 0,
+    };
     if requests_per_unit == 0 && !unlimited {
         return Err(r.error("requests_per_unit is 0 (or absent): the service refuses every request of this descriptor, and rlsim's limits are at least 1"));
     }

@@ -132,16 +132,17 @@ pub fn import(path: &Path) -> Result<Imported> {
 /// A non-negative whole number option, `default` when unset.
 fn whole(src: &Source, field: &str, v: Option<f64>, default: f64) -> Result<u64> {
     let v = v.unwrap_or(default);
-    if v < 0.0 {
-        return Err(src.error(field, format!("{v} is negative")));
-    }
-    if v.fract() != 0.0 || v > u32::MAX as f64 {
-        return Err(src.error(
-            field,
-            format!("{v}: rlsim imports a whole number up to {}", u32::MAX),
-        ));
-    }
-    Ok(v as u64)
+    let why = if v < 0.0 {
+        "is too small"
+    } else if v > u32::MAX as f64 {
+        "is too large"
+    } else if v.fract() != 0.0 {
+        "is not a whole number"
+    } else {
+        return Ok(v as u64);
+    };
+    let range = crate::error::must_be("a whole number", 0, u32::MAX);
+    Err(src.error(field, format!("{v} {why}: {range}")))
 }
 
 /// The rule's key from `keyGenerator`, `ipv6Subnet` and `trustProxy`, and what it means.
@@ -286,7 +287,12 @@ mod tests {
             "{e}"
         );
         let e = imported("{\n  \"limit\": -3\n}").unwrap_err().to_string();
-        assert!(e.contains(":2: field `limit`: -3 is negative"), "{e}");
+        assert!(
+            e.contains(
+                ":2: field `limit`: -3 is too small: must be a whole number from 0 to 4294967295"
+            ),
+            "{e}"
+        );
         let e = imported("{\n  \"window\": 1000\n}")
             .unwrap_err()
             .to_string();

@@ -33,13 +33,15 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<(T, Source)
                 line: Some(inner.line().max(1)),
                 column: Some(inner.column().max(1)),
             },
+            message: number_message(&field, inner, text).unwrap_or_else(|| {
+                inner
+                    .to_string()
+                    .split(" at line ")
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            }),
             field: (field != ".").then_some(field),
-            message: inner
-                .to_string()
-                .split(" at line ")
-                .next()
-                .unwrap_or("")
-                .to_string(),
         }
     })?;
     de.end().map_err(|e| Error::Scenario {
@@ -58,6 +60,63 @@ pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<(T, Source)
             lines: lines(text),
         },
     ))
+}
+
+/// The number fields of the JSON kinds, by their last name, and the range each one's import
+/// checks: a value serde refuses (a string, `1e400`, `-1` for a count) is refused with it.
+const NUMBER_FIELDS: &[(&str, &str)] = &[
+    (
+        "windowMs",
+        "a whole number of milliseconds from 0 to 4294967295",
+    ),
+    ("limit", "a whole number of requests from 1 to 4294967295"),
+    ("max", "a whole number of requests from 1 to 4294967295"),
+    ("ttl", "a whole number of milliseconds from 1 to 4294967295"),
+    (
+        "blockDuration",
+        "a whole number of milliseconds from 1 to 4294967295",
+    ),
+    ("statusCode", "an HTTP status from 400 to 599"),
+    ("status_code", "an HTTP status from 400 to 599"),
+    (
+        "period",
+        "a period of 10, 60, 120, 300, 600 or 3600 seconds",
+    ),
+    (
+        "requests_per_period",
+        "a whole number of requests from 1 to 4294967295",
+    ),
+    (
+        "mitigation_timeout",
+        "a whole number of seconds from 0 to 86400",
+    ),
+];
+
+/// rlsim's words for serde's refusal of a number field's value (`invalid type: floating point
+/// `1e+20`, expected u64`, `number out of range`): the value as written, and the field's range.
+fn number_message(field: &str, e: &serde_json::Error, text: &str) -> Option<String> {
+    let name = field.rsplit('.').next().unwrap_or(field);
+    let (_, range) = NUMBER_FIELDS.iter().find(|(n, _)| *n == name)?;
+    let message = e.to_string();
+    let about_number = message.starts_with("number out of range")
+        || ["f64", "u64", "i64", "u32", "u16"]
+            .iter()
+            .any(|t| message.contains(&format!("expected {t}")));
+    if !about_number || e.line() == 0 {
+        return None;
+    }
+    // The value ends where serde stopped: the line's text up to the column, back to a separator.
+    let line = text.lines().nth(e.line() - 1).unwrap_or_default();
+    let upto = line.get(..e.column().min(line.len())).unwrap_or(line);
+    let written = upto
+        .rsplit([' ', '\t', ':', ',', '[', '{'])
+        .next()
+        .unwrap_or(upto);
+    let why = match written.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        true => "is out of range",
+        false => "is not a number",
+    };
+    Some(format!("{written} {why}: must be {range}"))
 }
 
 impl Source {

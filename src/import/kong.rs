@@ -619,7 +619,10 @@ fn plugin_rules(
         if let Some(n) = config.get(period)? {
             let v = n.f64()?;
             if v <= 0.0 || !v.is_finite() || v > u32::MAX as f64 {
-                return Err(n.error("a limit is a number greater than 0"));
+                return Err(n.error(format!(
+                    "{v}: a limit must be a number of requests above 0 and at most {}",
+                    u32::MAX
+                )));
             }
             let limit = v.ceil() as i64;
             if v.fract() != 0.0 {

@@ -149,13 +149,20 @@ fn limit(name: &str, rl: &Node<'_>, notes: &mut Vec<String>) -> Result<Limit> {
     if let Some(r) = rl.get("redis")? {
         return Err(r.error("the Redis-backed limiter (Traefik v3.4+) cannot be imported: its Lua script (lua.go) keeps one bucket per source shared by every instance, with integer-microsecond arithmetic and no Reserve/Cancel, which the go-x-time-rate profile does not reproduce; remove `redis` to import the in-memory limiter each instance runs"));
     }
-    let average = rl.opt_u64("average")?.unwrap_or(0);
+    // int64 in Traefik; rlsim's limits and buckets count to u32::MAX (0: no limit, burst 0: 1).
+    let count = |key: &str| match rl.get(key)? {
+        Some(n) => n
+            .whole("a whole number of requests", 0, u32::MAX.into())
+            .map(Some),
+        None => Ok(None),
+    };
+    let average = count("average")?.unwrap_or(0);
     let period = match rl.get("period")? {
         Some(p) => period(&p)?,
         None => NANOS_PER_SEC,
     };
-    let burst = rl.opt_u64("burst")?.unwrap_or(1).max(1);
-    if rl.opt_u64("burst")? == Some(0) {
+    let burst = count("burst")?.unwrap_or(1).max(1);
+    if count("burst")? == Some(0) {
         notes.push(format!(
             "middleware `{name}`: burst 0 is taken as 1 (max(burst, 1))"
         ));

@@ -252,6 +252,22 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// A whole number from `min` to `max` (a quoted one too), refused with the range and
+    /// unit: `1e+30 is too large: must be a whole number of tokens from 1 to 4294967295`.
+    pub fn whole(&self, what: &str, min: u64, max: u64) -> Result<u64> {
+        let written = match &self.node.data {
+            YamlDataOwned::Value(ScalarOwned::Integer(i)) => i.to_string(),
+            // YAML reads an integer past i64 as a float: say its digits.
+            YamlDataOwned::Value(ScalarOwned::FloatingPoint(f)) => f.into_inner().to_string(),
+            YamlDataOwned::Value(ScalarOwned::String(t)) => t.trim().to_string(),
+            d => kind_name(d).to_string(),
+        };
+        crate::error::whole(&written, min, max).map_err(|why| {
+            let range = crate::error::must_be(what, min, max);
+            self.error(format!("{written} is {why}: {range}"))
+        })
+    }
+
     /// An integer, possibly negative.
     pub fn i64(&self) -> Result<i64> {
         match &self.node.data {

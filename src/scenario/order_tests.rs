@@ -117,6 +117,6 @@ fn one_mistake_is_reported_alone_as_before() {
     let e = Scenario::parse(&text, "bad.toml".as_ref()).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "bad.toml:4:9: field `policy.limit`: must be at least 1, got 0"
+        "bad.toml:4:9: field `policy.limit`: 0 is too small: must be a whole number of requests from 1 to 4294967295"
     );
 }

@@ -15,7 +15,7 @@ pub struct RawScenario {
     #[serde(default)]
     pub description: Option<S<String>>,
     #[serde(default)]
-    pub seed: Option<S<i64>>,
+    pub seed: Option<S<Int>>,
     pub duration: S<String>,
     /// The instant virtual time 0 stands for (RFC 3339), for profiles that read the wall clock.
     #[serde(default)]
@@ -57,7 +57,7 @@ pub struct RawScenario {
     pub sweep: Option<S<RawSweep>>,
     /// How many seeds `rlsim run` runs without `--replicates` (docs/replicates.md).
     #[serde(default)]
-    pub replicates: Option<S<i64>>,
+    pub replicates: Option<S<Int>>,
     /// Inputs the scenario is unsure of, tried by `rlsim run --sensitivity`.
     #[serde(default)]
     pub uncertain: Vec<S<RawUncertain>>,
@@ -102,10 +102,10 @@ pub struct RawSweep {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
-    pub limit: S<i64>,
+    pub limit: S<Int>,
     pub window: S<String>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
     #[serde(default)]
     pub key: Option<S<RawKey>>,
 }
@@ -115,11 +115,11 @@ pub struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub struct RawIntent {
     #[serde(default)]
-    pub limit: Option<S<i64>>,
+    pub limit: Option<S<Int>>,
     #[serde(default)]
     pub window: Option<S<String>>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
     /// `"client"` (the default) or a key as `[policy] key` takes it.
     #[serde(default)]
     pub per: Option<S<RawKey>>,
@@ -137,11 +137,11 @@ pub struct RawIntent {
 #[serde(deny_unknown_fields)]
 pub struct RawRouteLimit {
     pub routes: S<Vec<S<String>>>,
-    pub limit: S<i64>,
+    pub limit: S<Int>,
     #[serde(default)]
     pub window: Option<S<String>>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
 }
 
 /// A key: `"ip"`, `["ip", "endpoint"]` or an identity table `{ identity = "xff", ... }`.
@@ -160,11 +160,11 @@ pub enum RawKey {
 #[serde(deny_unknown_fields)]
 pub struct RawOverride {
     #[serde(default)]
-    pub limit: Option<S<i64>>,
+    pub limit: Option<S<Int>>,
     #[serde(default)]
     pub window: Option<S<String>>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -196,9 +196,9 @@ pub struct RawTraffic {
     #[serde(default)]
     pub arrival: Option<S<String>>,
     #[serde(default)]
-    pub users: Option<S<i64>>,
+    pub users: Option<S<Int>>,
     #[serde(default)]
-    pub ips: Option<S<i64>>,
+    pub ips: Option<S<Int>>,
     #[serde(default)]
     pub ip: Option<S<String>>,
     #[serde(default)]
@@ -208,7 +208,7 @@ pub struct RawTraffic {
     #[serde(default)]
     pub endpoint: Option<S<String>>,
     #[serde(default)]
-    pub count: Option<S<i64>>,
+    pub count: Option<S<Int>>,
     #[serde(default)]
     pub every: Option<S<String>>,
     #[serde(default)]
@@ -240,7 +240,7 @@ pub struct RawTraffic {
     pub rate_sigma: Option<S<Num>>,
     pub zipf_exponent: Option<S<Num>>,
     pub ipv6: Option<S<bool>>,
-    pub botnet: Option<S<i64>>,
+    pub botnet: Option<S<Int>>,
     pub endpoints: Option<S<Vec<RawWeighted>>>,
     pub tier: Option<S<String>>,
     pub tiers: Option<S<Vec<RawWeighted>>>,
@@ -250,10 +250,10 @@ pub struct RawTraffic {
     pub speed: Option<S<Num>>,
     pub offset: Option<S<String>>,
     #[serde(rename = "loop")]
-    pub loops: Option<S<i64>>,
+    pub loops: Option<S<Int>>,
     pub sample: Option<S<Num>>,
     /// A sampled log keeps 1 request in this many.
-    pub sample_rate: Option<S<i64>>,
+    pub sample_rate: Option<S<Int>>,
     pub sort_window: Option<S<String>>,
     pub max_gap: Option<S<String>>,
     pub same_second: Option<S<String>>,
@@ -293,7 +293,67 @@ pub struct RawWeighted {
     #[serde(alias = "path", alias = "method")]
     pub name: S<String>,
     #[serde(default)]
-    pub weight: Option<S<i64>>,
+    pub weight: Option<S<Int>>,
+}
+
+/// A whole-number field as written. Any TOML value deserialises into it, so that validation
+/// (`Ctx::count`), not serde, says what is wrong with a value, with the field's range and unit:
+/// serde's own words (`invalid type: integer ... as i128, expected i64`) never reach the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Int {
+    Whole(i64),
+    /// A whole number beyond `i64` (TOML reads up to `i128`): too large or too small whatever
+    /// the field.
+    Huge {
+        negative: bool,
+    },
+    /// A float (`1.5`, `1e3`, `inf`, `nan`).
+    Fraction,
+    /// A string, a boolean, an array, a table or a date.
+    NotNumber,
+}
+
+impl<'de> Deserialize<'de> for Int {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess};
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Int;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a whole number")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Int, E> {
+                Ok(Int::Whole(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Int, E> {
+                Ok(i64::try_from(v).map_or(Int::Huge { negative: false }, Int::Whole))
+            }
+            fn visit_i128<E: serde::de::Error>(self, v: i128) -> Result<Int, E> {
+                Ok(i64::try_from(v).map_or(Int::Huge { negative: v < 0 }, Int::Whole))
+            }
+            fn visit_u128<E: serde::de::Error>(self, v: u128) -> Result<Int, E> {
+                Ok(i64::try_from(v).map_or(Int::Huge { negative: false }, Int::Whole))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Int, E> {
+                Ok(Int::Fraction)
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Int, E> {
+                Ok(Int::NotNumber)
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Int, E> {
+                Ok(Int::NotNumber)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Int, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Int::NotNumber)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Int, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Int::NotNumber)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// A TOML number, integer or float (`speed = 2` and `speed = 2.5` both mean what they say).
@@ -469,7 +529,7 @@ pub struct RawContender {
     pub recorded: Option<S<bool>>,
     /// The HTTP status a refusal answers (nginx `limit_req_status`, default 503).
     #[serde(default)]
-    pub refuse_status: Option<S<i64>>,
+    pub refuse_status: Option<S<Int>>,
     #[serde(default)]
     pub description: Option<S<String>>,
     /// `all_or_nothing` (nginx `limit_req`, the default), `in_order` (NestJS throttler) or
@@ -504,10 +564,10 @@ pub struct RawBypass {
 pub struct RawRule {
     pub name: S<String>,
     pub algorithm: S<String>,
-    pub limit: S<i64>,
+    pub limit: S<Int>,
     pub window: S<String>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
     /// Parsed exactly like `[policy] key`; default: the policy's key.
     #[serde(default)]
     pub key: Option<S<RawKey>>,
@@ -531,7 +591,7 @@ pub struct RawRule {
     pub per_tier: Vec<S<RawTierLimit>>,
     /// Warn from this share of the limit (`X-RateLimit-Warning`), in (0, 1].
     #[serde(default)]
-    pub warn_at: Option<S<f64>>,
+    pub warn_at: Option<S<Num>>,
     /// Only requests with (`true`) or without (`false`) an API key (nginx never limits a
     /// request whose zone key, `$http_x_api_key`, is empty).
     #[serde(default)]
@@ -547,25 +607,25 @@ pub struct RawRule {
     pub dry_run: Option<S<bool>>,
     /// The HTTP status this rule's refusals answer; default: the contender's `refuse_status`.
     #[serde(default)]
-    pub refuse_status: Option<S<i64>>,
+    pub refuse_status: Option<S<Int>>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTierLimit {
     pub tiers: S<Vec<S<String>>>,
-    pub limit: S<i64>,
+    pub limit: S<Int>,
     #[serde(default)]
     pub window: Option<S<String>>,
     #[serde(default)]
-    pub burst: Option<S<i64>>,
+    pub burst: Option<S<Int>>,
 }
 
 /// `[deployment]` / `[contender.deployment]` as written.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawDeployment {
-    pub replicas: S<i64>,
+    pub replicas: S<Int>,
     #[serde(default)]
     pub balancer: Option<S<String>>,
     pub store: S<String>,
@@ -581,7 +641,7 @@ pub struct RawDeployment {
     #[serde(default)]
     pub sync_every: Option<S<String>>,
     #[serde(default)]
-    pub die_chance: Option<S<f64>>,
+    pub die_chance: Option<S<Num>>,
     #[serde(default)]
     pub clock_offset: Option<S<String>>,
     #[serde(default)]
@@ -618,7 +678,7 @@ pub struct RawAlert {
 pub struct RawReaction {
     pub retry: S<String>,
     #[serde(default)]
-    pub max_retries: Option<S<i64>>,
+    pub max_retries: Option<S<Int>>,
     #[serde(default)]
     pub rtt: Option<S<String>>,
     #[serde(default)]

@@ -93,7 +93,9 @@ fn range(from: &str, to: &str, step: &str) -> std::result::Result<Vec<String>, S
         return Ok(out);
     }
     // Integers, unless any end is a duration (which carries a unit).
-    if let (Ok(a), Ok(b), Ok(s)) = (int(from), int(to), int(step)) {
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit() || b == b'_');
+    if [from, to, step].iter().all(|t| digits(t)) {
+        let (a, b, s) = (int(from)?, int(to)?, int(step)?);
         return stepped(a, b, s).map(|v| v.iter().map(u64::to_string).collect());
     }
     let dur = |t: &str| {
@@ -123,10 +125,15 @@ fn ordered(a: u64, b: u64) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// A whole number a swept value can be: TOML's integers stop at i64::MAX.
 fn int(t: &str) -> std::result::Result<u64, String> {
-    t.replace('_', "")
-        .parse()
-        .map_err(|_| format!("`{t}` is not a whole number of 0 or more"))
+    let max = i64::MAX as u64;
+    crate::error::whole(&t.replace('_', ""), 0, max).map_err(|why| {
+        format!(
+            "`{t}` is {why}: {}",
+            crate::error::must_be("a whole number", 0, max)
+        )
+    })
 }
 
 /// A duration as an exact quoted TOML string in its largest whole unit: `"90s"`, `"2m"`.
@@ -180,6 +187,20 @@ mod tests {
         assert!(err("1..1000000:1").contains("more than"));
         assert!(err("1s..banana:1s").contains("neither an integer nor a duration"));
         assert!(err("1,,2").contains("empty value"));
+        assert_eq!(
+            err("1..99999999999999999999:1"),
+            "`99999999999999999999` is too large: must be a whole number from 0 to 9223372036854775807"
+        );
+        assert_eq!(
+            err("1..100:x1e400"),
+            "`1e400` is not a whole number: must be a whole number from 0 to 9223372036854775807"
+        );
+        assert_eq!(
+            values("1..9_223_372_036_854_775_807:9223372036854775806")
+                .unwrap()
+                .len(),
+            2
+        );
         let e = Axis::parse("limit", "--set").unwrap_err().to_string();
         assert!(e.starts_with("--set: expected FIELD="), "{e}");
     }

@@ -2,7 +2,7 @@
 //! shard `p mod N + 1`), so shards get a fair mix of cheap and costly points whatever the axis
 //! order, and any job can compute its share from K and N alone.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, must_be};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -19,17 +19,21 @@ impl Shard {
         let (k, n) = text
             .split_once('/')
             .ok_or_else(|| fail("expected K/N, e.g. `--shard 2/8`"))?;
-        let k: usize = k
-            .trim()
-            .parse()
-            .map_err(|_| fail("K is not a whole number"))?;
-        let n: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| fail("N is not a whole number"))?;
-        if n == 0 || k == 0 || k > n {
-            return Err(fail("K must be between 1 and N"));
-        }
+        // More shards than a sweep has points (grid::MAX_POINTS) would leave some empty.
+        let max = super::grid::MAX_POINTS as u64;
+        let n = crate::error::whole(n, 1, max).map_err(|why| {
+            fail(&format!(
+                "N is {why}: {}",
+                must_be("a whole number", 1, max)
+            ))
+        })?;
+        let k = crate::error::whole(k, 1, n).map_err(|why| {
+            fail(&format!(
+                "K is {why}: {}",
+                must_be("a whole number", 1, "N")
+            ))
+        })?;
+        let (k, n) = (k as usize, n as usize);
         Ok(Shard { index: k, count: n })
     }
 
@@ -54,5 +58,19 @@ mod tests {
         for bad in ["0/3", "4/3", "1/0", "3", "a/b"] {
             assert!(Shard::parse(bad).is_err(), "{bad}");
         }
+        let e = |text: &str| Shard::parse(text).unwrap_err().to_string();
+        assert_eq!(
+            e("1/1000001"),
+            "--shard 1/1000001: N is too large: must be a whole number from 1 to 1000000"
+        );
+        assert_eq!(
+            e("3/2"),
+            "--shard 3/2: K is too large: must be a whole number from 1 to N"
+        );
+        assert_eq!(
+            e("-1/2"),
+            "--shard -1/2: K is too small: must be a whole number from 1 to N"
+        );
+        assert!(Shard::parse("1000000/1000000").is_ok());
     }
 }

@@ -142,7 +142,7 @@ fn a_rules_refuse_status_outside_400_to_599_names_its_field() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("contender[0].rule[1].refuse_status")
-            && stderr.contains("must be an HTTP status from 400 to 599, got 200"),
+            && stderr.contains("200 is too small: must be an HTTP status from 400 to 599"),
         "{stderr}"
     );
 }

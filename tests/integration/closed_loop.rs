@@ -139,7 +139,7 @@ fn bad_reactions_are_refused() {
         ),
         (
             r#"{ retry = "immediately", max_retries = 0 }"#,
-            "at least 1",
+            "field `traffic[0].on_reject.max_retries`: 0 is too small: must be a whole number of retries from 1 to 1000",
         ),
         // Waits that would carry a retry past the end of virtual time (once an internal error,
         // exit 70, from a wrapped-around time).

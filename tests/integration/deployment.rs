@@ -41,8 +41,7 @@ fn bad_deployments_name_file_line_and_field() {
             RULE,
             vec![
                 "bad.toml:13:",
-                "`contender[0].deployment.replicas`",
-                "at least 1",
+                "field `contender[0].deployment.replicas`: 0 is too small: must be a whole number of replicas from 1 to 1024",
             ],
         ),
         (

@@ -126,7 +126,7 @@ fn a_config_that_cannot_be_imported_exits_2_naming_file_line_and_directive() {
         ),
         (
             "frontend f\n  stick-table type ip size 1k store http_req_rate(0s)\n".into(),
-            "bad.cfg:2: directive `stick-table`: http_req_rate period `0s` is not a positive duration",
+            "bad.cfg:2: directive `stick-table`: http_req_rate period `0s`: must be a duration from 1ms to 2147483647ms (~24.8 days, HAProxy's largest timer)",
         ),
         (
             "frontend f\n  stick-table type ip size 1k store conn_rate(10s)\n  http-request track-sc0 src\n  http-request deny if { sc_http_req_rate(0) gt 5 }\n".into(),

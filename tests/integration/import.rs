@@ -159,7 +159,7 @@ fn a_config_that_cannot_be_imported_exits_2_naming_file_line_and_directive() {
         "http {\n  limit_req_zone $binary_remote_addr zone=a:1m rate=ten;\n}\n",
     );
     assert!(
-        err.contains("bad.conf:2: directive `limit_req_zone`: invalid rate"),
+        err.contains("bad.conf:2: directive `limit_req_zone`: rate `ten`: must be a whole number of requests per second or minute (`10r/s`, `30r/m`) from 1 to 4294967295"),
         "{err}"
     );
     let err = import_error(dir.path(), "http {\n  server {\n");

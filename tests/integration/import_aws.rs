@@ -102,7 +102,9 @@ fn bad_usage_plans_exit_2_naming_file_line_and_field() {
     refused(
         "plan.json",
         "{\n  \"name\": \"p\",\n  \"throttle\": {\"burstLimit\": 0,\n    \"rateLimit\": 10}\n}\n",
-        &["plan.json:3:", "`throttle.burstLimit`", "burst of 0"],
+        &[
+            "plan.json:3: directive `throttle.burstLimit`: 0 is too small: must be a whole number of requests from 1 to 4294967295",
+        ],
     );
     refused(
         "plan.json",

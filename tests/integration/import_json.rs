@@ -219,7 +219,7 @@ fn bad_json_exits_2_naming_file_line_and_field() {
             "e.json",
             "{\n  \"windowMs\": 1000,\n  \"limit\": -1\n}",
             None,
-            "e.json:3: field `limit`: -1 is negative",
+            "e.json:3: field `limit`: -1 is too small: must be a whole number from 0 to 4294967295",
         ),
         (
             "e.json",
@@ -262,7 +262,9 @@ fn bad_json_exits_2_naming_file_line_and_field() {
         None,
     );
     assert!(
-        err.contains("field `limit`: invalid type: string \"3\""),
+        err.contains(
+            "e.json:3:14: field `limit`: \"3\" is not a number: must be a whole number of requests from 1 to 4294967295"
+        ),
         "{err}"
     );
 }

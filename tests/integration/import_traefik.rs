@@ -67,8 +67,7 @@ fn bad_traefik_configs_name_file_line_and_field() {
         &format!("{head}        average: 10\n        burst: many\n"),
         &[
             "bad.yaml:6:",
-            "`http.middlewares.rl.rateLimit.burst`",
-            "integer",
+            "bad.yaml:6: directive `http.middlewares.rl.rateLimit.burst`: many is not a whole number: must be a whole number of requests from 0 to 4294967295",
         ],
     );
     refused(

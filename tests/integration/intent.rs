@@ -216,7 +216,12 @@ fn a_bad_intent_names_file_line_and_field() {
             "intent.per",
             "must be \"client\" or the policy's key",
         ),
-        ("limit = 0", 7, "intent.limit", "must be at least 1"),
+        (
+            "limit = 0",
+            7,
+            "intent.limit",
+            "0 is too small: must be a whole number of requests from 1 to 4294967295",
+        ),
         (
             "per_tier = [{ tiers = [\"pro\"], limit = 5 }, { tiers = [\"pro\"], limit = 6 }]",
             7,
@@ -245,7 +250,7 @@ fn a_bad_intent_names_file_line_and_field() {
             "per_route = [{ routes = [\"/login\"], limit = 0 }]",
             7,
             "intent.per_route[0].limit",
-            "must be at least 1",
+            "0 is too small: must be a whole number of requests from 1 to 4294967295",
         ),
         (
             "per = \"ip\"\nper_route = [{ routes = [\"/login\"], limit = 5 }]",

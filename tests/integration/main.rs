@@ -35,6 +35,7 @@ mod layers;
 mod metrics;
 mod native_logs;
 mod nginx;
+mod numbers;
 mod observe;
 mod out_dir;
 mod probe;

@@ -152,7 +152,8 @@ fn a_sampled_log_says_which_figures_stay_valid() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("sample_rate") && err.contains("must be at least 1"),
+        err.contains("sample_rate")
+            && err.contains("0 is too small: must be a whole number from 1 to 1000000"),
         "{err}"
     );
 }

@@ -167,7 +167,7 @@ fn bad_profile_parameters_name_file_line_and_field() {
         "{BASE}[profile.nginx-limit-req]\nburst = 5\nrate = \"0r/s\"\n"
     ));
     assert!(
-        e.contains("bad.toml:13:8: field `profile.nginx-limit-req.rate`: invalid rate \"0r/s\""),
+        e.contains("bad.toml:13:8: field `profile.nginx-limit-req.rate`: rate `0r/s`: must be a whole number of requests per second or minute (`10r/s`, `600r/m`) from 1 to 4294967295"),
         "{e}"
     );
     let e = fails(&format!("{BASE}[profile.nginx-limit-req]\nbrust = 5\n"));

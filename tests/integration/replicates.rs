@@ -299,7 +299,7 @@ fn bad_replicates_and_uncertain_inputs_are_refused() {
     let cases = [
         (
             base.replace("seed = 1\n", "seed = 1\nreplicates = 0\n"),
-            "periodic.toml:19:14: field `replicates`: must be at least 1, got 0",
+            "periodic.toml:19:14: field `replicates`: 0 is too small: must be a whole number of seeds from 1 to 10000",
         ),
         (
             base.replace(

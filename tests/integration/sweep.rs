@@ -239,11 +239,11 @@ fn bad_sweep_values_are_refused_before_anything_runs() {
     refuse(&["--set", "policy.limit=1..9"], "needs a step");
     refuse(
         &["--set", "policy.burst=0,1"],
-        "--set policy.burst=0: field `policy.burst`: must be at least 1",
+        "--set policy.burst=0: field `policy.burst`: 0 is too small: must be a whole number of requests from 1 to 4294967295",
     );
     refuse(
         &["--shard", "4/3"],
-        "--shard 4/3: K must be between 1 and N",
+        "--shard 4/3: K is too large: must be a whole number from 1 to N",
     );
     refuse(&["--chart", "goodput"], "unknown figure `goodput`");
 }

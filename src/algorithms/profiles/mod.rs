@@ -482,33 +482,33 @@ impl Args<'_> {
 
     /// A positive integer, at most `max`.
     pub fn count(&self, name: &str, max: u64) -> Result<Option<u64>, ProfileError> {
-        match self.int(name)? {
-            None => Ok(None),
-            Some(v) if v < 1 => Err(ProfileError::param(
-                name,
-                format!("must be at least 1, got {v}"),
-            )),
-            Some(v) if v as u64 > max => Err(ProfileError::param(
-                name,
-                format!("must be at most {max}, got {v}"),
-            )),
-            Some(v) => Ok(Some(v as u64)),
-        }
+        self.bounded(name, 1, max)
     }
 
     /// A non-negative integer, at most `max`.
     pub fn count_or_zero(&self, name: &str, max: u64) -> Result<Option<u64>, ProfileError> {
-        match self.int(name)? {
-            None => Ok(None),
-            Some(v) if v < 0 => Err(ProfileError::param(
-                name,
-                format!("must be 0 or more, got {v}"),
-            )),
-            Some(v) if v as u64 > max => Err(ProfileError::param(
-                name,
-                format!("must be at most {max}, got {v}"),
-            )),
-            Some(v) => Ok(Some(v as u64)),
+        self.bounded(name, 0, max)
+    }
+
+    /// An integer from `min` to `max`; the refusal states the whole range.
+    fn bounded(&self, name: &str, min: u64, max: u64) -> Result<Option<u64>, ProfileError> {
+        let Some(v) = self.int(name)? else {
+            return Ok(None);
+        };
+        match u64::try_from(v) {
+            Ok(u) if (min..=max).contains(&u) => Ok(Some(u)),
+            _ => {
+                let why = if v < 0 || (v as u64) < min {
+                    "small"
+                } else {
+                    "large"
+                };
+                let range = crate::error::must_be("a whole number", min, max);
+                Err(ProfileError::param(
+                    name,
+                    format!("{v} is too {why}: {range}"),
+                ))
+            }
         }
     }
 

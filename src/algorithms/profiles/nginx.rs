@@ -40,21 +40,24 @@ pub struct NginxState {
 
 /// Parses `10r/s` / `600r/m` into milli-requests per second, as `ngx_http_limit_req_zone` does.
 fn parse_rate(text: &str) -> Result<u64, String> {
+    let bad = || {
+        let range = crate::error::must_be(
+            "a whole number of requests per second or minute (`10r/s`, `600r/m`)",
+            1,
+            u32::MAX,
+        );
+        format!("rate `{text}`: {range}")
+    };
     let (digits, scale) = if let Some(n) = text.strip_suffix("r/s") {
         (n, 1)
     } else if let Some(n) = text.strip_suffix("r/m") {
         (n, 60)
     } else {
-        return Err(format!(
-            "invalid rate \"{text}\": expected requests per second or minute, like \"10r/s\" or \"600r/m\""
-        ));
+        return Err(bad());
     };
-    match digits.parse::<u64>() {
-        Ok(n) if n > 0 && n <= u32::MAX as u64 => Ok(n * 1000 / scale),
-        _ => Err(format!(
-            "invalid rate \"{text}\": the count must be a whole number of at least 1 (nginx refuses \"0r/s\")"
-        )),
-    }
+    // nginx's ngx_atoi and its refusal of 0; rlsim's counts stop at u32::MAX.
+    let n = crate::error::whole(digits, 1, u32::MAX.into()).map_err(|_| bad())?;
+    Ok(n * 1000 / scale)
 }
 
 impl ProfileDef for NginxLimitReq {

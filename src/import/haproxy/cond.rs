@@ -91,9 +91,11 @@ pub fn term(test: &Test, negated: bool) -> Result<Term, String> {
                 test.fetch
             ));
         };
-        let threshold: u64 = n
-            .parse()
-            .map_err(|_| format!("`{n}` is not a whole number"))?;
+        // The threshold becomes the rule's limit, which counts to u32::MAX.
+        let threshold = crate::error::whole(n, 0, u32::MAX.into()).map_err(|why| {
+            let range = crate::error::must_be("a whole number of requests", 0, u32::MAX);
+            format!("`{n}` is {why}: {range}")
+        })?;
         let ge = match (op.as_str(), negated) {
             ("gt", false) => false,
             ("ge", false) => true,

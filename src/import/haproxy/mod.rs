@@ -178,8 +178,16 @@ fn other_section(path: &Path, s: &Section, notes: &mut Vec<String>) {
     }
 }
 
-/// A duration of haproxy.cfg (`10s`, `1m`, `500`, `500ms`, `1h`, `1d`) in ms.
+/// HAProxy's largest timer (its `parse_time_err` overflow: "maximum value is 2147483647 ms").
+const MAX_TIMER: &str = "2147483647ms (~24.8 days, HAProxy's largest timer)";
+
+/// A duration of haproxy.cfg (`10s`, `1m`, `500`, `500ms`, `1h`, `1d`) in ms, at most
+/// HAProxy's largest timer ([`MAX_TIMER`]).
 fn millis(text: &str) -> Option<u64> {
+    millis_any(text).filter(|&ms| ms <= i32::MAX as u64)
+}
+
+fn millis_any(text: &str) -> Option<u64> {
     let split = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
@@ -222,8 +230,11 @@ fn table(path: &Path, l: &Line) -> Result<Table> {
             "size" => t.size = value("size")?,
             "expire" => {
                 let v = value("expire")?;
-                t.expire_ms =
-                    millis(&v).ok_or_else(|| err(format!("expire `{v}` is not a duration")))?;
+                t.expire_ms = millis(&v).ok_or_else(|| {
+                    err(format!(
+                        "expire `{v}`: must be a duration from 0 to {MAX_TIMER}"
+                    ))
+                })?;
             }
             "peers" => t.peers = Some(value("peers")?),
             "nopurge" | "srvkey" => {}
@@ -235,7 +246,7 @@ fn table(path: &Path, l: &Line) -> Result<Table> {
                     {
                         let ms = millis(p).filter(|&m| m > 0).ok_or_else(|| {
                             err(format!(
-                                "http_req_rate period `{p}` is not a positive duration"
+                                "http_req_rate period `{p}`: must be a duration from 1ms to {MAX_TIMER}"
                             ))
                         })?;
                         t.period_ms = Some(ms);
@@ -386,11 +397,13 @@ fn status_of(action: &str, rest: &[String]) -> std::result::Result<Option<u16>, 
             let i = rest
                 .iter()
                 .position(|x| x == "deny_status" || x == "status");
-            match i {
-                Some(i) => rest
-                    .get(i + 1)
-                    .and_then(|v| v.parse().ok())
-                    .ok_or("deny_status needs a status code")?,
+            match i.map(|i| rest.get(i + 1)) {
+                // rlsim's refusals answer an error status, as a contender's refuse_status.
+                Some(Some(v)) => crate::error::whole(v, 400, 599).map_err(|why| {
+                    let range = crate::error::must_be("an HTTP status", 400, 599);
+                    format!("deny_status `{v}` is {why}: {range}")
+                })? as u16,
+                Some(None) => return Err("deny_status needs a status code".into()),
                 None => 403,
             }
         }

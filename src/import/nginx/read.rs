@@ -4,7 +4,7 @@
 //! `limit_req` list as a whole, so one `limit_req` in a location drops every inherited one).
 
 use super::{Delay, Geo, Http, Level, Limit, Location, MapDef, Pattern, Server, Zone};
-use crate::error::Result;
+use crate::error::{Result, must_be, whole};
 use crate::import::conf::Directive;
 
 /// Directives read and deliberately not modelled, with why.
@@ -108,15 +108,23 @@ fn zone(d: &Directive) -> Result<Zone> {
             name = Some(n.to_string());
             size = Some(s.to_string());
         } else if let Some(r) = a.strip_prefix("rate=") {
+            // nginx reads the count with ngx_atoi (decimal digits) and refuses 0; rlsim's
+            // policies count to u32::MAX.
+            let bad = || {
+                let range = must_be(
+                    "a whole number of requests per second or minute (`10r/s`, `30r/m`)",
+                    1,
+                    u32::MAX,
+                );
+                d.error(format!("rate `{r}`: {range}"))
+            };
             let (digits, per_minute) = match (r.strip_suffix("r/s"), r.strip_suffix("r/m")) {
                 (Some(n), _) => (n, false),
                 (_, Some(n)) => (n, true),
-                _ => return Err(d.error(format!("invalid rate \"{r}\" (expected Nr/s or Nr/m)"))),
+                _ => return Err(bad()),
             };
-            match digits.parse::<u64>() {
-                Ok(n) if n > 0 && n <= u32::MAX as u64 => rate = Some((n, per_minute)),
-                _ => return Err(d.error(format!("invalid rate \"{r}\""))),
-            }
+            let n = whole(digits, 1, u32::MAX.into()).map_err(|_| bad())?;
+            rate = Some((n, per_minute));
         } else if a == "sync" {
             return Err(d.error(
                 "`sync` (NGINX Plus zone synchronisation across a cluster) is not modelled",
@@ -212,14 +220,13 @@ fn level_directive(level: &mut Level, d: &Directive, notes: &mut Vec<String>) ->
         "limit_req" => level.limits.get_or_insert_with(Vec::new).push(limit(d)?),
         "limit_req_status" => {
             let [code] = args::<1>(d)?;
-            match code.parse::<u16>() {
-                Ok(c) if (400..=599).contains(&c) => level.status = Some(c),
-                _ => {
-                    return Err(
-                        d.error(format!("value must be between 400 and 599, got \"{code}\""))
-                    );
-                }
-            }
+            let c = whole(code, 400, 599).map_err(|_| {
+                d.error(format!(
+                    "status `{code}`: {}",
+                    must_be("an HTTP status", 400, 599)
+                ))
+            })?;
+            level.status = Some(c as u16);
         }
         "limit_req_dry_run" => {
             level.dry_run = Some(match args::<1>(d)?[0].as_str() {
@@ -277,9 +284,12 @@ fn limit(d: &Directive) -> Result<Limit> {
         at: d.at(),
     };
     for a in &d.args {
-        let num = |v: &str, what: &str| match v.parse::<u64>() {
-            Ok(n) if n > 0 && n <= u32::MAX as u64 => Ok(n),
-            _ => Err(d.error(format!("invalid {what} value \"{v}\""))),
+        // ngx_atoi, and nginx refuses 0; rlsim's bursts count to u32::MAX.
+        let num = |v: &str, what: &str| {
+            whole(v, 1, u32::MAX.into()).map_err(|_| {
+                let range = must_be("a whole number of requests", 1, u32::MAX);
+                d.error(format!("{what} `{v}`: {range}"))
+            })
         };
         if let Some(z) = a.strip_prefix("zone=") {
             l.zone = z.to_string();

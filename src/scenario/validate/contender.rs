@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::policy::Policy;
 use crate::scenario::model::scenario::{Contender, DEFAULT_REFUSE_STATUS, Shape};
 use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
-use crate::scenario::raw::{RawBypass, RawContender, RawRule, S};
+use crate::scenario::raw::{Int, RawBypass, RawContender, RawRule, S};
 use crate::traffic::method::Method;
 use crate::traffic::{Arrivals, SourceSpec};
 use ipnet::IpNet;
@@ -248,18 +248,8 @@ impl Ctx<'_> {
     }
 
     /// A `refuse_status` as written: an HTTP error status.
-    fn refuse_status(&self, s: &S<i64>, field: &str) -> Result<u16> {
-        match u16::try_from(*s.get_ref()) {
-            Ok(code) if (400..=599).contains(&code) => Ok(code),
-            _ => Err(self.err(
-                s.span(),
-                field,
-                format!(
-                    "must be an HTTP status from 400 to 599, got {}",
-                    s.get_ref()
-                ),
-            )),
-        }
+    fn refuse_status(&self, s: &S<Int>, field: &str) -> Result<u16> {
+        Ok(self.whole(s, field, "an HTTP status", 400, 599)? as u16)
     }
 
     /// A `[[contender]]` with `import = "..."`: the configuration's one contender, validated
@@ -601,7 +591,7 @@ impl Ctx<'_> {
         let warn_from = match &r.warn_at {
             None => None,
             Some(w) => {
-                let share = *w.get_ref();
+                let share = w.get_ref().0;
                 if !(share > 0.0 && share <= 1.0) {
                     return Err(self.err(
                         w.span(),
@@ -693,7 +683,7 @@ impl Ctx<'_> {
             let warn_from = r
                 .warn_at
                 .as_ref()
-                .map(|w| ((*w.get_ref() * limit as f64).ceil() as u64).clamp(1, limit));
+                .map(|w| ((w.get_ref().0 * limit as f64).ceil() as u64).clamp(1, limit));
             let mut matcher = base.matcher.clone();
             matcher.tiers = Some(list.clone());
             entries.push(Rule {

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Location, Result};
 use crate::scenario::overrides::Patched;
-use crate::scenario::raw::{RawScenario, S};
+use crate::scenario::raw::{Int, RawScenario, S};
 use crate::time::{self, Nanos, UnitError};
 use std::ops::Range;
 use std::path::Path;
@@ -91,7 +91,11 @@ impl<'a> Ctx<'a> {
                 .replace(".$__serde_spanned_private_value", "")
                 .replace("$__serde_spanned_private_value", "");
             let inner = e.into_inner();
-            let message = hint(&path, inner.message());
+            let written = inner
+                .span()
+                .and_then(|s| self.text.get(s))
+                .unwrap_or_default();
+            let message = hint(&path, inner.message(), written.trim());
             Error::Scenario {
                 location: self.location(inner.span()),
                 field: (path != ".").then_some(path),
@@ -113,15 +117,38 @@ impl<'a> Ctx<'a> {
         self.err(span, field, e.to_string())
     }
 
-    pub(super) fn count(&self, s: &S<i64>, field: &str, max: u64) -> Result<u64> {
-        let v = *s.get_ref();
-        if v < 1 {
-            return Err(self.err(s.span(), field, format!("must be at least 1, got {v}")));
-        }
-        if v as u64 > max {
-            return Err(self.err(s.span(), field, format!("must be at most {max}, got {v}")));
-        }
-        Ok(v as u64)
+    /// A count field: a whole number from 1 to `max`, in the unit its name says ([`unit_of`]).
+    pub(super) fn count(&self, s: &S<Int>, field: &str, max: u64) -> Result<u64> {
+        let what = format!("a whole number{}", unit_of(field));
+        let max = i64::try_from(max).unwrap_or(i64::MAX);
+        Ok(self.whole(s, field, &what, 1, max)? as u64)
+    }
+
+    /// A whole number from `min` to `max`. The refusal quotes the value as written (a
+    /// `--set`'s own text) and states the whole range: `70000 is too large: must be a whole
+    /// number of requests from 1 to 4294967295`.
+    pub(super) fn whole(
+        &self,
+        s: &S<Int>,
+        field: &str,
+        what: &str,
+        min: i64,
+        max: i64,
+    ) -> Result<i64> {
+        let why = match *s.get_ref() {
+            Int::Whole(v) if (min..=max).contains(&v) => return Ok(v),
+            Int::Whole(v) if v < min => "is too small",
+            Int::Huge { negative: true } => "is too small",
+            Int::Whole(_) | Int::Huge { .. } => "is too large",
+            Int::Fraction => "is not a whole number",
+            Int::NotNumber => "is not a number",
+        };
+        let written = self.text.get(s.span()).unwrap_or_default().trim();
+        Err(self.err(
+            s.span(),
+            field,
+            format!("{written} {why}: must be {what} from {min} to {max}"),
+        ))
     }
 
     pub(super) fn opt_duration(
@@ -132,6 +159,22 @@ impl<'a> Ctx<'a> {
     ) -> Result<Nanos> {
         s.as_ref()
             .map_or(Ok(default), |s| self.duration(s, field, false))
+    }
+}
+
+/// What a count field counts, by its last name (`traffic[0].users` → clients), for the
+/// range in its refusal.
+fn unit_of(field: &str) -> &'static str {
+    let name = field.rsplit('.').next().unwrap_or(field);
+    match name.split('[').next().unwrap_or(name) {
+        "limit" | "burst" | "count" => " of requests",
+        "users" => " of clients",
+        "ips" | "botnet" => " of addresses",
+        "replicas" => " of replicas",
+        "max_retries" => " of retries",
+        "loop" => " of passes over the trace",
+        "replicates" => " of seeds",
+        _ => "",
     }
 }
 
@@ -173,9 +216,23 @@ const DURATION_FIELDS: &[&str] = &[
     "window",
 ];
 
+/// The number fields that are not whole (`raw::Num`), by their last name, with the range
+/// their validation checks: a value that is not a number at all is refused with it.
+const NUMBER_FIELDS: &[(&str, &str)] = &[
+    ("pareto_alpha", "(1, 10]"),
+    ("rate_sigma", "(0, 10]"),
+    ("zipf_exponent", "(0, 10]"),
+    ("over", "(0, 1000]"),
+    ("speed", "(0, 1000000]"),
+    ("sample", "(0, 1]"),
+    ("warn_at", "(0, 1]"),
+    ("die_chance", "[0, 1]"),
+];
+
 /// serde's message with what to write instead: the closest known field for an unknown one,
-/// and the unit a bare number lacks (`rate = 50`, `window = 900`).
-fn hint(path: &str, message: &str) -> String {
+/// the unit a bare number lacks (`rate = 50`, `window = 900`), and a number field's range.
+/// `written` is the value as written.
+fn hint(path: &str, message: &str, written: &str) -> String {
     if let Some(rest) = message.strip_prefix("unknown field `")
         && let Some((name, expected)) = rest.split_once('`')
     {
@@ -191,19 +248,47 @@ fn hint(path: &str, message: &str) -> String {
         .and_then(|rest| rest.split_once('`'))
         .filter(|(_, tail)| tail.ends_with("expected a string"))
         .map(|(n, _)| n);
-    let Some(n) = number else {
-        return message.to_string();
-    };
     // `traffic[0].mmpp_stay[1]` → `mmpp_stay`.
     let field = path.rsplit('.').next().unwrap_or(path);
     let field = field.split('[').next().unwrap_or(field);
+    if let Some((_, range)) = NUMBER_FIELDS.iter().find(|(name, _)| *name == field)
+        && message.starts_with("invalid type: ")
+    {
+        return format!("{written} is not a number: must be a number in {range}");
+    }
+    if let Some((n, _)) = message
+        .strip_prefix("invalid type: integer `")
+        .and_then(|rest| rest.split_once("` as i128"))
+    {
+        return past_i64(field, n);
+    }
+    let Some(n) = number else {
+        return message.to_string();
+    };
     if RATE_FIELDS.contains(&field) {
-        format!("{message}: a rate is a string with its unit, like `\"{n}/min\"` or `\"{n}/s\"`")
+        format!(
+            "{n} has no unit: a rate is a string with its unit, like `\"{n}/min\"` or `\"{n}/s\"`"
+        )
     } else if DURATION_FIELDS.contains(&field) {
-        format!("{message}: a duration is a string with its unit, like `\"{n}s\"` or `\"{n}ms\"`")
+        format!(
+            "{n} has no unit: a duration is a string with its unit, like `\"{n}s\"` or `\"{n}ms\"`"
+        )
     } else {
         message.to_string()
     }
+}
+
+/// A whole number past `i64` in a field TOML reads as any value (a key's identity table, a
+/// profile's parameters, goals, uncertain values): the field's range where it is known, else
+/// the most any of them can hold.
+fn past_i64(field: &str, n: &str) -> String {
+    let why = if n.starts_with('-') { "small" } else { "large" };
+    let range = match field {
+        "trusted_hops" => "a number of proxies from 0 to 64",
+        "ipv6_prefix" => "a prefix length from 1 to 128",
+        _ => "a whole number from -9223372036854775808 to 9223372036854775807",
+    };
+    format!("{n} is too {why}: must be {range}")
 }
 
 /// Most mistakes one file reports: beyond, a last line says how many more there are.
@@ -281,5 +366,55 @@ impl Found {
             1 => self.0.remove(0),
             _ => Error::Several(self.0),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hint;
+
+    #[test]
+    fn serde_words_about_numbers_become_the_fields_own() {
+        assert_eq!(
+            hint(
+                "traffic[0].over",
+                "invalid type: string \"x\", expected a number",
+                "\"x\""
+            ),
+            "\"x\" is not a number: must be a number in (0, 1000]"
+        );
+        assert_eq!(
+            hint(
+                "contender[0].rule[0].warn_at",
+                "invalid type: boolean `true`, expected a number",
+                "true"
+            ),
+            "true is not a number: must be a number in (0, 1]"
+        );
+        assert_eq!(
+            hint(
+                "policy.window",
+                "invalid type: integer `900`, expected a string",
+                "900"
+            ),
+            "900 has no unit: a duration is a string with its unit, like `\"900s\"` or `\"900ms\"`"
+        );
+        assert_eq!(
+            hint(
+                "policy.key.trusted_hops",
+                "invalid type: integer `99999999999999999999` as i128, expected any value",
+                "99999999999999999999"
+            ),
+            "99999999999999999999 is too large: must be a number of proxies from 0 to 64"
+        );
+        assert_eq!(
+            hint(
+                "profile.nginx-limit-req.burst",
+                "invalid type: integer `-99999999999999999999` as i128, expected any value",
+                "-99999999999999999999"
+            ),
+            "-99999999999999999999 is too small: must be a whole number from \
+             -9223372036854775808 to 9223372036854775807"
+        );
     }
 }

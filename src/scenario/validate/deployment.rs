@@ -195,7 +195,7 @@ impl Ctx<'_> {
                         "applies to `ops = \"incr_then_expire\"` only",
                     ));
                 }
-                let v = *c.get_ref();
+                let v = c.get_ref().0;
                 if !(0.0..=1.0).contains(&v) {
                     return Err(self.err(
                         c.span(),

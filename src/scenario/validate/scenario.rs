@@ -207,13 +207,8 @@ impl Ctx<'_> {
 
     fn seed(&self, raw: &RawScenario) -> Result<u64> {
         match &raw.seed {
-            Some(s) => u64::try_from(*s.get_ref()).map_err(|_| {
-                self.err(
-                    s.span(),
-                    "seed",
-                    format!("must be 0 or more, got {}", s.get_ref()),
-                )
-            }),
+            // TOML integers stop at i64::MAX; `--seed` takes any u64.
+            Some(s) => Ok(self.whole(s, "seed", "a whole number", 0, i64::MAX)? as u64),
             None => Ok(0),
         }
     }

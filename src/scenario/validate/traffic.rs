@@ -272,7 +272,11 @@ impl Ctx<'_> {
             let over = t.over.as_ref().map_or(1.1, |o| o.get_ref().0);
             if !(over > 0.0 && over <= 1000.0) {
                 let span = t.over.as_ref().expect("default is valid").span();
-                return Err(self.err(span, &f("over"), "must be between 0 and 1000"));
+                return Err(self.err(
+                    span,
+                    &f("over"),
+                    format!("must be in (0, 1000], got {over}"),
+                ));
             }
             let count = (policy.limit as f64 * over * 1000.0).round() as u64;
             let per = policy.window.saturating_mul(1000).saturating_mul(clients);
@@ -313,8 +317,13 @@ impl Ctx<'_> {
                 ));
             }
         }
-        rate.times(clients)
-            .ok_or_else(|| self.err(r.span(), &f("rate"), "rate × clients is too large"))?;
+        rate.times(clients).ok_or_else(|| {
+            let why = format!(
+                "rate × clients is too large: `{}` for {clients} clients must be at most 18446744073709551615 requests per its span in all",
+                r.get_ref()
+            );
+            self.err(r.span(), &f("rate"), why)
+        })?;
         Ok(Some(rate))
     }
 

@@ -200,7 +200,10 @@ fn bad_baselines_and_tolerances_exit_2() {
             "neither a summary.json",
         ),
         (&["--baseline", "missing.json"], "missing.json"),
-        (&["--tolerance=-1"], "0 or more"),
+        (
+            &["--tolerance=-1"],
+            "`-1` is too small: must be a fraction from 0 to 1000000",
+        ),
         (
             &["--tolerance-for", "burst_factr=0.1"],
             "did you mean `burst_factor`",
@@ -255,6 +258,21 @@ fn a_tolerance_may_be_a_percentage() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "--tolerance: `five%` is not a number (a fraction like 0.05, or a percentage like 5%)",
+            "--tolerance: `five%` is not a number: must be a fraction from 0 to 1000000 (like 0.05), or a percentage (like 5%)\n",
         ));
+    for (value, why) in [
+        ("1e308", "too large"),
+        ("1000001", "too large"),
+        ("nan", "not a number"),
+        ("-1", "too small"),
+    ] {
+        rlsim()
+            .args(["check", "--tolerance", value])
+            .arg(&path)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "--tolerance: `{value}` is {why}: must be a fraction from 0 to 1000000 (like 0.05), or a percentage (like 5%)\n"
+            )));
+    }
 }
