@@ -294,7 +294,11 @@ mod tests {
         assert!(err("0", "burst_factr=1").contains("did you mean `burst_factor`"));
         assert!(err("0", "burst_factor").contains("expected METRIC=REL"));
         assert!(err("0", "burst_factor=x").contains("not a number"));
-        assert!(err("0", "burst_factor=-1").contains("0 or more"));
+        assert!(
+            err("0", "burst_factor=-1")
+                .contains("`-1` is too small: must be a fraction from 0 to 1000000 (like 0.05)")
+        );
+        assert!(err("0", "burst_factor=2000000").contains("`2000000` is too large"));
         assert!(err("5 %%", "burst_factor=1").contains("`5 %%` is not a number"));
         assert!(Tolerance::parse("-0.1", &[]).is_err());
         assert!(Tolerance::parse("-1%", &[]).is_err());
