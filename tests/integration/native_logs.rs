@@ -15,6 +15,9 @@ const SCENARIOS: [&str; 5] = [
     "replay_nginx.toml",
 ];
 
+/// A compression of a log's bytes.
+type Pack = dyn Fn(&[u8]) -> Vec<u8>;
+
 fn stdout_of(args: &[&str], scenario: &Path) -> String {
     let out = rlsim().args(args).arg(scenario).output().unwrap();
     assert!(
@@ -27,7 +30,7 @@ fn stdout_of(args: &[&str], scenario: &Path) -> String {
 
 /// `scenarios/NAME` copied into `dir` with its logs compressed by `pack` (under a name without
 /// a compression suffix: the magic bytes decide), and the nginx.conf files a contender imports.
-fn packed_copy(dir: &Path, name: &str, pack: &dyn Fn(&[u8]) -> Vec<u8>) -> std::path::PathBuf {
+fn packed_copy(dir: &Path, name: &str, pack: &Pack) -> std::path::PathBuf {
     packed_logs(dir, pack);
     copy_scenario(dir, name)
 }
@@ -40,7 +43,7 @@ fn copy_scenario(dir: &Path, name: &str) -> std::path::PathBuf {
 
 /// Every shipped native log compressed by `pack` into `dir`, and the nginx.conf files a
 /// contender imports.
-fn packed_logs(dir: &Path, pack: &dyn Fn(&[u8]) -> Vec<u8>) {
+fn packed_logs(dir: &Path, pack: &Pack) {
     std::fs::create_dir_all(dir.join("data/native")).unwrap();
     for entry in std::fs::read_dir(repo().join("scenarios/data/native")).unwrap() {
         let path = entry.unwrap().path();
@@ -72,8 +75,7 @@ fn compressed_copies_give_byte_identical_outputs() {
     let dir = tempfile::tempdir().unwrap();
     // The logs are compressed once per codec (level 19 is slow in a debug build), for every
     // scenario.
-    let packs: [&dyn Fn(&[u8]) -> Vec<u8>; 2] =
-        [&gzip, &|b: &[u8]| zstd::encode_all(b, 19).unwrap()];
+    let packs: [&Pack; 2] = [&gzip, &|b: &[u8]| zstd::encode_all(b, 19).unwrap()];
     for (k, pack) in packs.into_iter().enumerate() {
         packed_logs(&dir.path().join(format!("{k}")), pack);
     }
