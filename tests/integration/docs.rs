@@ -254,6 +254,27 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
+/// The shipped scenarios `examples` name, with every data file and config, into `dir/scenarios`.
+fn copy_scenarios(dir: &std::path::Path, examples: &[Example]) {
+    let scenarios = dir.join("scenarios");
+    copy_dir(&repo().join("scenarios/data"), &scenarios.join("data"));
+    copy_dir(
+        &repo().join("scenarios/configs"),
+        &scenarios.join("configs"),
+    );
+    for example in examples {
+        for word in example.command.split_whitespace() {
+            if let Some(name) = word.strip_prefix("scenarios/")
+                && name.ends_with(".toml")
+            {
+                let from = repo().join("scenarios").join(name);
+                assert!(from.is_file(), "{}: no {word}", example.source);
+                std::fs::copy(from, scenarios.join(name)).unwrap();
+            }
+        }
+    }
+}
+
 /// Every example command of `--help`, README.md and docs/*.md runs and exits 0: through `sh`
 /// (pipes and redirections as written), with the built rlsim first on PATH, in a directory
 /// holding a copy of the shipped scenarios the examples name (all of them would make the
@@ -271,115 +292,154 @@ fn every_documented_example_runs() {
     assert!(examples.len() > 20, "{} examples", examples.len());
 
     let dir = tempfile::tempdir().unwrap();
-    let scenarios = dir.path().join("scenarios");
-    copy_dir(&repo().join("scenarios/data"), &scenarios.join("data"));
-    copy_dir(
-        &repo().join("scenarios/configs"),
-        &scenarios.join("configs"),
-    );
-    for example in &examples {
-        for word in example.command.split_whitespace() {
-            if let Some(name) = word.strip_prefix("scenarios/")
-                && name.ends_with(".toml")
-            {
-                let from = repo().join("scenarios").join(name);
-                assert!(from.is_file(), "{}: no {word}", example.source);
-                std::fs::copy(from, scenarios.join(name)).unwrap();
-            }
-        }
-    }
-    let home = dir.path().join("home");
-    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rlsim"));
-    let path = format!(
-        "{}:{}",
-        bin.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    copy_scenarios(dir.path(), &examples);
+    let shell = Shell::new(dir.path());
     let redis = std::cell::OnceCell::new();
     // `rlsim probe` examples target the bundled service as docs/probe.md starts it.
     let service = std::cell::OnceCell::new();
-    let mut failures = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut broken_block = None;
-    let mut ran = 0;
-    for example in &examples {
-        let mut command = example.command.clone();
-        if example.block > 0 && broken_block == Some(example.block) {
-            continue;
+    // An example talking to a server (a live Redis, the probe's service) mostly waits on it: those
+    // run in order on a thread of their own while the others go on, and so do the lines after one
+    // in its code block (or its command's help), which may read its output. No other example
+    // reads what they write (verify prints, probe writes probe-out/).
+    let mut lane_groups = std::collections::HashSet::new();
+    let results = std::thread::scope(|s| {
+        let (to_lane, lane) = std::sync::mpsc::channel::<(&Example, String)>();
+        let shell = &shell;
+        let waiting = s.spawn(move || {
+            lane.iter()
+                .map(|(e, c)| shell.run(e, &c))
+                .collect::<Vec<_>>()
+        });
+        let mut results = Vec::new();
+        for example in &examples {
+            let mut command = example.command.clone();
+            if example.block > 0 && broken_block == Some(example.block) {
+                continue;
+            }
+            if !installed(command.split_whitespace().next().unwrap()) || command.contains('$') {
+                broken_block = Some(example.block);
+                continue;
+            }
+            // The same command twice (in help and in the README) runs once.
+            if example.block == 0 && !seen.insert(command.clone()) {
+                continue;
+            }
+            let mut waits = false;
+            if let Some(at) = command.find("redis://") {
+                let end = command[at..]
+                    .find(|c: char| c.is_whitespace())
+                    .map_or(command.len(), |e| at + e);
+                let live = redis.get_or_init(crate::store::some_redis);
+                let Some((_, url)) = live else { continue };
+                command.replace_range(at..end, url);
+                waits = true;
+            }
+            if command.contains(crate::probe::DOCUMENTED_TARGET) {
+                let live = service.get_or_init(|| crate::probe::service(5, 1));
+                command = command.replace(crate::probe::DOCUMENTED_TARGET, &live.target);
+                waits = true;
+            }
+            if command.contains("&& man ")
+                && !crate::external::require_external(
+                    crate::external::on_path("man"),
+                    "man",
+                    "apt-get install man-db",
+                )
+            {
+                continue;
+            }
+            let group = (
+                example.block,
+                (example.block == 0).then_some(&example.source),
+            );
+            if waits || lane_groups.contains(&group) {
+                lane_groups.insert(group);
+                to_lane.send((example, command)).unwrap();
+            } else {
+                results.push(shell.run(example, &command));
+            }
         }
-        let program = command.split_whitespace().next().unwrap();
-        let installed = match program {
-            "rlsim" => true,
-            // moreutils has a `parallel` too, which takes other arguments.
-            "parallel" => std::process::Command::new("parallel")
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU parallel")),
-            _ => std::process::Command::new("sh")
-                .args(["-c", &format!("command -v {program}")])
-                .output()
-                .is_ok_and(|o| o.status.success()),
-        };
-        if !installed || command.contains('$') {
-            broken_block = Some(example.block);
-            continue;
+        drop(to_lane);
+        results.extend(waiting.join().unwrap());
+        results
+    });
+    let ran = results.len();
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(ran > 20, "{ran} examples ran");
+}
+
+/// Whether `program` (an example's first word) is installed.
+fn installed(program: &str) -> bool {
+    match program {
+        "rlsim" => true,
+        // moreutils has a `parallel` too, which takes other arguments.
+        "parallel" => std::process::Command::new("parallel")
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("GNU parallel")),
+        _ => std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|o| o.status.success()),
+    }
+}
+
+/// `sh` in the examples' directory, with the built rlsim first on PATH.
+struct Shell {
+    dir: std::path::PathBuf,
+    home: std::path::PathBuf,
+    path: String,
+}
+
+impl Shell {
+    fn new(dir: &std::path::Path) -> Shell {
+        let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_rlsim"));
+        let path = format!(
+            "{}:{}",
+            bin.parent().unwrap().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Shell {
+            dir: dir.to_path_buf(),
+            home: dir.join("home"),
+            path,
         }
-        // The same command twice (in help and in the README) runs once.
-        if example.block == 0 && !seen.insert(command.clone()) {
-            continue;
-        }
-        if let Some(at) = command.find("redis://") {
-            let end = command[at..]
-                .find(|c: char| c.is_whitespace())
-                .map_or(command.len(), |e| at + e);
-            let live = redis.get_or_init(crate::store::some_redis);
-            let Some((_, url)) = live else { continue };
-            command.replace_range(at..end, url);
-        }
-        if command.contains(crate::probe::DOCUMENTED_TARGET) {
-            let live = service.get_or_init(|| crate::probe::service(5, 1));
-            command = command.replace(crate::probe::DOCUMENTED_TARGET, &live.target);
-        }
-        if command.contains("&& man ")
-            && !crate::external::require_external(
-                crate::external::on_path("man"),
-                "man",
-                "apt-get install man-db",
-            )
-        {
-            continue;
-        }
+    }
+
+    /// Runs `command` (`example`'s, its addresses made live): an error names the example.
+    fn run(&self, example: &Example, command: &str) -> Result<(), String> {
         // A redirection's directory exists, as on the machine the example was written for.
         for target in command.split("> ").skip(1) {
             let file = target.split_whitespace().next().unwrap_or("");
-            let file = file.replacen('~', &home.display().to_string(), 1);
-            if let Some(parent) = dir.path().join(file).parent() {
+            let file = file.replacen('~', &self.home.display().to_string(), 1);
+            if let Some(parent) = self.dir.join(file).parent() {
                 std::fs::create_dir_all(parent).unwrap();
             }
         }
         let out = std::process::Command::new("sh")
-            .args(["-c", &command])
-            .current_dir(dir.path())
-            .env("PATH", &path)
-            .env("HOME", &home)
+            .args(["-c", command])
+            .current_dir(&self.dir)
+            .env("PATH", &self.path)
+            .env("HOME", &self.home)
             .env("MANPAGER", "cat")
             .env("PAGER", "cat")
             .env("NO_COLOR", "1")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();
-        ran += 1;
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            failures.push(format!(
-                "{}: `{}` exited {:?}: {}",
-                example.source,
-                example.command,
-                out.status.code(),
-                err.lines().last().unwrap_or("")
-            ));
+        if out.status.success() {
+            return Ok(());
         }
+        let err = String::from_utf8_lossy(&out.stderr);
+        Err(format!(
+            "{}: `{}` exited {:?}: {}",
+            example.source,
+            example.command,
+            out.status.code(),
+            err.lines().last().unwrap_or("")
+        ))
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(ran > 20, "{ran} examples ran");
 }

@@ -15,6 +15,9 @@ const SCENARIOS: [&str; 5] = [
     "replay_nginx.toml",
 ];
 
+/// A compression of a log's bytes.
+type Pack = dyn Fn(&[u8]) -> Vec<u8>;
+
 fn stdout_of(args: &[&str], scenario: &Path) -> String {
     let out = rlsim().args(args).arg(scenario).output().unwrap();
     assert!(
@@ -27,8 +30,20 @@ fn stdout_of(args: &[&str], scenario: &Path) -> String {
 
 /// `scenarios/NAME` copied into `dir` with its logs compressed by `pack` (under a name without
 /// a compression suffix: the magic bytes decide), and the nginx.conf files a contender imports.
-fn packed_copy(dir: &Path, name: &str, pack: &dyn Fn(&[u8]) -> Vec<u8>) -> std::path::PathBuf {
+fn packed_copy(dir: &Path, name: &str, pack: &Pack) -> std::path::PathBuf {
+    packed_logs(dir, pack);
+    copy_scenario(dir, name)
+}
+
+/// `scenarios/NAME` copied into `dir`, beside the logs of [`packed_logs`].
+fn copy_scenario(dir: &Path, name: &str) -> std::path::PathBuf {
     let text = std::fs::read_to_string(repo().join("scenarios").join(name)).unwrap();
+    write(dir, name, &text)
+}
+
+/// Every shipped native log compressed by `pack` into `dir`, and the nginx.conf files a
+/// contender imports.
+fn packed_logs(dir: &Path, pack: &Pack) {
     std::fs::create_dir_all(dir.join("data/native")).unwrap();
     for entry in std::fs::read_dir(repo().join("scenarios/data/native")).unwrap() {
         let path = entry.unwrap().path();
@@ -47,7 +62,6 @@ fn packed_copy(dir: &Path, name: &str, pack: &dyn Fn(&[u8]) -> Vec<u8>) -> std::
             std::fs::copy(&path, nginx.join(path.file_name().unwrap())).unwrap();
         }
     }
-    write(dir, name, &text)
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -59,17 +73,18 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 #[test]
 fn compressed_copies_give_byte_identical_outputs() {
     let dir = tempfile::tempdir().unwrap();
+    // The logs are compressed once per codec (level 19 is slow in a debug build), for every
+    // scenario.
+    let packs: [&Pack; 2] = [&gzip, &|b: &[u8]| zstd::encode_all(b, 19).unwrap()];
+    for (k, pack) in packs.into_iter().enumerate() {
+        packed_logs(&dir.path().join(format!("{k}")), pack);
+    }
     for name in SCENARIOS {
         let plain = repo().join("scenarios").join(name);
         let want_run = stdout_of(&["run", "--format", "json"], &plain);
         let want_trace = stdout_of(&["traffic", "--quiet"], &plain);
-        for (k, pack) in [&gzip as &dyn Fn(&[u8]) -> Vec<u8>, &|b: &[u8]| {
-            zstd::encode_all(b, 19).unwrap()
-        }]
-        .into_iter()
-        .enumerate()
-        {
-            let copy = packed_copy(&dir.path().join(format!("{k}")), name, pack);
+        for k in 0..packs.len() {
+            let copy = copy_scenario(&dir.path().join(format!("{k}")), name);
             let run = stdout_of(&["run", "--format", "json"], &copy);
             // The summary names the scenario's (and its traces') directory; the rest is the
             // same bytes.

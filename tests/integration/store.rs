@@ -17,7 +17,7 @@ use rlsim::sim::RemoteFactory;
 use rlsim::sim::Tally;
 use rlsim::store::{Mode, RedisStore};
 use rlsim::traffic::Arrival;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// A redis-server of the test's own, killed on drop.
@@ -265,21 +265,57 @@ fn verify_agrees_on_seeded_scenarios_with_retries() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    for (seed, limit, window) in [(1, 5, "1s"), (2, 20, "3s"), (3, 3, "250ms")] {
-        let path = write(dir.path(), "s.toml", &retrying(seed, limit, window));
-        let out = rlsim()
-            .args(["verify", path.to_str().unwrap(), "--store", &url])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(text.matches(" ok ").count(), 8, "{text}");
-        assert!(!text.contains("DISAGREE"), "{text}");
-    }
+    // At once: each run waits on Redis's round trips, and has keys of its own (Namespace).
+    std::thread::scope(|s| {
+        for (seed, limit, window) in [(1, 5, "1s"), (2, 20, "3s"), (3, 3, "250ms")] {
+            let (dir, url) = (dir.path(), &url);
+            s.spawn(move || {
+                let path = write(
+                    dir,
+                    &format!("s{seed}.toml"),
+                    &retrying(seed, limit, window),
+                );
+                let out = rlsim()
+                    .args(["verify", path.to_str().unwrap(), "--store", url])
+                    .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(
+                    out.status.success(),
+                    "{text}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert_eq!(text.matches(" ok ").count(), 8, "{text}");
+                assert!(!text.contains("DISAGREE"), "{text}");
+            });
+        }
+    });
+}
+
+/// `rlsim verify` of a shipped scenario over its first 5 000 requests agrees (or, with nothing
+/// to compare, says so).
+fn verify_prefix(path: &Path, url: &str) {
+    let out = rlsim()
+        .args([
+            "verify",
+            path.to_str().unwrap(),
+            "--store",
+            url,
+            "--limit",
+            "5000",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    // A scenario of stacked contenders only (nestjs_throttler) has nothing to compare: exit 1.
+    let nothing = !text.contains(" ok ") && err.contains("nothing was verified");
+    assert!(
+        out.status.success() || (nothing && out.status.code() == Some(1)),
+        "{}: {text}{err}",
+        path.display(),
+    );
+    assert!(!text.contains("DISAGREE"), "{text}");
 }
 
 #[test]
@@ -293,29 +329,19 @@ fn verify_agrees_on_every_shipped_scenario_over_a_prefix() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     scenarios.sort();
-    for path in scenarios {
-        let out = rlsim()
-            .args([
-                "verify",
-                path.to_str().unwrap(),
-                "--store",
-                &url,
-                "--limit",
-                "5000",
-            ])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        let err = String::from_utf8_lossy(&out.stderr);
-        // A scenario of stacked contenders only (nestjs_throttler) has nothing to compare: exit 1.
-        let nothing = !text.contains(" ok ") && err.contains("nothing was verified");
-        assert!(
-            out.status.success() || (nothing && out.status.code() == Some(1)),
-            "{}: {text}{err}",
-            path.display(),
-        );
-        assert!(!text.contains("DISAGREE"), "{text}");
-    }
+    // Three runs at a time, each taking the next scenario: a run waits on Redis's round trips,
+    // and has keys of its own (Namespace).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..3 {
+            s.spawn(|| {
+                let take = || next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                while let Some(path) = scenarios.get(take()) {
+                    verify_prefix(path, &url);
+                }
+            });
+        }
+    });
     assert_eq!(rlsim_keys(&url), 0);
 }
 

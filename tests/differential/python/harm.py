@@ -85,13 +85,17 @@ def count_in(sorted_times, t, window):
     return bisect.bisect_right(sorted_times, t) - bisect.bisect_right(sorted_times, t - window)
 
 
-def needless(admitted, t, ceiling, window):
-    """One more admission at t keeps every window (s - W, s], s in [t, t + W), within ceiling."""
+def needless(admitted, counts, t, ceiling, window):
+    """One more admission at t keeps every window (s - W, s], s in [t, t + W), within ceiling.
+
+    `counts[k]` is count_in(admitted, admitted[k], window), counted once per client: the windows
+    of the admissions after t are read, not recounted for every rejection.
+    """
     if count_in(admitted, t, window) >= ceiling:
         return False
     lo = bisect.bisect_right(admitted, t)
     hi = bisect.bisect_left(admitted, t + window)
-    return all(count_in(admitted, s, window) < ceiling for s in admitted[lo:hi])
+    return max(counts[lo:hi], default=-1) < ceiling
 
 
 def judge(rows, bound_of, legit_source):
@@ -137,9 +141,13 @@ def judge(rows, bound_of, legit_source):
             by_source[source]["policy_violations"] += 1
     hurt, hit = set(), set()
     needless_total = collateral = 0
+    counts = {}
     for t, client, source, shared in rejections:
         ceiling, window = bound_of(client)
-        if not needless(per_client[client], t, ceiling, window):
+        times = per_client[client]
+        if client not in counts:
+            counts[client] = [count_in(times, s, window) for s in times]
+        if not needless(times, counts[client], t, ceiling, window):
             continue
         needless_total += 1
         by_source[source]["needless_rejections"] += 1

@@ -4,7 +4,7 @@
 mod baseline;
 mod reports;
 
-use crate::util::{repo, rlsim, write};
+use crate::util::{rlsim, write};
 
 /// A small scenario whose figures are known exactly: 100 requests at 59.9 s and 100 at 60 s
 /// against 100/min. The fixed window admits all 200 (burst_factor 2); the sliding log 100.
@@ -191,17 +191,9 @@ fn directories_are_searched_and_every_scenario_runs() {
     assert!(stderr(out.get_output()).contains("no scenario (*.toml)"));
 }
 
-#[test]
-fn the_shipped_scenarios_pass_their_expectations() {
-    let out = rlsim()
-        .arg("check")
-        .arg(repo().join("scenarios"))
-        .assert()
-        .code(0);
-    let text = stdout(out.get_output());
-    assert!(text.contains("pass  boundary attack: fixed_window burst_factor == 2.0 (measured 2)"));
-    assert!(text.ends_with(" passed, 0 failed\n"), "{text}");
-}
+// The shipped scenarios pass their expectations: checked by
+// io::cli::a_check_of_its_own_output_finds_no_change_on_every_shipped_scenario, on the same pass
+// over them as its baseline comparison.
 
 #[test]
 fn run_reports_expectations_and_fails_only_when_strict() {

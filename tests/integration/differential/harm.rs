@@ -22,16 +22,16 @@ fn recompute(scenario: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = repo().join("scenarios").join(scenario);
     let log = dir.path().join("decisions.csv");
-    rlsim()
+    // summary.json on standard output: the charts and reports of `--out` are not read here.
+    let run = rlsim()
         .arg("run")
         .arg(&path)
-        .arg("--quiet")
-        .arg("--out")
-        .arg(dir.path())
+        .args(["--quiet", "--format", "json"])
         .arg("--decisions")
         .arg(&log)
         .assert()
         .success();
+    std::fs::write(dir.path().join("summary.json"), &run.get_output().stdout).unwrap();
     let out = Command::new("python3")
         .arg(driver_dir("python").join("harm.py"))
         .arg(&path)

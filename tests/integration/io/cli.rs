@@ -4,6 +4,7 @@
 use super::{SMALL, text};
 use crate::util::{repo, rlsim, write};
 
+/// Also the gate on the shipped scenarios: each passes its expectations (exit 0, the count line).
 #[test]
 fn a_check_of_its_own_output_finds_no_change_on_every_shipped_scenario() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,6 +30,13 @@ fn a_check_of_its_own_output_finds_no_change_on_every_shipped_scenario() {
         "{report}"
     );
     assert!(!line.starts_with("baseline: 0 "), "{report}");
+    // The shipped scenarios pass their expectations (the same pass: a third over them would
+    // only repeat it).
+    assert!(
+        report.contains("pass  boundary attack: fixed_window burst_factor == 2.0 (measured 2)"),
+        "{report}"
+    );
+    assert!(report.ends_with(" passed, 0 failed\n"), "{report}");
 }
 
 #[test]
