@@ -157,7 +157,7 @@ pub fn caption_size(n: usize) -> u32 {
 const NOTE_ROWS: usize = 4;
 
 /// Small lines of text at the top left of a panel's plot, over the headroom [`panel_top`] keeps.
-/// A line too long for the plot's width wraps, up to [`NOTE_ROWS`] rows.
+/// A line too long for the plot's width wraps, up to `NOTE_ROWS` rows.
 pub fn notes(
     file: &str,
     area: &DrawingArea<SVGBackend, Shift>,
