@@ -34,7 +34,6 @@ mod io;
 mod layers;
 mod metrics;
 mod native_logs;
-mod nginx;
 mod numbers;
 mod observe;
 mod out_dir;

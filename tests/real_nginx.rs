@@ -14,6 +14,16 @@
 //!
 //! Skipped with a message when nginx is missing (`.ci/run` installs it and sets
 //! `RLSIM_REQUIRE_EXTERNAL=1`, which makes a missing nginx a failure).
+//!
+//! A test binary of its own: cargo runs test binaries one after another, so nginx's clock is
+//! not shared with the integration tests' hundreds of runs, and the two tests here take turns.
+
+#[path = "integration/external.rs"]
+#[allow(dead_code, unused_imports)]
+mod external;
+#[path = "integration/util.rs"]
+#[allow(dead_code, unused_imports)]
+mod util;
 
 use crate::util::{run_scenario, write};
 use rlsim::Scenario;
@@ -237,8 +247,12 @@ fn run_config(config: &Config) -> BacktestReport {
     b
 }
 
+/// Held by each test for its whole run: one nginx and one sender at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_real_nginx_s_decisions_are_reproduced_from_its_own_access_log() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !crate::external::require_external(
         Path::new(NGINX).exists(),
         "nginx",
@@ -311,6 +325,7 @@ fn a_real_nginx_s_decisions_are_reproduced_from_its_own_access_log() {
 /// one key: nearly all refused) cannot reach.
 #[test]
 fn a_probe_of_a_real_nginx_agrees_with_its_imported_config_from_the_probes_own_times() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     if !crate::external::require_external(
         Path::new(NGINX).exists(),
         "nginx",
