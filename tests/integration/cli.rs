@@ -510,15 +510,6 @@ fn json_format_prints_the_summary() {
 fn every_shipped_scenario_runs() {
     // Each run (from the repository's root, with --out) asserts its own success.
     let runs = crate::shipped::runs();
-    let shipped = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|e| e == "toml")
-        })
-        .count();
+    let shipped = crate::util::files_in("scenarios", "toml").len();
     assert_eq!(runs.len(), shipped);
 }

@@ -8,13 +8,7 @@ use rlsim::cli::Cli;
 /// README.md and every docs/*.md, concatenated.
 fn documentation() -> String {
     let mut text = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let mut docs: Vec<_> = std::fs::read_dir(repo().join("docs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    docs.sort();
-    for path in docs {
+    for path in crate::util::files_in("docs", "md") {
         text.push_str(&std::fs::read_to_string(path).unwrap());
     }
     text

@@ -25,12 +25,7 @@ pub fn runs() -> &'static [Shipped] {
 fn run_all() -> Vec<Shipped> {
     let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("shipped-runs");
     let _ = std::fs::remove_dir_all(&root);
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    scenarios.sort();
+    let scenarios = crate::util::files_in("scenarios", "toml");
     assert!(scenarios.len() >= 10, "{scenarios:?}");
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let chunk = scenarios.len().div_ceil(threads);

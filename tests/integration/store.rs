@@ -17,7 +17,7 @@ use rlsim::sim::RemoteFactory;
 use rlsim::sim::Tally;
 use rlsim::store::{Mode, RedisStore};
 use rlsim::traffic::Arrival;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// A redis-server of the test's own, killed on drop.
@@ -323,12 +323,7 @@ fn verify_agrees_on_every_shipped_scenario_over_a_prefix() {
     let Some((_server, url)) = some_redis() else {
         return;
     };
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(repo().join("scenarios"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    scenarios.sort();
+    let scenarios = crate::util::files_in("scenarios", "toml");
     // Three runs at a time, each taking the next scenario: a run waits on Redis's round trips,
     // and has keys of its own (Namespace).
     let next = std::sync::atomic::AtomicUsize::new(0);
