@@ -8,7 +8,8 @@
 //! user, so `ip` and `user` are empty (one client); `api_key` is the `X-Api-Key` request header
 //! when there is one, `endpoint` the URL's path, `time` the entry's `startedDateTime`. An entry
 //! without `startedDateTime` or `request.url` is a malformed record (skippable); a document
-//! without `log.entries`, or with an entry over [`MAX_ENTRY`] bytes, is refused.
+//! without `log.entries`, or with an entry over [`MAX_ENTRY`] bytes, is refused. An entry whose
+//! URL no server sees (`data:`, `blob:`, ...) is passed over.
 
 use super::common::json_error;
 use super::{Outcome, Record, RecordReader, field_index, trace_error};
