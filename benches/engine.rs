@@ -41,7 +41,7 @@ fn simulate(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(5));
     for spec in &scenario.algorithms {
-        group.bench_function(spec.kind.name(), |b| {
+        group.bench_function(&spec.name, |b| {
             b.iter(|| sim::run_one::<DecisionPart>(&scenario, spec, None, false, None).unwrap())
         });
     }

@@ -105,7 +105,7 @@ fn main() {
     let rlsim_wall = report.offered as f64 / wall;
     println!(
         "{}: {} requests; wall: rlsim end to end {:.2} M/s, governor ({keys} keys, {requests} requests) {:.2} M/s, ratio {:.2}",
-        spec.kind.name(),
+        spec.name,
         report.offered,
         rlsim_wall / 1e6,
         governor_wall / 1e6,

@@ -14,6 +14,7 @@ pub mod profiles;
 mod proptests;
 mod sliding_window_counter;
 mod sliding_window_log;
+mod spec;
 mod token_bucket;
 
 pub use fixed_window::FixedWindow;
@@ -23,6 +24,7 @@ pub use leaky_bucket::LeakyBucket;
 pub use profiles::{Profile, ProfileKind};
 pub use sliding_window_counter::SlidingWindowCounter;
 pub use sliding_window_log::SlidingWindowLog;
+pub use spec::LimiterSpec;
 pub use token_bucket::TokenBucket;
 
 use crate::time::Nanos;
@@ -255,21 +257,7 @@ impl AlgorithmKind {
         params: Params,
         visitor: V,
     ) -> Result<V::Output, ParamsError> {
-        Ok(match self {
-            AlgorithmKind::FixedWindow => visitor.visit(FixedWindow::new(params)?),
-            AlgorithmKind::SlidingWindowLog => visitor.visit(SlidingWindowLog::new(params)?),
-            AlgorithmKind::SlidingWindowCounter => {
-                visitor.visit(SlidingWindowCounter::new(params)?)
-            }
-            AlgorithmKind::TokenBucket => visitor.visit(TokenBucket::new(params)?),
-            AlgorithmKind::LeakyBucket => visitor.visit(LeakyBucket::new(params)?),
-            AlgorithmKind::Gcra => visitor.visit(Gcra::new(params)?),
-            // A profile named without native parameters: everything derives from the policy.
-            AlgorithmKind::Profile(p) => p
-                .configure(params, &[])
-                .map_err(|e| params_error(self, e.to_string()))?
-                .visit(visitor),
-        })
+        Ok(LimiterSpec::new(self, params)?.visit(visitor))
     }
 
     /// Checks that `params` can build this algorithm.

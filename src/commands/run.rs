@@ -232,7 +232,7 @@ fn simulate(
             None => None,
         };
         let observer =
-            observe.then(|| Observer::new(scenario, &spec.name, spec.params.window, export));
+            observe.then(|| Observer::new(scenario, &spec.name, spec.params().window, export));
         Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
     };
     let progress = sim::Progress::new();

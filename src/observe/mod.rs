@@ -353,7 +353,7 @@ pub fn simulate(
 ) -> Result<Vec<AlgorithmReport>> {
     let alerts = wanted(scenario, false);
     let options = options.with_sinks(|_, c: &crate::scenario::Contender| {
-        Ok(alerts.then(|| Observer::new(scenario, c.kind.name(), c.params.window, false)))
+        Ok(alerts.then(|| Observer::new(scenario, &c.name, c.params().window, false)))
     });
     let (mut report, observers) = crate::sim::run_all(scenario, options)?;
     for (r, o) in report.algorithms.iter_mut().zip(observers) {

@@ -6,7 +6,7 @@
 
 use super::{Probe, ProbeOptions};
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
+use crate::scenario::{Origin, Scenario};
 use crate::time::Nanos;
 use std::path::Path;
 
@@ -113,7 +113,7 @@ pub fn scenario_toml(
         let all: Vec<toml::Value> = scenario
             .algorithms
             .iter()
-            .filter(|c| c.field == "algorithms")
+            .filter(|c| c.origin == Origin::ShortForm && c.deployment().is_none())
             .map(|c| c.name.clone().into())
             .collect();
         table.insert("algorithms".into(), all.into());

@@ -22,16 +22,22 @@ fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
     for c in &scenario.algorithms {
         match c.stack() {
             Some(stack) => {
-                for rule in stack.rules.iter().filter(|r| r.profile.is_none()) {
+                for rule in stack
+                    .rules
+                    .iter()
+                    .filter(|r| r.limiter.as_profile().is_none())
+                {
                     let who = c.name.clone();
-                    let users = out.entry(rule.params.window).or_default();
+                    let users = out.entry(rule.params().window).or_default();
                     if !users.contains(&who) {
                         users.push(who);
                     }
                 }
             }
             None if c.profile().is_none() => {
-                out.entry(c.params.window).or_default().push(c.name.clone());
+                out.entry(c.params().window)
+                    .or_default()
+                    .push(c.name.clone());
             }
             None => {}
         }

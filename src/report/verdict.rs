@@ -203,7 +203,8 @@ impl Verdict {
         // A recorded contender (production, a probed service) is what the candidates are
         // compared with, not one to deploy: it is judged and shown, never ranked.
         let recorded = |name: &str| {
-            (scenario.algorithms.iter()).any(|c| c.name == name && c.shape == Shape::Recorded)
+            (scenario.algorithms.iter())
+                .any(|c| c.name == name && matches!(c.shape, Shape::Recorded(_)))
         };
         let candidates: Vec<AlgorithmReport> = algorithms
             .iter()

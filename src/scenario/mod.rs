@@ -30,7 +30,7 @@ pub use goals::Goal;
 pub use metric_names::metric_names;
 pub use model::alerts;
 pub use model::replicates::{self, ReplicateSpec, Uncertain, UncertainValue};
-pub use model::scenario::{Contender, Scenario, Shape, Single, SweepSpec};
+pub use model::scenario::{Contender, Origin, Scenario, Shape, SweepSpec};
 
 /// `[[contender]]`: whole limiter configurations (the model; validation is in `validate/`).
 pub mod contender {

@@ -19,12 +19,9 @@ use crate::scenario::Scenario;
 use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
 use crate::time::Nanos;
 use crate::traffic::via::Wire;
-use crate::traffic::{
-    self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace, Source,
-};
+use crate::traffic::{self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace};
 use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr};
-use std::sync::{Arc, Mutex};
 
 /// One rule's keyed limiter, whatever its algorithm.
 trait RuleLimiter: Send {
@@ -104,34 +101,6 @@ fn field_index(f: KeyField) -> usize {
         .expect("every field")
 }
 
-/// A source whose arrivals carry the policy key in `key` and the whole identity in `identity`.
-struct Identified {
-    inner: Direct,
-    ids: Arc<Mutex<Identities>>,
-}
-
-impl Source for Identified {
-    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
-        let mut ids = self.ids.lock().expect("not poisoned");
-        let Some(mut a) = self.inner.next_arrival(&mut ids.space)? else {
-            return Ok(None);
-        };
-        let (key, client) = ids.map(a.key, a.client, keys);
-        a.identity = a.key;
-        a.key = key;
-        a.client = client;
-        Ok(Some(a))
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn replay_end(&self) -> Option<traffic::ReplayEnd> {
-        self.inner.replay_end()
-    }
-}
-
 /// What the stack knows of one (identity, source): bypassed, which rules apply (bit i), and
 /// whether the identity's forged address changes per request (then a rule keyed by an
 /// identity function re-keys every request).
@@ -179,7 +148,8 @@ impl RuleRun {
 pub(super) struct StackGate<'a> {
     stack: &'a Stack,
     rules: Vec<RuleRun>,
-    ids: Arc<Mutex<Identities>>,
+    /// Every request's whole identity, which the sources intern into ([`Gate::identities`]).
+    ids: Identities,
     known: FxHashMap<(KeyId, u16), Known>,
     /// Per source: user → tier, for sources with tiers.
     tiers: Vec<FxHashMap<String, String>>,
@@ -239,9 +209,9 @@ impl StackGate<'_> {
         if let Some(k) = self.known.get(&(a.identity, a.source)) {
             return *k;
         }
-        let ids = self.ids.lock().expect("not poisoned");
-        let fields = ids.space.fields(a.identity).expect("a recording keyspace");
-        let wire = ids.space.wire(a.identity);
+        let space = &self.ids.space;
+        let fields = space.fields(a.identity).expect("a recording keyspace");
+        let wire = space.wire(a.identity);
         let user = &fields[field_index(KeyField::User)];
         let signed_in = self.signed_in[a.source as usize];
         let facts = Facts {
@@ -278,7 +248,6 @@ impl StackGate<'_> {
             applies,
             rotating,
         };
-        drop(ids);
         self.known.insert((a.identity, a.source), known);
         known
     }
@@ -292,13 +261,12 @@ impl StackGate<'_> {
                 .rules
                 .iter()
                 .any(|r| r.key.identity_fn().is_some());
-        let ids = rekey.then(|| self.ids.lock().expect("not poisoned"));
-        let wire = match (&ids, self.wires.get_mut(&a.identity)) {
-            (Some(_), Some(w)) => {
+        let wire = match self.wires.get_mut(&a.identity).filter(|_| rekey) {
+            Some(w) => {
                 w.rotate(IpAddr::V4(Ipv4Addr::from(a.forged)));
                 Some(&*w)
             }
-            _ => None,
+            None => None,
         };
         for i in 0..self.rules.len() {
             if known.applies & (1 << i) == 0 {
@@ -306,9 +274,13 @@ impl StackGate<'_> {
             }
             let rule = &self.stack.rules[i];
             let run = &mut self.rules[i];
-            let key = match (&ids, wire) {
-                (Some(ids), Some(w)) if rule.key.identity_fn().is_some() => {
-                    let fields = ids.space.fields(a.identity).expect("a recording keyspace");
+            let key = match wire {
+                Some(w) if rule.key.identity_fn().is_some() => {
+                    let fields = self
+                        .ids
+                        .space
+                        .fields(a.identity)
+                        .expect("a recording keyspace");
                     let signed_in = self.signed_in[a.source as usize];
                     intern_rule_key(&mut run.keys, &rule.key, fields, Some(w), signed_in)
                 }
@@ -326,6 +298,17 @@ impl StackGate<'_> {
 impl Gate for StackGate<'_> {
     fn estimate(&self, _: &Arrival) -> Option<f64> {
         None
+    }
+
+    fn identities(&mut self) -> Option<&mut KeySpace> {
+        Some(&mut self.ids.space)
+    }
+
+    fn resolve(&mut self, a: &mut Arrival, keys: &mut KeySpace) {
+        let (key, client) = self.ids.map(a.key, a.client, keys);
+        a.identity = a.key;
+        a.key = key;
+        a.client = client;
     }
 
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
@@ -498,7 +481,7 @@ impl StackGate<'_> {
             if let (Outcome::Delay(x), false) = (d.outcome, rule.dry_run) {
                 delay = delay.max(x);
             }
-            let used = rule.params.limit - d.remaining.min(rule.params.limit);
+            let used = rule.params().limit - d.remaining.min(rule.params().limit);
             let warns = rule.warn_from.is_some_and(|w| used >= w);
             warned |= warns;
             if self.tallies {
@@ -542,7 +525,7 @@ impl<'a> StackGate<'a> {
     fn new(
         stack: &'a Stack,
         scenario: &Scenario,
-        ids: Arc<Mutex<Identities>>,
+        ids: Identities,
         tiers: Vec<FxHashMap<String, String>>,
         signed_in: Vec<Option<bool>>,
     ) -> Self {
@@ -550,18 +533,12 @@ impl<'a> StackGate<'a> {
             .rules
             .iter()
             .map(|r| RuleRun {
-                limiter: match r.profile {
-                    Some(profile) => profile.visit(Build),
-                    None => r
-                        .kind
-                        .visit(r.params, Build)
-                        .expect("rule parameters were validated"),
-                },
+                limiter: r.limiter.visit(Build),
                 keys: KeySpace::new(),
                 of_identity: Vec::new(),
                 users: Vec::new(),
                 tally: {
-                    let tally = RuleTally::new(r.params.limit, r.params.window);
+                    let tally = RuleTally::new(r.params().limit, r.params().window);
                     if r.key.identity_fn().is_some() {
                         tally.with_clients(scenario.traffic.len())
                     } else {
@@ -602,7 +579,8 @@ impl<'a> StackGate<'a> {
 pub(super) struct StackContest<'a> {
     stack: &'a Stack,
     scenario: &'a Scenario,
-    ids: Option<Arc<Mutex<Identities>>>,
+    /// Built with the sources, then owned by the gate.
+    ids: Option<Identities>,
     tiers: Vec<FxHashMap<String, String>>,
     signed_in: Vec<Option<bool>>,
 }
@@ -618,8 +596,7 @@ impl<'a> StackContest<'a> {
         }
     }
 
-    fn build_gate(&self) -> StackGate<'a> {
-        let ids = Arc::clone(self.ids.as_ref().expect("sources built first"));
+    fn build_gate(&self, ids: Identities) -> StackGate<'a> {
         let (tiers, signed_in) = (self.tiers.clone(), self.signed_in.clone());
         StackGate::new(self.stack, self.scenario, ids, tiers, signed_in)
     }
@@ -664,15 +641,8 @@ impl<'a> Contest for StackContest<'a> {
             let (last, clients) = (ids.space.len() - 1, ids.space.clients());
             ids.map(last as KeyId, clients.saturating_sub(1) as ClientId, keys);
         }
-        let ids = Arc::new(Mutex::new(ids));
-        self.ids = Some(Arc::clone(&ids));
-        Ok(inner
-            .into_iter()
-            .map(|inner| {
-                let ids = Arc::clone(&ids);
-                Direct::other(Identified { inner, ids })
-            })
-            .collect())
+        self.ids = Some(ids);
+        Ok(inner)
     }
 
     fn gate(&mut self, setup: &Setup, _: &KeySpace) -> Result<Self::Gate> {
@@ -681,16 +651,19 @@ impl<'a> Contest for StackContest<'a> {
         } else {
             0
         };
-        Ok(Captured::new(self.build_gate(), limit))
+        let ids = self.ids.take().ok_or_else(|| {
+            crate::error::Error::Internal("a stack's gate was built before its sources".into())
+        })?;
+        Ok(Captured::new(self.build_gate(ids), limit))
     }
 
     fn params(&self) -> Params {
         let first = &self.stack.rules[0];
-        first.params
+        first.params()
     }
 
     fn rule_params(&self) -> Vec<Params> {
-        self.stack.rules.iter().map(|r| r.params).collect()
+        self.stack.rules.iter().map(|r| r.params()).collect()
     }
 
     fn evict_every(&self) -> Nanos {
@@ -719,8 +692,13 @@ impl<'a> Contest for StackContest<'a> {
             .zip(&self.stack.rules)
             .map(|(run, rule)| {
                 let (name, key) = (rule.name.clone(), rule.key.clone());
-                run.tally
-                    .finish(name, rule.kind.name(), rule.params, key, &source_names)
+                run.tally.finish(
+                    name,
+                    rule.limiter.kind().name(),
+                    rule.params(),
+                    key,
+                    &source_names,
+                )
             })
             .collect();
     }
@@ -729,7 +707,7 @@ impl<'a> Contest for StackContest<'a> {
     /// whole stack's decision (matching, keying, every applying rule) per request, without
     /// the metrics.
     fn time(self, gate: Self::Gate, _: &Capture) -> Timing {
-        let mut fresh = self.build_gate();
+        let mut fresh = self.build_gate(gate.gate.ids);
         fresh.tallies = false;
         time_gate(&mut fresh, &gate.arrivals, longest_window(self.stack))
     }

@@ -7,7 +7,7 @@ use super::harness::{
     ARRIVAL_CAPTURE_LIMIT, Captured, Contest, Row, Setup, harness, time, time_gate,
 };
 use super::remote::{RemoteFactory, Shadowed, Tally};
-use crate::algorithms::{KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Params};
+use crate::algorithms::{KeyedLimiter, Limiter, LimiterSpec, LimiterVisitor, MemoryUsage, Params};
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Timing};
 use crate::scenario::Shape;
@@ -18,50 +18,73 @@ use std::hint::black_box;
 
 /// Runs the contender of `setup` through the harness, with the gate its shape needs.
 pub(super) fn run<S: DecisionSink>(setup: &Setup, sink: Option<S>) -> Result<Row<S>> {
-    let contender = setup.contender;
-    let visit = Visit { setup, sink };
-    match &contender.shape {
+    match &setup.contender.shape {
         Shape::Stack(stack) => {
             let contest = super::contender::StackContest::new(setup.scenario, stack);
-            return harness(setup, contest, visit.sink);
+            harness(setup, contest, sink)
         }
-        Shape::Recorded => {
-            let contest = super::recorded::RecordedContest::new(setup);
-            return harness(setup, contest, visit.sink);
+        Shape::Recorded(params) => {
+            let contest = super::recorded::RecordedContest::new(setup, *params);
+            harness(setup, contest, sink)
         }
-        // Each replica with its share of the limit (validation refused it for profiles).
-        Shape::Deployed { deployment, .. }
-            if deployment.replica_params(contender.params) != contender.params =>
-        {
-            contender
-                .kind
-                .visit(deployment.replica_params(contender.params), visit)
+        Shape::Deployed {
+            replica,
+            deployment,
+            ..
+        } => {
+            let on = On::Replicas(deployment);
+            let spec = *replica;
+            replica.visit(Visit {
+                setup,
+                sink,
+                on,
+                spec,
+            })
         }
-        _ => contender.visit(visit),
+        Shape::Single(limiter) => {
+            let on = setup.remote.map_or(On::Node, On::Remote);
+            let spec = *limiter;
+            limiter.visit(Visit {
+                setup,
+                sink,
+                on,
+                spec,
+            })
+        }
     }
-    .expect("parameters were validated with the scenario")
+}
+
+/// Where a one-limiter contender decides.
+enum On<'a> {
+    /// In memory on one node.
+    Node,
+    /// In memory with a remote deciding beside it.
+    Remote(&'a dyn RemoteFactory),
+    /// On a deployment's replicas.
+    Replicas(&'a Deployment),
 }
 
 /// Builds the contest of a one-limiter contender once its concrete limiter is known.
 struct Visit<'a, S> {
     setup: &'a Setup<'a>,
     sink: Option<S>,
+    on: On<'a>,
+    /// The limiter as specified (its parameters are those its row reports).
+    spec: LimiterSpec,
 }
 
 impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
     type Output = Result<Row<S>>;
     fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output {
-        let (setup, contender) = (self.setup, self.setup.contender);
-        let params = contender.params;
-        match (&contender.shape, setup.remote) {
-            (Shape::Deployed { deployment, .. }, _) => {
-                let params = deployment.replica_params(params);
-                let seed = setup.scenario.seed;
+        let (setup, spec) = (self.setup, self.spec);
+        let params = spec.params();
+        match self.on {
+            On::Replicas(dep) => {
                 let contest = DeployedContest {
                     limiter: Some(limiter),
                     params,
-                    dep: deployment,
-                    seed,
+                    dep,
+                    seed: setup.scenario.seed,
                     duration: setup.scenario.duration,
                     capture: if setup.timed {
                         ARRIVAL_CAPTURE_LIMIT
@@ -71,15 +94,16 @@ impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
                 };
                 harness(setup, contest, self.sink)
             }
-            (_, Some(factory)) => {
+            On::Remote(factory) => {
                 let contest = ThroughContest {
                     limiter: Some(limiter),
+                    spec,
                     params,
                     factory,
                 };
                 harness(setup, contest, self.sink)
             }
-            _ => harness(setup, SingleContest::new(limiter, params), self.sink),
+            On::Node => harness(setup, SingleContest::new(limiter, params), self.sink),
         }
     }
 }
@@ -138,6 +162,8 @@ impl<L: Limiter> Contest for SingleContest<L> {
 /// The in-memory limiter with a remote deciding beside it ([`Shadowed`]).
 struct ThroughContest<'a, L> {
     limiter: Option<L>,
+    /// What the remote runs.
+    spec: LimiterSpec,
     params: Params,
     factory: &'a dyn RemoteFactory,
 }
@@ -147,7 +173,9 @@ impl<L: Limiter> Contest for ThroughContest<'_, L> {
     const ENGINE_CAPTURE: bool = true;
 
     fn gate(&mut self, setup: &Setup, keys: &KeySpace) -> Result<Self::Gate> {
-        let remote = self.factory.open(setup.index, setup.contender)?;
+        let remote = self
+            .factory
+            .open(setup.index, &setup.contender.name, self.spec)?;
         let mut keyed = KeyedLimiter::new(self.limiter.take().expect("one gate"));
         keyed.reserve(keys.len());
         Ok(Shadowed { keyed, remote })

@@ -18,7 +18,7 @@ use crate::algorithms::{
 };
 use crate::metrics::DeploymentTally;
 use crate::rng::{Stream, rng};
-use crate::scenario::deployment::{Balancer, Deployment, FailMode, Ops, Rtt, Store};
+use crate::scenario::deployment::{Balancer, Deployment, FailMode, Rtt, Store};
 use crate::time::Nanos;
 use crate::traffic::Arrival;
 use rand::Rng;
@@ -83,18 +83,12 @@ struct Copy<S> {
     dirty: bool,
 }
 
+/// The state of a deployment, one variant per [`Store`].
 enum Mode<S> {
     Local(Vec<Table<S>>),
     Atomic(Table<S>),
-    Racy {
-        store: Table<S>,
-        writes: BinaryHeap<Reverse<Write<S>>>,
-        seq: u64,
-    },
-    Incr {
-        store: KeyTable<Counter>,
-        die_chance: f64,
-    },
+    Racy(Racy<S>),
+    Incr(Incr),
     Cached {
         store: Table<S>,
         copies: Vec<FxHashMap<KeyId, Copy<S>>>,
@@ -106,6 +100,34 @@ enum Mode<S> {
     },
 }
 
+/// An `INCR`/`EXPIRE` store: its counters, and the chance a replica dies between the two.
+struct Incr {
+    store: KeyTable<Counter>,
+    die_chance: f64,
+}
+
+/// A racy shared store: the states, and the writes on their way to it.
+struct Racy<S> {
+    store: Table<S>,
+    writes: BinaryHeap<Reverse<Write<S>>>,
+    seq: u64,
+}
+
+/// How a round trip's time is drawn (an [`Rtt`] ready to sample).
+enum Draw {
+    Constant(Nanos),
+    Uniform { min: Nanos, max: Nanos },
+    LogNormal(LogNormal<f64>),
+}
+
+/// The round trips between the replicas and the store.
+struct Link {
+    draw: Draw,
+    rng: ChaCha8Rng,
+    /// The store's time: operations are served in the order they were sent.
+    store_time: Nanos,
+}
+
 /// The deployment gate (see the module docs).
 pub struct Deployed<'d, L: Limiter> {
     limiter: L,
@@ -114,16 +136,55 @@ pub struct Deployed<'d, L: Limiter> {
     limit: u64,
     window: Nanos,
     mode: Mode<L::State>,
+    link: Link,
     next_replica: u64,
     balance_rng: ChaCha8Rng,
-    rtt_rng: ChaCha8Rng,
     die_rng: ChaCha8Rng,
-    lognormal: Option<LogNormal<f64>>,
-    /// The store's time: operations are served in the order they were sent.
-    store_time: Nanos,
     pub tally: DeploymentTally,
     pub peak: MemoryUsage,
     pub end: MemoryUsage,
+}
+
+impl Link {
+    /// One round trip's time.
+    fn rtt(&mut self) -> Nanos {
+        match &self.draw {
+            Draw::Constant(x) => *x,
+            Draw::Uniform { min, max } => self.rng.random_range(*min..=*max),
+            // Floating point, rounded to whole nanoseconds (the draw only).
+            Draw::LogNormal(d) => d.sample(&mut self.rng).round().min(u64::MAX as f64) as Nanos,
+        }
+    }
+
+    /// Sends one operation at `sent`: when the store serves it (FIFO) and when its reply is
+    /// back at the replica.
+    fn round_trip(&mut self, sent: Nanos) -> (Nanos, Nanos) {
+        let rtt = self.rtt();
+        let served = sent.saturating_add(rtt / 2).max(self.store_time);
+        self.store_time = served;
+        (served, served.saturating_add(rtt - rtt / 2))
+    }
+}
+
+/// Decides at the replica on `slot` at the replica's `clock` (never before the slot's last
+/// operation): the decision and the time it was taken at.
+fn decide_on<L: Limiter>(
+    limiter: &L,
+    slot: &mut Slot<L::State>,
+    clock: Nanos,
+) -> (Decision, Nanos) {
+    let now = clock.max(slot.last);
+    slot.last = now;
+    (limiter.decide(&mut slot.state, now), now)
+}
+
+/// A key's state as the limiter starts it at `clock`.
+fn fresh<L: Limiter>(limiter: &L, clock: Nanos) -> Slot<L::State> {
+    Slot {
+        state: limiter.new_state(clock),
+        last: clock,
+        version: 0,
+    }
 }
 
 /// A 64-bit mix (SplitMix64's finaliser): the balancer's hash of a client or a key.
@@ -141,21 +202,16 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         let n = dep.replicas as usize;
         let mode = match dep.store {
             Store::Local { .. } => Mode::Local((0..n).map(|_| Table::default()).collect()),
-            Store::Shared {
-                ops: Ops::Atomic, ..
-            } => Mode::Atomic(Table::default()),
-            Store::Shared { ops: Ops::Racy, .. } => Mode::Racy {
+            Store::Atomic => Mode::Atomic(Table::default()),
+            Store::Racy => Mode::Racy(Racy {
                 store: Table::default(),
                 writes: BinaryHeap::new(),
                 seq: 0,
-            },
-            Store::Shared {
-                ops: Ops::IncrThenExpire,
-                die_chance,
-            } => Mode::Incr {
+            }),
+            Store::IncrThenExpire { die_chance } => Mode::Incr(Incr {
                 store: KeyTable::default(),
                 die_chance,
-            },
+            }),
             Store::Cached { sync_every } => Mode::Cached {
                 store: Table::default(),
                 copies: (0..n).map(|_| FxHashMap::default()).collect(),
@@ -164,11 +220,12 @@ impl<'d, L: Limiter> Deployed<'d, L> {
                 every: sync_every,
             },
         };
-        let lognormal = match dep.rtt {
-            Rtt::LogNormal { median, sigma } => {
-                Some(LogNormal::new((median.max(1) as f64).ln(), sigma).expect("validated sigma"))
-            }
-            _ => None,
+        let draw = match dep.rtt {
+            Rtt::Constant(x) => Draw::Constant(x),
+            Rtt::Uniform { min, max } => Draw::Uniform { min, max },
+            Rtt::LogNormal { median, sigma } => Draw::LogNormal(
+                LogNormal::new((median.max(1) as f64).ln(), sigma).expect("validated sigma"),
+            ),
         };
         Deployed {
             limiter,
@@ -176,12 +233,14 @@ impl<'d, L: Limiter> Deployed<'d, L> {
             limit,
             window,
             mode,
+            link: Link {
+                draw,
+                rng: rng(seed, Stream::Deployment, 0),
+                store_time: 0,
+            },
             next_replica: 0,
-            rtt_rng: rng(seed, Stream::Deployment, 0),
             balance_rng: rng(seed, Stream::Deployment, 1),
             die_rng: rng(seed, Stream::Deployment, 2),
-            lognormal,
-            store_time: 0,
             tally: DeploymentTally::default(),
             peak: MemoryUsage::default(),
             end: MemoryUsage::default(),
@@ -209,61 +268,10 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         r as usize
     }
 
-    /// One round trip's time.
-    fn rtt(&mut self) -> Nanos {
-        match self.dep.rtt {
-            Rtt::Constant(x) => x,
-            Rtt::Uniform { min, max } => self.rtt_rng.random_range(min..=max),
-            Rtt::LogNormal { .. } => {
-                let d = self.lognormal.expect("built with the deployment");
-                // Floating point, rounded to whole nanoseconds (the draw only).
-                d.sample(&mut self.rtt_rng).round().min(u64::MAX as f64) as Nanos
-            }
-        }
-    }
-
-    /// Sends one operation at `sent`: when the store serves it (FIFO) and when its reply is
-    /// back at the replica.
-    fn round_trip(&mut self, sent: Nanos) -> (Nanos, Nanos) {
-        let rtt = self.rtt();
-        let served = sent.saturating_add(rtt / 2).max(self.store_time);
-        self.store_time = served;
-        (served, served.saturating_add(rtt - rtt / 2))
-    }
-
-    /// Decides at the replica on `slot` (created fresh when `None`) at the replica's `clock`.
-    fn decide_on(limiter: &L, slot: &mut Slot<L::State>, clock: Nanos) -> (Decision, Nanos) {
-        let now = clock.max(slot.last);
-        slot.last = now;
-        (limiter.decide(&mut slot.state, now), now)
-    }
-
-    fn fresh(&self, clock: Nanos) -> Slot<L::State> {
-        Slot {
-            state: self.limiter.new_state(clock),
-            last: clock,
-            version: 0,
-        }
-    }
-
     /// Applies the racy writes that reached the store by `at`.
     fn land_writes(&mut self, at: Nanos) {
-        let Mode::Racy { store, writes, .. } = &mut self.mode else {
-            return;
-        };
-        while writes.peek().is_some_and(|w| w.0.land <= at) {
-            let Reverse(w) = writes.pop().expect("peeked");
-            let slot = store.entry(w.key).or_insert_with(|| Slot {
-                state: w.state.clone(),
-                last: w.last,
-                version: 0,
-            });
-            if slot.version != w.read_version {
-                self.tally.lost_updates += 1;
-            }
-            slot.state = w.state;
-            slot.last = slot.last.max(w.last);
-            slot.version += 1;
+        if let Mode::Racy(racy) = &mut self.mode {
+            racy.land(at, &mut self.tally);
         }
     }
 
@@ -294,7 +302,7 @@ impl<'d, L: Limiter> Deployed<'d, L> {
                         last: time,
                         version: 0,
                     });
-                    Self::decide_on(&self.limiter, slot, time);
+                    decide_on(&self.limiter, slot, time);
                 }
                 pending.clear();
                 for copy in copies.iter_mut() {
@@ -336,10 +344,10 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         let mut m = MemoryUsage::default();
         match &self.mode {
             Mode::Local(tables) => tables.iter().for_each(|t| add::<L>(&mut m, t)),
-            Mode::Atomic(t) | Mode::Racy { store: t, .. } | Mode::Cached { store: t, .. } => {
+            Mode::Atomic(t) | Mode::Racy(Racy { store: t, .. }) | Mode::Cached { store: t, .. } => {
                 add::<L>(&mut m, t)
             }
-            Mode::Incr { store, .. } => {
+            Mode::Incr(Incr { store, .. }) => {
                 m.live_keys = store.len();
                 m.state_bytes = keyspace_bytes::<L, Counter>(slots(store), 0);
                 m.redis_bytes = store.len() * redis::STRING_KEY;
@@ -354,41 +362,56 @@ impl<'d, L: Limiter> Deployed<'d, L> {
         self.end = m;
         self.peak = self.peak.max(m);
     }
+}
 
-    fn incr(&mut self, key: KeyId, t: Nanos) -> Decision {
-        let (served, back) = self.round_trip(t);
+/// A replica's connection to the store, and the tally its operations add to.
+struct Conn<'a> {
+    link: &'a mut Link,
+    tally: &'a mut DeploymentTally,
+}
+
+impl Incr {
+    /// `INCR` on `key`'s counter at `t`, then `EXPIRE` for a new key unless the replica dies
+    /// first (a draw from `die_rng`); refused above `limit` in a `window`.
+    fn decide(
+        &mut self,
+        conn: Conn,
+        die_rng: &mut ChaCha8Rng,
+        (limit, window): (u64, Nanos),
+        key: KeyId,
+        t: Nanos,
+    ) -> Decision {
+        let Conn { link, tally } = conn;
+        let (served, back) = link.round_trip(t);
         let mut latency = back - t;
-        self.tally.store_ops += 1;
-        let expire_rtt = self.rtt();
-        let Mode::Incr { store, die_chance } = &mut self.mode else {
-            unreachable!("incr is the incr_then_expire mode")
-        };
-        let c = store.entry(key).or_default();
+        tally.store_ops += 1;
+        let expire_rtt = link.rtt();
+        let c = self.store.entry(key).or_default();
         if c.expires.is_some_and(|e| e <= served) {
             *c = Counter::default();
         }
         c.count += 1;
         if c.count == 1 {
-            if *die_chance > 0.0 && self.die_rng.random::<f64>() < *die_chance {
+            if self.die_chance > 0.0 && die_rng.random::<f64>() < self.die_chance {
                 c.stuck = true;
-                self.tally.keys_without_expiry += 1;
+                tally.keys_without_expiry += 1;
             } else {
                 // EXPIRE key W, sent once INCR's reply is back: the window starts when it lands.
-                self.tally.store_ops += 1;
+                tally.store_ops += 1;
                 latency += expire_rtt;
                 let land = back.saturating_add(expire_rtt / 2);
-                c.expires = Some(land.saturating_add(self.window));
+                c.expires = Some(land.saturating_add(window));
             }
         }
-        self.tally.latency(latency);
+        tally.latency(latency);
         let reset_at = c.expires.unwrap_or(Nanos::MAX);
-        if c.count <= self.limit {
-            Decision::allow(self.limit - c.count, reset_at)
+        if c.count <= limit {
+            Decision::allow(limit - c.count, reset_at)
         } else {
             if c.stuck {
-                self.tally.rejected_on_keys_without_expiry += 1;
+                tally.rejected_on_keys_without_expiry += 1;
             }
-            let retry_after = c.expires.map_or(self.window, |e| e.saturating_sub(t));
+            let retry_after = c.expires.map_or(window, |e| e.saturating_sub(t));
             Decision {
                 outcome: Outcome::Reject {
                     retry_after: retry_after.max(1),
@@ -398,29 +421,57 @@ impl<'d, L: Limiter> Deployed<'d, L> {
             }
         }
     }
+}
 
-    fn racy(&mut self, key: KeyId, t: Nanos, offset: Nanos) -> Decision {
-        let (served, back) = self.round_trip(t);
-        self.land_writes(served);
-        let clock = back.saturating_add(offset);
-        let mut slot = match &self.mode {
-            Mode::Racy { store, .. } => store.get(&key).cloned(),
-            _ => unreachable!("racy mode"),
+impl<S: Clone> Racy<S> {
+    /// Applies the writes that reached the store by `at`.
+    fn land(&mut self, at: Nanos, tally: &mut DeploymentTally) {
+        while self.writes.peek().is_some_and(|w| w.0.land <= at) {
+            let Some(Reverse(w)) = self.writes.pop() else {
+                break;
+            };
+            let slot = self.store.entry(w.key).or_insert_with(|| Slot {
+                state: w.state.clone(),
+                last: w.last,
+                version: 0,
+            });
+            if slot.version != w.read_version {
+                tally.lost_updates += 1;
+            }
+            slot.state = w.state;
+            slot.last = slot.last.max(w.last);
+            slot.version += 1;
         }
-        .unwrap_or_else(|| self.fresh(clock));
-        let read_version = slot.version;
-        let (decision, now) = Self::decide_on(&self.limiter, &mut slot, clock);
-        let write_rtt = self.rtt();
-        self.tally.store_ops += 2;
-        // The replica waits for the write's reply before answering.
-        self.tally.latency(back - t + write_rtt);
-        let Mode::Racy { writes, seq, .. } = &mut self.mode else {
-            unreachable!("racy mode")
+    }
+
+    /// Reads `key`'s state, decides at the replica's clock (`offset` ahead), and sends the
+    /// new state back, to land half a round trip later.
+    fn decide<L: Limiter<State = S>>(
+        &mut self,
+        limiter: &L,
+        conn: Conn,
+        key: KeyId,
+        t: Nanos,
+        offset: Nanos,
+    ) -> Decision {
+        let Conn { link, tally } = conn;
+        let (served, back) = link.round_trip(t);
+        self.land(served, tally);
+        let clock = back.saturating_add(offset);
+        let mut slot = match self.store.get(&key) {
+            Some(s) => s.clone(),
+            None => fresh(limiter, clock),
         };
-        *seq += 1;
-        writes.push(Reverse(Write {
+        let read_version = slot.version;
+        let (decision, now) = decide_on(limiter, &mut slot, clock);
+        let write_rtt = link.rtt();
+        tally.store_ops += 2;
+        // The replica waits for the write's reply before answering.
+        tally.latency(back - t + write_rtt);
+        self.seq += 1;
+        self.writes.push(Reverse(Write {
             land: back.saturating_add(write_rtt / 2),
-            seq: *seq,
+            seq: self.seq,
             key,
             state: slot.state,
             last: now,
@@ -466,58 +517,53 @@ impl<L: Limiter> Gate for Deployed<'_, L> {
             };
             return (decision, Detail::default());
         }
-        let decision = match self.dep.store {
-            Store::Local { .. } => {
-                self.tally.latency(0);
-                let fresh = self.fresh(clock);
-                let Mode::Local(tables) = &mut self.mode else {
-                    unreachable!("local mode")
-                };
-                let slot = tables[r].entry(a.key).or_insert(fresh);
-                Self::decide_on(&self.limiter, slot, clock).0
+        let conn = Conn {
+            link: &mut self.link,
+            tally: &mut self.tally,
+        };
+        let limiter = &self.limiter;
+        let decision = match &mut self.mode {
+            Mode::Local(tables) => {
+                conn.tally.latency(0);
+                let slot = tables[r]
+                    .entry(a.key)
+                    .or_insert_with(|| fresh(limiter, clock));
+                decide_on(limiter, slot, clock).0
             }
-            Store::Shared {
-                ops: Ops::Atomic, ..
-            } => {
-                let (_, back) = self.round_trip(t);
-                self.tally.latency(back - t);
-                self.tally.store_ops += 1;
-                let fresh = self.fresh(clock);
-                let Mode::Atomic(store) = &mut self.mode else {
-                    unreachable!("atomic mode")
-                };
-                let slot = store.entry(a.key).or_insert(fresh);
-                Self::decide_on(&self.limiter, slot, clock).0
+            Mode::Atomic(store) => {
+                let (_, back) = conn.link.round_trip(t);
+                conn.tally.latency(back - t);
+                conn.tally.store_ops += 1;
+                let slot = store.entry(a.key).or_insert_with(|| fresh(limiter, clock));
+                decide_on(limiter, slot, clock).0
             }
-            Store::Shared { ops: Ops::Racy, .. } => self.racy(a.key, t, offset),
-            Store::Shared {
-                ops: Ops::IncrThenExpire,
+            Mode::Racy(racy) => racy.decide(limiter, conn, a.key, t, offset),
+            Mode::Incr(incr) => {
+                let limits = (self.limit, self.window);
+                incr.decide(conn, &mut self.die_rng, limits, a.key, t)
+            }
+            Mode::Cached {
+                store,
+                copies,
+                pending,
                 ..
-            } => self.incr(a.key, t),
-            Store::Cached { .. } => {
+            } => {
                 let mut latency = 0;
                 if !has_copy {
                     // The replica fetches the key's state from the store once.
-                    let (_, back) = self.round_trip(t);
+                    let (_, back) = conn.link.round_trip(t);
                     latency = back - t;
-                    self.tally.store_ops += 1;
+                    conn.tally.store_ops += 1;
                 }
-                self.tally.latency(latency);
-                let fresh = self.fresh(clock);
-                let Mode::Cached {
-                    store,
-                    copies,
-                    pending,
-                    ..
-                } = &mut self.mode
-                else {
-                    unreachable!("cached mode")
-                };
+                conn.tally.latency(latency);
                 let copy = copies[r].entry(a.key).or_insert_with(|| Copy {
-                    slot: store.get(&a.key).cloned().unwrap_or(fresh),
+                    slot: store
+                        .get(&a.key)
+                        .cloned()
+                        .unwrap_or_else(|| fresh(limiter, clock)),
                     dirty: false,
                 });
-                let (d, now) = Self::decide_on(&self.limiter, &mut copy.slot, clock);
+                let (d, now) = decide_on(limiter, &mut copy.slot, clock);
                 if d.outcome.is_admitted() {
                     copy.dirty = true;
                     pending.push((a.key, now));
@@ -535,11 +581,13 @@ impl<L: Limiter> Gate for Deployed<'_, L> {
         let idle = |_: &KeyId, s: &mut Slot<L::State>| !limiter.is_idle(&s.state, now);
         match &mut self.mode {
             Mode::Local(tables) => tables.iter_mut().for_each(|t| t.retain(idle)),
-            Mode::Atomic(t) | Mode::Racy { store: t, .. } | Mode::Cached { store: t, .. } => {
+            Mode::Atomic(t) | Mode::Racy(Racy { store: t, .. }) | Mode::Cached { store: t, .. } => {
                 t.retain(idle)
             }
             // A counter without expiry is never evicted: that is the leak.
-            Mode::Incr { store, .. } => store.retain(|_, c| c.expires.is_none_or(|e| e > now)),
+            Mode::Incr(Incr { store, .. }) => {
+                store.retain(|_, c| c.expires.is_none_or(|e| e > now))
+            }
         }
     }
 }

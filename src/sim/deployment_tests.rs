@@ -42,14 +42,8 @@ fn admitted<L: Limiter>(gate: &mut Deployed<'_, L>, times: &[Nanos]) -> Vec<bool
         .collect()
 }
 
-const RACY: Store = Store::Shared {
-    ops: Ops::Racy,
-    die_chance: 0.0,
-};
-const ATOMIC: Store = Store::Shared {
-    ops: Ops::Atomic,
-    die_chance: 0.0,
-};
+const RACY: Store = Store::Racy;
+const ATOMIC: Store = Store::Atomic;
 
 /// The example: 2 replicas, racy store, RTT 1 ms, 3 requests of one key 0.1 ms apart,
 /// limit 1. Each reads the store half a round trip after it is sent (0.5, 0.6, 0.7 ms), and
@@ -241,10 +235,7 @@ fn outages_fail_open_or_closed() {
 fn incr_then_expire_leaves_a_key_without_expiry() {
     let times = [0, 500 * MS, 1500 * MS, 2 * S, 5 * S];
     let stuck = Deployment {
-        store: Store::Shared {
-            ops: Ops::IncrThenExpire,
-            die_chance: 1.0,
-        },
+        store: Store::IncrThenExpire { die_chance: 1.0 },
         ..dep(1, ATOMIC, 2 * MS)
     };
     let mut gate = Deployed::new(fixed(2, S), 2, S, &stuck, 1);
@@ -262,10 +253,7 @@ fn incr_then_expire_leaves_a_key_without_expiry() {
     assert_eq!(report.store_ops, 5);
 
     let healthy = Deployment {
-        store: Store::Shared {
-            ops: Ops::IncrThenExpire,
-            die_chance: 0.0,
-        },
+        store: Store::IncrThenExpire { die_chance: 0.0 },
         ..dep(1, ATOMIC, 2 * MS)
     };
     let mut gate = Deployed::new(fixed(2, S), 2, S, &healthy, 1);

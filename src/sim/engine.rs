@@ -96,6 +96,15 @@ pub trait Gate {
     /// Starts looking up the state `decide` will need for `arrival`, requests ahead (a hint:
     /// it changes nothing).
     fn prefetch(&self, _arrival: &Arrival) {}
+    /// The keyspace the sources intern each request's whole identity into, when the gate
+    /// keys requests itself (a stack's rules each key their own way); `None`: the sources
+    /// intern the policy's key into the run's keyspace.
+    fn identities(&mut self) -> Option<&mut KeySpace> {
+        None
+    }
+    /// A new arrival interned into [`Gate::identities`]: sets its policy key and client in the
+    /// run's `keys`, keeping the identity in `arrival.identity`.
+    fn resolve(&mut self, _arrival: &mut Arrival, _keys: &mut KeySpace) {}
 }
 
 impl<L: Limiter> Gate for KeyedLimiter<L> {
@@ -185,8 +194,11 @@ pub fn simulate<'a, G: Gate>(
         pending_retries: 0,
         reported: (0, 0),
     };
+    // A gate that keys requests itself takes the sources' identities; hints name keys of
+    // those, not of the run.
+    let hints = run.limiter.identities().is_none();
     for (i, source) in sources.iter_mut().enumerate() {
-        if source.next_into(run.keys, &mut pending[i])? {
+        if run.next(source, &mut pending[i])? {
             let a = &pending[i];
             run.queue.push_arrival(a.time, a.source).map_err(internal)?;
         }
@@ -238,11 +250,11 @@ pub fn simulate<'a, G: Gate>(
                 let arrival = pending[i];
                 // The source's next request does not depend on this decision: take it first so
                 // its metric state loads while this one is decided.
-                let more = sources[i].next_into(run.keys, &mut pending[i])?;
+                let more = run.next(&mut sources[i], &mut pending[i])?;
                 if more && run.keys.len().max(run.keys.clients()) >= PREFETCH_FROM {
                     // Several requests ahead when the source knows what comes (a Poisson
                     // source names the client seven arrivals on), else one.
-                    let early = match sources[i].hint() {
+                    let early = match sources[i].hint().filter(|_| hints) {
                         Some(c) => Arrival::new(0, c.key, c.id, source),
                         None => pending[i],
                     };
@@ -288,6 +300,19 @@ struct Run<'a, G: Gate> {
 }
 
 impl<G: Gate> Run<'_, G> {
+    /// The source's next request into `into`, keyed for the run; whether there was one.
+    #[inline]
+    fn next(&mut self, source: &mut Direct, into: &mut Arrival) -> Result<bool> {
+        let Some(identities) = self.limiter.identities() else {
+            return source.next_into(self.keys, into);
+        };
+        let more = source.next_into(identities, into)?;
+        if more {
+            self.limiter.resolve(into, self.keys);
+        }
+        Ok(more)
+    }
+
     /// Decides on one request (a first try or a retry) and schedules what follows from it.
     #[inline]
     fn request(&mut self, arrival: Arrival, previous_sleep: Nanos) -> Result<()> {

@@ -112,7 +112,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     let mut gate = contest.gate(setup, &keys)?;
     recorder.set_params(contest.params());
     recorder.set_rule_params(&contest.rule_params());
-    if setup.contender.field.starts_with("contender[") {
+    if setup.contender.is_written() {
         recorder.set_refuse_status(setup.contender.refuse_status);
     }
     let unobserved = Progress::new();
@@ -142,7 +142,7 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     report.replay_ends = replay_ends;
     contest.figures(&mut gate, &mut report);
     // `[[contender]]` entries only: the short form's rows keep their shape.
-    if setup.contender.field.starts_with("contender[") {
+    if setup.contender.is_written() {
         report.refuse_status = Some(setup.contender.refuse_status);
     }
     scenario.features().fill(&mut report);
@@ -235,6 +235,12 @@ impl<G: Gate> Gate for Captured<G> {
     }
     fn prefetch(&self, arrival: &Arrival) {
         self.gate.prefetch(arrival)
+    }
+    fn identities(&mut self) -> Option<&mut KeySpace> {
+        self.gate.identities()
+    }
+    fn resolve(&mut self, arrival: &mut Arrival, keys: &mut KeySpace) {
+        self.gate.resolve(arrival, keys)
     }
 }
 

@@ -113,11 +113,13 @@ mod tests {
         }
     }
 
+    use crate::algorithms::LimiterSpec;
+
     /// A remote that must never be opened.
     struct Unopened;
     impl RemoteFactory for Unopened {
-        fn open(&self, _: usize, c: &Contender) -> Result<Box<dyn Remote>> {
-            panic!("{} was opened", c.name)
+        fn open(&self, _: usize, name: &str, _: LimiterSpec) -> Result<Box<dyn Remote>> {
+            panic!("{name} was opened")
         }
     }
 

@@ -57,9 +57,10 @@ pub(super) struct RecordedContest {
 }
 
 impl RecordedContest {
-    pub fn new(setup: &Setup) -> RecordedContest {
+    /// `params` size the row's judgement (the policy's).
+    pub fn new(setup: &Setup, params: Params) -> RecordedContest {
         RecordedContest {
-            params: setup.contender.params,
+            params,
             refuse_status: setup.contender.refuse_status,
             capture: if setup.timed {
                 ARRIVAL_CAPTURE_LIMIT

@@ -7,9 +7,8 @@
 //! decision compared). This module knows no Redis: the store module implements [`Remote`].
 
 use super::engine::{Detail, Gate};
-use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter};
+use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, LimiterSpec};
 use crate::error::Result;
-use crate::scenario::Contender;
 use crate::time::Nanos;
 use crate::traffic::Arrival;
 
@@ -27,8 +26,9 @@ pub trait Remote: Send {
 
 /// Opens a [`Remote`] per algorithm of a run.
 pub trait RemoteFactory: Sync {
-    /// The remote for `contender` (index `index` in the scenario).
-    fn open(&self, index: usize, contender: &Contender) -> Result<Box<dyn Remote>>;
+    /// The remote for the contender named `name` (index `index` in the scenario), which
+    /// runs `limiter`.
+    fn open(&self, index: usize, name: &str, limiter: LimiterSpec) -> Result<Box<dyn Remote>>;
 }
 
 /// The in-memory limiter with a remote deciding beside it.

@@ -14,9 +14,8 @@ pub mod memory;
 pub mod scripts;
 pub mod verify;
 
-use crate::algorithms::Decision;
+use crate::algorithms::{Decision, LimiterSpec};
 use crate::error::{Error, Result};
-use crate::scenario::Contender;
 use crate::sim::{Remote, RemoteFactory, Tally};
 use crate::traffic::Arrival;
 use scripts::{Bound, ScriptKind, Unscripted};
@@ -264,17 +263,14 @@ impl Drop for RedisStore {
 }
 
 impl RemoteFactory for RedisStore {
-    fn open(&self, index: usize, spec: &Contender) -> Result<Box<dyn Remote>> {
-        let profile = spec.profile();
-        let bound = match Bound::for_limiter(spec.kind, spec.params, profile.as_ref()) {
+    fn open(&self, index: usize, name: &str, limiter: LimiterSpec) -> Result<Box<dyn Remote>> {
+        let profile = limiter.as_profile();
+        let bound = match Bound::for_limiter(limiter.kind(), limiter.params(), profile.as_ref()) {
             Ok(b) => Some(b),
             // verify reports such an algorithm as not stored; a run through Redis cannot have it.
             Err(Unscripted::NoScript) if matches!(self.mode, Mode::Verify { .. }) => None,
             Err(e) => {
-                return Err(Error::Usage(format!(
-                    "--store: algorithm `{}`: {e}",
-                    spec.name
-                )));
+                return Err(Error::Usage(format!("--store: algorithm `{name}`: {e}")));
             }
         };
         let con = match bound {
@@ -291,7 +287,7 @@ impl RemoteFactory for RedisStore {
             mode: self.mode,
             key: String::new(),
             exp_key: String::new(),
-            tally: Tally::new(&spec.name, bound.map(|b| b.kind.name())),
+            tally: Tally::new(name, bound.map(|b| b.kind.name())),
             failure: None,
         }))
     }

@@ -42,26 +42,7 @@ use std::path::Path;
 fn same_run(a: &Scenario, b: &Scenario, j: usize) -> bool {
     fn limiter(spec: &crate::scenario::Contender) -> crate::scenario::Contender {
         let mut spec = spec.clone();
-        let plain = |kind: crate::algorithms::AlgorithmKind,
-                     params: &mut crate::algorithms::Params,
-                     profile: bool| {
-            if profile {
-                *params = crate::algorithms::Params {
-                    limit: 0,
-                    window: 0,
-                    burst: 0,
-                };
-            } else if !kind.uses_burst() {
-                params.burst = 0;
-            }
-        };
-        let profile = spec.profile().is_some();
-        plain(spec.kind, &mut spec.params, profile);
-        if let Some(stack) = spec.stack_mut() {
-            for rule in &mut stack.rules {
-                plain(rule.kind, &mut rule.params, rule.profile.is_some());
-            }
-        }
+        spec.map_limiters(|l| l.without_ignored_params());
         spec
     }
     let alone = |s: &Scenario| {

@@ -10,9 +10,9 @@ use crate::util::{repo, rlsim, write};
 use predicates::prelude::*;
 use proptest::prelude::*;
 use rlsim::algorithms::{
-    AlgorithmKind, Decision, KeyedLimiter, Limiter, LimiterVisitor, Params, ProfileKind,
+    AlgorithmKind, Decision, KeyedLimiter, Limiter, LimiterSpec, LimiterVisitor, Params,
+    ProfileKind,
 };
-use rlsim::scenario::Contender;
 use rlsim::sim::RemoteFactory;
 use rlsim::sim::Tally;
 use rlsim::store::{Mode, RedisStore};
@@ -157,13 +157,16 @@ fn replay(
 ) -> (u64, u64, String) {
     struct V<'a> {
         store: &'a RedisStore,
-        spec: Contender,
+        spec: LimiterSpec,
         hits: &'a [(u32, u64)],
     }
     impl LimiterVisitor for V<'_> {
         type Output = Tally;
         fn visit<L: Limiter + 'static>(self, limiter: L) -> Tally {
-            let mut remote = self.store.open(0, &self.spec).unwrap();
+            let mut remote = self
+                .store
+                .open(0, self.spec.kind().name(), self.spec)
+                .unwrap();
             let mut keyed = KeyedLimiter::new(limiter);
             for &(key, time) in self.hits {
                 let model: Decision = keyed.decide(key, time);
@@ -178,7 +181,7 @@ fn replay(
             params,
             V {
                 store: &store,
-                spec: Contender::short(kind, params),
+                spec: LimiterSpec::new(kind, params).unwrap(),
                 hits,
             },
         )
@@ -384,8 +387,8 @@ fn a_flushed_script_is_reloaded() {
     impl LimiterVisitor for V<'_> {
         type Output = (Vec<Decision>, Tally);
         fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output {
-            let spec = Contender::short(AlgorithmKind::Gcra, self.2);
-            let mut remote = self.0.open(0, &spec).unwrap();
+            let spec = LimiterSpec::new(AlgorithmKind::Gcra, self.2).unwrap();
+            let mut remote = self.0.open(0, "gcra", spec).unwrap();
             let mut keyed = KeyedLimiter::new(limiter);
             let mut out = Vec::new();
             for t in [0, 1, 2] {

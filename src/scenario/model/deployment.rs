@@ -62,22 +62,37 @@ impl Ops {
     }
 }
 
-/// Where the limiter's state lives.
+/// Where the limiter's state lives, and how replicas use it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Store {
     /// Each replica limits alone; `divided`: each with `max(1, limit / replicas)`.
     Local { divided: bool },
-    /// One store every replica reaches with a round trip.
-    Shared { ops: Ops, die_chance: f64 },
+    /// One store every replica reaches with a round trip, running one script per request
+    /// atomically (a Lua `EVALSHA`).
+    Atomic,
+    /// One shared store: each replica reads the state, decides, and writes the new state back.
+    Racy,
+    /// One shared store: `INCR`, then (for a new key) a separate `EXPIRE`, a fixed-window
+    /// counter whose expiry is never set when the replica dies in between (`die_chance`).
+    IncrThenExpire { die_chance: f64 },
     /// Each replica decides on a local copy and syncs with the store every `sync_every`.
     Cached { sync_every: Nanos },
 }
 
 impl Store {
+    /// A shared store used with `ops`.
+    pub fn shared(ops: Ops, die_chance: f64) -> Store {
+        match ops {
+            Ops::Atomic => Store::Atomic,
+            Ops::Racy => Store::Racy,
+            Ops::IncrThenExpire => Store::IncrThenExpire { die_chance },
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Store::Local { .. } => "local",
-            Store::Shared { .. } => "shared",
+            Store::Atomic | Store::Racy | Store::IncrThenExpire { .. } => "shared",
             Store::Cached { .. } => "cached",
         }
     }
@@ -86,7 +101,9 @@ impl Store {
     /// store's name otherwise.
     pub fn ops_name(self) -> &'static str {
         match self {
-            Store::Shared { ops, .. } => ops.name(),
+            Store::Atomic => Ops::Atomic.name(),
+            Store::Racy => Ops::Racy.name(),
+            Store::IncrThenExpire { .. } => Ops::IncrThenExpire.name(),
             Store::Local { divided: true } => "divided",
             other => other.name(),
         }

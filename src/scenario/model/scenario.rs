@@ -3,7 +3,7 @@
 use super::alerts::AlertSpec;
 use super::deployment::Deployment;
 use super::stack::Stack;
-use crate::algorithms::{AlgorithmKind, LimiterVisitor, Params, ParamsError, Profile};
+use crate::algorithms::{AlgorithmKind, LimiterSpec, Params, ParamsError, Profile};
 use crate::error::{Location, Result};
 use crate::metrics::Intent;
 use crate::policy::Policy;
@@ -73,11 +73,8 @@ pub struct Contender {
     /// The algorithm's name in the short form; the contender's name otherwise.
     pub name: String,
     pub description: String,
-    /// The (first rule's) algorithm and parameters.
-    pub kind: AlgorithmKind,
-    pub params: Params,
-    /// Where the scenario declares it (`algorithms`, `contender[2]`), for errors.
-    pub field: String,
+    /// Where the scenario declares it.
+    pub origin: Origin,
     /// How it decides: only the legal shapes can be built.
     pub shape: Shape,
     /// The HTTP status a refusal answers (`refuse_status`, nginx `limit_req_status`; 503).
@@ -89,84 +86,120 @@ pub struct Contender {
 /// nginx's `limit_req_status` default, and every contender's unless it says otherwise.
 pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 
-/// One limiter under the policy's key: `kind` with `params`, or a profile.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Single {
-    /// `kind` built from `params`.
-    Algorithm,
-    /// The limiter configured from its native parameters (`[profile.NAME]`).
-    Profile(Profile),
+/// Where a scenario declares a contender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// An entry of `algorithms` (the short form), under the policy.
+    ShortForm,
+    /// The `[[contender]]` at this index, written out or taken from a configuration
+    /// (`import = "..."`).
+    Contender { index: usize, imported: bool },
 }
 
 /// How a [`Contender`] decides.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
     /// One limiter on one node (the short form, a profile).
-    Single(Single),
+    Single(LimiterSpec),
     /// A `[[contender]]`'s stack of rules, in memory on one node.
     Stack(Box<Stack>),
-    /// One limiter on several replicas and a store (`[deployment]`, `[contender.deployment]`).
+    /// One limiter on several replicas and a store (`[deployment]`, `[contender.deployment]`):
+    /// `declared` as the scenario gives it, `replica` as each replica runs it (its share of
+    /// the limit with a divided local store).
     Deployed {
-        single: Single,
+        declared: LimiterSpec,
+        replica: LimiterSpec,
         deployment: Box<Deployment>,
     },
     /// Production's own decisions, as the replayed trace records them (`recorded = true`):
     /// judged like any contender, so a live service (`rlsim probe`) or production itself faces
-    /// the same yardstick as the models.
-    Recorded,
+    /// the same yardstick as the models. The policy's parameters size the row's judgement.
+    Recorded(Params),
 }
 
 impl Contender {
-    /// A short-form entry: `kind` under the policy, named after it.
-    pub fn short(kind: AlgorithmKind, params: Params) -> Self {
+    /// A short-form entry: `limiter` under the policy, named after its algorithm.
+    pub fn short(limiter: LimiterSpec) -> Self {
         Contender {
-            name: kind.name().to_string(),
+            name: limiter.kind().name().to_string(),
             description: String::new(),
-            kind,
-            params,
-            field: "algorithms".into(),
-            shape: Shape::Single(Single::Algorithm),
+            origin: Origin::ShortForm,
+            shape: Shape::Single(limiter),
             refuse_status: DEFAULT_REFUSE_STATUS,
             notes: Vec::new(),
         }
     }
 
-    /// Calls `visitor` with the concrete limiter this contender runs (its first rule's for a
-    /// stack).
-    pub fn visit<V: LimiterVisitor>(&self, visitor: V) -> Result<V::Output, ParamsError> {
-        match self.profile() {
-            Some(profile) => Ok(profile.visit(visitor)),
-            None => self.kind.visit(self.params, visitor),
+    /// The limiter it runs as declared (its first rule's for a stack); `None` when recorded.
+    pub fn limiter(&self) -> Option<LimiterSpec> {
+        match &self.shape {
+            Shape::Single(l) | Shape::Deployed { declared: l, .. } => Some(*l),
+            Shape::Stack(stack) => Some(stack.rules[0].limiter),
+            Shape::Recorded(_) => None,
+        }
+    }
+
+    /// Its (first rule's) algorithm; `None` when recorded.
+    pub fn kind(&self) -> Option<AlgorithmKind> {
+        self.limiter().map(|l| l.kind())
+    }
+
+    /// The parameters it is declared with (its first rule's; the policy's when recorded).
+    pub fn params(&self) -> Params {
+        match &self.shape {
+            Shape::Single(l) | Shape::Deployed { declared: l, .. } => l.params(),
+            Shape::Stack(stack) => stack.rules[0].limiter.params(),
+            Shape::Recorded(params) => *params,
         }
     }
 
     /// The profile it runs (its first rule's for a stack); `None` for an algorithm.
     pub fn profile(&self) -> Option<Profile> {
-        match &self.shape {
-            Shape::Single(Single::Profile(p)) => Some(*p),
-            Shape::Deployed {
-                single: Single::Profile(p),
-                ..
-            } => Some(*p),
-            Shape::Stack(stack) => stack.rules[0].profile,
-            _ => None,
+        self.limiter().and_then(|l| l.as_profile())
+    }
+
+    /// Whether it is a `[[contender]]` (written or imported), not the short form.
+    pub fn is_written(&self) -> bool {
+        matches!(self.origin, Origin::Contender { .. })
+    }
+
+    /// The field that declares it, as errors name it (`algorithms`, `contender[2]`,
+    /// `contender[2].import`, `deployment`, `contender[2].deployment`).
+    pub fn field(&self) -> String {
+        let deployed = self.deployment().is_some();
+        match self.origin {
+            Origin::ShortForm if deployed => "deployment".into(),
+            Origin::ShortForm => "algorithms".into(),
+            Origin::Contender { index, .. } if deployed => format!("contender[{index}].deployment"),
+            Origin::Contender {
+                index,
+                imported: true,
+            } => format!("contender[{index}].import"),
+            Origin::Contender { index, .. } => format!("contender[{index}]"),
         }
     }
 
     /// Its profiles (its own, or its rules') with virtual time 0 at the wall-clock `start`.
     pub fn start_profiles_at(&mut self, start: Nanos) {
+        self.map_limiters(|l| l.starting_at(start));
+    }
+
+    /// Every limiter it runs (its own, or its rules') passed through `f`.
+    pub fn map_limiters(&mut self, f: impl Fn(LimiterSpec) -> LimiterSpec) {
         match &mut self.shape {
-            Shape::Single(Single::Profile(p))
-            | Shape::Deployed {
-                single: Single::Profile(p),
-                ..
-            } => *p = p.starting_at(start),
+            Shape::Single(l) => *l = f(*l),
+            Shape::Deployed {
+                declared, replica, ..
+            } => {
+                *declared = f(*declared);
+                *replica = f(*replica);
+            }
             Shape::Stack(stack) => {
                 for rule in &mut stack.rules {
-                    rule.profile = rule.profile.map(|p| p.starting_at(start));
+                    rule.limiter = f(rule.limiter);
                 }
             }
-            Shape::Single(Single::Algorithm) | Shape::Deployed { .. } | Shape::Recorded => {}
+            Shape::Recorded(_) => {}
         }
     }
 
@@ -191,18 +224,25 @@ impl Contender {
         }
     }
 
-    /// Puts the contender on `deployment`, declared at `field`. A stack must be one plain rule
-    /// (validation checks it), which then decides alone.
-    pub fn deploy(&mut self, deployment: Deployment, field: &str) {
-        let single = match self.profile() {
-            Some(p) => Single::Profile(p),
-            None => Single::Algorithm,
+    /// Puts the contender on `deployment`, each replica running its share
+    /// ([`Deployment::replica_params`]). A stack must be one plain rule (validation checks
+    /// it), which then decides alone.
+    pub fn deploy(&mut self, deployment: Deployment) -> Result<(), ParamsError> {
+        let Some(declared) = self.limiter() else {
+            return Ok(());
+        };
+        let params = deployment.replica_params(declared.params());
+        let replica = if params == declared.params() {
+            declared
+        } else {
+            LimiterSpec::new(declared.kind(), params)?
         };
         self.shape = Shape::Deployed {
-            single,
+            declared,
+            replica,
             deployment: Box::new(deployment),
         };
-        self.field = field.to_string();
+        Ok(())
     }
 
     /// Refuses a contender an external store cannot decide for (`--store`, `rlsim verify`):
@@ -212,7 +252,7 @@ impl Contender {
             Shape::Single(_) => return Ok(()),
             Shape::Stack(_) => "stacked rules decide",
             Shape::Deployed { .. } => "a simulated deployment decides",
-            Shape::Recorded => "the recorded decisions decide",
+            Shape::Recorded(_) => "the recorded decisions decide",
         };
         Err(crate::error::Error::Scenario {
             location: Location {
@@ -220,7 +260,7 @@ impl Contender {
                 line: None,
                 column: None,
             },
-            field: Some(self.field.clone()),
+            field: Some(self.field()),
             message: format!(
                 "contender `{}`: {what} in memory only; an external store (--store) runs the \
                  short-form algorithms",

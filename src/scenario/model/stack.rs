@@ -5,7 +5,7 @@
 //! keys like the policy and applies to every request; such a contender has no [`Stack`] and runs
 //! on the engine's single-limiter path, so its outputs are exactly what they always were.
 
-use crate::algorithms::{AlgorithmKind, Params, Profile};
+use crate::algorithms::{LimiterSpec, Params};
 use crate::policy::KeySpec;
 use crate::time::Nanos;
 use crate::traffic::{Arrivals, SourceSpec};
@@ -122,15 +122,13 @@ impl Matcher {
 pub struct Rule {
     /// Unique within the contender; a per-tier entry is `<rule>/<tier>+<tier>`.
     pub name: String,
-    pub kind: AlgorithmKind,
-    pub params: Params,
+    /// Its algorithm, or a profile of a real library (its parameters derived from the rule's
+    /// limit, window and burst, as `[policy]` derives a short-form profile's).
+    pub limiter: LimiterSpec,
     pub key: KeySpec,
     pub matcher: Matcher,
     /// Warn once this many requests of the limit are used (`ceil(warn_at · limit)`).
     pub warn_from: Option<u64>,
-    /// A profile of a real library (its parameters derived from the rule's limit, window and
-    /// burst, as `[policy]` derives a short-form profile's).
-    pub profile: Option<Profile>,
     /// The rule's refusals admit the request, counted as would-refuse, and its delays are not
     /// served (the rule's own `dry_run`, else the contender's).
     pub dry_run: bool,
@@ -170,6 +168,12 @@ pub struct Stack {
     pub bypass: Bypass,
 }
 
+impl Rule {
+    pub fn params(&self) -> Params {
+        self.limiter.params()
+    }
+}
+
 impl Stack {
     /// Whether any rule only counts its refusals (its own `dry_run`, else the contender's: nginx
     /// `limit_req_dry_run`): the contender reports `would_refuse`.
@@ -183,7 +187,7 @@ pub fn longest_window(stack: &Stack) -> Nanos {
     stack
         .rules
         .iter()
-        .map(|r| r.params.window)
+        .map(|r| r.params().window)
         .max()
         .unwrap_or(1)
 }

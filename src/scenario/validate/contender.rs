@@ -3,10 +3,10 @@
 
 use super::ctx::{Ctx, Found};
 use crate::algorithms::profiles::ParamValue;
-use crate::algorithms::{AlgorithmKind, Params, Profile};
+use crate::algorithms::{AlgorithmKind, LimiterSpec, Params};
 use crate::error::Result;
 use crate::policy::Policy;
-use crate::scenario::model::scenario::{Contender, DEFAULT_REFUSE_STATUS, Shape};
+use crate::scenario::model::scenario::{Contender, DEFAULT_REFUSE_STATUS, Origin, Shape};
 use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
 use crate::scenario::raw::{Int, RawBypass, RawContender, RawRule, S};
 use crate::traffic::method::Method;
@@ -133,7 +133,6 @@ impl Ctx<'_> {
             None => Bypass::default(),
             Some(b) => self.bypass(b.get_ref(), &field("bypass"))?,
         };
-        let first = &rules[0];
         let refuse_status = outcome.1;
         if let (true, Some(d)) = (rules.iter().any(|r| r.dry_run), &c.deployment) {
             return Err(self.err(
@@ -149,9 +148,10 @@ impl Ctx<'_> {
                 .as_ref()
                 .map(|d| d.get_ref().trim().to_string())
                 .unwrap_or_default(),
-            kind: first.kind,
-            params: first.params,
-            field: format!("contender[{i}]"),
+            origin: Origin::Contender {
+                index: i,
+                imported: false,
+            },
             shape: Shape::Stack(Box::new(Stack {
                 commit,
                 rules,
@@ -208,11 +208,11 @@ impl Ctx<'_> {
                 .as_ref()
                 .map(|d| d.get_ref().trim().to_string())
                 .unwrap_or_default(),
-            // Unused: nothing is built. The policy's parameters size the row's judgement.
-            kind: AlgorithmKind::FixedWindow,
-            params,
-            field: format!("contender[{i}]"),
-            shape: Shape::Recorded,
+            origin: Origin::Contender {
+                index: i,
+                imported: false,
+            },
+            shape: Shape::Recorded(params),
             refuse_status,
             notes: Vec::new(),
         })
@@ -344,13 +344,16 @@ impl Ctx<'_> {
                 }
             }
         }
-        contender.field = field("import");
+        contender.origin = Origin::Contender {
+            index: i,
+            imported: true,
+        };
         contender.notes = imported.notes.clone();
         contender.notes.extend(one.notes.iter().cloned());
         Ok(contender)
     }
 
-    /// Checks `params` build `kind`; a profile is configured from them.
+    /// `kind` built from `params`; a profile is configured from them and its native ones.
     fn limiter(
         &self,
         kind: AlgorithmKind,
@@ -358,7 +361,7 @@ impl Ctx<'_> {
         span: std::ops::Range<usize>,
         field: &str,
         native: Option<&RawNative>,
-    ) -> Result<Option<Profile>> {
+    ) -> Result<LimiterSpec> {
         let given: Vec<(String, ParamValue)> = native
             .map(|t| {
                 t.get_ref()
@@ -368,30 +371,30 @@ impl Ctx<'_> {
             })
             .unwrap_or_default();
         match kind {
-            AlgorithmKind::Profile(p) => p.configure(params, &given).map(Some).map_err(|e| {
-                // A native parameter's own line, when the profile names it.
-                let at = e
-                    .param
-                    .as_deref()
-                    .and_then(|name| native?.get_ref().get_key_value(name));
-                match at {
-                    Some((name, v)) => self.err(
-                        v.span(),
-                        &format!("{}.profile.{name}", field.trim_end_matches(".limit")),
-                        e.reason,
-                    ),
-                    None => self.err(span, field, format!("profile `{p}`: {}", e.reason)),
-                }
-            }),
+            AlgorithmKind::Profile(p) => p
+                .configure(params, &given)
+                .map_err(|e| {
+                    // A native parameter's own line, when the profile names it.
+                    let at = e
+                        .param
+                        .as_deref()
+                        .and_then(|name| native?.get_ref().get_key_value(name));
+                    match at {
+                        Some((name, v)) => self.err(
+                            v.span(),
+                            &format!("{}.profile.{name}", field.trim_end_matches(".limit")),
+                            e.reason,
+                        ),
+                        None => self.err(span, field, format!("profile `{p}`: {}", e.reason)),
+                    }
+                })
+                .map(|profile| LimiterSpec::profile(params, profile)),
             _ if native.is_some() => Err(self.err(
                 native.map(|n| n.span()).unwrap_or(span),
                 &format!("{}.profile", field.trim_end_matches(".limit")),
                 format!("`{kind}` is not a library profile: it takes no native parameters"),
             )),
-            _ => kind
-                .validate(params)
-                .map(|()| None)
-                .map_err(|e| self.err(span, field, e.to_string())),
+            _ => LimiterSpec::new(kind, params).map_err(|e| self.err(span, field, e.to_string())),
         }
     }
 
@@ -577,7 +580,7 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        let profile = self.limiter(
+        let limiter = self.limiter(
             kind,
             params,
             r.limit.span(),
@@ -631,12 +634,10 @@ impl Ctx<'_> {
         };
         Ok(Rule {
             name,
-            kind,
-            params,
+            limiter,
             key,
             matcher,
             warn_from,
-            profile,
             dry_run: false,
             refuse_status: DEFAULT_REFUSE_STATUS,
         })
@@ -644,7 +645,7 @@ impl Ctx<'_> {
 
     /// One rule per `per_tier` entry (`<rule>/<tier>+<tier>`), and the tiers they claim.
     fn per_tier(&self, r: &RawRule, prefix: &str, base: &Rule) -> Result<(Vec<Rule>, Vec<String>)> {
-        let kind = base.kind;
+        let kind = base.limiter.kind();
         let mut claimed: Vec<String> = Vec::new();
         let mut entries = Vec::new();
         for (k, t) in r.per_tier.iter().enumerate() {
@@ -655,7 +656,7 @@ impl Ctx<'_> {
             let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
             let window = match &t.window {
                 Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
-                None => base.params.window,
+                None => base.params().window,
             };
             let burst = match &t.burst {
                 Some(b) if !kind.uses_burst() => {
@@ -673,7 +674,7 @@ impl Ctx<'_> {
                 window,
                 burst,
             };
-            let profile = self.limiter(
+            let limiter = self.limiter(
                 kind,
                 params,
                 t.limit.span(),
@@ -688,10 +689,9 @@ impl Ctx<'_> {
             matcher.tiers = Some(list.clone());
             entries.push(Rule {
                 name: format!("{}/{}", base.name, list.join("+")),
-                params,
+                limiter,
                 warn_from,
                 matcher,
-                profile,
                 ..base.clone()
             });
         }

@@ -65,7 +65,7 @@ impl Ctx<'_> {
                 ));
             }
         };
-        if !matches!(store, Store::Shared { .. })
+        if matches!(store, Store::Local { .. } | Store::Cached { .. })
             && let Some(c) = &d.die_chance
         {
             return Err(self.err(
@@ -206,7 +206,7 @@ impl Ctx<'_> {
                 v
             }
         };
-        Ok(Store::Shared { ops, die_chance })
+        Ok(Store::shared(ops, die_chance))
     }
 
     fn cached_store(&self, d: &RawDeployment, f: &dyn Fn(&str) -> String) -> Result<Store> {
@@ -350,8 +350,24 @@ impl Ctx<'_> {
                  behind replicas are not modelled",
             ));
         }
-        let dep = self.deployment(raw, &field, spec.kind, spec.profile().is_some(), duration)?;
-        spec.deploy(dep, &field);
-        Ok(())
+        self.deploy(spec, raw, &field, duration)
+    }
+
+    /// Puts `spec` on the deployment `raw` (declared at `field`).
+    pub(super) fn deploy(
+        &self,
+        spec: &mut Contender,
+        raw: &S<RawDeployment>,
+        field: &str,
+        duration: Nanos,
+    ) -> Result<()> {
+        // A recorded contender takes no deployment (refused where it is declared).
+        let Some(limiter) = spec.limiter() else {
+            return Ok(());
+        };
+        let profile = limiter.as_profile().is_some();
+        let dep = self.deployment(raw, field, limiter.kind(), profile, duration)?;
+        spec.deploy(dep)
+            .map_err(|e| self.err(raw.span(), field, e.to_string()))
     }
 }

@@ -3,10 +3,10 @@
 
 use super::ctx::{Ctx, Found};
 use crate::algorithms::profiles::ParamValue;
-use crate::algorithms::{AlgorithmKind, Params, ProfileKind};
+use crate::algorithms::{AlgorithmKind, LimiterSpec, Params, Profile, ProfileKind};
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec, Policy};
-use crate::scenario::model::scenario::{Contender, Shape, Single};
+use crate::scenario::model::scenario::Contender;
 use crate::scenario::raw::{RawOverride, RawScenario, S};
 
 impl Ctx<'_> {
@@ -71,10 +71,8 @@ impl Ctx<'_> {
             window: policy.window,
             burst: policy.burst,
         };
-        let mut specs: Vec<Contender> = kinds
-            .iter()
-            .map(|&kind| Contender::short(kind, base))
-            .collect();
+        let mut entries: Vec<(AlgorithmKind, Params)> =
+            kinds.iter().map(|&kind| (kind, base)).collect();
         for (name, over) in &raw.algorithm {
             let field = format!("algorithm.{name}");
             let kind: AlgorithmKind = name
@@ -87,14 +85,14 @@ impl Ctx<'_> {
                     format!("`{p}` is a profile: give its own parameters in `[profile.{p}]`"),
                 ));
             }
-            let Some(spec) = specs.iter_mut().find(|s| s.kind == kind) else {
+            let Some((_, params)) = entries.iter_mut().find(|(k, _)| *k == kind) else {
                 return Err(self.err(
                     over.span(),
                     &field,
                     format!("`{kind}` is not in `algorithms`"),
                 ));
             };
-            spec.params = self.override_params(base, over.get_ref(), &field)?;
+            *params = self.override_params(base, over.get_ref(), &field)?;
             if over.get_ref().burst.is_some() && !kind.uses_burst() {
                 return Err(self.err(
                     over.span(),
@@ -103,25 +101,34 @@ impl Ctx<'_> {
                 ));
             }
         }
-        self.profiles(raw, &mut specs)?;
-        for spec in specs.iter().filter(|s| s.profile().is_none()) {
-            spec.kind.validate(spec.params).map_err(|e| {
-                // Point at the table the parameters came from: the override, or the policy.
-                let name = spec.kind.name();
-                match raw.algorithm.get(name) {
-                    Some(over) => {
-                        self.err(over.span(), &format!("algorithm.{name}"), e.to_string())
+        let profiles = self.profiles(raw, &entries)?;
+        let mut specs = Vec::with_capacity(entries.len());
+        for ((kind, params), profile) in entries.into_iter().zip(profiles) {
+            let limiter = match profile {
+                Some(profile) => LimiterSpec::profile(params, profile),
+                None => LimiterSpec::new(kind, params).map_err(|e| {
+                    // Point at the table the parameters came from: the override, or the policy.
+                    let name = kind.name();
+                    match raw.algorithm.get(name) {
+                        Some(over) => {
+                            self.err(over.span(), &format!("algorithm.{name}"), e.to_string())
+                        }
+                        None => self.err(raw.policy.span(), "policy", e.to_string()),
                     }
-                    None => self.err(raw.policy.span(), "policy", e.to_string()),
-                }
-            })?;
+                })?,
+            };
+            specs.push(Contender::short(limiter));
         }
         Ok(specs)
     }
 
-    /// Configures every profile of `specs` from its `[profile.NAME]` table (or the policy alone),
-    /// pointing any error at the parameter's line.
-    fn profiles(&self, raw: &RawScenario, specs: &mut [Contender]) -> Result<()> {
+    /// Configures every profile of `entries` from its `[profile.NAME]` table (or the policy
+    /// alone), pointing any error at the parameter's line: by entry, `None` for an algorithm.
+    fn profiles(
+        &self,
+        raw: &RawScenario,
+        entries: &[(AlgorithmKind, Params)],
+    ) -> Result<Vec<Option<Profile>>> {
         for (name, table) in &raw.profile {
             let field = format!("profile.{name}");
             let kind: AlgorithmKind = name
@@ -134,7 +141,7 @@ impl Ctx<'_> {
                     format!("`{kind}` is an algorithm, not a profile: override it in `[algorithm.{kind}]`"),
                 ));
             }
-            if !specs.iter().any(|s| s.kind == kind) {
+            if !entries.iter().any(|(k, _)| *k == kind) {
                 return Err(self.err(
                     table.span(),
                     &field,
@@ -155,8 +162,10 @@ impl Ctx<'_> {
                 ));
             }
         }
-        for spec in specs.iter_mut() {
-            let AlgorithmKind::Profile(kind) = spec.kind else {
+        let mut profiles = Vec::with_capacity(entries.len());
+        for &(kind, params) in entries {
+            let AlgorithmKind::Profile(kind) = kind else {
+                profiles.push(None);
                 continue;
             };
             // The table as the scenario named it: the profile's name or a former one.
@@ -176,7 +185,7 @@ impl Ctx<'_> {
                         .collect()
                 })
                 .unwrap_or_default();
-            let profile = kind.configure(spec.params, &given).map_err(|e| {
+            let profile = kind.configure(params, &given).map_err(|e| {
                 let param = e
                     .param
                     .as_deref()
@@ -193,9 +202,9 @@ impl Ctx<'_> {
                     ),
                 }
             })?;
-            spec.shape = Shape::Single(Single::Profile(profile));
+            profiles.push(Some(profile));
         }
-        Ok(())
+        Ok(profiles)
     }
 
     fn override_params(&self, base: Params, o: &RawOverride, field: &str) -> Result<Params> {

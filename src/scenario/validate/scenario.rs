@@ -154,7 +154,7 @@ impl Ctx<'_> {
         };
         let name = model.get_ref();
         match scenario.algorithms.iter().find(|c| c.name == *name) {
-            Some(c) if c.shape == crate::scenario::Shape::Recorded => {
+            Some(c) if matches!(c.shape, crate::scenario::Shape::Recorded(_)) => {
                 return Err(self.err(
                     model.span(),
                     "backtest.model",
@@ -362,17 +362,9 @@ impl Ctx<'_> {
         found: &mut Found,
     ) -> Option<Vec<Contender>> {
         if let Some(d) = &raw.deployment {
-            let deployed = algorithms.iter_mut().try_for_each(|spec| {
-                let dep = self.deployment(
-                    d,
-                    "deployment",
-                    spec.kind,
-                    spec.profile().is_some(),
-                    duration,
-                )?;
-                spec.deploy(dep, "deployment");
-                Ok(())
-            });
+            let deployed = algorithms
+                .iter_mut()
+                .try_for_each(|spec| self.deploy(spec, d, "deployment", duration));
             found.ok(deployed)?;
         }
         let short = algorithms.len();

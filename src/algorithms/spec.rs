@@ -1,0 +1,127 @@
+//! A limiter checked once: the algorithm already built from its parameters, so whatever runs
+//! it later (the engine, a stack's rules, a deployment) cannot meet invalid parameters.
+
+use super::{
+    AlgorithmKind, FixedWindow, Gcra, LeakyBucket, LimiterVisitor, Params, ParamsError, Profile,
+    SlidingWindowCounter, SlidingWindowLog, TokenBucket, params_error,
+};
+use crate::time::Nanos;
+
+/// The concrete limiter of a [`LimiterSpec`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Built {
+    FixedWindow(FixedWindow),
+    SlidingWindowLog(SlidingWindowLog),
+    SlidingWindowCounter(SlidingWindowCounter),
+    TokenBucket(TokenBucket),
+    LeakyBucket(LeakyBucket),
+    Gcra(Gcra),
+    Profile(Profile),
+}
+
+/// One limiter with the parameters it was built from: an exact algorithm, or a library's
+/// profile configured from the policy's parameters and its own native ones. Only built
+/// through [`LimiterSpec::new`] or [`LimiterSpec::profile`], so visiting it cannot fail.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimiterSpec {
+    params: Params,
+    built: Built,
+}
+
+impl LimiterSpec {
+    /// `kind` built from `params` (a profile configured without native parameters).
+    pub fn new(kind: AlgorithmKind, params: Params) -> Result<LimiterSpec, ParamsError> {
+        let built = match kind {
+            AlgorithmKind::FixedWindow => Built::FixedWindow(FixedWindow::new(params)?),
+            AlgorithmKind::SlidingWindowLog => {
+                Built::SlidingWindowLog(SlidingWindowLog::new(params)?)
+            }
+            AlgorithmKind::SlidingWindowCounter => {
+                Built::SlidingWindowCounter(SlidingWindowCounter::new(params)?)
+            }
+            AlgorithmKind::TokenBucket => Built::TokenBucket(TokenBucket::new(params)?),
+            AlgorithmKind::LeakyBucket => Built::LeakyBucket(LeakyBucket::new(params)?),
+            AlgorithmKind::Gcra => Built::Gcra(Gcra::new(params)?),
+            // Everything derives from the policy's parameters.
+            AlgorithmKind::Profile(p) => Built::Profile(
+                p.configure(params, &[])
+                    .map_err(|e| params_error(kind, e.to_string()))?,
+            ),
+        };
+        Ok(LimiterSpec { params, built })
+    }
+
+    /// A profile already configured (with its native parameters) from `params`.
+    pub fn profile(params: Params, profile: Profile) -> LimiterSpec {
+        LimiterSpec {
+            params,
+            built: Built::Profile(profile),
+        }
+    }
+
+    pub fn kind(&self) -> AlgorithmKind {
+        match self.built {
+            Built::FixedWindow(_) => AlgorithmKind::FixedWindow,
+            Built::SlidingWindowLog(_) => AlgorithmKind::SlidingWindowLog,
+            Built::SlidingWindowCounter(_) => AlgorithmKind::SlidingWindowCounter,
+            Built::TokenBucket(_) => AlgorithmKind::TokenBucket,
+            Built::LeakyBucket(_) => AlgorithmKind::LeakyBucket,
+            Built::Gcra(_) => AlgorithmKind::Gcra,
+            Built::Profile(p) => AlgorithmKind::Profile(p.kind()),
+        }
+    }
+
+    /// The limit, window and burst it was built from (a profile's policy parameters).
+    pub fn params(&self) -> Params {
+        self.params
+    }
+
+    /// The configured profile; `None` for an exact algorithm.
+    pub fn as_profile(&self) -> Option<Profile> {
+        match self.built {
+            Built::Profile(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The same limiter with virtual time 0 at the wall-clock `start` (see
+    /// [`Profile::starting_at`]; the exact algorithms do not read it).
+    pub fn starting_at(self, start: Nanos) -> LimiterSpec {
+        match self.built {
+            Built::Profile(p) => LimiterSpec::profile(self.params, p.starting_at(start)),
+            _ => self,
+        }
+    }
+
+    /// The same limiter with the parameters it ignores set to 0 (the burst of an algorithm
+    /// without one; every policy figure of a profile, which its configuration holds): two
+    /// limiters that decide alike compare equal.
+    pub fn without_ignored_params(self) -> LimiterSpec {
+        let mut params = self.params;
+        match self.built {
+            Built::Profile(_) => {
+                params = Params {
+                    limit: 0,
+                    window: 0,
+                    burst: 0,
+                }
+            }
+            _ if !self.kind().uses_burst() => params.burst = 0,
+            _ => {}
+        }
+        LimiterSpec { params, ..self }
+    }
+
+    /// Calls `visitor` with the concrete limiter.
+    pub fn visit<V: LimiterVisitor>(self, visitor: V) -> V::Output {
+        match self.built {
+            Built::FixedWindow(l) => visitor.visit(l),
+            Built::SlidingWindowLog(l) => visitor.visit(l),
+            Built::SlidingWindowCounter(l) => visitor.visit(l),
+            Built::TokenBucket(l) => visitor.visit(l),
+            Built::LeakyBucket(l) => visitor.visit(l),
+            Built::Gcra(l) => visitor.visit(l),
+            Built::Profile(p) => p.visit(visitor),
+        }
+    }
+}
