@@ -98,7 +98,7 @@ pub fn check(options: &CheckOptions) -> Result<CheckReport> {
         .into_par_iter()
         .zip(sweeps)
         .map(|(scenario, sweep)| {
-            let reports = simulate(&scenario)?;
+            let reports = crate::observe::figures(&scenario, crate::sim::RunOptions::new())?;
             let mut expectations = evaluate(&scenario, &reports);
             if let Some(sweep) = sweep {
                 expectations.extend(sweep.run(expectations.len())?);
@@ -192,12 +192,6 @@ impl SweepCheck {
             })
             .collect())
     }
-}
-
-/// Every algorithm of `scenario`, in parallel. Unlike `rlsim run`, decisions are not timed: a
-/// check needs only the deterministic figures.
-pub fn simulate(scenario: &Scenario) -> Result<Vec<AlgorithmReport>> {
-    crate::observe::simulate(scenario, crate::sim::RunOptions::new())
 }
 
 /// The scenario files named by `paths`: files as given, directories searched (recursively,

@@ -5,7 +5,7 @@ use super::scenario::skipped_lines;
 use super::{Format, Loaded, ScenarioInput, Status, note, print};
 use crate::check::{self, output};
 use crate::error::{Error, Result};
-use crate::observe::{self, Observation, Observer};
+use crate::observe::{self, Observation, Observed};
 use crate::output::{Destination, Kind};
 use crate::replicate::outputs::Plan;
 use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary, Verdict};
@@ -58,14 +58,6 @@ struct Targets {
     store: Option<RedisStore>,
 }
 
-/// A finished simulation: the report with the observers' figures in it, their observations and
-/// the decision log's parts.
-struct Ran {
-    report: RunReport,
-    observations: Vec<Observation>,
-    parts: Vec<DecisionPart>,
-}
-
 /// Runs `rlsim run`.
 pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     if let Some(out) = &o.out
@@ -84,7 +76,7 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         (targets.decisions.as_ref()).is_some_and(|d| d.kind() == Kind::Stdout);
     let log = targets.decisions.map(DecisionLog::new);
     let metrics = targets.metrics_out;
-    let ran = simulate(
+    let observed = run_contenders(
         &scenario,
         log.as_ref(),
         metrics.is_some(),
@@ -92,11 +84,11 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         o,
         stderr,
     )?;
-    let Ran {
+    let Observed {
         report,
         observations,
         mut parts,
-    } = ran;
+    } = observed;
     for part in &mut parts {
         part.flush()?;
     }
@@ -216,33 +208,27 @@ fn targets(o: &RunOptions, scenario: &Scenario) -> Result<Targets> {
 }
 
 /// Runs every contender with its decision log part and observer, under the progress bar, then
-/// closes the store and attaches what the observers saw to the report.
-fn simulate(
+/// closes the store.
+fn run_contenders(
     scenario: &Scenario,
     log: Option<&DecisionLog>,
-    export: bool,
+    metrics: bool,
     store: Option<RedisStore>,
     o: &RunOptions,
     stderr: &mut dyn Write,
-) -> Result<Ran> {
-    let observe = observe::wanted(scenario, export);
-    let make_sink = |_, spec: &Contender| {
-        let part = match log {
-            Some(log) => Some(log.part(&spec.name, &scenario.traffic)?),
-            None => None,
-        };
-        let observer =
-            observe.then(|| Observer::new(scenario, &spec.name, spec.params().window, export));
-        Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
+) -> Result<Observed<DecisionPart>> {
+    let part = |spec: &Contender| match log {
+        Some(log) => log.part(&spec.name, &scenario.traffic).map(Some),
+        None => Ok(None),
     };
     let progress = sim::Progress::new();
-    let (report, sinks) = terminal::with_progress(scenario, &progress, !o.quiet, || {
+    let observed = terminal::with_progress(scenario, &progress, !o.quiet, || {
         let remote = store.as_ref().map(|s| s as &dyn sim::RemoteFactory);
         let options = sim::RunOptions::new()
             .timed(true)
             .progress(&progress)
             .through(remote);
-        sim::run_all(scenario, options.with_sinks(make_sink))
+        observe::run(scenario, options, metrics, part)
     })?;
     if let Some(store) = store {
         let url = store.url().to_string();
@@ -252,31 +238,7 @@ fn simulate(
             note(stderr, line.as_bytes())?;
         }
     }
-    Ok(attach(scenario, report, sinks))
-}
-
-/// Splits the sinks into the decision log's parts and the observers' observations, each
-/// observation's figures attached to its contender's row: the one place observers end.
-fn attach(
-    scenario: &Scenario,
-    mut report: RunReport,
-    sinks: Vec<Option<(Option<DecisionPart>, Option<Observer>)>>,
-) -> Ran {
-    let mut parts = Vec::new();
-    let mut observations = Vec::new();
-    for (i, (part, observer)) in sinks.into_iter().flatten().enumerate() {
-        parts.extend(part);
-        if let Some(o) = observer {
-            let mut o = o.finish(scenario);
-            o.attach(&mut report.algorithms[i]);
-            observations.push(o);
-        }
-    }
-    Ran {
-        report,
-        observations,
-        parts,
-    }
+    Ok(observed)
 }
 
 /// What the printed results are made of.

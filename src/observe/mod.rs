@@ -20,8 +20,8 @@ pub use openmetrics::Exporter;
 use crate::algorithms::{Decision, KeyId, Outcome};
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
-use crate::scenario::{GroupBy, Scenario, alerts::FIGURES};
-use crate::sim::{DecisionSink, Detail};
+use crate::scenario::{Contender, GroupBy, Scenario, alerts::FIGURES};
+use crate::sim::{DecisionSink, Detail, NoSink, RunOptions, RunReport};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, KeySpace, Role};
 use rustc_hash::FxHashMap;
@@ -344,22 +344,55 @@ pub fn alert_lines(observations: &[Observation]) -> String {
     out
 }
 
-/// Runs the contenders of `scenario` that `options` keeps, each with an observer when the
-/// scenario has alert rules, and puts the alert figures into its report (for `rlsim check`
-/// and sweeps, which need only the deterministic figures).
-pub fn simulate(
+/// A run watched as its operators would watch it: the report (each row with its observation's
+/// figures), the observations and the other sinks (the decision log's parts), in the
+/// scenario's order.
+pub struct Observed<P> {
+    pub report: RunReport,
+    pub observations: Vec<Observation>,
+    pub parts: Vec<P>,
+}
+
+/// Runs the contenders of `scenario` that `options` keeps, each with an [`Observer`] when the
+/// scenario has alert rules or `metrics` (`--metrics-out`) asks for the exposed series, and
+/// with the sink `part` gives it: the one way a run is observed.
+pub fn run<P: DecisionSink + Send>(
     scenario: &Scenario,
-    options: crate::sim::RunOptions<'_>,
-) -> Result<Vec<AlgorithmReport>> {
-    let alerts = wanted(scenario, false);
-    let options = options.with_sinks(|_, c: &crate::scenario::Contender| {
-        Ok(alerts.then(|| Observer::new(scenario, &c.name, c.params().window, false)))
-    });
-    let (mut report, observers) = crate::sim::run_all(scenario, options)?;
-    for (r, o) in report.algorithms.iter_mut().zip(observers) {
-        if let Some(o) = o {
-            o.finish(scenario).attach(r);
+    options: RunOptions<'_>,
+    metrics: bool,
+    part: impl Fn(&Contender) -> Result<Option<P>> + Sync,
+) -> Result<Observed<P>> {
+    let observe = wanted(scenario, metrics);
+    let make_sink = |_, c: &Contender| {
+        let part = part(c)?;
+        let observer =
+            observe.then(|| Observer::new(scenario, &c.name, c.params().window, metrics));
+        Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
+    };
+    let (mut report, sinks) = crate::sim::run_all(scenario, options.with_sinks(make_sink))?;
+    let mut parts = Vec::new();
+    let mut observations = Vec::new();
+    for (row, sink) in report.algorithms.iter_mut().zip(sinks) {
+        let Some((part, observer)) = sink else {
+            continue;
+        };
+        parts.extend(part);
+        if let Some(o) = observer {
+            let mut o = o.finish(scenario);
+            o.attach(row);
+            observations.push(o);
         }
     }
-    Ok(report.algorithms)
+    Ok(Observed {
+        report,
+        observations,
+        parts,
+    })
+}
+
+/// The rows of a run of the contenders `options` keeps, with the alert figures in them (for
+/// `rlsim check`, sweeps and replicates, which need only the deterministic figures).
+pub fn figures(scenario: &Scenario, options: RunOptions<'_>) -> Result<Vec<AlgorithmReport>> {
+    let observed = run(scenario, options, false, |_| Ok(None::<NoSink>))?;
+    Ok(observed.report.algorithms)
 }

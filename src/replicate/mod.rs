@@ -73,7 +73,7 @@ pub fn run_seeds(scenario: &Scenario, seeds: &[u64]) -> Result<Vec<Replicate>> {
         .map(|&seed| {
             let seeded = scenario.clone().with_seed(seed);
             // With `[[alert]]` rules their figures join the reports, as goals may name them.
-            let reports = crate::observe::simulate(&seeded, crate::sim::RunOptions::new())?;
+            let reports = crate::observe::figures(&seeded, crate::sim::RunOptions::new())?;
             Ok(replicate(scenario, seed, &reports))
         })
         .collect()

@@ -131,7 +131,7 @@ pub fn run(
             let new = |j: usize| !firsts.iter().any(|f| same_run(&scenario, f, j));
             // With `[[alert]]` rules, their figures join each point's (see `observe`).
             let options = crate::sim::RunOptions::new().only(&new);
-            let reports = crate::observe::simulate(&scenario, options)?;
+            let reports = crate::observe::figures(&scenario, options)?;
             tick();
             Ok(reports
                 .iter()
