@@ -23,6 +23,7 @@ pub mod names;
 mod per_key;
 mod recorder;
 mod retries;
+mod row;
 mod rules;
 mod shape;
 mod throughput;
@@ -43,6 +44,7 @@ pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_v
 #[cfg(test)]
 pub(crate) use per_key::{MIRRORED_AT_FINISH, NO_MIRROR};
 pub use recorder::Recorder;
+pub use row::{GateFigures, RowParts};
 pub use rules::{RuleReport, RuleTally, SourceKeys};
 pub use shape::Features;
 pub use throughput::{Throughput, Timing};

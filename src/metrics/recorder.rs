@@ -26,9 +26,10 @@ use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
 use super::retries::Retries;
+use super::row::RowParts;
 use super::timeline::Timeline;
 use super::{AlgorithmReport, Counts, RoleReport, SourceReport, ratio};
-use crate::algorithms::{Decision, KeyId, MemoryUsage, Outcome, Params};
+use crate::algorithms::{Decision, KeyId, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, Identity, KeySpace, Role, SourceSpec};
@@ -324,16 +325,16 @@ impl Recorder {
         }
     }
 
-    /// The figures of the finished run.
+    /// The row of the finished run: the recorder's figures with the contender's `parts`, the
+    /// figures the row lacks filled as the scenario's features say
+    /// ([`Features::fill`](super::Features::fill)).
     pub fn finish(
         mut self,
         traffic: &[SourceSpec],
-        algorithm: &str,
-        params: Params,
         keys: &KeySpace,
-        peak: MemoryUsage,
-        end: MemoryUsage,
+        parts: RowParts,
     ) -> AlgorithmReport {
+        let (params, (peak, end), gate) = (parts.params, parts.memory, parts.gate);
         #[cfg(test)]
         if !self.entries.clients_kept() {
             super::per_key::MIRRORED_AT_FINISH.set(super::per_key::MIRRORED_AT_FINISH.get() + 1);
@@ -365,11 +366,11 @@ impl Recorder {
         let timeline = self.timeline.finish();
         let admitted = total.admitted();
         let per_key = |bytes: usize| ratio(bytes as u64, peak.live_keys as u64);
-        AlgorithmReport {
-            would_refuse: None,
-            refuse_status: None,
-            alerts: None,
-            algorithm: algorithm.to_string(),
+        let mut report = AlgorithmReport {
+            would_refuse: gate.would_refuse,
+            refuse_status: parts.refuse_status,
+            alerts: parts.alerts,
+            algorithm: parts.name,
             limit: params.limit,
             window_ns: params.window,
             burst: params.burst,
@@ -426,17 +427,19 @@ impl Recorder {
             busiest_key: timeline.busiest_key,
             retries_by_source: timeline.retries_by_source,
             skipped_lines: self.skipped_lines,
-            replay_ends: Vec::new(),
+            replay_ends: parts.replay_ends,
             legit_delay: legit_delay.clone(),
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,
-            bypassed: None,
-            unlimited: None,
-            warned: None,
-            rules: Vec::new(),
-            deployment: None,
+            bypassed: gate.bypassed,
+            unlimited: gate.unlimited,
+            warned: gate.warned,
+            rules: gate.rules,
+            deployment: gate.deployment,
             backtest: self.backtest.finish(keys),
-        }
+        };
+        parts.features.fill(&mut report);
+        report
     }
 }
 

@@ -82,13 +82,28 @@ impl Observer {
         }
     }
 
-    /// Evaluates and scrapes to the end of the run (`duration`, or the last decision if later).
-    pub fn finish(mut self, scenario: &Scenario) -> Observation {
+    /// Evaluates the alert rules to the end of the run (`duration`, or the last decision if
+    /// later), which it returns; evaluating again changes nothing.
+    fn evaluate_to_end(&mut self, scenario: &Scenario) -> Nanos {
         let end = scenario.duration.max(self.last_time);
         for e in &mut self.evaluators {
             e.finish(end);
         }
+        end
+    }
+
+    fn alert_results(&self, scenario: &Scenario) -> Vec<AlertResult> {
+        let first = &self.first_request;
+        (self.evaluators.iter())
+            .map(|e| AlertResult::new(e, &self.contender, scenario, first))
+            .collect()
+    }
+
+    /// Evaluates and scrapes to the end of the run (`duration`, or the last decision if later).
+    pub fn finish(mut self, scenario: &Scenario) -> Observation {
+        let end = self.evaluate_to_end(scenario);
         self.exporter.finish(end);
+        let alerts = self.alert_results(scenario);
         let mut top: Vec<(String, u64)> = self
             .refusals
             .into_values()
@@ -96,11 +111,6 @@ impl Observer {
             .collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         top.truncate(TOP_KEYS);
-        let alerts = self
-            .evaluators
-            .into_iter()
-            .map(|e| AlertResult::new(e, scenario, &self.first_request))
-            .collect();
         Observation {
             contender: self.contender,
             alerts,
@@ -113,6 +123,16 @@ impl Observer {
 }
 
 impl DecisionSink for Observer {
+    /// The alert figures `expect` lines read (when the scenario has rules).
+    fn row_figures(&mut self, scenario: &Scenario) -> Option<BTreeMap<String, Option<f64>>> {
+        if self.evaluators.is_empty() {
+            return None;
+        }
+        self.evaluate_to_end(scenario);
+        let results = self.alert_results(scenario);
+        Some(results.iter().flat_map(|a| a.figures()).collect())
+    }
+
     fn record(
         &mut self,
         arrival: &Arrival,
@@ -234,7 +254,12 @@ pub struct Detection {
 }
 
 impl AlertResult {
-    fn new(e: Evaluator, scenario: &Scenario, first: &[Option<Nanos>]) -> AlertResult {
+    fn new(
+        e: &Evaluator,
+        contender: &str,
+        scenario: &Scenario,
+        first: &[Option<Nanos>],
+    ) -> AlertResult {
         let detection = scenario
             .traffic
             .iter()
@@ -249,7 +274,7 @@ impl AlertResult {
             })
             .collect();
         AlertResult {
-            contender: String::new(),
+            contender: contender.to_string(),
             alert: e.spec.name.clone(),
             alerts: e.episodes.len() as u64,
             first_fired_ns: e.episodes.first().map(|x| x.fired_ns),
@@ -258,7 +283,7 @@ impl AlertResult {
                 .iter()
                 .filter(|x| x.resolved_ns.is_none())
                 .count() as u64,
-            episodes: e.episodes.into_iter().take(EPISODES_KEPT).collect(),
+            episodes: e.episodes.iter().take(EPISODES_KEPT).cloned().collect(),
             detection,
         }
     }
@@ -284,20 +309,6 @@ impl AlertResult {
             i += 1;
             (name, v)
         })
-    }
-}
-
-impl Observation {
-    /// Puts the alert figures into the contender's report (when the scenario has rules).
-    pub fn attach(&mut self, report: &mut AlgorithmReport) {
-        for a in &mut self.alerts {
-            a.contender = self.contender.clone();
-        }
-        if !self.alerts.is_empty() {
-            let figures: BTreeMap<String, Option<f64>> =
-                self.alerts.iter().flat_map(|a| a.figures()).collect();
-            report.alerts = Some(figures);
-        }
     }
 }
 
@@ -369,18 +380,13 @@ pub fn run<P: DecisionSink + Send>(
             observe.then(|| Observer::new(scenario, &c.name, c.params().window, metrics));
         Ok((part.is_some() || observer.is_some()).then_some((part, observer)))
     };
-    let (mut report, sinks) = crate::sim::run_all(scenario, options.with_sinks(make_sink))?;
+    let (report, sinks) = crate::sim::run_all(scenario, options.with_sinks(make_sink))?;
     let mut parts = Vec::new();
     let mut observations = Vec::new();
-    for (row, sink) in report.algorithms.iter_mut().zip(sinks) {
-        let Some((part, observer)) = sink else {
-            continue;
-        };
+    for (part, observer) in sinks.into_iter().flatten() {
         parts.extend(part);
         if let Some(o) = observer {
-            let mut o = o.finish(scenario);
-            o.attach(row);
-            observations.push(o);
+            observations.push(o.finish(scenario));
         }
     }
     Ok(Observed {

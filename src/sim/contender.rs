@@ -12,7 +12,7 @@ use crate::algorithms::{
     Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, Deciders, RuleDecision, RuleTally, Timing};
+use crate::metrics::{Deciders, GateFigures, RuleDecision, RuleTally, Timing};
 use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
 use crate::scenario::Scenario;
@@ -675,19 +675,15 @@ impl<'a> Contest for StackContest<'a> {
         (gate.gate.peak, end)
     }
 
-    fn figures(&self, gate: &mut Self::Gate, report: &mut AlgorithmReport) {
+    fn figures(&self, gate: &mut Self::Gate) -> GateFigures {
         let gate = &mut gate.gate;
-        report.bypassed = Some(gate.bypassed);
-        report.would_refuse = self.stack.dry_runs().then_some(gate.would_refuse);
-        report.unlimited = Some(gate.unlimited);
-        report.warned = Some(gate.warned);
         let source_names: Vec<String> = self
             .scenario
             .traffic
             .iter()
             .map(|s| s.name.clone())
             .collect();
-        report.rules = std::mem::take(&mut gate.rules)
+        let rules = std::mem::take(&mut gate.rules)
             .into_iter()
             .zip(&self.stack.rules)
             .map(|(run, rule)| {
@@ -701,6 +697,14 @@ impl<'a> Contest for StackContest<'a> {
                 )
             })
             .collect();
+        GateFigures {
+            bypassed: Some(gate.bypassed),
+            would_refuse: self.stack.dry_runs().then_some(gate.would_refuse),
+            unlimited: Some(gate.unlimited),
+            warned: Some(gate.warned),
+            rules,
+            deployment: None,
+        }
     }
 
     /// A fresh stack (fresh limiters, no tallies) decides the captured arrivals again: the

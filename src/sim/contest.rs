@@ -9,7 +9,7 @@ use super::harness::{
 use super::remote::{RemoteFactory, Shadowed, Tally};
 use crate::algorithms::{KeyedLimiter, Limiter, LimiterSpec, LimiterVisitor, MemoryUsage, Params};
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, Timing};
+use crate::metrics::{GateFigures, Timing};
 use crate::scenario::Shape;
 use crate::scenario::deployment::Deployment;
 use crate::time::Nanos;
@@ -229,11 +229,14 @@ impl<'d, L: Limiter> Contest for DeployedContest<'d, L> {
         gate.gate.note_memory();
         (gate.gate.peak, gate.gate.end)
     }
-    fn figures(&self, gate: &mut Self::Gate, report: &mut AlgorithmReport) {
+    fn figures(&self, gate: &mut Self::Gate) -> GateFigures {
         let dep = self.dep;
         let names = [dep.store.name(), dep.store.ops_name(), dep.balancer.name()];
         let tally = &gate.gate.tally;
-        report.deployment = Some(tally.finish(dep.replicas, names, dep.periods(), self.duration));
+        GateFigures {
+            deployment: Some(tally.finish(dep.replicas, names, dep.periods(), self.duration)),
+            ..GateFigures::default()
+        }
     }
     fn time(self, gate: Self::Gate, _: &Capture) -> Timing {
         let (limit, window) = (self.params.limit, self.params.window);

@@ -10,8 +10,10 @@ use super::queue::{EventKind, EventQueue, ScheduledInThePast};
 use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
 use crate::metrics::{Deciders, Recorder};
+use crate::scenario::Scenario;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, Direct, KeySpace, ReplayEnd, Source};
+use std::collections::BTreeMap;
 
 /// Below this many keys and clients the tallies' and the limiter's entries stay in the caches,
 /// and looking them up a request ahead is pure overhead (docs/performance.md, "The engine and
@@ -32,6 +34,12 @@ pub trait DecisionSink {
     /// keeps them (memory per key, no work per decision).
     fn wants_identities(&self) -> bool {
         false
+    }
+
+    /// Once the run is over: the figures the sink adds to the contender's row (an observer's
+    /// alert figures; `None`: none).
+    fn row_figures(&mut self, _scenario: &Scenario) -> Option<BTreeMap<String, Option<f64>>> {
+        None
     }
 }
 
@@ -56,6 +64,12 @@ impl<A: DecisionSink, B: DecisionSink> DecisionSink for (Option<A>, Option<B>) {
     fn wants_identities(&self) -> bool {
         self.0.as_ref().is_some_and(|a| a.wants_identities())
             || self.1.as_ref().is_some_and(|b| b.wants_identities())
+    }
+
+    fn row_figures(&mut self, scenario: &Scenario) -> Option<BTreeMap<String, Option<f64>>> {
+        let a = self.0.as_mut().and_then(|a| a.row_figures(scenario));
+        let b = self.1.as_mut().and_then(|b| b.row_figures(scenario));
+        a.or(b)
     }
 }
 

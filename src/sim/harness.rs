@@ -8,7 +8,7 @@ use super::remote::{RemoteFactory, Tally};
 use super::{Clients, Progress};
 use crate::algorithms::{Decision, MemoryUsage, Params};
 use crate::error::Result;
-use crate::metrics::{AlgorithmReport, Recorder, Throughput, Timing};
+use crate::metrics::{AlgorithmReport, GateFigures, Recorder, RowParts, Throughput, Timing};
 use crate::scenario::{Contender, Scenario};
 use crate::time::Nanos;
 use crate::traffic::{self, Arrival, Direct, Keeps, KeyLayout, KeySpace};
@@ -79,8 +79,10 @@ pub(super) trait Contest {
     }
     /// The most memory the gate held, and what it holds at the end.
     fn memory(&self, gate: &mut Self::Gate) -> (MemoryUsage, MemoryUsage);
-    /// The gate's own figures into its row.
-    fn figures(&self, _gate: &mut Self::Gate, _report: &mut AlgorithmReport) {}
+    /// The gate's own figures for its row.
+    fn figures(&self, _gate: &mut Self::Gate) -> GateFigures {
+        GateFigures::default()
+    }
     /// A fresh gate deciding the run's first arrivals again, timed with [`time`].
     fn time(self, gate: Self::Gate, capture: &Capture) -> Timing;
 }
@@ -134,25 +136,28 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
     );
     let stored = contest.close(&mut gate)?;
     let replay_ends = run?;
-    let (peak, end) = contest.memory(&mut gate);
+    let memory = contest.memory(&mut gate);
     let elapsed = started.elapsed();
-    let name = setup.contender.name.as_str();
-    let params = contest.params();
-    let mut report = recorder.finish(&scenario.traffic, name, params, &keys, peak, end);
-    report.replay_ends = replay_ends;
-    contest.figures(&mut gate, &mut report);
-    // `[[contender]]` entries only: the short form's rows keep their shape.
-    if setup.contender.is_written() {
-        report.refuse_status = Some(setup.contender.refuse_status);
-    }
-    scenario.features().fill(&mut report);
+    let contender = setup.contender;
+    let parts = RowParts {
+        name: contender.name.clone(),
+        params: contest.params(),
+        memory,
+        gate: contest.figures(&mut gate),
+        replay_ends,
+        // `[[contender]]` entries only: the short form's rows keep their shape.
+        refuse_status: contender.is_written().then_some(contender.refuse_status),
+        alerts: sink.as_mut().and_then(|s| s.row_figures(scenario)),
+        features: scenario.features(),
+    };
+    let report = recorder.finish(&scenario.traffic, &keys, parts);
     let timing = if setup.timed {
         contest.time(gate, &capture)
     } else {
         Timing::default()
     };
     Ok(Row {
-        throughput: Throughput::new(name, timing, elapsed, report.offered),
+        throughput: Throughput::new(&contender.name, timing, elapsed, report.offered),
         report,
         stored,
         sink,

@@ -335,12 +335,14 @@ impl Ctx<'_> {
         duration: Nanos,
     ) -> Result<()> {
         let field = format!("contender[{i}].deployment");
-        let stack = spec.stack().expect("a contender has a stack");
-        let plain = stack.rules.len() == 1
-            && stack.bypass.is_empty()
-            && stack.rules[0].key == policy.key
-            && stack.rules[0].matcher == Matcher::default()
-            && stack.rules[0].warn_from.is_none();
+        // A recorded contender takes no deployment (refused where it is declared).
+        let plain = spec.stack().is_none_or(|stack| {
+            stack.rules.len() == 1
+                && stack.bypass.is_empty()
+                && stack.rules[0].key == policy.key
+                && stack.rules[0].matcher == Matcher::default()
+                && stack.rules[0].warn_from.is_none()
+        });
         if !plain {
             return Err(self.err(
                 raw.span(),
