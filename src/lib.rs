@@ -48,6 +48,28 @@
 //! assert_eq!(report.algorithms[0].burst_factor, 2.0);
 //! assert_eq!(report.algorithms[1].admitted, 100);
 //! ```
+//!
+//! One limiter decides on its own too, at the virtual time it is handed (here a token bucket
+//! of 10 per second with a burst of 5, so a token every 100 ms):
+//!
+//! ```
+//! use rlsim::algorithms::TokenBucket;
+//! use rlsim::{Limiter, Outcome, Params};
+//! const MS: u64 = 1_000_000;
+//! let bucket = TokenBucket::new(Params { limit: 10, window: 1_000 * MS, burst: 5 }).unwrap();
+//! let mut state = bucket.new_state(0);
+//! for _ in 0..5 {
+//!     assert!(bucket.decide(&mut state, 0).outcome.is_admitted());
+//! }
+//! // The sixth at the same instant waits for the next token.
+//! let refused = bucket.decide(&mut state, 0);
+//! assert_eq!(refused.outcome, Outcome::Reject { retry_after: 100 * MS });
+//! assert!(bucket.decide(&mut state, 100 * MS).outcome.is_admitted());
+//! ```
+//!
+//! [`LimiterSpec`] is a limiter chosen at run time (any algorithm or library profile by name),
+//! checked once and then run through a [`algorithms::LimiterVisitor`] without a virtual call
+//! per decision.
 
 pub mod algorithms;
 pub mod check;
@@ -86,7 +108,7 @@ mod rng;
 mod suggest;
 mod terminal;
 
-pub use algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+pub use algorithms::{AlgorithmKind, Decision, Limiter, LimiterSpec, Outcome, Params};
 pub use error::{Error, Result};
 pub use metrics::{AlgorithmReport, Throughput};
 pub use scenario::Scenario;
