@@ -157,7 +157,7 @@ impl TraceFormat {
 }
 
 /// What to do with requests logged in the same second (one-second-resolution formats).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum SameSecond {
     /// `n` requests in one second go at `k/n` s, `k = 0..n`.
     Spread,
@@ -169,8 +169,6 @@ pub enum SameSecond {
 }
 
 impl SameSecond {
-    pub const ALL: [SameSecond; 3] = [SameSecond::Spread, SameSecond::Together, SameSecond::Random];
-
     pub fn name(self) -> &'static str {
         match self {
             SameSecond::Spread => "spread",
