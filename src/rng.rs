@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 /// What a random stream is for. Every variant has its own block of 2^32 stream ids, one per
 /// source index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(test, derive(strum::VariantArray))]
 pub enum Stream {
     /// A source's arrival times and client choices.
     Arrivals,
@@ -38,20 +39,6 @@ pub enum Stream {
 }
 
 impl Stream {
-    /// Every stream kind (the tests walk them all).
-    #[cfg(test)]
-    pub const ALL: [Stream; 9] = [
-        Stream::Arrivals,
-        Stream::Endpoints,
-        Stream::Retry,
-        Stream::Setup,
-        Stream::Forgery,
-        Stream::Methods,
-        Stream::Deployment,
-        Stream::Replicates,
-        Stream::Timing,
-    ];
-
     /// The block of this kind: the high 32 bits of its stream ids. Arrivals, endpoints and retry
     /// keep the numbers they always had, so seeds keep their traffic; setup draws moved off the
     /// retry block (1) to 3.
@@ -88,19 +75,20 @@ mod tests {
     use super::*;
     use rand::Rng;
     use std::collections::HashSet;
+    use strum::VariantArray;
 
     #[test]
     fn every_stream_id_is_distinct() {
         let mut seen = HashSet::new();
         for source in 0..=u16::MAX as usize {
-            for stream in Stream::ALL {
+            for &stream in Stream::VARIANTS {
                 assert!(
                     seen.insert(stream_id(stream, source)),
                     "{stream:?} of source {source} reuses a stream id"
                 );
             }
         }
-        assert_eq!(seen.len(), Stream::ALL.len() * 65536);
+        assert_eq!(seen.len(), Stream::VARIANTS.len() * 65536);
     }
 
     #[test]

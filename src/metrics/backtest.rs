@@ -13,6 +13,7 @@ use crate::algorithms::{Decision, KeyId, Outcome, Params};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, KeySpace, ROUTES, Verdict};
 use serde::Serialize;
+use strum::VariantArray;
 
 /// The likely cause of a disagreement at `t` (see [`Cause`]), from the states of the keys
 /// that decided it just before, with their limiters' windows.
@@ -92,7 +93,7 @@ impl Cells {
 }
 
 /// Why a disagreement most likely happened, the first that applies in this order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Cause {
     /// Within 1 ms of a slot edge: the contender refused with a retry after of at most 1 ms, or
     /// admitted at most 1 ms after the moment its key would next admit (as a peek just after
@@ -113,14 +114,6 @@ pub enum Cause {
 }
 
 impl Cause {
-    const ALL: [Cause; 5] = [
-        Cause::SlotEdge,
-        Cause::LogOrder,
-        Cause::DelayedTime,
-        Cause::AfterEarlier,
-        Cause::Unexplained,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             Cause::SlotEdge => "slot_edge",
@@ -178,7 +171,7 @@ pub struct Backtest {
     tables: Vec<Table>,
     /// The deciding keys' states before the request being tallied (reused).
     before: Vec<KeyState>,
-    causes: [u64; Cause::ALL.len()],
+    causes: [u64; Cause::VARIANTS.len()],
     kept: Vec<Kept>,
 }
 
@@ -241,7 +234,7 @@ impl Backtest {
             clients: Vec::new(),
             tables: vec![Table::default()],
             before: Vec::new(),
-            causes: [0; Cause::ALL.len()],
+            causes: [0; Cause::VARIANTS.len()],
             kept: Vec::with_capacity(KEPT_DISAGREEMENTS),
         }
     }

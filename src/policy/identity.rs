@@ -13,6 +13,7 @@ use crate::suggest;
 use ipnet::IpNet;
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
+use strum::VariantArray;
 
 /// What the origin sees of one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,15 +51,13 @@ impl<'a> Seen<'a> {
 }
 
 /// A header an identity can take the client address from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum Header {
     CfConnectingIp,
     XRealIp,
 }
 
 impl Header {
-    pub const ALL: [Header; 2] = [Header::CfConnectingIp, Header::XRealIp];
-
     pub fn name(self) -> &'static str {
         match self {
             Header::CfConnectingIp => "cf-connecting-ip",
@@ -68,10 +67,11 @@ impl Header {
 
     pub fn parse(s: &str) -> Result<Header, String> {
         let lower = s.to_ascii_lowercase();
-        Header::ALL
-            .into_iter()
+        Header::VARIANTS
+            .iter()
+            .copied()
             .find(|h| h.name() == lower)
-            .ok_or_else(|| suggest::unknown("header", s, Header::ALL.map(Header::name)))
+            .ok_or_else(|| suggest::unknown("header", s, Header::VARIANTS.iter().map(|v| v.name())))
     }
 
     fn get(self, seen: &Seen) -> Option<IpAddr> {
@@ -103,7 +103,7 @@ pub const CLOUDFLARE_V4: [&str; 15] = [
 ];
 
 /// The registry of identity functions: names, fields and docs in one place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum IdentityKind {
     /// The true client address (the short form `key = "ip"`, which no real server can compute).
     Ip,
@@ -124,16 +124,6 @@ pub enum IdentityKind {
 }
 
 impl IdentityKind {
-    pub const ALL: [IdentityKind; 7] = [
-        IdentityKind::Ip,
-        IdentityKind::Peer,
-        IdentityKind::FirstXff,
-        IdentityKind::Headers,
-        IdentityKind::Xff,
-        IdentityKind::CdnHeader,
-        IdentityKind::UserElse,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             IdentityKind::Ip => "ip",
@@ -160,10 +150,17 @@ impl IdentityKind {
     }
 
     pub fn parse(s: &str) -> Result<IdentityKind, String> {
-        IdentityKind::ALL
-            .into_iter()
+        IdentityKind::VARIANTS
+            .iter()
+            .copied()
             .find(|k| k.name() == s)
-            .ok_or_else(|| suggest::unknown("identity", s, IdentityKind::ALL.map(|k| k.name())))
+            .ok_or_else(|| {
+                suggest::unknown(
+                    "identity",
+                    s,
+                    IdentityKind::VARIANTS.iter().map(|k| k.name()),
+                )
+            })
     }
 }
 

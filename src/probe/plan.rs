@@ -14,6 +14,7 @@ use crate::time::Nanos;
 use crate::traffic::Role;
 use crate::traffic::export::{self, Request as Generated};
 use crate::traffic::method::Method;
+use strum::VariantArray;
 
 /// The headers a request's identity fields are sent in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,7 +87,7 @@ fn planned(r: &Generated<'_>, identity: &Identity) -> Planned {
     if !user.is_empty() {
         headers.push((identity.user_header.clone(), user.to_string()));
     }
-    let method = Method::ALL
+    let method = Method::VARIANTS
         .get(r.method as usize)
         .map_or("GET", |m| m.name());
     Planned {

@@ -8,12 +8,14 @@ use crate::scenario::Scenario;
 use crate::time::format_duration;
 use anstyle::{AnsiColor, Style};
 use std::fmt::Write;
+use strum::VariantArray;
 
 /// The terminal's width the default table and the verdict fit in.
 pub const WIDTH: usize = 120;
 
-/// A column of the terminal table. Its name is its header and what `--columns` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A column of the terminal table. Its name is its header and what `--columns` takes; declared
+/// in the order the table shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Column {
     Offered,
     Admitted,
@@ -32,24 +34,6 @@ pub enum Column {
 }
 
 impl Column {
-    /// Every column, in the order the table shows them.
-    pub const ALL: [Column; 14] = [
-        Column::Offered,
-        Column::Admitted,
-        Column::Delayed,
-        Column::Rejected,
-        Column::BurstFactor,
-        Column::Violations,
-        Column::Needless,
-        Column::Collateral,
-        Column::LegitGoodput,
-        Column::AbuseLeak,
-        Column::LegitDelayP99,
-        Column::DelayP99,
-        Column::StatePerKey,
-        Column::PeakState,
-    ];
-
     /// The default table: what was served and refused, the harm to each side, judged against
     /// the intent. When long contender names make it wider than [`WIDTH`], the columns of
     /// `Column::DROPPED_FIRST` go first, in that order.
@@ -166,10 +150,10 @@ impl Columns {
         if names.is_empty() {
             return Ok(Columns::Default);
         }
-        let known = || Column::ALL.iter().map(|c| c.name());
+        let known = || Column::VARIANTS.iter().map(|c| c.name());
         let mut chosen = Vec::with_capacity(names.len());
         for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
-            let Some(c) = Column::ALL.into_iter().find(|c| c.name() == name) else {
+            let Some(c) = Column::VARIANTS.iter().copied().find(|c| c.name() == name) else {
                 let message = crate::suggest::unknown("column", name, known());
                 return Err(Error::Usage(format!("--columns: {message}")));
             };
@@ -184,7 +168,7 @@ impl Columns {
     /// table fits [`WIDTH`] (or none is left to drop).
     fn resolve(&self, algorithms: &[AlgorithmReport]) -> Vec<Column> {
         match self {
-            Columns::Wide => Column::ALL.to_vec(),
+            Columns::Wide => Column::VARIANTS.to_vec(),
             Columns::Chosen(c) => c.clone(),
             Columns::Default => {
                 let mut columns = Column::DEFAULT.to_vec();
@@ -337,7 +321,7 @@ fn note(scenario: &Scenario, chosen: &[Column]) -> String {
             crate::report::yardstick(scenario)
         ));
     }
-    let hidden = Column::ALL.len() - chosen.len();
+    let hidden = Column::VARIANTS.len() - chosen.len();
     if hidden > 0 {
         if !text.is_empty() {
             text.push(' ');

@@ -8,6 +8,7 @@ pub use crate::metrics::Scope;
 use crate::traffic::Role;
 use serde::Serialize;
 use std::fmt;
+use strum::VariantArray;
 
 /// A validated expectation.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,7 +24,9 @@ pub struct Expectation {
     pub bound_text: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, strum::VariantArray,
+)]
 pub enum Op {
     #[serde(rename = "<=")]
     Le,
@@ -38,9 +41,6 @@ pub enum Op {
 }
 
 impl Op {
-    /// Longest first, so `<=` is not read as `<`.
-    const ALL: [Op; 5] = [Op::Le, Op::Ge, Op::Eq, Op::Lt, Op::Gt];
-
     pub fn symbol(self) -> &'static str {
         match self {
             Op::Le => "<=",
@@ -161,9 +161,12 @@ pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
         return Err("expected a metric name".into());
     }
     let rest = rest.trim_start();
-    let op = Op::ALL
-        .into_iter()
-        .find(|op| rest.starts_with(op.symbol()))
+    // The longest symbol that starts the rest, so `<=` is not read as `<`.
+    let op = Op::VARIANTS
+        .iter()
+        .copied()
+        .filter(|op| rest.starts_with(op.symbol()))
+        .max_by_key(|op| op.symbol().len())
         .ok_or_else(|| {
             let hint = if rest.starts_with('=') {
                 " (`==` tests equality)"

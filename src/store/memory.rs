@@ -14,6 +14,7 @@ use crate::algorithms::{
 use crate::error::{Error, Result};
 use crate::time::{NANOS_PER_MILLI, NANOS_PER_MIN};
 use std::fmt::Write as _;
+use strum::VariantArray;
 
 /// Requests per key of each case: one for every algorithm, and for the sorted sets a log
 /// just under and just over the listpack limit (128 members), a long one, and one shrunk
@@ -46,7 +47,7 @@ pub fn measure(url: &str, keys: usize) -> Result<Vec<Row>> {
     let url = StoreUrl::parse(url)?;
     let mut con = url.connect()?;
     let mut rows = Vec::new();
-    for kind in ScriptKind::ALL {
+    for &kind in ScriptKind::VARIANTS {
         let logs = matches!(
             kind,
             ScriptKind::SlidingWindowLog | ScriptKind::ArticleRedisZsetLog

@@ -22,6 +22,7 @@ use scripts::{Bound, ScriptKind, Unscripted};
 use std::fmt::Write as _;
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
+use strum::VariantArray;
 
 /// Wall-clock TTL of every key a run writes: only a crashed run's leftovers ever reach it.
 pub const GC_TTL_MS: u64 = 24 * 3600 * 1000;
@@ -214,7 +215,7 @@ impl RedisStore {
     pub fn open(url: &str, mode: Mode) -> Result<RedisStore> {
         let url = StoreUrl::parse(url)?;
         let mut con = url.connect()?;
-        for kind in ScriptKind::ALL {
+        for &kind in ScriptKind::VARIANTS {
             redis::Script::new(kind.source())
                 .load(&mut con)
                 .map_err(|e| {

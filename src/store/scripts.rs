@@ -22,7 +22,7 @@ macro_rules! script {
 }
 
 /// Every script rlsim ships: the six algorithms, then the two articles' as written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum ScriptKind {
     FixedWindow,
     SlidingWindowLog,
@@ -35,17 +35,6 @@ pub enum ScriptKind {
 }
 
 impl ScriptKind {
-    pub const ALL: [ScriptKind; 8] = [
-        ScriptKind::FixedWindow,
-        ScriptKind::SlidingWindowLog,
-        ScriptKind::SlidingWindowCounter,
-        ScriptKind::TokenBucket,
-        ScriptKind::LeakyBucket,
-        ScriptKind::Gcra,
-        ScriptKind::ArticleRedisZsetLog,
-        ScriptKind::ArticleLuaFixedWindow,
-    ];
-
     /// The algorithm (or profile) the script stores, as scenarios name it.
     pub fn name(self) -> &'static str {
         match self {

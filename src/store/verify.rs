@@ -102,92 +102,8 @@ pub fn text(v: &Verification) -> String {
 
 /// The same report as one JSON document (`rlsim verify --format json`).
 pub fn json(v: &Verification) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct Doc<'a> {
-        rlsim_version: &'static str,
-        scenario: &'a str,
-        store: &'a str,
-        limit: Option<u64>,
-        /// Algorithms compared through a script; 0 fails the verification.
-        verified: usize,
-        passed: bool,
-        algorithms: Vec<Row<'a>>,
-    }
-    #[derive(serde::Serialize)]
-    struct Row<'a> {
-        algorithm: &'a str,
-        /// The script that stored it; `null` when nothing did (`not_stored` says why).
-        script: Option<&'a str>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        not_stored: Option<&'static str>,
-        decisions: u64,
-        agreed: u64,
-        admissions_agreed: u64,
-        exact: bool,
-        first_disagreement: Option<First>,
-    }
-    #[derive(serde::Serialize)]
-    struct First {
-        request: u64,
-        time_ns: Nanos,
-        key: KeyId,
-        model: Shown,
-        store: Shown,
-    }
-    #[derive(serde::Serialize)]
-    struct Shown {
-        outcome: &'static str,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        delay_ns: Option<Nanos>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        retry_after_ns: Option<Nanos>,
-        remaining: u64,
-        reset_at_ns: Nanos,
-    }
-    let shown = |d: &Decision| {
-        let (outcome, delay_ns, retry_after_ns) = match d.outcome {
-            Outcome::Allow => ("allow", None, None),
-            Outcome::Delay(n) => ("delay", Some(n), None),
-            Outcome::Reject { retry_after } => ("reject", None, Some(retry_after)),
-        };
-        Shown {
-            outcome,
-            delay_ns,
-            retry_after_ns,
-            remaining: d.remaining,
-            reset_at_ns: d.reset_at,
-        }
-    };
-    let mut algorithms: Vec<Row> = v
-        .tallies
-        .iter()
-        .map(|t| Row {
-            algorithm: &t.algorithm,
-            script: t.script,
-            not_stored: t.script.is_none().then_some("no Redis script for it"),
-            decisions: t.decisions,
-            agreed: t.agreed,
-            admissions_agreed: t.admissions_agreed,
-            exact: t.exact(),
-            first_disagreement: t.first.map(|d| First {
-                request: d.request,
-                time_ns: d.time,
-                key: d.key,
-                model: shown(&d.model),
-                store: shown(&d.store),
-            }),
-        })
-        .collect();
-    algorithms.extend(v.in_memory.iter().map(|name| Row {
-        algorithm: name,
-        script: None,
-        not_stored: Some("stacked rules and simulated deployments decide in memory only"),
-        decisions: 0,
-        agreed: 0,
-        admissions_agreed: 0,
-        exact: true,
-        first_disagreement: None,
-    }));
+    let mut algorithms: Vec<Row> = v.tallies.iter().map(Row::compared).collect();
+    algorithms.extend(v.in_memory.iter().copied().map(Row::in_memory));
     let doc = Doc {
         rlsim_version: env!("CARGO_PKG_VERSION"),
         scenario: v.scenario,
@@ -200,6 +116,107 @@ pub fn json(v: &Verification) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(&doc).expect("plain data serialises");
     out.push(b'\n');
     out
+}
+
+/// The JSON document's shape (field order is the output's).
+#[derive(serde::Serialize)]
+struct Doc<'a> {
+    rlsim_version: &'static str,
+    scenario: &'a str,
+    store: &'a str,
+    limit: Option<u64>,
+    /// Algorithms compared through a script; 0 fails the verification.
+    verified: usize,
+    passed: bool,
+    algorithms: Vec<Row<'a>>,
+}
+
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    algorithm: &'a str,
+    /// The script that stored it; `null` when nothing did (`not_stored` says why).
+    script: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_stored: Option<&'static str>,
+    decisions: u64,
+    agreed: u64,
+    admissions_agreed: u64,
+    exact: bool,
+    first_disagreement: Option<First>,
+}
+
+impl Row<'_> {
+    /// A contender compared through its script (or with none to compare through).
+    fn compared(t: &Tally) -> Row<'_> {
+        Row {
+            algorithm: &t.algorithm,
+            script: t.script,
+            not_stored: t.script.is_none().then_some("no Redis script for it"),
+            decisions: t.decisions,
+            agreed: t.agreed,
+            admissions_agreed: t.admissions_agreed,
+            exact: t.exact(),
+            first_disagreement: t.first.map(|d| First {
+                request: d.request,
+                time_ns: d.time,
+                key: d.key,
+                model: Shown::of(&d.model),
+                store: Shown::of(&d.store),
+            }),
+        }
+    }
+
+    /// A contender that decides in memory only: nothing to compare.
+    fn in_memory(name: &str) -> Row<'_> {
+        Row {
+            algorithm: name,
+            script: None,
+            not_stored: Some("stacked rules and simulated deployments decide in memory only"),
+            decisions: 0,
+            agreed: 0,
+            admissions_agreed: 0,
+            exact: true,
+            first_disagreement: None,
+        }
+    }
+}
+
+#[derive(serde::Serialize)]
+struct First {
+    request: u64,
+    time_ns: Nanos,
+    key: KeyId,
+    model: Shown,
+    store: Shown,
+}
+
+/// One side's decision of the first disagreement.
+#[derive(serde::Serialize)]
+struct Shown {
+    outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delay_ns: Option<Nanos>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_ns: Option<Nanos>,
+    remaining: u64,
+    reset_at_ns: Nanos,
+}
+
+impl Shown {
+    fn of(d: &Decision) -> Shown {
+        let (outcome, delay_ns, retry_after_ns) = match d.outcome {
+            Outcome::Allow => ("allow", None, None),
+            Outcome::Delay(n) => ("delay", Some(n), None),
+            Outcome::Reject { retry_after } => ("reject", None, Some(retry_after)),
+        };
+        Shown {
+            outcome,
+            delay_ns,
+            retry_after_ns,
+            remaining: d.remaining,
+            reset_at_ns: d.reset_at,
+        }
+    }
 }
 
 #[cfg(test)]

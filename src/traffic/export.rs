@@ -16,6 +16,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
 use std::path::Path;
+use strum::VariantArray;
 
 /// One generated request with its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +122,9 @@ pub fn write_trace(
     let (mut time, mut status) = (itoa::Buffer::new(), itoa::Buffer::new());
     let pass = for_each_request(specs, seed, |r| {
         let [ip, user, api_key, endpoint] = r.fields;
-        let method = Method::ALL.get(r.method as usize).map_or("", |m| m.name());
+        let method = Method::VARIANTS
+            .get(r.method as usize)
+            .map_or("", |m| m.name());
         let row = [
             time.format(r.time),
             ip,

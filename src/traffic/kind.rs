@@ -6,9 +6,10 @@ use super::Role;
 use crate::suggest;
 use std::fmt;
 use std::str::FromStr;
+use strum::VariantArray;
 
-/// What a `[[traffic]]` source is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What a `[[traffic]]` source is, declared in the order error messages list the kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum TrafficKind {
     /// Each client at exactly `rate` (constant arrivals by default).
     Constant,
@@ -77,20 +78,6 @@ const REPLAY: &[&str] = &[
 ];
 
 impl TrafficKind {
-    /// Every kind, in the order error messages list them.
-    pub const ALL: [TrafficKind; 10] = [
-        TrafficKind::Constant,
-        TrafficKind::Poisson,
-        TrafficKind::Nat,
-        TrafficKind::Bursts,
-        TrafficKind::Boundary,
-        TrafficKind::Scraper,
-        TrafficKind::CredentialStuffing,
-        TrafficKind::Replay,
-        TrafficKind::XffRotator,
-        TrafficKind::CdnBypass,
-    ];
-
     /// The name `kind = "..."` selects it by.
     pub fn name(self) -> &'static str {
         match self {
@@ -212,12 +199,13 @@ impl fmt::Display for TrafficKind {
 impl FromStr for TrafficKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        find(&TrafficKind::ALL, s, TrafficKind::name, "traffic kind")
+        find(TrafficKind::VARIANTS, s, TrafficKind::name, "traffic kind")
     }
 }
 
-/// How a rate-driven source's requests are spaced in time (`arrival = "..."`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How a rate-driven source's requests are spaced in time (`arrival = "..."`), declared in the
+/// order error messages list them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum ArrivalKind {
     /// Exactly periodic at `rate`.
     Constant,
@@ -238,18 +226,6 @@ pub enum ArrivalKind {
 }
 
 impl ArrivalKind {
-    /// Every process, in the order error messages list them.
-    pub const ALL: [ArrivalKind; 8] = [
-        ArrivalKind::Constant,
-        ArrivalKind::Poisson,
-        ArrivalKind::Ramp,
-        ArrivalKind::Sine,
-        ArrivalKind::OnOff,
-        ArrivalKind::Mmpp,
-        ArrivalKind::Spike,
-        ArrivalKind::Phases,
-    ];
-
     /// The name `arrival = "..."` selects it by.
     pub fn name(self) -> &'static str {
         match self {
@@ -279,7 +255,10 @@ impl ArrivalKind {
 
     /// Whether `field` belongs to some arrival process (`arrival` included).
     pub fn is_process_field(field: &str) -> bool {
-        field == "arrival" || ArrivalKind::ALL.iter().any(|a| a.fields().contains(&field))
+        field == "arrival"
+            || ArrivalKind::VARIANTS
+                .iter()
+                .any(|a| a.fields().contains(&field))
     }
 
     /// Whether its rates come from its own fields rather than `rate`.
@@ -305,7 +284,7 @@ impl fmt::Display for ArrivalKind {
 impl FromStr for ArrivalKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        find(&ArrivalKind::ALL, s, ArrivalKind::name, "arrival")
+        find(ArrivalKind::VARIANTS, s, ArrivalKind::name, "arrival")
     }
 }
 
@@ -323,10 +302,10 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for kind in TrafficKind::ALL {
+        for &kind in TrafficKind::VARIANTS {
             assert_eq!(kind.name().parse::<TrafficKind>(), Ok(kind));
         }
-        for arrival in ArrivalKind::ALL {
+        for &arrival in ArrivalKind::VARIANTS {
             assert_eq!(arrival.name().parse::<ArrivalKind>(), Ok(arrival));
         }
     }

@@ -10,9 +10,10 @@ use super::{Arrival, KeySpace, Source};
 use crate::error::Result;
 use crate::suggest;
 use rand_chacha::ChaCha8Rng;
+use strum::VariantArray;
 
 /// The methods rlsim knows, by code (`Method as u8`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
 #[repr(u8)]
 pub enum Method {
     #[default]
@@ -26,16 +27,6 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 7] = [
-        Method::Get,
-        Method::Post,
-        Method::Put,
-        Method::Patch,
-        Method::Delete,
-        Method::Head,
-        Method::Options,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -55,14 +46,16 @@ impl Method {
 
     /// A method by name, in any case (`post`, `POST`).
     pub fn parse(s: &str) -> std::result::Result<Method, String> {
-        Method::named(s).ok_or_else(|| suggest::unknown("method", s, Method::ALL.map(Method::name)))
+        Method::named(s)
+            .ok_or_else(|| suggest::unknown("method", s, Method::VARIANTS.iter().map(|v| v.name())))
     }
 
     /// A method by name, in any case; `None` for one rlsim does not model. Allocates nothing:
     /// trace readers call it once per line.
     pub fn named(s: &str) -> Option<Method> {
-        Method::ALL
-            .into_iter()
+        Method::VARIANTS
+            .iter()
+            .copied()
             .find(|m| m.name().eq_ignore_ascii_case(s))
     }
 
@@ -120,7 +113,7 @@ mod tests {
 
     #[test]
     fn names_codes_and_masks() {
-        for (i, m) in Method::ALL.into_iter().enumerate() {
+        for (i, m) in Method::VARIANTS.iter().copied().enumerate() {
             assert_eq!(m.code() as usize, i);
             assert_eq!(Method::parse(&m.name().to_lowercase()), Ok(m));
         }

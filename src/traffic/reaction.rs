@@ -6,6 +6,7 @@
 use crate::suggest;
 use crate::time::Nanos;
 use std::str::FromStr;
+use strum::VariantArray;
 
 /// How long to wait before retrying.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +30,8 @@ impl Retry {
     pub const NAMES: [&'static str; 4] = ["give_up", "immediately", "retry_after", "backoff"];
 }
 
-/// AWS's jitter variants. `exp = min(cap, base·2^n)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// AWS's jitter variants, declared in the order messages list them. `exp = min(cap, base·2^n)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Jitter {
     /// Sleep `exp`.
     None,
@@ -63,14 +64,6 @@ impl Default for Reaction {
 }
 
 impl Jitter {
-    /// Every variant, in the order messages list them.
-    pub const ALL: [Jitter; 4] = [
-        Jitter::None,
-        Jitter::Full,
-        Jitter::Equal,
-        Jitter::Decorrelated,
-    ];
-
     /// The name `jitter = "..."` selects it by.
     pub fn name(self) -> &'static str {
         match self {
@@ -85,9 +78,10 @@ impl Jitter {
 impl FromStr for Jitter {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Jitter::ALL
-            .into_iter()
+        Jitter::VARIANTS
+            .iter()
+            .copied()
             .find(|j| j.name() == s)
-            .ok_or_else(|| suggest::unknown("jitter", s, Jitter::ALL.map(Jitter::name)))
+            .ok_or_else(|| suggest::unknown("jitter", s, Jitter::VARIANTS.iter().map(|v| v.name())))
     }
 }

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// One hop between the client and the origin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum Hop {
     /// A CDN edge: appends its peer to `X-Forwarded-For` and sets `CF-Connecting-IP` to it.
     Cdn,
@@ -27,8 +27,6 @@ pub enum Hop {
 }
 
 impl Hop {
-    pub const ALL: [Hop; 2] = [Hop::Cdn, Hop::Proxy];
-
     pub fn name(self) -> &'static str {
         match self {
             Hop::Cdn => "cdn",

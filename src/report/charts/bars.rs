@@ -2,7 +2,9 @@
 //! per algorithm in its colour, each bar labelled with its value (a zero bar is invisible,
 //! its label is not).
 
-use super::{FONT, LegendEntry, Mark, axes, colour_among, headroom, plot_err, render};
+use super::{
+    Area, FONT, LegendEntry, Mark, Marks, Plot, axes, colour_among, headroom, plot_err, render,
+};
 use crate::error::Result;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -53,19 +55,12 @@ fn y_range(bars: &Bars) -> (f64, f64) {
 pub fn draw(bars: Bars) -> Result<String> {
     let file = bars.file;
     let (y_lo, y_hi) = y_range(&bars);
-    let plot_y = |v: f64| match (bars.log, v > 0.0) {
-        (true, true) => v.log10(),
-        (true, false) => y_lo,
-        (false, _) => v,
-    };
-    let n = bars.series.len().max(1) as f64;
     let names: Vec<&str> = bars.series.iter().map(|(name, _)| *name).collect();
     let legend: Vec<LegendEntry> = bars
         .series
         .iter()
         .map(|(name, _)| LegendEntry::algorithm(&names, name, Mark::Box))
         .collect();
-    let rotate = bars.series.len() > 4;
     render(file, bars.title, &legend, |area, marks| {
         let mut chart = axes(
             file,
@@ -75,80 +70,116 @@ pub fn draw(bars: Bars) -> Result<String> {
             0.0..bars.groups.len() as f64,
             y_lo..y_hi,
         )?;
-        // A log axis plots exponents: its ticks read the values (1, 10, 100), at decades only.
-        let tick = |v: &f64| match bars.log {
-            true if (v - v.round()).abs() > 1e-9 => String::new(),
-            true => (bars.tick)(10f64.powf(v.round())),
-            false => (bars.tick)(*v),
-        };
-        let y_desc = if bars.log {
-            format!("{} (log scale)", bars.y_desc)
-        } else {
-            bars.y_desc.to_string()
-        };
-        let mut mesh = chart.configure_mesh();
-        mesh.disable_x_mesh()
-            .x_labels(0)
-            .x_desc("")
-            .y_desc(y_desc)
-            .y_label_formatter(&tick)
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16));
-        if bars.log {
-            mesh.y_labels((y_hi - y_lo) as usize + 1);
-        }
-        mesh.draw().map_err(plot_err(file))?;
-        let value_style = (FONT, 12).into_font().color(&BLACK);
-        let value_style = if rotate {
-            value_style
-                .transform(FontTransform::Rotate270)
-                .pos(Pos::new(HPos::Left, VPos::Center))
-        } else {
-            value_style.pos(Pos::new(HPos::Center, VPos::Bottom))
-        };
-        for (j, (name, values)) in bars.series.iter().enumerate() {
-            let colour = colour_among(&names, name);
-            marks.begin(area, name)?;
-            for (i, &v) in values.iter().enumerate() {
-                // Groups are one unit wide; their bars fill the middle 80%.
-                let x0 = i as f64 + 0.1 + 0.8 * j as f64 / n;
-                let x1 = x0 + 0.8 / n;
-                let title = format!(
-                    "{name}, {}: {}",
-                    bars.groups.get(i).copied().unwrap_or(""),
-                    (bars.label)(v)
-                );
-                marks.bar(
-                    chart.backend_coord(&(x0, y_lo)),
-                    chart.backend_coord(&(x1, plot_y(v))),
-                    colour,
-                    &title,
-                );
-                let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, plot_y(v)));
-                area.draw(&Text::new(
-                    (bars.label)(v),
-                    (px, py - 3),
-                    value_style.clone(),
-                ))
-                .map_err(plot_err(file))?;
-            }
-            marks.end(area)?;
-        }
-        let group_style = (FONT, 16)
-            .into_font()
-            .color(&BLACK)
-            .pos(Pos::new(HPos::Center, VPos::Top));
-        for (i, group) in bars.groups.iter().enumerate() {
-            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
-            area.draw(&Text::new(
-                group.to_string(),
-                (px, py + 8),
-                group_style.clone(),
-            ))
-            .map_err(plot_err(file))?;
-        }
-        Ok(())
+        draw_mesh(&bars, &mut chart, y_lo, y_hi)?;
+        draw_bars(&bars, &chart, area, &names, y_lo, marks)?;
+        draw_group_names(&bars, &chart, area, y_lo)
     })
+}
+
+/// Where a value's bar ends: the value, or on a log axis its exponent (a zero, which has none,
+/// at the axis' foot).
+fn plot_y(bars: &Bars, y_lo: f64, v: f64) -> f64 {
+    match (bars.log, v > 0.0) {
+        (true, true) => v.log10(),
+        (true, false) => y_lo,
+        (false, _) => v,
+    }
+}
+
+/// The y axis' ticks and description; no x labels (the groups are named under their bars).
+fn draw_mesh(bars: &Bars, chart: &mut Plot, y_lo: f64, y_hi: f64) -> Result<()> {
+    // A log axis plots exponents: its ticks read the values (1, 10, 100), at decades only.
+    let tick = |v: &f64| match bars.log {
+        true if (v - v.round()).abs() > 1e-9 => String::new(),
+        true => (bars.tick)(10f64.powf(v.round())),
+        false => (bars.tick)(*v),
+    };
+    let y_desc = if bars.log {
+        format!("{} (log scale)", bars.y_desc)
+    } else {
+        bars.y_desc.to_string()
+    };
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_x_mesh()
+        .x_labels(0)
+        .x_desc("")
+        .y_desc(y_desc)
+        .y_label_formatter(&tick)
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16));
+    if bars.log {
+        mesh.y_labels((y_hi - y_lo) as usize + 1);
+    }
+    mesh.draw().map_err(plot_err(bars.file))
+}
+
+/// Each row's bars, one per group, each with its value above it (turned upright when more than
+/// four rows make the bars narrow).
+fn draw_bars(
+    bars: &Bars,
+    chart: &Plot,
+    area: &Area,
+    names: &[&str],
+    y_lo: f64,
+    marks: &mut Marks,
+) -> Result<()> {
+    let n = bars.series.len().max(1) as f64;
+    let value_style = (FONT, 12).into_font().color(&BLACK);
+    let value_style = if bars.series.len() > 4 {
+        value_style
+            .transform(FontTransform::Rotate270)
+            .pos(Pos::new(HPos::Left, VPos::Center))
+    } else {
+        value_style.pos(Pos::new(HPos::Center, VPos::Bottom))
+    };
+    for (j, (name, values)) in bars.series.iter().enumerate() {
+        let colour = colour_among(names, name);
+        marks.begin(area, name)?;
+        for (i, &v) in values.iter().enumerate() {
+            // Groups are one unit wide; their bars fill the middle 80%.
+            let x0 = i as f64 + 0.1 + 0.8 * j as f64 / n;
+            let x1 = x0 + 0.8 / n;
+            let title = format!(
+                "{name}, {}: {}",
+                bars.groups.get(i).copied().unwrap_or(""),
+                (bars.label)(v)
+            );
+            let top = plot_y(bars, y_lo, v);
+            marks.bar(
+                chart.backend_coord(&(x0, y_lo)),
+                chart.backend_coord(&(x1, top)),
+                colour,
+                &title,
+            );
+            let (px, py) = chart.backend_coord(&((x0 + x1) / 2.0, top));
+            area.draw(&Text::new(
+                (bars.label)(v),
+                (px, py - 3),
+                value_style.clone(),
+            ))
+            .map_err(plot_err(bars.file))?;
+        }
+        marks.end(area)?;
+    }
+    Ok(())
+}
+
+/// Each group's name under its bars.
+fn draw_group_names(bars: &Bars, chart: &Plot, area: &Area, y_lo: f64) -> Result<()> {
+    let group_style = (FONT, 16)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, group) in bars.groups.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(i as f64 + 0.5, y_lo));
+        area.draw(&Text::new(
+            group.to_string(),
+            (px, py + 8),
+            group_style.clone(),
+        ))
+        .map_err(plot_err(bars.file))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@
 //! coincide.
 
 use super::{
-    FONT, LegendEntry, Mark, Marks, REFERENCE, and_list, axes, colour_among, leaders, plot_err,
-    render, tick, tie_names,
+    Area, FONT, LegendEntry, Mark, Marks, Plot, REFERENCE, and_list, axes, colour_among, leaders,
+    plot_err, render, tick, tie_names,
 };
 use crate::error::Result;
 use plotters::prelude::*;
@@ -72,36 +72,11 @@ pub fn chart(scenario: &str, labels: &str, series: &[Series]) -> Result<super::C
         let (a, b): (Vec<_>, Vec<_>) = (series[i].points().collect(), series[j].points().collect());
         a.len() == b.len() && a.iter().zip(&b).all(|(p, q)| close(p.at, q.at))
     });
-    let tied = tie_names(&names, &leader);
-    let mut legend: Vec<LegendEntry> = series
-        .iter()
-        .enumerate()
-        .map(|(k, s)| LegendEntry::tied(&names, s.name, Mark::Shape(k), &tied[k]))
-        .collect();
-    legend.push(LegendEntry::other(
-        "Pareto-optimal (ringed)",
-        REFERENCE,
-        Mark::Box,
-    ));
-    legend.push(LegendEntry {
-        label: format!("point labels: {labels}"),
-        colour: WHITE,
-        mark: Mark::Box,
-        series: None,
-    });
+    let legend = legend(series, &names, &tie_names(&names, &leader), labels);
     let mut left_out = 0;
     let svg = render(FILE, &title, &legend, |area, marks| {
         let mut chart = axes(FILE, area, &title, 70, x_lo..x_hi, y_lo..y_hi)?;
-        chart
-            .configure_mesh()
-            .x_desc("abusive leakage (share of abusive requests admitted)")
-            .y_desc("legit goodput (share of legit requests admitted)")
-            .x_label_formatter(&tick)
-            .y_label_formatter(&|v: &f64| format!("{v:.3}"))
-            .label_style((FONT, 14))
-            .axis_desc_style((FONT, 16))
-            .draw()
-            .map_err(plot_err(FILE))?;
+        draw_mesh(&mut chart)?;
         let pixels: Vec<Vec<(i32, i32)>> = series
             .iter()
             .map(|s| s.points().map(|p| chart.backend_coord(&p.at)).collect())
@@ -114,34 +89,12 @@ pub fn chart(scenario: &str, labels: &str, series: &[Series]) -> Result<super::C
         for (k, s) in series.iter().enumerate() {
             let c = colour_among(&names, s.name);
             marks.begin(area, s.name)?;
-            if leader[k].is_none() {
-                for line in &s.lines {
-                    chart
-                        .draw_series(LineSeries::new(
-                            line.iter().map(|p| p.at),
-                            c.stroke_width(2),
-                        ))
-                        .map_err(plot_err(FILE))?;
-                }
+            // A tied contender's lines and labels are its leader's.
+            let tied = leader[k].is_some();
+            if !tied {
+                draw_lines(&mut chart, s, c)?;
             }
-            for (p, &at) in s.points().zip(&pixels[k]) {
-                let title = format!(
-                    "{}, {}: leakage {:.1}%, goodput {:.1}%",
-                    s.name,
-                    p.label,
-                    100.0 * p.at.0,
-                    100.0 * p.at.1
-                );
-                marks.shape(at, k, c, &title);
-                // A tied contender's points carry its leader's labels.
-                if leader[k].is_some() {
-                    continue;
-                }
-                match placer.place(at, &p.label) {
-                    Some(at) => marks.label(at, "start", c, &p.label),
-                    None => left_out += 1,
-                }
-            }
+            left_out += draw_points(s, k, c, &pixels[k], tied, &mut placer, marks);
             marks.end(area)?;
         }
         rings(&mut chart, marks, area, &optimal)
@@ -155,18 +108,86 @@ pub fn chart(scenario: &str, labels: &str, series: &[Series]) -> Result<super::C
     })
 }
 
-fn rings(
-    chart: &mut ChartContext<
-        SVGBackend,
-        plotters::coord::cartesian::Cartesian2d<
-            plotters::coord::types::RangedCoordf64,
-            plotters::coord::types::RangedCoordf64,
-        >,
-    >,
+/// Each contender (named with those it ties with), the rings, and what the labels show.
+fn legend(series: &[Series], names: &[&str], tied: &[Vec<&str>], labels: &str) -> Vec<LegendEntry> {
+    let mut legend: Vec<LegendEntry> = series
+        .iter()
+        .enumerate()
+        .map(|(k, s)| LegendEntry::tied(names, s.name, Mark::Shape(k), &tied[k]))
+        .collect();
+    legend.push(LegendEntry::other(
+        "Pareto-optimal (ringed)",
+        REFERENCE,
+        Mark::Box,
+    ));
+    legend.push(LegendEntry {
+        label: format!("point labels: {labels}"),
+        colour: WHITE,
+        mark: Mark::Box,
+        series: None,
+    });
+    legend
+}
+
+fn draw_mesh(chart: &mut Plot) -> Result<()> {
+    chart
+        .configure_mesh()
+        .x_desc("abusive leakage (share of abusive requests admitted)")
+        .y_desc("legit goodput (share of legit requests admitted)")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&|v: &f64| format!("{v:.3}"))
+        .label_style((FONT, 14))
+        .axis_desc_style((FONT, 16))
+        .draw()
+        .map_err(plot_err(FILE))
+}
+
+/// A contender's lines, each in parameter order.
+fn draw_lines(chart: &mut Plot, s: &Series, c: RGBColor) -> Result<()> {
+    for line in &s.lines {
+        chart
+            .draw_series(LineSeries::new(
+                line.iter().map(|p| p.at),
+                c.stroke_width(2),
+            ))
+            .map_err(plot_err(FILE))?;
+    }
+    Ok(())
+}
+
+/// Contender `k`'s markers at `pixels`, and their labels where the placer finds room (a tied
+/// contender's points carry its leader's labels). Returns the labels left out.
+fn draw_points(
+    s: &Series,
+    k: usize,
+    c: RGBColor,
+    pixels: &[(i32, i32)],
+    tied: bool,
+    placer: &mut Labels,
     marks: &mut Marks,
-    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    optimal: &[(f64, f64)],
-) -> Result<()> {
+) -> usize {
+    let mut left_out = 0;
+    for (p, &at) in s.points().zip(pixels) {
+        let title = format!(
+            "{}, {}: leakage {:.1}%, goodput {:.1}%",
+            s.name,
+            p.label,
+            100.0 * p.at.0,
+            100.0 * p.at.1
+        );
+        marks.shape(at, k, c, &title);
+        if tied {
+            continue;
+        }
+        match placer.place(at, &p.label) {
+            Some(at) => marks.label(at, "start", c, &p.label),
+            None => left_out += 1,
+        }
+    }
+    left_out
+}
+
+fn rings(chart: &mut Plot, marks: &mut Marks, area: &Area, optimal: &[(f64, f64)]) -> Result<()> {
     marks.begin(area, "Pareto-optimal (ringed)")?;
     chart
         .draw_series(

@@ -51,6 +51,12 @@ pub const PLOT_PIXELS: usize = 600;
 /// A generic family, so no font file is needed to draw or to view.
 pub const FONT: &str = "sans-serif";
 
+/// A part of the canvas a chart draws in.
+pub type Area<'b> = DrawingArea<SVGBackend<'b>, Shift>;
+/// A plot with numeric axes, as [`axes`] and [`panel`] make it.
+pub type Plot<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 /// One colour per algorithm, in [`AlgorithmKind::every`] order (Okabe-Ito first, then colours
 /// that stay apart from them): twenty-eight, one per algorithm and profile with room to spare,
 /// so a run of many profiles or contenders never shows two rows in one colour.

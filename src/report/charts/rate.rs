@@ -3,8 +3,9 @@
 //! limit is drawn where it bounds something: on the busiest-key chart ([`super::busiest`]).
 
 use super::{
-    LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure, hover_points,
-    notes, panel, panel_top, panels, plot_err, render, row_names, steps, tick, tie_note, ties,
+    Area, LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure,
+    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, steps, tick,
+    tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -42,90 +43,18 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
 }
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
-    let names = row_names(algorithms);
     let title = format!("Admitted rate over time: {}", scenario.name);
-    let timeline = Timeline::new(scenario);
-    // First tries are the same under every algorithm (retries depend on its rejections): they
-    // are the load. Without retrying clients they are all that is offered.
-    let offered = algorithms
-        .first()
-        .map(|a| timeline.rates(a, |b| b.offered - b.retries))
-        .unwrap_or_default();
-    let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
-        .iter()
-        .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.admitted)))
-        .collect();
-    let tied = ties(
-        &algorithms
-            .iter()
-            .map(|a| (a.algorithm.as_str(), &a.timeseries))
-            .collect::<Vec<_>>(),
-    );
-    let y_max = admitted
-        .iter()
-        .flat_map(|(_, s)| s)
-        .chain(&offered)
-        .map(|p| p.1)
-        .fold(0.0, f64::max);
-    let x_max = timeline.x_max;
-    let offered_name = offered_label(scenario);
-    let mut legend = vec![LegendEntry::other(offered_name, OFFERED, Mark::Line)];
-    legend.extend(
-        algorithms
-            .iter()
-            .zip(&tied)
-            .map(|(a, tie)| LegendEntry::tied(&names, &a.algorithm, Mark::Line, tie)),
-    );
+    let rates = Rates::new(scenario, algorithms);
     let y_desc = format!(
         "admitted requests/s (per {} bucket)",
         format_duration(scenario.bucket)
     );
-    let x_desc = format!("time ({})", timeline.unit_name);
-    let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
-        let areas = panels(FILE, area, &title, &x_desc, &y_desc, admitted.len())?;
-        let size = caption_size(admitted.len());
-        for (i, (panel_area, (name, points))) in areas.iter().zip(&admitted).enumerate() {
-            let a = &algorithms[i];
-            let mut lines: Vec<String> = tie_note(&tied[i], 2).into_iter().collect();
-            let late = timeline.after_end(a, |b| b.admitted);
-            if late > 0 {
-                lines.push(format!("+{late} released after the end"));
-            }
-            let mut chart = panel(
-                FILE,
-                panel_area,
-                name,
-                size,
-                0.0..x_max,
-                0.0..panel_top(y_max),
-                &tick,
-                5,
-            )?;
-            notes(FILE, panel_area, &chart, &lines)?;
-            marks.begin(panel_area, offered_name)?;
-            chart
-                // A wide band under the row's line: where all the load is admitted, the
-                // line runs inside it instead of hiding it.
-                .draw_series(LineSeries::new(
-                    steps(&offered, timeline.width()),
-                    OFFERED.stroke_width(6),
-                ))
-                .map_err(plot_err(FILE))?;
-            marks.end(panel_area)?;
-            let c = colour_among(&names, name);
-            marks.begin(panel_area, name)?;
-            chart
-                // Steps: each bucket's rate holds for the bucket, nothing is interpolated.
-                .draw_series(LineSeries::new(
-                    steps(points, timeline.width()),
-                    c.stroke_width(2),
-                ))
-                .map_err(plot_err(FILE))?;
-            for &(x, y) in &hover_points(points) {
-                let title = format!("{name}, {}: {} req/s", timeline.at(x), figure(y));
-                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
-            }
-            marks.end(panel_area)?;
+    let x_desc = format!("time ({})", rates.timeline.unit_name);
+    let svg = render(FILE, &title, &rates.legend(), |area, marks: &mut Marks| {
+        let areas = panels(FILE, area, &title, &x_desc, &y_desc, algorithms.len())?;
+        let size = caption_size(algorithms.len());
+        for (i, (panel_area, a)) in areas.iter().zip(algorithms).enumerate() {
+            rates.draw_panel(i, a, panel_area, size, marks)?;
         }
         Ok(())
     })?;
@@ -140,6 +69,120 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         title,
         svg,
     })
+}
+
+/// What the panels draw, on one shared scale: the offered load under each row's admitted rate.
+struct Rates<'a> {
+    timeline: Timeline,
+    names: Vec<&'a str>,
+    offered_name: &'static str,
+    offered: Vec<(f64, f64)>,
+    admitted: Vec<(&'a str, Vec<(f64, f64)>)>,
+    /// The rows each row's series coincides with.
+    tied: Vec<Vec<&'a str>>,
+    y_max: f64,
+}
+
+impl<'a> Rates<'a> {
+    fn new(scenario: &Scenario, algorithms: &'a [AlgorithmReport]) -> Rates<'a> {
+        let timeline = Timeline::new(scenario);
+        // First tries are the same under every algorithm (retries depend on its rejections):
+        // they are the load. Without retrying clients they are all that is offered.
+        let offered = algorithms
+            .first()
+            .map(|a| timeline.rates(a, |b| b.offered - b.retries))
+            .unwrap_or_default();
+        let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
+            .iter()
+            .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.admitted)))
+            .collect();
+        let tied = ties(
+            &algorithms
+                .iter()
+                .map(|a| (a.algorithm.as_str(), &a.timeseries))
+                .collect::<Vec<_>>(),
+        );
+        let y_max = admitted
+            .iter()
+            .flat_map(|(_, s)| s)
+            .chain(&offered)
+            .map(|p| p.1)
+            .fold(0.0, f64::max);
+        Rates {
+            timeline,
+            names: row_names(algorithms),
+            offered_name: offered_label(scenario),
+            offered,
+            admitted,
+            tied,
+            y_max,
+        }
+    }
+
+    /// The offered load, then each row (named with the rows it ties with).
+    fn legend(&self) -> Vec<LegendEntry> {
+        let mut legend = vec![LegendEntry::other(self.offered_name, OFFERED, Mark::Line)];
+        legend.extend(
+            self.admitted
+                .iter()
+                .zip(&self.tied)
+                .map(|((name, _), tie)| LegendEntry::tied(&self.names, name, Mark::Line, tie)),
+        );
+        legend
+    }
+
+    /// Row `i`'s panel: its notes, the offered load, then its own line with hover points.
+    fn draw_panel(
+        &self,
+        i: usize,
+        a: &AlgorithmReport,
+        panel_area: &Area,
+        size: u32,
+        marks: &mut Marks,
+    ) -> Result<()> {
+        let (name, points) = &self.admitted[i];
+        let timeline = &self.timeline;
+        let mut lines: Vec<String> = tie_note(&self.tied[i], 2).into_iter().collect();
+        let late = timeline.after_end(a, |b| b.admitted);
+        if late > 0 {
+            lines.push(format!("+{late} released after the end"));
+        }
+        let mut chart = panel(
+            FILE,
+            panel_area,
+            name,
+            size,
+            0.0..timeline.x_max,
+            0.0..panel_top(self.y_max),
+            &tick,
+            5,
+        )?;
+        notes(FILE, panel_area, &chart, &lines)?;
+        marks.begin(panel_area, self.offered_name)?;
+        chart
+            // A wide band under the row's line: where all the load is admitted, the
+            // line runs inside it instead of hiding it.
+            .draw_series(LineSeries::new(
+                steps(&self.offered, timeline.width()),
+                OFFERED.stroke_width(6),
+            ))
+            .map_err(plot_err(FILE))?;
+        marks.end(panel_area)?;
+        let c = colour_among(&self.names, name);
+        marks.begin(panel_area, name)?;
+        chart
+            // Steps: each bucket's rate holds for the bucket, nothing is interpolated.
+            .draw_series(LineSeries::new(
+                steps(points, timeline.width()),
+                c.stroke_width(2),
+            ))
+            .map_err(plot_err(FILE))?;
+        for &(x, y) in &hover_points(points) {
+            let title = format!("{name}, {}: {} req/s", timeline.at(x), figure(y));
+            marks.point(chart.backend_coord(&(x, y)), c, false, &title);
+        }
+        marks.end(panel_area)
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ use crate::traffic::via::{Hop, Network, Rotation};
 use ipnet::IpNet;
 use std::net::IpAddr;
 use std::ops::Range;
+use strum::VariantArray;
 
 /// Every field an identity table can have, for did-you-mean hints.
 const IDENTITY_FIELDS: [&str; 8] = [
@@ -107,7 +108,11 @@ impl Ctx<'_> {
         field: &str,
     ) -> Result<IdentityFn> {
         let err = |sub: &str, msg: String| self.err(span.clone(), &format!("{field}.{sub}"), msg);
-        let known = IdentityKind::ALL.map(|k| k.name()).join(", ");
+        let known = IdentityKind::VARIANTS
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ");
         let name = match table.get("identity") {
             Some(toml::Value::String(s)) => s.as_str(),
             Some(_) => return Err(err("identity", format!("must be a string, one of {known}"))),
@@ -288,19 +293,20 @@ impl Ctx<'_> {
                             "`direct` means no hop: it cannot be part of a chain",
                         ));
                     }
-                    _ => {
-                        net.hops
-                            .push(Hop::ALL.into_iter().find(|h| h.name() == name).ok_or_else(
-                                || {
-                                    let known = ["direct", "cdn", "proxy"];
-                                    self.err(
-                                        via.span(),
-                                        &f("via"),
-                                        suggest::unknown("hop", name, known),
-                                    )
-                                },
-                            )?)
-                    }
+                    _ => net.hops.push(
+                        Hop::VARIANTS
+                            .iter()
+                            .copied()
+                            .find(|h| h.name() == name)
+                            .ok_or_else(|| {
+                                let known = ["direct", "cdn", "proxy"];
+                                self.err(
+                                    via.span(),
+                                    &f("via"),
+                                    suggest::unknown("hop", name, known),
+                                )
+                            })?,
+                    ),
                 }
             }
         }

@@ -10,6 +10,7 @@ use crate::traffic::{
     TrafficKind,
 };
 use std::path::Path;
+use strum::VariantArray;
 
 impl Ctx<'_> {
     /// The arrival process of a rate-driven kind: `arrival`, or the kind's default. Refuses the
@@ -366,8 +367,9 @@ impl Ctx<'_> {
             .map(|s| (s.get_ref().as_str(), s.span()))
         {
             None | Some(("spread", _)) => Ok(SameSecond::Spread),
-            Some((name, span)) => SameSecond::ALL
-                .into_iter()
+            Some((name, span)) => SameSecond::VARIANTS
+                .iter()
+                .copied()
                 .find(|s| s.name() == name)
                 .ok_or_else(|| {
                     self.err(

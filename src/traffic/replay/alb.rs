@@ -18,12 +18,37 @@
 //! admitted. A line without `waf` records no decision.
 
 use super::common::{quoted_fields, rfc3339, unset, url_path};
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
 use crate::policy::KeyField;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "alb",
+    aliases: &[],
+    title: "an ALB access log",
+    fields: &[KeyField::Ip, KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 40,
+        shows: |head| head.text().is_some_and(starts_like_alb),
+    },
+    open: |path, input, _, _| Ok(Box::new(reader(path, input))),
+};
+
+/// A request type, then an RFC 3339 time.
+fn starts_like_alb(line: &str) -> bool {
+    let mut words = line.split(' ');
+    matches!(
+        (words.next(), words.next()),
+        (Some("http" | "https" | "h2" | "grpcs" | "ws" | "wss"), Some(stamp))
+            if chrono::DateTime::parse_from_rfc3339(stamp).is_ok()
+    )
+}
 
 /// The ALB fields rlsim reads, by position.
 const TIME: usize = 1;

@@ -3,6 +3,7 @@
 //! placed within it by `same_second` ([`super::seconds`]).
 
 use super::clf_time::StampCache;
+use super::format::{Detect, Format};
 use super::input::{LineFormat, Lines};
 use super::seconds::{Placement, Seconds};
 use super::{Outcome, Record, RecordReader, field_index};
@@ -10,6 +11,27 @@ use crate::error::Result;
 use crate::policy::KeyField;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "clf",
+    aliases: &["combined"],
+    title: "the combined log format",
+    fields: &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
+    seconds_only: true,
+    extensions: &["log"],
+    // After nginx's back-test format, which extends this one.
+    detect: Detect {
+        rank: 60,
+        shows: |head| head.text().is_some_and(is_clf),
+    },
+    open: |path, input, _, options| Ok(Box::new(Clf::new(path, input, Placement::of(options)))),
+};
+
+/// A `[date] "request"` after the first word: the combined (or common) log format's shape.
+pub(super) fn is_clf(line: &str) -> bool {
+    line.split_once(" [")
+        .is_some_and(|(_, rest)| rest.contains("] \""))
+}
 
 /// One line of the combined log format:
 /// `127.0.0.1 - frank [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326 "ref" "ua"`.

@@ -30,6 +30,7 @@
 //!   is the WAF's action, not the rate limiter's: not read.
 
 use super::common::{json_error, json_field, rfc3339, url_path};
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::seconds::{Placement, Seconds};
 use super::{Production, Record, field_index, parse_method, status_code};
@@ -39,6 +40,21 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "cloudflare",
+    aliases: &[],
+    title: "a Cloudflare http_requests log",
+    fields: &[KeyField::Ip, KeyField::Endpoint],
+    // The lines whose time is in seconds (the `unix` and `rfc3339` `timestamp_format`s).
+    seconds_only: true,
+    extensions: &[],
+    detect: Detect {
+        rank: 20,
+        shows: |head| head.has_any(&["EdgeStartTimestamp", "ClientRequestURI", "ClientIP"]),
+    },
+    open: |path, input, _, options| Ok(Box::new(reader(path, input, Placement::of(options)))),
+};
 
 /// The line format; remembers whether the last line's time was whole seconds.
 #[derive(Default)]

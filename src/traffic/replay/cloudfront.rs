@@ -20,10 +20,35 @@
 //! decision, so its status speaks as in any log (an origin limiter's 429).
 
 use super::common::unset;
+use super::format::{Detect, Format};
+use super::input::Lines;
 use super::input::{LineError, LineFormat};
+use super::seconds::{Placement, Seconds};
 use super::{Production, Record, field_index, parse_method, parse_status};
 use crate::policy::KeyField;
 use crate::time::NANOS_PER_SEC;
+
+pub(super) const FORMAT: Format = Format {
+    name: "cloudfront",
+    aliases: &[],
+    title: "a CloudFront standard log",
+    fields: &[KeyField::Ip, KeyField::Endpoint],
+    seconds_only: true,
+    extensions: &[],
+    detect: Detect {
+        rank: 10,
+        shows: |head| {
+            head.text()
+                .is_some_and(|line| line.starts_with("#Version:") || line.starts_with("#Fields:"))
+        },
+    },
+    open: |path, input, _, options| {
+        Ok(Box::new(Seconds::new(
+            Lines::new(path, input, CloudFront::default()),
+            Placement::of(options),
+        )))
+    },
+};
 
 /// The columns of a CloudFront standard log, in the documented order.
 const DOCUMENTED: [&str; 33] = [

@@ -5,6 +5,7 @@
 //! limiter decided: [`super::Production::parse`]) are production's record, for back-tests;
 //! `method` and `x_forwarded_for` are the request's, as `rlsim traffic` writes them.
 
+use super::format::{Detect, Format};
 use super::input::{Capped, MAX_LINE};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
@@ -14,6 +15,24 @@ use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+
+/// CSV with a header; the format of a file no other claims.
+pub(super) const FORMAT: Format = Format {
+    name: "csv",
+    aliases: &[],
+    title: "this CSV trace",
+    fields: &KeyField::ALL,
+    seconds_only: false,
+    extensions: &["csv"],
+    detect: Detect {
+        rank: 70,
+        shows: |head| {
+            head.text()
+                .is_some_and(|line| line.split(',').any(|h| h.trim() == "time"))
+        },
+    },
+    open: |path, input, key_spec, _| Ok(Box::new(CsvReader::open(path, input, key_spec)?)),
+};
 
 pub struct CsvReader {
     path: PathBuf,

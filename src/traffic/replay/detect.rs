@@ -1,12 +1,15 @@
 //! Which format a trace is in, from its first non-empty lines (after decompression), when the
 //! source does not say: each native log has a shape no other has (a `#Fields` header, an
-//! `EdgeStartTimestamp` key, an Envoy `[time] "request"` start). A trace that matches none is
-//! read by its file's extension ([`TraceFormat::from_path`]).
+//! `EdgeStartTimestamp` key, an Envoy `[time] "request"` start), which its file's
+//! [`Detect`](super::format::Detect) tests. A trace that matches none is read by its file's
+//! extension ([`TraceFormat::from_path`]).
 
 use super::TraceFormat;
+use super::format::Head;
 use super::input::{self, TraceData};
 use crate::error::Result;
 use std::path::Path;
+use strum::VariantArray;
 
 /// Lines looked at before falling back to the extension.
 const LOOK: usize = 5;
@@ -37,101 +40,20 @@ pub fn detect_format(path: &Path, data: &TraceData) -> Result<TraceFormat> {
     Ok(TraceFormat::from_path(path))
 }
 
-/// The format one line shows, if it shows one.
+/// The format one line shows, if it shows one: the first, by rank, whose test accepts it.
 fn by_line(line: &str) -> Option<TraceFormat> {
-    if line.starts_with("#Version:") || line.starts_with("#Fields:") {
-        return Some(TraceFormat::Cloudfront);
-    }
-    if line.starts_with('{') {
-        return by_json(line);
-    }
-    if let Some(rest) = line.strip_prefix('[')
-        && let Some((stamp, after)) = rest.split_once(']')
-        && chrono::DateTime::parse_from_rfc3339(stamp).is_ok()
-        && after.trim_start().starts_with('"')
-    {
-        return Some(TraceFormat::Envoy);
-    }
-    if super::haproxy::is_httplog(line) {
-        return Some(TraceFormat::Haproxy);
-    }
-    let mut words = line.split(' ');
-    if let (Some(kind), Some(stamp)) = (words.next(), words.next())
-        && matches!(kind, "http" | "https" | "h2" | "grpcs" | "ws" | "wss")
-        && chrono::DateTime::parse_from_rfc3339(stamp).is_ok()
-    {
-        return Some(TraceFormat::Alb);
-    }
-    if let Some((_, rest)) = line.split_once(" [")
-        && rest.contains("] \"")
-    {
-        // nginx's default text format for back-tests: `combined` then `$msec $request_time
-        // $limit_req_status`.
-        let tail: Vec<&str> = line.rsplitn(4, ' ').collect();
-        if tail.len() == 4 && is_decimal(tail[2], 3) && is_decimal(tail[1], 3) {
-            return Some(TraceFormat::Nginx);
-        }
-        return Some(TraceFormat::Clf);
-    }
-    if line.split(',').any(|h| h.trim() == "time") {
-        return Some(TraceFormat::Csv);
-    }
-    if is_vegeta_csv(line) {
-        return Some(TraceFormat::VegetaCsv);
-    }
-    None
-}
-
-/// A vegeta CSV result: no header, and its first five columns integers, the first Unix
-/// nanoseconds (16 digits or more since 1970-04-27).
-fn is_vegeta_csv(line: &str) -> bool {
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    let mut cols = line.split(',');
-    cols.next().is_some_and(|t| t.len() >= 16 && digits(t))
-        && cols.by_ref().take(4).filter(|c| digits(c)).count() == 4
-}
-
-/// Digits, a dot, then exactly `decimals` digits (`$msec`, `$request_time`).
-fn is_decimal(word: &str, decimals: usize) -> bool {
-    word.split_once('.').is_some_and(|(whole, frac)| {
-        !whole.is_empty()
-            && whole.bytes().all(|b| b.is_ascii_digit())
-            && frac.len() == decimals
-            && frac.bytes().all(|b| b.is_ascii_digit())
-    })
-}
-
-/// A JSON line's format by its keys.
-fn by_json(line: &str) -> Option<TraceFormat> {
-    let Ok(serde_json::Value::Object(o)) = serde_json::from_str::<serde_json::Value>(line) else {
-        // A document spread over lines: HAR's `{` or `{"log": {`.
-        return (line == "{" || line.contains("\"log\"")).then_some(TraceFormat::Har);
-    };
-    let has = |k: &str| o.contains_key(k);
-    Some(if has("log") {
-        TraceFormat::Har
-    } else if has("EdgeStartTimestamp") || has("ClientRequestURI") || has("ClientIP") {
-        TraceFormat::Cloudflare
-    } else if has("httpRequest") {
-        TraceFormat::Gclb
-    } else if has("type") && has("metric") {
-        TraceFormat::K6
-    } else if has("attack") && has("seq") && has("code") {
-        TraceFormat::Vegeta
-    } else if !has("time")
-        && (has("msec")
-            || ((has("time_iso8601") || has("time_local"))
-                && (has("request") || has("request_uri") || has("remote_addr"))))
-    {
-        TraceFormat::NginxJson
-    } else if has("start_time") || has("START_TIME") || has("response_flags") {
-        TraceFormat::EnvoyJson
-    } else if has("time") {
-        TraceFormat::Jsonl
+    let object;
+    let head = if !line.starts_with('{') {
+        Head::Text(line)
+    } else if let Ok(serde_json::Value::Object(o)) = serde_json::from_str(line) {
+        object = o;
+        Head::Object(&object)
     } else {
-        // Nothing names a format (`{}`, a HAR without `log`): the extension decides.
-        return None;
-    })
+        Head::Fragment(line)
+    };
+    let mut formats = TraceFormat::VARIANTS.to_vec();
+    formats.sort_by_key(|f| f.detect().rank);
+    formats.into_iter().find(|f| (f.detect().shows)(&head))
 }
 
 #[cfg(test)]

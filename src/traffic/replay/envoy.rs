@@ -22,6 +22,7 @@
 use super::common::{
     json_error, json_field, quoted_fields, rfc3339, unset, url_path, without_port,
 };
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
@@ -29,6 +30,42 @@ use crate::policy::KeyField;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+
+/// The default text format.
+pub(super) const TEXT: Format = Format {
+    name: "envoy",
+    aliases: &[],
+    title: "an Envoy access log",
+    fields: &[KeyField::Ip, KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 20,
+        shows: |head| head.text().is_some_and(starts_like_text),
+    },
+    open: |path, input, _, _| Ok(Box::new(text_reader(path, input))),
+};
+
+/// `json_format` with the default format's fields.
+pub(super) const JSON: Format = Format {
+    name: "envoy_json",
+    detect: Detect {
+        rank: 70,
+        shows: |head| head.has_any(&["start_time", "START_TIME", "response_flags"]),
+    },
+    open: |path, input, _, _| Ok(Box::new(json_reader(path, input))),
+    ..TEXT
+};
+
+/// `[RFC 3339 time] "request`.
+fn starts_like_text(line: &str) -> bool {
+    line.strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(stamp, after)| {
+            chrono::DateTime::parse_from_rfc3339(stamp).is_ok()
+                && after.trim_start().starts_with('"')
+        })
+}
 
 pub struct EnvoyText;
 pub struct EnvoyJson;

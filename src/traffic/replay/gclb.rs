@@ -23,6 +23,7 @@
 //! would-refuse (preview mode is Cloud Armor's dry run).
 
 use super::common::{json_error, json_field, rfc3339, url_path, without_port};
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -30,6 +31,20 @@ use crate::policy::KeyField;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "gclb",
+    aliases: &[],
+    title: "a Google Cloud load balancer log",
+    fields: &[KeyField::Ip, KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 30,
+        shows: |head| head.has_any(&["httpRequest"]),
+    },
+    open: |path, input, _, _| Ok(Box::new(reader(path, input))),
+};
 
 pub struct Gclb;
 

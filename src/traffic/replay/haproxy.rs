@@ -28,6 +28,7 @@
 //! (the request went on, or ended otherwise) is admitted by the proxy's rules, whatever status a
 //! server answered. Without `%ts` the status alone is judged, as for any status-only log.
 
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::seconds::{Placement, placed};
 use super::{Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status};
@@ -38,6 +39,28 @@ use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
+
+pub(super) const FORMAT: Format = Format {
+    name: "haproxy",
+    aliases: &[],
+    title: "a HAProxy log",
+    fields: &[KeyField::Ip, KeyField::ApiKey, KeyField::Endpoint],
+    // By its `log-format` (`ReplayOptions::seconds_only`).
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 30,
+        shows: |head| head.text().is_some_and(is_httplog),
+    },
+    open: |path, input, _, options| {
+        Ok(reader(
+            path,
+            input,
+            options.haproxy_template(),
+            Placement::of(options),
+        ))
+    },
+};
 
 /// `option httplog`'s format (configuration.txt 8.2.3), read when the source names none.
 pub const HTTPLOG: &str = "%ci:%cp [%tr] %ft %b/%s %TR/%Tw/%Tc/%Tr/%Ta %ST %B %CC %CS %tsc \

@@ -12,6 +12,7 @@
 //! URL no server sees (`data:`, `blob:`, ...) is passed over.
 
 use super::common::json_error;
+use super::format::{Detect, Format, Head};
 use super::{Outcome, Record, RecordReader, field_index, trace_error};
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
@@ -23,6 +24,25 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
+
+pub(super) const FORMAT: Format = Format {
+    name: "har",
+    aliases: &[],
+    title: "a HAR file",
+    fields: &[KeyField::ApiKey, KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &["har"],
+    // A `log` key, or a document spread over lines: HAR's `{` or `{"log": {`.
+    detect: Detect {
+        rank: 10,
+        shows: |head| match head {
+            Head::Object(o) => o.contains_key("log"),
+            Head::Fragment(line) => *line == "{" || line.contains("\"log\""),
+            Head::Text(_) => false,
+        },
+    },
+    open: |path, input, _, _| Ok(Box::new(HarReader::open(path, input))),
+};
 
 /// Entries buffered between the parsing thread and the source.
 const CHANNEL: usize = 256;

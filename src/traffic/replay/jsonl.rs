@@ -4,6 +4,7 @@
 //! CSV's (a number of nanoseconds or a timestamp string).
 
 use super::common::{json_error, json_field};
+use super::format::{Detect, Format};
 use super::input::{LineFormat, Lines};
 use super::{
     Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
@@ -14,6 +15,21 @@ use crate::policy::KeyField;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "jsonl",
+    aliases: &["ndjson"],
+    title: "this JSON Lines trace",
+    fields: &KeyField::ALL,
+    seconds_only: false,
+    extensions: &["jsonl", "ndjson"],
+    // The last JSON format tried: any object with a `time` no native log claims.
+    detect: Detect {
+        rank: 80,
+        shows: |head| head.has_any(&["time"]),
+    },
+    open: |path, input, _, _| Ok(Box::new(reader(path, input))),
+};
 
 pub struct Jsonl;
 

@@ -13,6 +13,7 @@
 //! the client, so there is no client address and no limiter decision (a 429 is in `status`).
 
 use super::common::{json_error, json_field, rfc3339, url_path};
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, field_index, parse_method, parse_status};
 use crate::error::Result;
@@ -20,6 +21,20 @@ use crate::policy::KeyField;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "k6",
+    aliases: &[],
+    title: "a k6 JSON result",
+    fields: &[KeyField::User, KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 40,
+        shows: |head| head.has_all(&["type", "metric"]),
+    },
+    open: |path, input, _, _| Ok(Box::new(reader(path, input))),
+};
 
 pub struct K6;
 

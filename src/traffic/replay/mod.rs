@@ -2,9 +2,11 @@
 //!
 //! A format reader (one file per format: [`csv_trace`], [`jsonl`], [`clf`], [`har`]) turns the
 //! trace into [`Record`]s (epoch nanoseconds, the four identity fields, and the `source` and
-//! `role` columns `rlsim traffic` writes) behind the [`RecordReader`] trait; [`open`] dispatches
-//! on the format. [`ReplaySource`] applies the options: sorting within a bounded window, idle
-//! gaps capped, keys sampled by hash, speed, offset and loops. Memory is bounded by the sort
+//! `role` columns `rlsim traffic` writes) behind the [`RecordReader`] trait. Each format's file
+//! declares its names, the fields it records, how it is recognised and its reader in one
+//! [`format::Format`]; the `trace_formats!` list below makes [`TraceFormat`] of them, and
+//! [`open`] dispatches on it. [`ReplaySource`] applies the options: sorting within a bounded
+//! window, idle gaps capped, keys sampled by hash, speed, offset and loops. Memory is bounded by the sort
 //! window, by the requests of one second (for spreading a one-second-resolution log) and by
 //! [`MAX_LINE`], never by the file's size, except for traces held in memory on purpose
 //! ([`input`]: a pipe, which can be read only once, or a small looped file). Virtual time 0 is
@@ -12,8 +14,8 @@
 //! trace aligned to the window grid fixed windows saw in production (`floor(epoch/W)`); a trace
 //! of small nanosecond values (under one window) is used as is.
 //!
-//! Module dependencies point one way: the format files and [`input`] use only this file's types;
-//! this file dispatches to them; [`source`] and [`split`] sit on top.
+//! Module dependencies point one way: the format files and [`input`] use only this file's types
+//! (and [`format`]'s); this file dispatches to them; [`source`] and [`split`] sit on top.
 
 mod ahead;
 mod alb;
@@ -25,6 +27,7 @@ mod common;
 mod csv_trace;
 mod detect;
 mod envoy;
+mod format;
 mod gclb;
 mod haproxy;
 mod har;
@@ -58,170 +61,103 @@ use crate::policy::{KeyField, KeySpec};
 use crate::time::{NANOS_PER_DAY, Nanos};
 use ipnet::IpNet;
 use std::path::Path;
+use strum::VariantArray;
 
-/// The format of a trace file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceFormat {
+format::trace_formats! {
     /// CSV with a header: `time` and any of `ip`, `user`, `api_key`, `endpoint`, `source`, `role`.
-    Csv,
+    Csv => csv_trace::FORMAT,
     /// One JSON object per line: `time` and any of the same fields (plus ignored others).
-    Jsonl,
+    Jsonl => jsonl::FORMAT,
     /// nginx/Apache combined (or common) log format, one-second resolution.
-    Clf,
+    Clf => clf::FORMAT,
     /// HAR 1.2, a JSON document: `log.entries[].startedDateTime`.
-    Har,
+    Har => har::FORMAT,
     /// AWS Application Load Balancer access logs (space-separated, microseconds).
-    Alb,
+    Alb => alb::FORMAT,
     /// Amazon CloudFront standard logs (tab-separated W3C with a `#Fields` header, seconds).
-    Cloudfront,
+    Cloudfront => cloudfront::FORMAT,
     /// Cloudflare Logpush `http_requests` (JSON lines).
-    Cloudflare,
+    Cloudflare => cloudflare::FORMAT,
     /// Envoy access logs, default text format.
-    Envoy,
+    Envoy => envoy::TEXT,
     /// Envoy access logs, JSON (`json_format` with the default format's fields).
-    EnvoyJson,
+    EnvoyJson => envoy::JSON,
     /// Google Cloud HTTP(S) load balancer request logs (JSON lines of `LogEntry`).
-    Gclb,
+    Gclb => gclb::FORMAT,
     /// k6 `--out json` results: the `http_reqs` points.
-    K6,
+    K6 => k6::FORMAT,
     /// vegeta `encode --to json` results.
-    Vegeta,
+    Vegeta => vegeta::FORMAT,
     /// vegeta `encode --to csv` results (no header, vegeta's twelve columns).
-    VegetaCsv,
+    VegetaCsv => vegeta_csv::FORMAT,
     /// An nginx access log in a text `log_format` with `$msec` (the source's `log_format`).
-    Nginx,
+    Nginx => nginx::TEXT,
     /// An nginx access log in a JSON `log_format`, keys named like nginx's variables.
-    NginxJson,
+    NginxJson => nginx::JSON,
     /// A HAProxy log: `option httplog`, or the source's `log_format` (HAProxy's `log-format`).
-    Haproxy,
+    Haproxy => haproxy::FORMAT,
 }
 
 impl TraceFormat {
-    /// Every format, in the order `--format` lists them.
-    pub const ALL: [TraceFormat; 16] = [
-        TraceFormat::Csv,
-        TraceFormat::Jsonl,
-        TraceFormat::Clf,
-        TraceFormat::Har,
-        TraceFormat::Alb,
-        TraceFormat::Cloudfront,
-        TraceFormat::Cloudflare,
-        TraceFormat::Envoy,
-        TraceFormat::EnvoyJson,
-        TraceFormat::Gclb,
-        TraceFormat::K6,
-        TraceFormat::Vegeta,
-        TraceFormat::VegetaCsv,
-        TraceFormat::Nginx,
-        TraceFormat::NginxJson,
-        TraceFormat::Haproxy,
-    ];
-
     /// The name `format = "..."` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            TraceFormat::Csv => "csv",
-            TraceFormat::Jsonl => "jsonl",
-            TraceFormat::Clf => "clf",
-            TraceFormat::Har => "har",
-            TraceFormat::Alb => "alb",
-            TraceFormat::Cloudfront => "cloudfront",
-            TraceFormat::Cloudflare => "cloudflare",
-            TraceFormat::Envoy => "envoy",
-            TraceFormat::EnvoyJson => "envoy_json",
-            TraceFormat::Gclb => "gclb",
-            TraceFormat::K6 => "k6",
-            TraceFormat::Vegeta => "vegeta",
-            TraceFormat::VegetaCsv => "vegeta_csv",
-            TraceFormat::Nginx => "nginx",
-            TraceFormat::NginxJson => "nginx_json",
-            TraceFormat::Haproxy => "haproxy",
-        }
+        self.format().name
     }
 
+    /// The format `format = "..."` names: by its name or an alias (`ndjson`, `combined`).
     pub fn parse(name: &str) -> Option<TraceFormat> {
-        match name {
-            "ndjson" => return Some(TraceFormat::Jsonl),
-            "combined" => return Some(TraceFormat::Clf),
-            _ => {}
-        }
-        TraceFormat::ALL.into_iter().find(|f| f.name() == name)
+        TraceFormat::VARIANTS.iter().copied().find(|f| {
+            let format = f.format();
+            format.name == name || format.aliases.contains(&name)
+        })
     }
 
     /// The names `format` accepts, for error messages.
     pub fn names() -> String {
-        TraceFormat::ALL.map(TraceFormat::name).join(", ")
+        let names: Vec<&str> = TraceFormat::VARIANTS.iter().map(|f| f.name()).collect();
+        names.join(", ")
     }
 
-    /// By extension: `.jsonl`/`.ndjson`, `.log`, `.har`, anything else CSV (a `.gz` or `.zst`
-    /// suffix is looked through).
+    /// By the extensions the formats read (`.jsonl`, `.log`, `.har`, ...), anything else CSV (a
+    /// `.gz` or `.zst` suffix is looked through).
     pub fn from_path(path: &Path) -> TraceFormat {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let name = name
             .strip_suffix(".gz")
             .or_else(|| name.strip_suffix(".zst"))
             .unwrap_or(name);
-        match Path::new(name).extension().and_then(|e| e.to_str()) {
-            Some("jsonl" | "ndjson") => TraceFormat::Jsonl,
-            Some("log") => TraceFormat::Clf,
-            Some("har") => TraceFormat::Har,
-            _ => TraceFormat::Csv,
-        }
+        let extension = Path::new(name).extension().and_then(|e| e.to_str());
+        TraceFormat::VARIANTS
+            .iter()
+            .copied()
+            .find(|f| extension.is_some_and(|e| f.format().extensions.contains(&e)))
+            .unwrap_or(TraceFormat::Csv)
     }
 
     /// Whether the format's timestamps can have one-second resolution (its requests of a second
-    /// are placed by `same_second`): always for CLF and CloudFront; for Cloudflare, the lines
-    /// whose time is in seconds (its `unix` and `rfc3339` `timestamp_format`s).
+    /// are placed by `same_second`).
     pub fn seconds_only(self) -> bool {
-        matches!(
-            self,
-            TraceFormat::Clf | TraceFormat::Cloudfront | TraceFormat::Cloudflare
-        )
+        self.format().seconds_only
     }
 
     /// The identity fields the format records (a policy keyed on another is refused).
     fn fields(self) -> &'static [KeyField] {
-        match self {
-            TraceFormat::Csv | TraceFormat::Jsonl | TraceFormat::Nginx | TraceFormat::NginxJson => {
-                &KeyField::ALL
-            }
-            TraceFormat::Clf => &[KeyField::Ip, KeyField::User, KeyField::Endpoint],
-            TraceFormat::Har => &[KeyField::ApiKey, KeyField::Endpoint],
-            TraceFormat::Alb
-            | TraceFormat::Cloudfront
-            | TraceFormat::Cloudflare
-            | TraceFormat::Envoy
-            | TraceFormat::EnvoyJson
-            | TraceFormat::Gclb => &[KeyField::Ip, KeyField::Endpoint],
-            TraceFormat::K6 => &[KeyField::User, KeyField::Endpoint],
-            TraceFormat::Vegeta | TraceFormat::VegetaCsv => &[KeyField::Endpoint],
-            TraceFormat::Haproxy => &[KeyField::Ip, KeyField::ApiKey, KeyField::Endpoint],
-        }
+        self.format().fields
     }
 
     /// How error messages name the format.
     fn title(self) -> &'static str {
-        match self {
-            TraceFormat::Csv => "this CSV trace",
-            TraceFormat::Jsonl => "this JSON Lines trace",
-            TraceFormat::Clf => "the combined log format",
-            TraceFormat::Har => "a HAR file",
-            TraceFormat::Alb => "an ALB access log",
-            TraceFormat::Cloudfront => "a CloudFront standard log",
-            TraceFormat::Cloudflare => "a Cloudflare http_requests log",
-            TraceFormat::Envoy | TraceFormat::EnvoyJson => "an Envoy access log",
-            TraceFormat::Gclb => "a Google Cloud load balancer log",
-            TraceFormat::K6 => "a k6 JSON result",
-            TraceFormat::Vegeta => "a vegeta result",
-            TraceFormat::VegetaCsv => "a vegeta CSV result",
-            TraceFormat::Nginx | TraceFormat::NginxJson => "an nginx access log",
-            TraceFormat::Haproxy => "a HAProxy log",
-        }
+        self.format().title
+    }
+
+    /// How its content is recognised.
+    fn detect(self) -> &'static format::Detect {
+        &self.format().detect
     }
 }
 
 /// What to do with requests logged in the same second (one-second-resolution formats).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum SameSecond {
     /// `n` requests in one second go at `k/n` s, `k = 0..n`.
     Spread,
@@ -233,8 +169,6 @@ pub enum SameSecond {
 }
 
 impl SameSecond {
-    pub const ALL: [SameSecond; 3] = [SameSecond::Spread, SameSecond::Together, SameSecond::Random];
-
     pub fn name(self) -> &'static str {
         match self {
             SameSecond::Spread => "spread",
@@ -495,34 +429,7 @@ pub fn open(
     options: &ReplayOptions,
 ) -> Result<Box<dyn RecordReader>> {
     let input = input::open(path, &options.data)?;
-    let place = seconds::Placement::of(options);
-    Ok(match options.format {
-        TraceFormat::Csv => Box::new(csv_trace::CsvReader::open(path, input, key_spec)?),
-        TraceFormat::Jsonl => Box::new(jsonl::reader(path, input)),
-        TraceFormat::Har => Box::new(har::HarReader::open(path, input)),
-        TraceFormat::Clf => Box::new(clf::Clf::new(path, input, place)),
-        TraceFormat::Alb => Box::new(alb::reader(path, input)),
-        TraceFormat::Cloudfront => Box::new(seconds::Seconds::new(
-            input::Lines::new(path, input, cloudfront::CloudFront::default()),
-            place,
-        )),
-        TraceFormat::Cloudflare => Box::new(cloudflare::reader(path, input, place)),
-        TraceFormat::Envoy => Box::new(envoy::text_reader(path, input)),
-        TraceFormat::EnvoyJson => Box::new(envoy::json_reader(path, input)),
-        TraceFormat::Gclb => Box::new(gclb::reader(path, input)),
-        TraceFormat::K6 => Box::new(k6::reader(path, input)),
-        TraceFormat::Vegeta => Box::new(vegeta::reader(path, input)),
-        TraceFormat::VegetaCsv => Box::new(vegeta_csv::VegetaCsv::open(path, input)),
-        TraceFormat::Nginx => {
-            let template = match &options.log_format {
-                Some(t) => t.clone(),
-                None => NginxLogFormat::parse(DEFAULT_LOG_FORMAT).expect("the default parses"),
-            };
-            nginx::text_reader(path, input, template, place)
-        }
-        TraceFormat::NginxJson => nginx::json_reader(path, &options.data, input, place)?,
-        TraceFormat::Haproxy => haproxy::reader(path, input, options.haproxy_template(), place),
-    })
+    (options.format.format().open)(path, input, key_spec, options)
 }
 
 /// Opens a trace to replay: a file large enough is read and parsed on a second thread

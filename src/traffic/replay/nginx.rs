@@ -36,8 +36,10 @@
 //! nothing is undone. A variable with no value is `-` with the default escaping and empty with
 //! the others: both are none.
 
+use super::clf::is_clf;
 use super::clf_time::StampCache;
 use super::common::{json_error, rfc3339};
+use super::format::{Detect, Format, Head};
 use super::input::{self, LineError, LineFormat, Lines, TraceData};
 use super::seconds::{Placement, placed};
 use super::{
@@ -50,6 +52,67 @@ use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
+
+/// A text `log_format` (the source's, else [`DEFAULT_LOG_FORMAT`]).
+pub(super) const TEXT: Format = Format {
+    name: "nginx",
+    aliases: &[],
+    title: "an nginx access log",
+    fields: &KeyField::ALL,
+    // By its `log_format` (`ReplayOptions::seconds_only`).
+    seconds_only: false,
+    extensions: &[],
+    // Before CLF: nginx's default text format for back-tests is `combined` then `$msec
+    // $request_time $limit_req_status`.
+    detect: Detect {
+        rank: 50,
+        shows: |head| head.text().is_some_and(is_default_text),
+    },
+    open: |path, input, _, options| {
+        let template = match &options.log_format {
+            Some(t) => t.clone(),
+            None => Template::parse(DEFAULT_LOG_FORMAT).expect("the default parses"),
+        };
+        Ok(text_reader(path, input, template, Placement::of(options)))
+    },
+};
+
+/// A JSON `log_format`, keys named like nginx's variables.
+pub(super) const JSON: Format = Format {
+    name: "nginx_json",
+    detect: Detect {
+        rank: 60,
+        shows: |head| matches!(head, Head::Object(o) if is_json_line(o)),
+    },
+    open: |path, input, _, options| json_reader(path, &options.data, input, Placement::of(options)),
+    ..TEXT
+};
+
+/// A line of [`DEFAULT_LOG_FORMAT`]: the combined format's, then two decimals of 3 digits.
+fn is_default_text(line: &str) -> bool {
+    let tail: Vec<&str> = line.rsplitn(4, ' ').collect();
+    is_clf(line) && tail.len() == 4 && is_decimal(tail[2], 3) && is_decimal(tail[1], 3)
+}
+
+/// Digits, a dot, then exactly `decimals` digits (`$msec`, `$request_time`).
+fn is_decimal(word: &str, decimals: usize) -> bool {
+    word.split_once('.').is_some_and(|(whole, frac)| {
+        !whole.is_empty()
+            && whole.bytes().all(|b| b.is_ascii_digit())
+            && frac.len() == decimals
+            && frac.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
+/// A JSON line of nginx's variables: no `time` (a JSON Lines trace's), and `msec`, or an nginx
+/// time with a request.
+fn is_json_line(o: &serde_json::Map<String, serde_json::Value>) -> bool {
+    let has = |k: &str| o.contains_key(k);
+    !has("time")
+        && (has("msec")
+            || ((has("time_iso8601") || has("time_local"))
+                && (has("request") || has("request_uri") || has("remote_addr"))))
+}
 
 /// The text `log_format` read when the source names none: nginx's `combined`, then the three
 /// variables a back-test needs.

@@ -9,6 +9,7 @@
 //! decision. `vegeta encode --to csv` is [`super::vegeta_csv`].
 
 use super::common::{json_error, json_field, rfc3339, url_path};
+use super::format::{Detect, Format};
 use super::input::{LineError, LineFormat, Lines};
 use super::{Outcome, Record, RecordReader, field_index, parse_method, status_code};
 use crate::error::Result;
@@ -16,6 +17,20 @@ use crate::policy::KeyField;
 use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path;
+
+pub(super) const FORMAT: Format = Format {
+    name: "vegeta",
+    aliases: &[],
+    title: "a vegeta result",
+    fields: &[KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    detect: Detect {
+        rank: 50,
+        shows: |head| head.has_all(&["attack", "seq", "code"]),
+    },
+    open: |path, input, _, _| Ok(Box::new(reader(path, input))),
+};
 
 pub struct Vegeta;
 

@@ -14,12 +14,37 @@
 
 use super::common::url_path;
 use super::csv_trace::read_record;
+use super::format::{Detect, Format};
 use super::input::Capped;
 use super::{Outcome, Record, RecordReader, field_index, parse_method, status_code, trace_error};
 use crate::error::Result;
 use crate::policy::KeyField;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
+
+pub(super) const FORMAT: Format = Format {
+    name: "vegeta_csv",
+    aliases: &[],
+    title: "a vegeta CSV result",
+    fields: &[KeyField::Endpoint],
+    seconds_only: false,
+    extensions: &[],
+    // After CSV: a header with a `time` column is a CSV trace's.
+    detect: Detect {
+        rank: 80,
+        shows: |head| head.text().is_some_and(is_vegeta_csv),
+    },
+    open: |path, input, _, _| Ok(Box::new(VegetaCsv::open(path, input))),
+};
+
+/// A vegeta CSV result: no header, and its first five columns integers, the first Unix
+/// nanoseconds (16 digits or more since 1970-04-27).
+fn is_vegeta_csv(line: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let mut cols = line.split(',');
+    cols.next().is_some_and(|t| t.len() >= 16 && digits(t))
+        && cols.by_ref().take(4).filter(|c| digits(c)).count() == 4
+}
 
 /// The columns vegeta writes, in order.
 const COLUMNS: [&str; 12] = [
