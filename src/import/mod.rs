@@ -7,7 +7,6 @@
 
 pub mod aws;
 pub mod cloudflare;
-pub mod conf;
 pub mod envoy_local;
 pub mod envoy_ratelimit;
 pub mod express;
@@ -19,7 +18,7 @@ pub mod nginx;
 pub mod traefik;
 pub mod yaml;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Location, Result};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -263,6 +262,25 @@ pub(crate) fn plain_name(name: &str, fallback: &str) -> String {
         })
         .collect();
     if n.is_empty() { fallback.into() } else { n }
+}
+
+/// The error of a configuration that cannot be imported, naming the file, the line and the
+/// directive or field (every text kind's errors: nginx, HAProxy, YAML).
+pub(crate) fn config_error(
+    file: &Path,
+    line: usize,
+    directive: &str,
+    message: impl Into<String>,
+) -> Error {
+    Error::Config {
+        location: Location {
+            path: file.to_path_buf(),
+            line: Some(line),
+            column: None,
+        },
+        directive: directive.to_string(),
+        message: message.into(),
+    }
 }
 
 fn comment(out: &mut String, lines: &[String]) {

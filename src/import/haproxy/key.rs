@@ -4,7 +4,7 @@
 use super::cond::{Term, Tracker};
 use super::{Deny, Fields, Proxy, Table, Track, Trusted};
 use crate::error::Result;
-use crate::import::conf::config_error;
+use crate::import::config_error;
 use std::path::Path;
 
 /// The track rule whose counter `deny` reads. HAProxy runs the `track-scN` rules in order and

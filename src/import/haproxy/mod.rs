@@ -16,7 +16,7 @@ mod cond;
 mod key;
 mod read;
 
-use super::conf::config_error;
+use super::config_error;
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
 use crate::error::{Error, Result};
 use cond::{Item, Term, Test, Tracker};

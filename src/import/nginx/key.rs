@@ -5,7 +5,7 @@
 
 use super::{Http, Level, Zone};
 use crate::error::{Error, Result};
-use crate::import::conf::config_error;
+use crate::import::config_error;
 use std::path::Path;
 
 /// Requests a zone never limits: those whose key is empty.

@@ -3,11 +3,11 @@
 //! the locations that use it, `commit = "all_or_nothing"` as nginx looks every zone of a
 //! location up before accounting any. docs/import.md lists every directive and how it maps.
 
+mod conf;
 mod key;
 mod read;
 mod routes;
 
-use super::conf;
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
 use crate::error::Result;
 use std::collections::BTreeMap;
@@ -210,7 +210,7 @@ fn locations(server: &Server, select: &Selection) -> Result<(Vec<Location>, Opti
 
 fn conf_error_at(at: &str, directive: &str, message: String) -> crate::error::Error {
     let (file, line) = at.rsplit_once(':').unwrap_or((at, "1"));
-    conf::config_error(
+    super::config_error(
         Path::new(file),
         line.parse().unwrap_or(1),
         directive,
