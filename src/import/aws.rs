@@ -14,6 +14,7 @@
 use super::yaml::{self, Node};
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
 use crate::error::Result;
+use crate::time::{NANOS_PER_SEC, duration_text};
 use std::path::Path;
 
 /// The CloudFormation resource type of a usage plan.
@@ -203,7 +204,10 @@ fn bucket(
         ("name".into(), name.into()),
         ("algorithm".into(), "token_bucket".into()),
         ("limit".into(), limit.into()),
-        ("window".into(), format!("{secs}s").into()),
+        (
+            "window".into(),
+            duration_text(secs as u64 * NANOS_PER_SEC).into(),
+        ),
         ("burst".into(), (burst as i64).into()),
         ("key".into(), toml::Value::Array(vec!["api_key".into()])),
         ("has_api_key".into(), true.into()),

@@ -533,7 +533,7 @@ fn rule(
     routes: Vec<String>,
     skip: Vec<String>,
 ) -> ImportedRule {
-    let interval = crate::time::format_duration(b.fill_ms * crate::time::NANOS_PER_MILLI);
+    let interval = crate::time::duration_text(b.fill_ms * crate::time::NANOS_PER_MILLI);
     let comments = vec![
         comment.to_string(),
         format!(

@@ -11,6 +11,7 @@
 use super::json::{self, Source, TrustProxy};
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
 use crate::error::Result;
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -87,7 +88,10 @@ pub fn import(path: &Path) -> Result<Imported> {
         ("name".into(), "express".into()),
         ("algorithm".into(), "express-rate-limit".into()),
         ("limit".into(), (limit as i64).into()),
-        ("window".into(), json::millis(window_ms).into()),
+        (
+            "window".into(),
+            duration_text(window_ms * NANOS_PER_MILLI).into(),
+        ),
         ("key".into(), toml::Value::Table(key.0)),
     ];
     rule_fields.push((

@@ -271,21 +271,6 @@ impl Scan {
     }
 }
 
-/// A duration in whole milliseconds as rlsim writes it (`"1500ms"`, `"1m"`).
-pub fn millis(ms: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-    ];
-    UNITS
-        .iter()
-        .find(|(u, _)| ms.is_multiple_of(*u) && ms > 0)
-        .map(|(u, name)| format!("{}{name}", ms / u))
-        .unwrap_or_else(|| format!("{ms}ms"))
-}
-
 /// Express's `trust proxy` setting (`app.set('trust proxy', ...)`), which decides `req.ip`,
 /// the address express-rate-limit and NestJS key on (Express's `compileTrust`, proxy-addr).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
@@ -403,12 +388,5 @@ mod tests {
         assert!(s.starts_with("x.json:3:"), "{s}");
         assert!(s.contains("field `a[1]`"), "{s}");
         assert!(s.contains("-2"), "{s}");
-    }
-
-    #[test]
-    fn millis_pick_the_largest_whole_unit() {
-        assert_eq!(millis(60_000), "1m");
-        assert_eq!(millis(1500), "1500ms");
-        assert_eq!(millis(7_200_000), "2h");
     }
 }

@@ -14,6 +14,7 @@
 use super::json::{self, Source, TrustProxy};
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
 use crate::error::Result;
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -203,7 +204,7 @@ fn rule(
         ("name".into(), rule_name.into()),
         ("algorithm".into(), "nestjs-throttler".into()),
         ("limit".into(), (limit as i64).into()),
-        ("window".into(), json::millis(ttl).into()),
+        ("window".into(), duration_text(ttl * NANOS_PER_MILLI).into()),
         ("key".into(), toml::Value::Table(key.clone())),
         (
             "profile".into(),

@@ -13,7 +13,7 @@
 use super::yaml::{self, Node};
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
 use crate::error::Result;
-use crate::time::{NANOS_PER_SEC, Nanos, parse_positive_duration};
+use crate::time::{NANOS_PER_SEC, Nanos, duration_text, parse_positive_duration};
 use std::path::Path;
 
 /// One `rateLimit` middleware.
@@ -121,15 +121,6 @@ pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
 }
 
 /// A duration as rlsim reads it back exactly (`1m`, `166666666ns`).
-fn exact(ns: Nanos) -> String {
-    let text = crate::time::format_duration(ns);
-    if parse_positive_duration(&text) == Ok(ns) {
-        text
-    } else {
-        format!("{ns}ns")
-    }
-}
-
 fn plain(name: &str) -> String {
     super::plain_name(name, "traefik")
 }
@@ -318,14 +309,14 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         format!(
             "average {} per {} is a token bucket refilled continuously ({every_rate} tokens/s), not {} requests per fixed {}; burst {} is the bucket's size, and it starts full",
             l.average,
-            exact(l.period),
+            duration_text(l.period),
             l.average,
-            exact(l.period),
+            duration_text(l.period),
             l.burst
         ),
         format!(
             "a request that would wait up to maxDelay {} is delayed that long and served; a longer wait is cancelled and answered 429",
-            exact(max_delay)
+            duration_text(max_delay)
         ),
         format!("key: {}", l.key_comment),
     ];
@@ -333,7 +324,7 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         ("name".into(), name.into()),
         ("algorithm".into(), "go-x-time-rate".into()),
         ("limit".into(), (l.average as i64).into()),
-        ("window".into(), exact(l.period).into()),
+        ("window".into(), duration_text(l.period).into()),
         ("key".into(), l.key.clone()),
     ];
     if let Some(r) = router
@@ -359,9 +350,9 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
     }
     let mut p = toml::Table::new();
     p.insert("average".into(), (l.average as i64).into());
-    p.insert("period".into(), exact(l.period).into());
+    p.insert("period".into(), duration_text(l.period).into());
     p.insert("burst".into(), (l.burst as i64).into());
-    p.insert("max_delay".into(), exact(max_delay).into());
+    p.insert("max_delay".into(), duration_text(max_delay).into());
     fields.push(("profile".into(), toml::Value::Table(p)));
     ImportedRule { comments, fields }
 }

@@ -385,7 +385,10 @@ fn rule(r: &Rule, name: &str, src: &Source, at: &str, notes: &mut Vec<String>) -
         )
     };
     fields.push(("limit".into(), (limit as i64).into()));
-    fields.push(("window".into(), json::millis(period * 1000).into()));
+    fields.push((
+        "window".into(),
+        crate::time::duration_text(period * crate::time::NANOS_PER_SEC).into(),
+    ));
     fields.push((
         "key".into(),
         toml::Value::Array(key.iter().map(|k| (*k).into()).collect()),

@@ -334,11 +334,7 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     let d = a.desc;
     let limit = d.limit.as_ref().expect("a limiting descriptor");
     let (unit, secs) = limit.unit.expect("a limiting descriptor");
-    // Days from a day up (`format_duration` writes hours).
-    let window = match secs {
-        s if s >= 86_400 => format!("{}d", s / 86_400),
-        s => crate::time::format_duration(s * crate::time::NANOS_PER_SEC),
-    };
+    let window = crate::time::duration_text(secs * crate::time::NANOS_PER_SEC);
     let mut key = a.scope.key.clone();
     key.sort();
     key.dedup();

@@ -19,6 +19,7 @@ mod read;
 use super::config_error;
 use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
 use crate::error::{Error, Result};
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use cond::{Item, Term, Test, Tracker};
 use read::{Line, Section};
 use std::collections::BTreeMap;
@@ -579,14 +580,6 @@ fn plain(name: &str) -> String {
     super::plain_name(name, "haproxy")
 }
 
-fn duration(ms: u64) -> String {
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
-}
-
 fn rule_of(
     path: &Path,
     deny: &Deny,
@@ -595,6 +588,7 @@ fn rule_of(
     period: u64,
     notes: &mut Vec<String>,
 ) -> Result<ImportedRule> {
+    let (period_ns, expire_ns) = (period * NANOS_PER_MILLI, table.expire_ms * NANOS_PER_MILLI);
     let (_, ge, threshold) = deny.rate;
     let admitted = if ge {
         threshold.checked_sub(1)
@@ -614,14 +608,14 @@ fn rule_of(
     let mut comments = vec![
         format!("{} at {file}:{}", deny.words, deny.line),
         format!("tracked by track-sc{} {} at {file}:{} into stick-table `{}` (type {}, size {}) at {file}:{}", track.n, track.fetch, track.line, track.table, table.ty, table.size, table.line),
-        format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration(period), duration(period)),
+        format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration_text(period_ns), duration_text(period_ns)),
         "track-sc counts the request before the deny reads the rate, and a denied request stays counted: a client that keeps sending above the limit is refused for as long as it keeps sending".into(),
     ];
     let mut fields: Fields = vec![
         ("name".into(), format!("sc{}_http_req_rate", track.n).into()),
         ("algorithm".into(), "haproxy-http-req-rate".into()),
         ("limit".into(), (limit as i64).into()),
-        ("window".into(), duration(period).into()),
+        ("window".into(), duration_text(period_ns).into()),
     ];
     let k = key::key(track, table, notes)
         .map_err(|m| config_error(path, track.line, &track.directive, m))?;
@@ -634,13 +628,13 @@ fn rule_of(
     if table.expire_ms == 0 {
         notes.push(format!("{file}:{}: stick-table without `expire`: entries stay until the table's size {} is full and the oldest are evicted (not modelled)", table.line, table.size));
     } else if table.expire_ms < period {
-        comments.push(format!("expire {} is shorter than the period {}: an entry idle that long is dropped and its counter starts over", duration(table.expire_ms), duration(period)));
+        comments.push(format!("expire {} is shorter than the period {}: an entry idle that long is dropped and its counter starts over", duration_text(expire_ns), duration_text(period_ns)));
         notes.push(format!(
             "{file}:{}: expire {} < http_req_rate period {}: a client pausing {} starts from zero",
             table.line,
-            duration(table.expire_ms),
-            duration(period),
-            duration(table.expire_ms)
+            duration_text(expire_ns),
+            duration_text(period_ns),
+            duration_text(expire_ns)
         ));
     }
     comments.push(format!("stick-table size {}: when full HAProxy evicts the oldest entries; rlsim's store is unbounded", table.size));
@@ -648,10 +642,10 @@ fn rule_of(
         notes.push(format!("{file}:{}: table `{}` is shared through peers `{peers}`: remote increments arrive asynchronously; rlsim models one instance", table.line, track.table));
     }
     let mut prof = toml::Table::new();
-    prof.insert("period".into(), duration(period).into());
+    prof.insert("period".into(), duration_text(period_ns).into());
     prof.insert("threshold".into(), (threshold as i64).into());
     prof.insert("operator".into(), op.into());
-    prof.insert("expire".into(), duration(table.expire_ms).into());
+    prof.insert("expire".into(), duration_text(expire_ns).into());
     fields.push(("profile".into(), toml::Value::Table(prof)));
     Ok(ImportedRule { comments, fields })
 }
