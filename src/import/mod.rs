@@ -7,6 +7,7 @@
 
 pub mod aws;
 pub mod cloudflare;
+pub mod emit;
 pub mod envoy_local;
 pub mod envoy_ratelimit;
 pub mod express;
@@ -17,6 +18,11 @@ pub mod nestjs;
 pub mod nginx;
 pub mod traefik;
 pub mod yaml;
+
+pub use emit::{
+    Bypass, Commit, ContenderField, ContenderTable, Identity, Key, Profile, RuleField, RuleTable,
+    Who,
+};
 
 use crate::error::{Error, Location, Result};
 use std::fmt::Write as _;
@@ -177,15 +183,14 @@ pub struct Selection {
     pub location: Option<String>,
 }
 
-/// A `key = value` line of a TOML table, in the order written.
-pub type Fields = Vec<(String, toml::Value)>;
-
 /// One rule of an imported contender.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedRule {
     /// Comment lines: where the rule came from and how it maps.
     pub comments: Vec<String>,
-    pub fields: Fields,
+    pub table: RuleTable,
+    /// The fields after `key`, in the order written.
+    pub fields: Vec<RuleField>,
 }
 
 /// One imported contender: its table, its rules and its notes.
@@ -194,7 +199,9 @@ pub struct ImportedContender {
     pub name: String,
     /// Comment lines: where it came from.
     pub comments: Vec<String>,
-    pub fields: Fields,
+    pub table: ContenderTable,
+    /// The fields after `commit`, in the order written.
+    pub fields: Vec<ContenderField>,
     pub rules: Vec<ImportedRule>,
     /// What users often misread of this configuration; the run's warnings carry them.
     pub notes: Vec<String>,
@@ -291,16 +298,10 @@ fn comment(out: &mut String, lines: &[String]) {
     }
 }
 
-fn fields(out: &mut String, fields: &Fields) {
-    for (k, v) in fields {
-        let _ = writeln!(out, "{k} = {v}");
-    }
-}
-
 impl ImportedContender {
     /// The contender as a `[[contender]]` table with its rules, comments included; named
     /// `name` (the importing scenario's) when given.
-    pub fn to_toml(&self, name: Option<&str>) -> String {
+    pub fn to_toml(&self, name: Option<&str>) -> Result<String> {
         let mut out = String::new();
         comment(&mut out, &self.comments);
         for n in &self.notes {
@@ -309,20 +310,26 @@ impl ImportedContender {
         out.push_str("[[contender]]\n");
         let name = toml::Value::String(name.unwrap_or(&self.name).to_string());
         let _ = writeln!(out, "name = {name}");
-        fields(&mut out, &self.fields);
+        let unwritable = |e: toml::ser::Error| {
+            Error::Internal(format!(
+                "contender `{}` cannot be written as TOML: {e}",
+                self.name
+            ))
+        };
+        emit::table(&mut out, &self.table, &self.fields).map_err(unwritable)?;
         for r in &self.rules {
             out.push('\n');
             comment(&mut out, &r.comments);
             out.push_str("[[contender.rule]]\n");
-            fields(&mut out, &r.fields);
+            emit::table(&mut out, &r.table, &r.fields).map_err(unwritable)?;
         }
-        out
+        Ok(out)
     }
 }
 
 impl Imported {
     /// Every contender as scenario TOML, the file's notes first.
-    pub fn to_toml(&self, source: &Path) -> String {
+    pub fn to_toml(&self, source: &Path) -> Result<String> {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -336,8 +343,8 @@ impl Imported {
         }
         for c in &self.contenders {
             out.push('\n');
-            out.push_str(&c.to_toml(None));
+            out.push_str(&c.to_toml(None)?);
         }
-        out
+        Ok(out)
     }
 }

@@ -17,7 +17,10 @@ mod key;
 mod read;
 
 use super::config_error;
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use super::{
+    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
+    Kind, Profile, RuleField, RuleTable, Selection,
+};
 use crate::error::{Error, Result};
 use crate::time::{NANOS_PER_MILLI, duration_text};
 use cond::{Item, Term, Test, Tracker};
@@ -527,35 +530,26 @@ fn contender(
         notes.push(format!("{}:{line}: an unconditional http-request return/deny answers every request before the rate deny at line {}: nothing is limited", path.display(), deny.line));
     }
     let rule = rule_of(path, deny, &track, table, period, &mut notes)?;
-    let mut fields: Fields = vec![
-        (
-            "description".into(),
-            format!(
-                "haproxy {} `{}` ({}:{})",
-                s.kind,
-                s.name,
-                path.display(),
-                s.line
-            )
-            .into(),
+    let table = ContenderTable {
+        description: format!(
+            "haproxy {} `{}` ({}:{})",
+            s.kind,
+            s.name,
+            path.display(),
+            s.line
         ),
-        ("commit".into(), "in_order".into()),
-    ];
+        commit: Some(Commit::InOrder),
+    };
+    let mut fields = Vec::new();
     let bypass = key::bypass(&deny.terms, &track.terms);
     if !bypass.is_empty() {
-        let mut b = toml::Table::new();
-        b.insert(
-            "cidrs".into(),
-            bypass
-                .iter()
-                .map(|c| toml::Value::from(c.as_str()))
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        fields.push(("bypass".into(), toml::Value::Table(b)));
+        fields.push(ContenderField::Bypass(Bypass {
+            cidrs: bypass,
+            ..Bypass::default()
+        }));
         notes.push("`unless` a src acl exempts these addresses; rlsim's bypass compares the client's own address, HAProxy's `src` the socket peer".into());
     }
-    fields.push(("refuse_status".into(), i64::from(deny.status).into()));
+    fields.push(ContenderField::RefuseStatus(deny.status));
     if deny.status == 403 {
         notes.push("`http-request deny` answers 403 unless `deny_status 429` is given: logs read the refusals as 403".into());
     }
@@ -569,6 +563,7 @@ fn contender(
             path.display(),
             s.line
         )],
+        table,
         fields,
         rules: vec![rule],
         notes,
@@ -611,18 +606,20 @@ fn rule_of(
         format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration_text(period_ns), duration_text(period_ns)),
         "track-sc counts the request before the deny reads the rate, and a denied request stays counted: a client that keeps sending above the limit is refused for as long as it keeps sending".into(),
     ];
-    let mut fields: Fields = vec![
-        ("name".into(), format!("sc{}_http_req_rate", track.n).into()),
-        ("algorithm".into(), "haproxy-http-req-rate".into()),
-        ("limit".into(), (limit as i64).into()),
-        ("window".into(), duration_text(period_ns).into()),
-    ];
     let k = key::key(track, table, notes)
         .map_err(|m| config_error(path, track.line, &track.directive, m))?;
     comments.extend(k.comments);
-    fields.push(("key".into(), k.key));
+    let rule = RuleTable {
+        name: format!("sc{}_http_req_rate", track.n),
+        algorithm: "haproxy-http-req-rate",
+        limit,
+        window: duration_text(period_ns),
+        burst: None,
+        key: k.key,
+    };
+    let mut fields = Vec::new();
     if k.has_api_key {
-        fields.push(("has_api_key".into(), true.into()));
+        fields.push(RuleField::HasApiKey(true));
     }
     key::applies(path, deny, track, &mut fields)?;
     if table.expire_ms == 0 {
@@ -641,11 +638,15 @@ fn rule_of(
     if let Some(peers) = &table.peers {
         notes.push(format!("{file}:{}: table `{}` is shared through peers `{peers}`: remote increments arrive asynchronously; rlsim models one instance", table.line, track.table));
     }
-    let mut prof = toml::Table::new();
-    prof.insert("period".into(), duration_text(period_ns).into());
-    prof.insert("threshold".into(), (threshold as i64).into());
-    prof.insert("operator".into(), op.into());
-    prof.insert("expire".into(), duration_text(expire_ns).into());
-    fields.push(("profile".into(), toml::Value::Table(prof)));
-    Ok(ImportedRule { comments, fields })
+    fields.push(RuleField::Profile(Profile::HaproxyHttpReqRate {
+        expire: duration_text(expire_ns),
+        operator: op,
+        period: duration_text(period_ns),
+        threshold,
+    }));
+    Ok(ImportedRule {
+        comments,
+        table: rule,
+        fields,
+    })
 }

@@ -8,7 +8,10 @@ mod key;
 mod read;
 mod routes;
 
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use super::{
+    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
+    Kind, RuleField, Selection,
+};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -267,7 +270,6 @@ fn contender(
         return Ok(None);
     }
     let (dry_run, status) = outcome(&mut rules, &mut notes);
-    let mut fields: Fields = Vec::new();
     let label = server
         .names
         .first()
@@ -277,47 +279,29 @@ fn contender(
     if let Some(l) = &select.location {
         name = format!("{name}-{}", plain(l.trim_matches('/')));
     }
-    fields.push((
-        "description".into(),
-        format!("nginx {} ({})", server.level.name, server.at).into(),
-    ));
-    fields.push(("commit".into(), "all_or_nothing".into()));
+    let table = ContenderTable {
+        description: format!("nginx {} ({})", server.level.name, server.at),
+        commit: Some(Commit::AllOrNothing),
+    };
+    let mut fields = Vec::new();
     let exempt = routes::common_exempt(&rules, server)?;
     if !exempt.cidrs.is_empty() || !exempt.api_keys.is_empty() {
-        let mut b = toml::Table::new();
-        if !exempt.cidrs.is_empty() {
-            b.insert(
-                "cidrs".into(),
-                exempt
-                    .cidrs
-                    .iter()
-                    .map(|c| toml::Value::from(c.as_str()))
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-        }
-        if !exempt.api_keys.is_empty() {
-            b.insert(
-                "api_keys".into(),
-                exempt
-                    .api_keys
-                    .iter()
-                    .map(|c| toml::Value::from(c.as_str()))
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-        }
-        fields.push(("bypass".into(), toml::Value::Table(b)));
+        fields.push(ContenderField::Bypass(Bypass {
+            api_keys: exempt.api_keys,
+            cidrs: exempt.cidrs,
+            routes: Vec::new(),
+        }));
         notes.push("the map's empty key exempts these requests (nginx skips a request whose key is empty); rlsim's bypass compares the client's own address where nginx's geo compares $remote_addr after real_ip".into());
     }
     if dry_run {
-        fields.push(("dry_run".into(), true.into()));
+        fields.push(ContenderField::DryRun(true));
     }
-    fields.push(("refuse_status".into(), i64::from(status).into()));
+    fields.push(ContenderField::RefuseStatus(status));
     notes.push("limit_req zones live in shared memory: every worker of one nginx shares them, but each nginx instance has its own, so N replicas behind a balancer admit up to N times the rate".into());
     Ok(Some(ImportedContender {
         name,
         comments: vec![format!("nginx {} at {}", server.level.name, server.at)],
+        table,
         fields,
         rules: rules.into_iter().map(|r| r.rule).collect(),
         notes,
@@ -341,11 +325,10 @@ fn outcome(rules: &mut [Built], notes: &mut Vec<String>) -> (bool, u16) {
     let status = rules[0].status;
     for r in rules.iter_mut() {
         if r.dry_run && !dry_run {
-            r.rule.fields.push(("dry_run".into(), true.into()));
+            r.rule.fields.push(RuleField::DryRun(true));
         }
         if r.status != status {
-            let s = i64::from(r.status);
-            r.rule.fields.push(("refuse_status".into(), s.into()));
+            r.rule.fields.push(RuleField::RefuseStatus(r.status));
         }
     }
     let dry: Vec<&str> = rules
