@@ -14,7 +14,7 @@
 use super::yaml::{self, Node};
 use super::{
     Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
-    RuleField, RuleTable,
+    RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_DAY, NANOS_PER_SEC, duration_text};
@@ -23,8 +23,18 @@ use std::path::Path;
 /// The CloudFormation resource type of a usage plan.
 const RESOURCE: &str = "AWS::ApiGateway::UsagePlan";
 
+pub(super) const NAME: &str = "aws-usage-plan";
+
+/// A CloudFormation usage plan, or JSON with a plan's `apiStages` or its throttle.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let cfn = t.text.contains("AWS::ApiGateway::UsagePlan");
+    let plan = t.has_key("apiStages") || (t.has_key("throttle") && t.has_key("burstLimit"));
+    (cfn || (t.json && plan)).then_some(2)
+}
+
 /// Imports every usage plan of `path`.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
     let plans = plans(&root)?;
@@ -273,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]

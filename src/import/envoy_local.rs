@@ -13,7 +13,7 @@
 use super::yaml::{self, Loc, Node};
 use super::{
     Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
-    Profile, RuleField, RuleTable,
+    Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
 use std::path::Path;
@@ -52,8 +52,16 @@ struct Route {
     produces: Vec<Entries>,
 }
 
+pub(super) const NAME: &str = "envoy-local";
+
+/// The filter's name in a text that is not JSON.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.text.contains("envoy.filters.http.local_ratelimit")).then_some(1)
+}
+
 /// Imports `path`'s local rate limit filter and its routes' configurations.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let mut hcms = Vec::new();
     find_hcms(doc.root(), &mut hcms);

@@ -11,7 +11,7 @@
 use super::json::{self, Source, TrustProxy};
 use super::{
     ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule, Key, Kind,
-    Profile, RuleField, RuleTable, Who,
+    Profile, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_MILLI, duration_text};
@@ -44,8 +44,23 @@ struct Options {
     trust_proxy: Option<TrustProxy>,
 }
 
+pub(super) const NAME: &str = "express-rate-limit";
+
+/// JSON with a key only express-rate-limit's options have.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let keys = [
+        "windowMs",
+        "skipFailedRequests",
+        "keyGenerator",
+        "legacyHeaders",
+        "standardHeaders",
+    ];
+    (t.json && keys.iter().any(|k| t.has_key(k))).then_some(4)
+}
+
 /// Reads `path`, the options of one `rateLimit(...)` middleware.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let (o, src) = json::read::<Options>(path)?;
     let mut notes = Vec::new();
     let window_ms = whole(&src, "windowMs", o.window_ms, 60_000.0)?;
@@ -251,7 +266,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("limiter.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]

@@ -15,7 +15,7 @@
 use super::yaml::{self, Node};
 use super::{
     Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, RuleField, RuleTable, Who,
+    Key, Kind, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
 use std::path::Path;
@@ -80,8 +80,24 @@ struct Found<'a> {
     declarative: bool,
 }
 
+pub(super) const NAME: &str = "kong";
+
+/// The `rate-limiting` plugin: JSON with its `config`, or a declarative configuration naming it.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    if t.json {
+        return (t.has_key("rate-limiting") && t.has_key("config")).then_some(1);
+    }
+    let plugin = t.text.lines().any(|l| {
+        let l = l.trim_start().trim_start_matches("- ");
+        l.starts_with("name: rate-limiting") || l.starts_with("name: \"rate-limiting\"")
+    });
+    let declarative = t.text.contains("_format_version") || t.text.contains("plugins:");
+    (plugin && declarative).then_some(4)
+}
+
 /// Imports `path`'s enabled `rate-limiting` plugins.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
     let mut found = Found::default();
@@ -114,7 +130,7 @@ pub fn import(path: &Path) -> Result<Imported> {
     Ok(Imported {
         kind: Kind::Kong,
         contenders: vec![ImportedContender {
-            name: plain(&format!("kong-{stem}")),
+            name: super::plain_name(&format!("kong-{stem}"), NAME),
             comments: vec![format!("Kong configuration {}", path.display())],
             table: ContenderTable {
                 description: format!("Kong rate-limiting plugins ({})", path.display()),
@@ -128,10 +144,6 @@ pub fn import(path: &Path) -> Result<Imported> {
         }],
         notes,
     })
-}
-
-fn plain(name: &str) -> String {
-    super::plain_name(name, "kong")
 }
 
 /// A foreign key as declarative configurations write it: a name, or `{ name: ... }` / `{ id }`.
@@ -679,7 +691,7 @@ fn rule(
         format!("key: {}", v.comment),
     ];
     let table = RuleTable {
-        name: plain(&format!("{}.{period}{}", a.label, v.suffix)),
+        name: super::plain_name(&format!("{}.{period}{}", a.label, v.suffix), NAME),
         algorithm: "fixed_window",
         limit,
         window: window.into(),
@@ -719,7 +731,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");
-        let i = import(&p)?;
+        let i = import(&p, &Selection::default())?;
         assert_eq!(i.kind, Kind::Kong);
         let mut t = i.contenders[0].to_toml(None).expect("writes");
         t.push_str(&i.notes.join("\n"));

@@ -14,7 +14,7 @@
 use super::json::{self, Source, TrustProxy};
 use super::{
     Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, Profile, RuleField, RuleTable,
+    Key, Kind, Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_MILLI, duration_text};
@@ -51,8 +51,16 @@ struct Module {
     trust_proxy: Option<TrustProxy>,
 }
 
+pub(super) const NAME: &str = "nestjs-throttler";
+
+/// JSON with throttlers or a `ttl`.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (t.json && (t.has_key("throttlers") || t.has_key("ttl"))).then_some(5)
+}
+
 /// Reads `path`: the throttlers of one `ThrottlerModule.forRoot`.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
     let (module, src, base) = if text.trim_start().starts_with('[') {
         let (throttlers, src) = json::parse::<Vec<Throttler>>(path, &text)?;
@@ -280,7 +288,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("throttler.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use super::yaml::{self, Node};
 use super::{
     Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, Profile, RuleField, RuleTable, Selection, Who,
+    Key, Kind, Profile, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_SEC, Nanos, duration_text, parse_positive_duration};
@@ -39,8 +39,16 @@ struct Router {
     at: String,
 }
 
+pub(super) const NAME: &str = "traefik";
+
+/// A YAML `rateLimit` under `http` (its files hold none of nginx's or HAProxy's words).
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.text.contains("rateLimit:") && t.text.contains("http:")).then_some(5)
+}
+
 /// Imports `path`'s `http.middlewares.*.rateLimit` over the routers that use them.
-pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let http = doc.root().req("http")?;
     let mut notes = Vec::new();
@@ -105,7 +113,7 @@ pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
     Ok(Imported {
         kind: Kind::Traefik,
         contenders: vec![ImportedContender {
-            name: plain(&format!("traefik-{stem}")),
+            name: super::plain_name(&format!("traefik-{stem}"), NAME),
             comments: vec![format!("Traefik dynamic configuration {}", path.display())],
             table: ContenderTable {
                 description: format!("Traefik rateLimit middlewares ({})", path.display()),
@@ -117,10 +125,6 @@ pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
         }],
         notes,
     })
-}
-
-fn plain(name: &str) -> String {
-    super::plain_name(name, "traefik")
 }
 
 /// Traefik's `ptypes.Duration`: a Go duration string, or a bare number of seconds.
@@ -291,8 +295,8 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         NANOS_PER_SEC / ((every_rate as u64).saturating_mul(2)).max(1)
     };
     let name = match router {
-        Some(r) => plain(&format!("{}.{}", r.name, l.name)),
-        None => plain(&l.name),
+        Some(r) => super::plain_name(&format!("{}.{}", r.name, l.name), NAME),
+        None => super::plain_name(&l.name, NAME),
     };
     let mut comments = vec![
         format!(

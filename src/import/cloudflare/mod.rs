@@ -24,7 +24,7 @@ mod expression;
 use super::json::{self, Source};
 use super::{
     Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
-    Profile, RuleField, RuleTable,
+    Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::{Error, Result};
 use serde::Deserialize;
@@ -191,8 +191,17 @@ struct Mapped {
     action: Action,
 }
 
+pub(super) const NAME: &str = "cloudflare";
+
+/// JSON of the `http_ratelimit` phase, or a rule's `ratelimit` with `requests_per_period`.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let rule = t.has_key("ratelimit") && t.has_key("requests_per_period");
+    (t.json && (t.has_key("http_ratelimit") || rule)).then_some(3)
+}
+
 /// Reads `path`: the enabled rate limiting rules of one ruleset (or one rule).
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let (file, src) = read(path)?;
     if let Some(p) = file.phase.as_deref().filter(|p| *p != "http_ratelimit") {
         return Err(src.error(
@@ -264,9 +273,7 @@ fn contender(
     }
     notes.push("the counters are per Cloudflare data center (`cf.colo.id`, mandatory in every rule's characteristics): the effective limit is per colo, so a client whose requests reach N data centers (anycast routing, roaming, a botnet spread across regions) gets up to N times each limit; rlsim models one data center".into());
     notes.push("Cloudflare counts with an approximate sliding window and its counters take a moment to apply, so a few requests more than the limit can pass; rlsim decides the documented limits exactly (the sliding_window_counter algorithm shows how far an estimate strays)".into());
-    let name = name.map_or("cloudflare".to_string(), |n| {
-        super::plain_name(n, "cloudflare")
-    });
+    let name = name.map_or("cloudflare".to_string(), |n| super::plain_name(n, NAME));
     Ok(Imported {
         kind: Kind::Cloudflare,
         contenders: vec![ImportedContender {
@@ -546,7 +553,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("rules.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     /// The contender's TOML and notes.

@@ -17,7 +17,9 @@
 mod rules;
 
 use super::yaml::{self, Loc, Node};
-use super::{Commit, ContenderField, ContenderTable, Imported, ImportedContender, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Imported, ImportedContender, Kind, Selection, Text,
+};
 // `UnitToDivider`: each unit's window in seconds, as the profile counts them.
 use crate::algorithms::profiles::ENVOY_RATELIMIT_UNITS as UNITS;
 use crate::error::Result;
@@ -106,8 +108,16 @@ const DESCRIPTOR_KEYS: &[&str] = &[
     "metadata",
 ];
 
+pub(super) const NAME: &str = "envoy-ratelimit";
+
+/// The service's file: `domain` and `descriptors` at its top level.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.has_line("domain:") && t.has_line("descriptors:")).then_some(3)
+}
+
 /// Imports `path`'s domain as one contender.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     from_doc(path, &yaml::load(path)?)
 }
 

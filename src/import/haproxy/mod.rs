@@ -19,7 +19,7 @@ mod read;
 use super::config_error;
 use super::{
     Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
-    Kind, Profile, RuleField, RuleTable, Selection,
+    Kind, Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::{Error, Result};
 use crate::time::{NANOS_PER_MILLI, duration_text};
@@ -87,6 +87,15 @@ struct Proxy {
     denies: Vec<Deny>,
     /// An unconditional `http-request return` or `deny` met before any rate deny.
     answered: Option<usize>,
+}
+
+pub(super) const NAME: &str = "haproxy";
+
+/// A stick table or a frontend or listen section.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let haproxy =
+        t.text.contains("stick-table") || t.has_line("frontend ") || t.has_line("listen ");
+    (!t.json && haproxy).then_some(6)
 }
 
 /// Imports `path`: every frontend and listen that denies by a tracked rate, or the one
@@ -555,7 +564,7 @@ fn contender(
     }
     notes.push("each HAProxy process (and each instance behind a balancer) has its own stick table unless `peers` synchronise them: N instances admit up to N times the rate".into());
     Ok(Some(ImportedContender {
-        name: plain(&s.name),
+        name: super::plain_name(&s.name, NAME),
         comments: vec![format!(
             "haproxy {} `{}` at {}:{}",
             s.kind,
@@ -568,11 +577,6 @@ fn contender(
         rules: vec![rule],
         notes,
     }))
-}
-
-/// A rule's name from a zone's or a section's.
-fn plain(name: &str) -> String {
-    super::plain_name(name, "haproxy")
 }
 
 fn rule_of(

@@ -10,7 +10,7 @@ mod routes;
 
 use super::{
     Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
-    Kind, RuleField, Selection,
+    Kind, RuleField, Selection, Text,
 };
 use crate::error::Result;
 use std::collections::BTreeMap;
@@ -118,6 +118,20 @@ pub(crate) struct Http {
     servers: Vec<Server>,
 }
 
+pub(super) const NAME: &str = "nginx";
+
+/// nginx's words, in a text that is not JSON.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let words = [
+        "limit_req_zone",
+        "limit_req ",
+        "http {",
+        "server {",
+        "location ",
+    ];
+    (!t.json && words.iter().any(|w| t.text.contains(w))).then_some(7)
+}
+
 /// Imports `path`: every server, or the one (and the location) `select` names.
 pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     let top = conf::read(path)?;
@@ -164,11 +178,6 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         contenders,
         notes,
     })
-}
-
-/// A rule's name from a zone's or a section's.
-fn plain(name: &str) -> String {
-    super::plain_name(name, "nginx")
 }
 
 /// The locations a server decides requests by, with the server's own level as `/` when no
@@ -275,9 +284,9 @@ fn contender(
         .first()
         .cloned()
         .unwrap_or_else(|| format!("nginx-{}", index + 1));
-    let mut name = plain(&label);
+    let mut name = super::plain_name(&label, NAME);
     if let Some(l) = &select.location {
-        name = format!("{name}-{}", plain(l.trim_matches('/')));
+        name = format!("{name}-{}", super::plain_name(l.trim_matches('/'), NAME));
     }
     let table = ContenderTable {
         description: format!("nginx {} ({})", server.level.name, server.at),

@@ -3,7 +3,7 @@
 //! its locations and skips the more specific locations nested under them that do not apply it.
 
 use super::key::{self, Exempt};
-use super::{Built, Delay, Http, Limit, Location, Pattern, Server, conf_error_at, plain};
+use super::{Built, Delay, Http, Limit, Location, Pattern, Server, conf_error_at};
 use crate::error::Result;
 use crate::import::{ImportedRule, Profile, RuleField, RuleTable};
 use crate::time::{NANOS_PER_MIN, NANOS_PER_SEC, duration_text};
@@ -96,7 +96,7 @@ pub(super) fn rules(
             NANOS_PER_SEC
         };
         let table = RuleTable {
-            name: plain(z),
+            name: crate::import::plain_name(z, super::NAME),
             algorithm: "nginx-limit-req",
             limit: zone.rate.0,
             window: duration_text(per),
