@@ -37,15 +37,13 @@ pub enum ContenderField {
     Bypass(Bypass),
 }
 
-/// Requests no rule limits.
+/// Clients no rule limits (the scenario's bypass also takes `routes`, which no kind imports).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Bypass {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub api_keys: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cidrs: Vec<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub routes: Vec<String>,
 }
 
 /// A `[[contender.rule]]` table's fixed fields.

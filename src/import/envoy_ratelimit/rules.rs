@@ -90,7 +90,6 @@ pub(super) fn plan(tree: &[Desc], notes: &mut Vec<String>) -> Result<Plan> {
     let bypass = Bypass {
         api_keys: w.api_keys.clone(),
         cidrs: w.cidrs.clone(),
-        routes: Vec::new(),
     };
     Ok(Plan {
         rules,

@@ -298,7 +298,6 @@ fn contender(
         fields.push(ContenderField::Bypass(Bypass {
             api_keys: exempt.api_keys,
             cidrs: exempt.cidrs,
-            routes: Vec::new(),
         }));
         notes.push("the map's empty key exempts these requests (nginx skips a request whose key is empty); rlsim's bypass compares the client's own address where nginx's geo compares $remote_addr after real_ip".into());
     }
