@@ -227,6 +227,29 @@ pub fn format_duration(ns: Nanos) -> String {
     }
 }
 
+/// A duration exactly, in the largest unit it is a whole number of (`1d`, `90s`, `1500ms`,
+/// `0s`): the text parses back to the same nanoseconds, unlike [`format_duration`]'s.
+pub fn duration_text(ns: Nanos) -> String {
+    const UNITS: [(Nanos, &str); 6] = [
+        (NANOS_PER_DAY, "d"),
+        (NANOS_PER_HOUR, "h"),
+        (NANOS_PER_MIN, "m"),
+        (NANOS_PER_SEC, "s"),
+        (NANOS_PER_MILLI, "ms"),
+        (NANOS_PER_MICRO, "us"),
+    ];
+    if ns == 0 {
+        return "0s".to_string();
+    }
+    UNITS
+        .iter()
+        .find(|(unit, _)| ns.is_multiple_of(*unit))
+        .map_or_else(
+            || format!("{ns}ns"),
+            |(unit, name)| format!("{}{name}", ns / unit),
+        )
+}
+
 fn trim_float(v: f64) -> String {
     let s = format!("{v:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -463,5 +486,19 @@ mod tests {
         assert_eq!(format_duration(NANOS_PER_MIN), "1m");
         assert_eq!(format_duration(59_900_000_000), "59.9s");
         assert_eq!(format_duration(250 * NANOS_PER_MILLI), "250ms");
+    }
+
+    #[test]
+    fn duration_text_picks_the_largest_whole_unit() {
+        assert_eq!(duration_text(60 * NANOS_PER_SEC), "1m");
+        assert_eq!(duration_text(1500 * NANOS_PER_MILLI), "1500ms");
+        assert_eq!(duration_text(2 * NANOS_PER_HOUR), "2h");
+        assert_eq!(duration_text(NANOS_PER_DAY), "1d");
+        assert_eq!(duration_text(90 * NANOS_PER_SEC), "90s");
+        assert_eq!(duration_text(1_000_001), "1000001ns");
+        assert_eq!(duration_text(0), "0s");
+        for ns in [1, 999, 59_900_000_000, 36 * NANOS_PER_HOUR, 1_234_567_000] {
+            assert_eq!(parse_duration(&duration_text(ns)), Ok(ns));
+        }
     }
 }

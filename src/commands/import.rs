@@ -24,7 +24,7 @@ pub struct ImportOptions {
 /// Runs `rlsim import`.
 pub fn import(o: &ImportOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<Status> {
     let imported = import_file(&o.file, o.kind, &o.select)?;
-    let toml = imported.to_toml(&o.file);
+    let toml = imported.to_toml(&o.file)?;
     let destination = Destination::or_stdout(o.out.as_deref().unwrap_or(Path::new("-")))?;
     destination.refuse_inputs("--out", [o.file.as_path()])?;
     match destination.write_all(toml.as_bytes(), stdout) {

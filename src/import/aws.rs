@@ -12,15 +12,29 @@
 //! a throttled request counts against the quota.
 
 use super::yaml::{self, Node};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    RuleField, RuleTable, Selection, Text,
+};
 use crate::error::Result;
+use crate::time::{NANOS_PER_DAY, NANOS_PER_SEC, duration_text};
 use std::path::Path;
 
 /// The CloudFormation resource type of a usage plan.
 const RESOURCE: &str = "AWS::ApiGateway::UsagePlan";
 
+pub(super) const NAME: &str = "aws-usage-plan";
+
+/// A CloudFormation usage plan, or JSON with a plan's `apiStages` or its throttle.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let cfn = t.text.contains("AWS::ApiGateway::UsagePlan");
+    let plan = t.has_key("apiStages") || (t.has_key("throttle") && t.has_key("burstLimit"));
+    (cfn || (t.json && plan)).then_some(2)
+}
+
 /// Imports every usage plan of `path`.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
     let plans = plans(&root)?;
@@ -122,21 +136,17 @@ fn contender(name: &str, plan: &Node<'_>) -> Result<ImportedContender> {
     if rules.len() > 1 {
         notes.push("the rules are all_or_nothing: AWS does not document whether a throttled request counts against the quota (or a request over the quota takes a token); rlsim counts an admitted request in every rule and a refused one in none".into());
     }
-    let fields: Fields = vec![
-        (
-            "description".into(),
-            format!("AWS API Gateway usage plan `{name}` ({})", plan.at()).into(),
-        ),
-        ("commit".into(), "all_or_nothing".into()),
-        ("refuse_status".into(), 429.into()),
-    ];
     Ok(ImportedContender {
         name: super::plain_name(&format!("aws-{name}"), "aws"),
         comments: vec![format!(
             "AWS API Gateway usage plan `{name}` at {}",
             plan.at()
         )],
-        fields,
+        table: ContenderTable {
+            description: format!("AWS API Gateway usage plan `{name}` ({})", plan.at()),
+            commit: Some(Commit::AllOrNothing),
+        },
+        fields: vec![ContenderField::RefuseStatus(429)],
         rules,
         notes,
     })
@@ -171,7 +181,7 @@ fn method_key(key: &str, n: &Node<'_>) -> Result<(String, Option<String>)> {
 }
 
 /// A rate in requests per second as `limit` per `window` seconds, exactly (0.5 is 1 per 2 s).
-fn rate(n: &Node<'_>) -> Result<(i64, i64)> {
+fn rate(n: &Node<'_>) -> Result<(u64, u64)> {
     let r = n.f64()?;
     if !(r > 0.0 && r <= u32::MAX as f64) {
         return Err(n.error(format!("{r}: the rate must be a number of requests a second above 0 (a rate of 0 throttles every request) and at most {}", u32::MAX)));
@@ -179,7 +189,7 @@ fn rate(n: &Node<'_>) -> Result<(i64, i64)> {
     (1..=1000)
         .find_map(|d| {
             let l = r * d as f64;
-            ((l - l.round()).abs() < 1e-9 && l.round() >= 1.0).then(|| (l.round() as i64, d))
+            ((l - l.round()).abs() < 1e-9 && l.round() >= 1.0).then(|| (l.round() as u64, d))
         })
         .ok_or_else(|| {
             n.error(format!(
@@ -199,19 +209,19 @@ fn bucket(
     let b = get(t, "burstLimit")?.ok_or_else(|| t.error("`burstLimit` is required"))?;
     // A burst of 0 throttles every request; rlsim's bucket holds at most u32::MAX tokens.
     let burst = b.whole("a whole number of requests", 1, u32::MAX.into())?;
-    let mut fields: Fields = vec![
-        ("name".into(), name.into()),
-        ("algorithm".into(), "token_bucket".into()),
-        ("limit".into(), limit.into()),
-        ("window".into(), format!("{secs}s").into()),
-        ("burst".into(), (burst as i64).into()),
-        ("key".into(), toml::Value::Array(vec!["api_key".into()])),
-        ("has_api_key".into(), true.into()),
-    ];
+    let table = RuleTable {
+        name: name.into(),
+        algorithm: "token_bucket",
+        limit,
+        window: duration_text(secs * NANOS_PER_SEC),
+        burst: Some(burst),
+        key: Key::Fields(vec!["api_key"]),
+    };
+    let mut fields = vec![RuleField::HasApiKey(true)];
     if let Some((path, method)) = route {
-        fields.push(("routes".into(), vec![toml::Value::from(path)].into()));
+        fields.push(RuleField::Routes(vec![path]));
         if let Some(m) = method {
-            fields.push(("methods".into(), vec![toml::Value::from(m)].into()));
+            fields.push(RuleField::Methods(vec![m]));
         }
     }
     Ok(ImportedRule {
@@ -219,6 +229,7 @@ fn bucket(
             format!("throttle of {label} at {}: {limit} per {secs} s, burst {burst}, per API key", t.at()),
             "a token bucket: it starts full and refills continuously; a request with no token left is answered 429".into(),
         ],
+        table,
         fields,
     })
 }
@@ -252,14 +263,15 @@ fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
             format!("quota at {}: {limit} per DAY per API key", q.at()),
             "a fixed window of a day from UTC midnight (AWS does not document when a day's quota resets); a request over it is answered 429".into(),
         ],
-        fields: vec![
-            ("name".into(), "quota".into()),
-            ("algorithm".into(), "fixed_window".into()),
-            ("limit".into(), (limit as i64).into()),
-            ("window".into(), "1d".into()),
-            ("key".into(), toml::Value::Array(vec!["api_key".into()])),
-            ("has_api_key".into(), true.into()),
-        ],
+        table: RuleTable {
+            name: "quota".into(),
+            algorithm: "fixed_window",
+            limit,
+            window: duration_text(NANOS_PER_DAY),
+            burst: None,
+            key: Key::Fields(vec!["api_key"]),
+        },
+        fields: vec![RuleField::HasApiKey(true)],
     })
 }
 
@@ -271,7 +283,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]
@@ -295,14 +307,18 @@ mod tests {
         )
         .expect("imports");
         assert_eq!(i.contenders.len(), 2);
-        let half = i.contenders[0].to_toml(None);
+        let half = i.contenders[0].to_toml(None).expect("writes");
         assert!(half.contains("name = \"aws-half\""), "{half}");
         assert!(
             half.contains("limit = 1\nwindow = \"2s\"\nburst = 3\n"),
             "{half}"
         );
         let q = &i.contenders[1];
-        assert!(q.to_toml(None).contains("limit = 7\nwindow = \"1d\"\n"));
+        assert!(
+            q.to_toml(None)
+                .expect("writes")
+                .contains("limit = 7\nwindow = \"1d\"\n")
+        );
         assert!(
             q.notes.iter().any(|n| n.contains("quota offset 2")),
             "{:?}",

@@ -11,7 +11,10 @@
 //! is one per Envoy process, every client sharing it.
 
 use super::yaml::{self, Loc, Node};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Profile, RuleField, RuleTable, Selection, Text,
+};
 use crate::error::Result;
 use std::path::Path;
 
@@ -49,8 +52,16 @@ struct Route {
     produces: Vec<Entries>,
 }
 
+pub(super) const NAME: &str = "envoy-local";
+
+/// The filter's name in a text that is not JSON.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.text.contains("envoy.filters.http.local_ratelimit")).then_some(1)
+}
+
 /// Imports `path`'s local rate limit filter and its routes' configurations.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let mut hcms = Vec::new();
     find_hcms(doc.root(), &mut hcms);
@@ -84,16 +95,9 @@ pub fn import(path: &Path) -> Result<Imported> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "envoy".into());
-    let mut fields: Fields = vec![
-        (
-            "description".into(),
-            format!("Envoy local_ratelimit ({})", path.display()).into(),
-        ),
-        ("commit".into(), "in_order".into()),
-        ("refuse_status".into(), i64::from(outcome.1).into()),
-    ];
+    let mut fields = vec![ContenderField::RefuseStatus(outcome.1)];
     if outcome.0 {
-        fields.push(("dry_run".into(), true.into()));
+        fields.push(ContenderField::DryRun(true));
         notes.push("filter_enforced is 0% (its default when absent): every request is admitted, the refusals only counted (would_refuse)".into());
     }
     Ok(Imported {
@@ -101,6 +105,10 @@ pub fn import(path: &Path) -> Result<Imported> {
         contenders: vec![ImportedContender {
             name: super::plain_name(&format!("envoy-{stem}"), "envoy"),
             comments: vec![format!("Envoy local_ratelimit, {}", filter_node.at())],
+            table: ContenderTable {
+                description: format!("Envoy local_ratelimit ({})", path.display()),
+                commit: Some(Commit::InOrder),
+            },
             fields,
             rules,
             notes: Vec::new(),
@@ -533,7 +541,7 @@ fn rule(
     routes: Vec<String>,
     skip: Vec<String>,
 ) -> ImportedRule {
-    let interval = crate::time::format_duration(b.fill_ms * crate::time::NANOS_PER_MILLI);
+    let interval = crate::time::duration_text(b.fill_ms * crate::time::NANOS_PER_MILLI);
     let comments = vec![
         comment.to_string(),
         format!(
@@ -541,39 +549,32 @@ fn rule(
             b.max_tokens, b.tokens_per_fill
         ),
     ];
-    let mut fields: Fields = vec![
-        ("name".into(), name.into()),
-        ("algorithm".into(), "envoy-local".into()),
-        ("limit".into(), (b.tokens_per_fill as i64).into()),
-        ("window".into(), interval.clone().into()),
-        ("key".into(), toml::Value::Array(Vec::new())),
-    ];
+    let table = RuleTable {
+        name: name.into(),
+        algorithm: "envoy-local",
+        limit: b.tokens_per_fill,
+        window: interval.clone(),
+        burst: None,
+        key: Key::Fields(Vec::new()),
+    };
+    let mut fields = Vec::new();
     let every_route = routes.iter().any(|r| r == "/*") && skip.is_empty();
     if !routes.is_empty() && !every_route {
-        fields.push((
-            "routes".into(),
-            routes
-                .into_iter()
-                .map(toml::Value::from)
-                .collect::<Vec<_>>()
-                .into(),
-        ));
+        fields.push(RuleField::Routes(routes));
     }
     if !skip.is_empty() {
-        fields.push((
-            "skip".into(),
-            skip.into_iter()
-                .map(toml::Value::from)
-                .collect::<Vec<_>>()
-                .into(),
-        ));
+        fields.push(RuleField::Skip(skip));
     }
-    let mut p = toml::Table::new();
-    p.insert("max_tokens".into(), (b.max_tokens as i64).into());
-    p.insert("tokens_per_fill".into(), (b.tokens_per_fill as i64).into());
-    p.insert("fill_interval".into(), interval.into());
-    fields.push(("profile".into(), toml::Value::Table(p)));
-    ImportedRule { comments, fields }
+    fields.push(RuleField::Profile(Profile::EnvoyLocal {
+        fill_interval: interval,
+        max_tokens: b.max_tokens,
+        tokens_per_fill: b.tokens_per_fill,
+    }));
+    ImportedRule {
+        comments,
+        table,
+        fields,
+    }
 }
 
 /// The contender's dry run and refusal status, one for every configuration that limits.

@@ -9,8 +9,12 @@
 //! `source/validations.ts` (`knownOptions`, `limit: 0` refuses everything since v7).
 
 use super::json::{self, Source, TrustProxy};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Profile, RuleField, RuleTable, Selection, Text, Who,
+};
 use crate::error::Result;
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -40,8 +44,23 @@ struct Options {
     trust_proxy: Option<TrustProxy>,
 }
 
+pub(super) const NAME: &str = "express-rate-limit";
+
+/// JSON with a key only express-rate-limit's options have.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let keys = [
+        "windowMs",
+        "skipFailedRequests",
+        "keyGenerator",
+        "legacyHeaders",
+        "standardHeaders",
+    ];
+    (t.json && keys.iter().any(|k| t.has_key(k))).then_some(4)
+}
+
 /// Reads `path`, the options of one `rateLimit(...)` middleware.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let (o, src) = json::read::<Options>(path)?;
     let mut notes = Vec::new();
     let window_ms = whole(&src, "windowMs", o.window_ms, 60_000.0)?;
@@ -63,12 +82,15 @@ pub fn import(path: &Path) -> Result<Imported> {
         return Err(src.error(limit_field, "0 refuses every request since express-rate-limit 7 (it disabled limiting in 6): rlsim rules need a limit of at least 1"));
     }
     let status = o.status_code.unwrap_or(429);
-    if !(400..=599).contains(&status) {
+    let Some(status) = u16::try_from(status)
+        .ok()
+        .filter(|s| (400..=599).contains(s))
+    else {
         return Err(src.error(
             "statusCode",
             format!("{status}: rlsim's refusals answer a status from 400 to 599"),
         ));
-    }
+    };
     for (field, on) in [
         ("skipFailedRequests", o.skip_failed_requests),
         ("skipSuccessfulRequests", o.skip_successful_requests),
@@ -83,20 +105,15 @@ pub fn import(path: &Path) -> Result<Imported> {
     let key = key(&o, &src, &mut notes)?;
     unmodelled(&o, &src, &mut notes);
     let at = src.at("");
-    let mut rule_fields: Fields = vec![
-        ("name".into(), "express".into()),
-        ("algorithm".into(), "express-rate-limit".into()),
-        ("limit".into(), (limit as i64).into()),
-        ("window".into(), json::millis(window_ms).into()),
-        ("key".into(), toml::Value::Table(key.0)),
-    ];
-    rule_fields.push((
-        "profile".into(),
-        toml::Value::Table(toml::Table::from_iter([
-            ("windowMs".to_string(), toml::Value::from(window_ms as i64)),
-            ("limit".to_string(), toml::Value::from(limit as i64)),
-        ])),
-    ));
+    let table = RuleTable {
+        name: "express".into(),
+        algorithm: "express-rate-limit",
+        limit,
+        window: duration_text(window_ms * NANOS_PER_MILLI),
+        burst: None,
+        key: Key::Identity(key.0),
+    };
+    let profile = Profile::ExpressRateLimit { limit, window_ms };
     let rule = ImportedRule {
         comments: vec![
             format!("rateLimit({{ windowMs: {window_ms}, limit: {limit} }}) at {at}"),
@@ -105,23 +122,21 @@ pub fn import(path: &Path) -> Result<Imported> {
             ),
             format!("key: {}", key.1),
         ],
-        fields: rule_fields,
+        table,
+        fields: vec![RuleField::Profile(profile)],
     };
     notes.push("the default MemoryStore lives in one Node.js process: N processes (cluster, pm2, replicas behind a balancer) each keep their own counts and admit up to N times the limit".into());
     notes.push(format!("windowMs {window_ms}: the window starts at each client's first hit and is not aligned to the clock, so two windows' worth can pass across one boundary (up to 2 x {limit} within {window_ms} ms)"));
-    let fields: Fields = vec![
-        (
-            "description".into(),
-            format!("express-rate-limit options ({at})").into(),
-        ),
-        ("refuse_status".into(), status.into()),
-    ];
     Ok(Imported {
         kind: Kind::Express,
         contenders: vec![ImportedContender {
             name: "express-rate-limit".into(),
             comments: vec![format!("express-rate-limit options at {at}")],
-            fields,
+            table: ContenderTable {
+                description: format!("express-rate-limit options ({at})"),
+                commit: None,
+            },
+            fields: vec![ContenderField::RefuseStatus(status)],
             rules: vec![rule],
             notes,
         }],
@@ -146,7 +161,7 @@ fn whole(src: &Source, field: &str, v: Option<f64>, default: f64) -> Result<u64>
 }
 
 /// The rule's key from `keyGenerator`, `ipv6Subnet` and `trustProxy`, and what it means.
-fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(toml::Table, String)> {
+fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(Identity, String)> {
     let prefix = match &o.ipv6_subnet {
         None => 56,
         Some(serde_json::Value::Bool(false)) => 128,
@@ -180,10 +195,11 @@ fn key(o: &Options, src: &Source, notes: &mut Vec<String>) -> Result<(toml::Tabl
     match o.key_generator.as_deref() {
         None | Some("ip") => Ok((ip, says)),
         Some("user_else_ip") => {
-            let mut t = toml::Table::new();
-            t.insert("identity".into(), "user_else".into());
-            t.insert("fallback".into(), toml::Value::Table(ip));
-            Ok((t, format!("the signed-in user's id, else req.ip ({says})")))
+            let id = Identity {
+                fallback: Some(Box::new(ip)),
+                ..Identity::new(Who::UserElse)
+            };
+            Ok((id, format!("the signed-in user's id, else req.ip ({says})")))
         }
         Some(other) => Err(src.error(
             "keyGenerator",
@@ -250,13 +266,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("limiter.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]
     fn defaults_are_five_a_minute_per_peer_with_ipv6_slash_56() {
         let i = imported("{}").expect("imports");
-        let t = i.contenders[0].to_toml(None);
+        let t = i.contenders[0].to_toml(None).expect("writes");
         assert!(t.contains("limit = 5\nwindow = \"1m\""), "{t}");
         assert!(
             t.contains("key = { identity = \"peer\", ipv6_prefix = 56 }"),
@@ -269,7 +285,7 @@ mod tests {
     fn limit_wins_over_max_and_trust_proxy_keys_by_hops() {
         let i = imported("{\"windowMs\": 900000, \"max\": 3, \"limit\": 100, \"trustProxy\": 1, \"ipv6Subnet\": false}")
             .expect("imports");
-        let t = i.contenders[0].to_toml(None);
+        let t = i.contenders[0].to_toml(None).expect("writes");
         assert!(t.contains("limit = 100\nwindow = \"15m\""), "{t}");
         assert!(t.contains("identity = \"xff\""), "{t}");
         assert!(t.contains("trusted_hops = 1"), "{t}");

@@ -3,6 +3,7 @@
 //! error names the file, line, column and the field path; a small scan of the text finds the
 //! line of any field path for the semantic errors and the rules' comments.
 
+use super::{Identity, Who};
 use crate::error::{Error, Location, Result};
 use serde::de::DeserializeOwned;
 use std::collections::HashMap;
@@ -271,21 +272,6 @@ impl Scan {
     }
 }
 
-/// A duration in whole milliseconds as rlsim writes it (`"1500ms"`, `"1m"`).
-pub fn millis(ms: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [
-        (86_400_000, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-    ];
-    UNITS
-        .iter()
-        .find(|(u, _)| ms.is_multiple_of(*u) && ms > 0)
-        .map(|(u, name)| format!("{}{name}", ms / u))
-        .unwrap_or_else(|| format!("{ms}ms"))
-}
-
 /// Express's `trust proxy` setting (`app.set('trust proxy', ...)`), which decides `req.ip`,
 /// the address express-rate-limit and NestJS key on (Express's `compileTrust`, proxy-addr).
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
@@ -308,35 +294,36 @@ pub fn request_ip(
     ipv6_prefix: u32,
     src: &Source,
     field: &str,
-) -> Result<(toml::Table, String)> {
-    let mut t = toml::Table::new();
-    let says = match trust {
-        None | Some(TrustProxy::All(false)) => {
-            t.insert("identity".into(), "peer".into());
-            "req.ip with `trust proxy` false (Express's default) is the socket peer: behind a proxy, load balancer or CDN every client shares the proxy's address".to_string()
-        }
-        Some(TrustProxy::All(true)) => {
-            t.insert("identity".into(), "first_xff".into());
-            "`trust proxy` true makes req.ip the leftmost X-Forwarded-For entry, which the client writes: anyone can send a fresh one per request".to_string()
-        }
-        Some(TrustProxy::Hops(n)) => {
-            t.insert("identity".into(), "xff".into());
-            t.insert("trusted_hops".into(), i64::from(*n).into());
+) -> Result<(Identity, String)> {
+    let (mut id, says) = match trust {
+        None | Some(TrustProxy::All(false)) => (
+            Identity::new(Who::Peer),
+            "req.ip with `trust proxy` false (Express's default) is the socket peer: behind a proxy, load balancer or CDN every client shares the proxy's address".to_string(),
+        ),
+        Some(TrustProxy::All(true)) => (
+            Identity::new(Who::FirstXff),
+            "`trust proxy` true makes req.ip the leftmost X-Forwarded-For entry, which the client writes: anyone can send a fresh one per request".to_string(),
+        ),
+        Some(TrustProxy::Hops(n)) => (
+            Identity {
+                trusted_hops: Some(u64::from(*n)),
+                ..Identity::new(Who::Xff)
+            },
             format!(
                 "`trust proxy` {n}: req.ip is the address {n} hop(s) in from the peer in X-Forwarded-For; right only when exactly {n} proxy hop(s) always stand in front (a client that connects directly forges the entry)"
-            )
-        }
-        Some(TrustProxy::List(l)) => trusted_list(&mut t, l, src, field)?,
+            ),
+        ),
+        Some(TrustProxy::List(l)) => trusted_list(l, src, field)?,
         Some(TrustProxy::One(s)) => {
             let l: Vec<String> = s.split(',').map(|x| x.trim().to_string()).collect();
-            trusted_list(&mut t, &l, src, field)?
+            trusted_list(&l, src, field)?
         }
     };
-    t.insert("ipv6_prefix".into(), i64::from(ipv6_prefix).into());
-    Ok((t, says))
+    id.ipv6_prefix = Some(ipv6_prefix);
+    Ok((id, says))
 }
 
-fn trusted_list(t: &mut toml::Table, list: &[String], src: &Source, field: &str) -> Result<String> {
+fn trusted_list(list: &[String], src: &Source, field: &str) -> Result<(Identity, String)> {
     let mut cidrs = Vec::new();
     for (i, e) in list.iter().enumerate() {
         let named: &[&str] = match e.as_str() {
@@ -358,15 +345,15 @@ fn trusted_list(t: &mut toml::Table, list: &[String], src: &Source, field: &str)
             ));
         }
     }
-    t.insert("identity".into(), "xff".into());
-    t.insert(
-        "trusted".into(),
-        toml::Value::Array(cidrs.iter().map(|c| c.as_str().into()).collect()),
-    );
-    Ok(format!(
+    let id = Identity {
+        trusted: Some(cidrs),
+        ..Identity::new(Who::Xff)
+    };
+    let says = format!(
         "`trust proxy` {}: req.ip walks X-Forwarded-For from the peer past every trusted address (proxy-addr), the leftmost entry when all are trusted",
         list.join(", ")
-    ))
+    );
+    Ok((id, says))
 }
 
 #[cfg(test)]
@@ -403,12 +390,5 @@ mod tests {
         assert!(s.starts_with("x.json:3:"), "{s}");
         assert!(s.contains("field `a[1]`"), "{s}");
         assert!(s.contains("-2"), "{s}");
-    }
-
-    #[test]
-    fn millis_pick_the_largest_whole_unit() {
-        assert_eq!(millis(60_000), "1m");
-        assert_eq!(millis(1500), "1500ms");
-        assert_eq!(millis(7_200_000), "2h");
     }
 }

@@ -13,7 +13,10 @@
 //! per request, the most specific: a route's own, else its service's, else the global one.
 
 use super::yaml::{self, Node};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
+    Key, Kind, RuleField, RuleTable, Selection, Text, Who,
+};
 use crate::error::Result;
 use std::path::Path;
 
@@ -77,8 +80,24 @@ struct Found<'a> {
     declarative: bool,
 }
 
+pub(super) const NAME: &str = "kong";
+
+/// The `rate-limiting` plugin: JSON with its `config`, or a declarative configuration naming it.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    if t.json {
+        return (t.has_key("rate-limiting") && t.has_key("config")).then_some(1);
+    }
+    let plugin = t.text.lines().any(|l| {
+        let l = l.trim_start().trim_start_matches("- ");
+        l.starts_with("name: rate-limiting") || l.starts_with("name: \"rate-limiting\"")
+    });
+    let declarative = t.text.contains("_format_version") || t.text.contains("plugins:");
+    (plugin && declarative).then_some(4)
+}
+
 /// Imports `path`'s enabled `rate-limiting` plugins.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
     let mut found = Found::default();
@@ -88,7 +107,7 @@ pub fn import(path: &Path) -> Result<Imported> {
     }
     let mut notes = std::mem::take(&mut found.notes);
     let mut rules = Vec::new();
-    let mut status: Option<(i64, String)> = None;
+    let mut status: Option<(u16, String)> = None;
     for p in &found.plugins {
         let scope = scope_of(p, &found, &mut notes)?;
         // A plugin every route overrides answers nothing: only deciding ones share the status.
@@ -108,32 +127,23 @@ pub fn import(path: &Path) -> Result<Imported> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kong".into());
-    let fields: Fields = vec![
-        (
-            "description".into(),
-            format!("Kong rate-limiting plugins ({})", path.display()).into(),
-        ),
-        ("commit".into(), "all_or_nothing".into()),
-        (
-            "refuse_status".into(),
-            status.map(|s| s.0).unwrap_or(429).into(),
-        ),
-    ];
     Ok(Imported {
         kind: Kind::Kong,
         contenders: vec![ImportedContender {
-            name: plain(&format!("kong-{stem}")),
+            name: super::plain_name(&format!("kong-{stem}"), NAME),
             comments: vec![format!("Kong configuration {}", path.display())],
-            fields,
+            table: ContenderTable {
+                description: format!("Kong rate-limiting plugins ({})", path.display()),
+                commit: Some(Commit::AllOrNothing),
+            },
+            fields: vec![ContenderField::RefuseStatus(
+                status.map(|s| s.0).unwrap_or(429),
+            )],
             rules,
             notes: Vec::new(),
         }],
         notes,
     })
-}
-
-fn plain(name: &str) -> String {
-    super::plain_name(name, "kong")
 }
 
 /// A foreign key as declarative configurations write it: a name, or `{ name: ... }` / `{ id }`.
@@ -299,19 +309,19 @@ fn read_plugin<'a>(p: &Node<'a>, scope: Option<Scope>, found: &mut Found<'a>) ->
 }
 
 /// `error_code`; every plugin must answer the same (one contender has one refusal status).
-fn plugin_status(p: &Node<'_>, first: &Option<(i64, String)>) -> Result<i64> {
+fn plugin_status(p: &Node<'_>, first: &Option<(u16, String)>) -> Result<u16> {
     let Some(config) = p.get("config")? else {
         return Ok(429);
     };
     let code = match config.get("error_code")? {
         Some(c) => {
             let v = c.i64()?;
-            if !(400..=599).contains(&v) {
+            let Some(code) = u16::try_from(v).ok().filter(|v| (400..=599).contains(v)) else {
                 return Err(c.error(format!(
                     "{v}: rlsim's refusals answer a status from 400 to 599"
                 )));
-            }
-            v
+            };
+            code
         }
         None => 429,
     };
@@ -479,15 +489,13 @@ fn applies(
 /// `limit_by`'s key: one or two (key, condition) variants, each a set of rules.
 struct Variant {
     suffix: &'static str,
-    key: toml::Value,
-    fields: Fields,
+    key: Key,
+    fields: Vec<RuleField>,
     comment: String,
 }
 
-fn peer() -> toml::Value {
-    let mut t = toml::Table::new();
-    t.insert("identity".into(), "peer".into());
-    toml::Value::Table(t)
+fn peer() -> Key {
+    Key::Identity(Identity::new(Who::Peer))
 }
 
 fn variants(config: &Node<'_>, applies: &Applies, scope: &Scope) -> Result<Vec<Variant>> {
@@ -505,11 +513,12 @@ fn variants(config: &Node<'_>, applies: &Applies, scope: &Scope) -> Result<Vec<V
     };
     Ok(match limit_by.as_str() {
         "consumer" | "credential" => {
-            let mut t = toml::Table::new();
-            t.insert("identity".into(), "user_else".into());
-            t.insert("fallback".into(), peer());
+            let user = Identity {
+                fallback: Some(Box::new(Identity::new(Who::Peer))),
+                ..Identity::new(Who::UserElse)
+            };
             one(
-                toml::Value::Table(t),
+                Key::Identity(user),
                 format!(
                     "limit_by {limit_by}: the authenticated {limit_by}'s id (rlsim's user of a signed-in request), else {ip_comment}"
                 ),
@@ -522,7 +531,7 @@ fn variants(config: &Node<'_>, applies: &Applies, scope: &Scope) -> Result<Vec<V
                 return Err(n.error("limit_by service on a global plugin keeps one counter per service, which rlsim cannot key on: put the plugin on each service instead"));
             }
             one(
-                toml::Value::Array(Vec::new()),
+                Key::Fields(Vec::new()),
                 "limit_by service: one counter the plugin's service shares (`key = []`)".into(),
             )
         }
@@ -534,14 +543,14 @@ fn variants(config: &Node<'_>, applies: &Applies, scope: &Scope) -> Result<Vec<V
             vec![
                 Variant {
                     suffix: "",
-                    key: toml::Value::Array(vec!["api_key".into()]),
-                    fields: vec![("has_api_key".into(), true.into())],
+                    key: Key::Fields(vec!["api_key"]),
+                    fields: vec![RuleField::HasApiKey(true)],
                     comment: "limit_by header X-API-Key: the header's value".into(),
                 },
                 Variant {
                     suffix: ".no_key",
                     key: peer(),
-                    fields: vec![("has_api_key".into(), false.into())],
+                    fields: vec![RuleField::HasApiKey(false)],
                     comment: format!("limit_by header, a request without X-API-Key: {ip_comment}"),
                 },
             ]
@@ -570,11 +579,8 @@ fn path_variants(config: &Node<'_>, applies: &Applies, ip: &str) -> Result<Vec<V
     if mine {
         out.push(Variant {
             suffix: ".path",
-            key: toml::Value::Array(Vec::new()),
-            fields: vec![(
-                "routes".into(),
-                vec![toml::Value::from(path.as_str())].into(),
-            )],
+            key: Key::Fields(Vec::new()),
+            fields: vec![RuleField::Routes(vec![path.clone()])],
             comment: format!("limit_by path: requests to exactly {path} share one counter"),
         });
     }
@@ -582,7 +588,7 @@ fn path_variants(config: &Node<'_>, applies: &Applies, ip: &str) -> Result<Vec<V
         suffix: "",
         key: peer(),
         fields: if mine {
-            vec![("skip".into(), vec![toml::Value::from(path.as_str())].into())]
+            vec![RuleField::Skip(vec![path.clone()])]
         } else {
             Vec::new()
         },
@@ -624,7 +630,7 @@ fn plugin_rules(
                     u32::MAX
                 )));
             }
-            let limit = v.ceil() as i64;
+            let limit = v.ceil() as u64;
             if v.fract() != 0.0 {
                 notes.push(format!("{}.{period}: Kong refuses when `limit - usage <= 0`, so a limit of {v} admits {limit}", applies.label));
             }
@@ -671,7 +677,7 @@ fn rule(
     v: &Variant,
     period: &str,
     window: &str,
-    limit: i64,
+    limit: u64,
 ) -> ImportedRule {
     let comments = vec![
         format!(
@@ -684,40 +690,37 @@ fn rule(
         ),
         format!("key: {}", v.comment),
     ];
-    let mut fields: Fields = vec![
-        (
-            "name".into(),
-            plain(&format!("{}.{period}{}", a.label, v.suffix)).into(),
-        ),
-        ("algorithm".into(), "fixed_window".into()),
-        ("limit".into(), limit.into()),
-        ("window".into(), window.into()),
-        ("key".into(), v.key.clone()),
-    ];
-    let has_routes = v.fields.iter().any(|(k, _)| k == "routes");
+    let table = RuleTable {
+        name: super::plain_name(&format!("{}.{period}{}", a.label, v.suffix), NAME),
+        algorithm: "fixed_window",
+        limit,
+        window: window.into(),
+        burst: None,
+        key: v.key.clone(),
+    };
+    let mut fields = Vec::new();
+    let has_routes = v.fields.iter().any(|f| matches!(f, RuleField::Routes(_)));
     if !a.routes.is_empty() && !has_routes {
-        fields.push(("routes".into(), strings(&a.routes)));
+        fields.push(RuleField::Routes(a.routes.clone()));
     }
     let mut skip = a.skip.clone();
-    for (k, val) in &v.fields {
-        match (k.as_str(), val) {
-            ("skip", toml::Value::Array(xs)) => {
-                skip.extend(xs.iter().filter_map(|x| x.as_str().map(String::from)));
-            }
-            _ => fields.push((k.clone(), val.clone())),
+    for f in &v.fields {
+        match f {
+            RuleField::Skip(xs) => skip.extend(xs.iter().cloned()),
+            other => fields.push(other.clone()),
         }
     }
     if !skip.is_empty() {
-        fields.push(("skip".into(), strings(&skip)));
+        fields.push(RuleField::Skip(skip));
     }
     if !a.methods.is_empty() {
-        fields.push(("methods".into(), strings(&a.methods)));
+        fields.push(RuleField::Methods(a.methods.clone()));
     }
-    ImportedRule { comments, fields }
-}
-
-fn strings(v: &[String]) -> toml::Value {
-    toml::Value::Array(v.iter().map(|s| toml::Value::from(s.as_str())).collect())
+    ImportedRule {
+        comments,
+        table,
+        fields,
+    }
 }
 
 #[cfg(test)]
@@ -728,9 +731,9 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");
-        let i = import(&p)?;
+        let i = import(&p, &Selection::default())?;
         assert_eq!(i.kind, Kind::Kong);
-        let mut t = i.contenders[0].to_toml(None);
+        let mut t = i.contenders[0].to_toml(None).expect("writes");
         t.push_str(&i.notes.join("\n"));
         Ok(t)
     }

@@ -1,5 +1,6 @@
 //! Deployed limiters' configurations read into scenario contenders (`rlsim import`,
-//! `[[contender]] import = "..."`): one file per kind. An import yields the contenders as the
+//! `[[contender]] import = "..."`): one file per kind (`kong.rs`), or one folder with its
+//! `mod.rs` (`nginx/`), listed once in `kinds!`. An import yields the contenders as the
 //! scenario's own TOML tables (a `[[contender]]` with its `[[contender.rule]]`s over the library
 //! profiles), each with where it came from and what users often misread of it; the scenario
 //! layer validates them like any written contender, so `rlsim import`'s output and a direct
@@ -7,7 +8,7 @@
 
 pub mod aws;
 pub mod cloudflare;
-pub mod conf;
+pub mod emit;
 pub mod envoy_local;
 pub mod envoy_ratelimit;
 pub mod express;
@@ -19,65 +20,78 @@ pub mod nginx;
 pub mod traefik;
 pub mod yaml;
 
-use crate::error::{Error, Result};
+pub use emit::{
+    Bypass, Commit, ContenderField, ContenderTable, Identity, Key, Profile, RuleField, RuleTable,
+    Who,
+};
+
+use crate::error::{Error, Location, Result};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The kinds of configuration rlsim imports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+/// Declares the kinds once, as `Variant => module` in `--kind`'s listing order: the `Kind`
+/// enum, `Kind::ALL`, and the dispatch to each kind's module, which has the same three items:
+/// `NAME` (its `--kind` name), `detect` (its rank for a text it recognises, see [`Text`]) and
+/// `import` (its contenders from a file, keeping a [`Selection`] or refusing one with
+/// [`Selection::whole`]). Each module is declared above with `pub mod`, where the layer test
+/// (tests/integration/layers.rs) reads the crate's modules.
+macro_rules! kinds {
+    ($($(#[doc = $doc:literal])* $variant:ident => $module:ident,)*) => {
+        /// The kinds of configuration rlsim imports.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Kind {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl Kind {
+            pub const ALL: [Kind; [$(stringify!($variant)),*].len()] = [$(Kind::$variant),*];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $module::NAME,)*
+                }
+            }
+
+            fn rank(self, text: &Text<'_>) -> Option<u8> {
+                match self {
+                    $(Kind::$variant => $module::detect(text),)*
+                }
+            }
+
+            fn read(self, path: &Path, select: &Selection) -> Result<Imported> {
+                match self {
+                    $(Kind::$variant => $module::import(path, select),)*
+                }
+            }
+        }
+    };
+}
+
+kinds! {
     /// nginx `limit_req` (ngx_http_limit_req_module) with real_ip, map and geo.
-    Nginx,
-    /// express-rate-limit 8 options as JSON.
-    Express,
-    /// @nestjs/throttler 6 `ThrottlerModule.forRoot` options as JSON.
-    Nestjs,
+    Nginx => nginx,
     /// HAProxy stick-table `http_req_rate` with `http-request track-sc` and `deny`.
-    Haproxy,
+    Haproxy => haproxy,
     /// Traefik's `rateLimit` middleware in a dynamic configuration (YAML).
-    Traefik,
+    Traefik => traefik,
+    /// express-rate-limit 8 options as JSON.
+    Express => express,
+    /// @nestjs/throttler 6 `ThrottlerModule.forRoot` options as JSON.
+    Nestjs => nestjs,
     /// Cloudflare rate limiting rules (Rulesets API, phase `http_ratelimit`) as JSON.
-    Cloudflare,
+    Cloudflare => cloudflare,
     /// Kong's `rate-limiting` plugin: a declarative configuration (YAML) or Admin API JSON.
-    Kong,
+    Kong => kong,
     /// AWS API Gateway usage plans: `get-usage-plan` JSON or CloudFormation.
-    AwsUsagePlan,
+    AwsUsagePlan => aws,
     /// Envoy's HTTP `local_ratelimit` filter in an Envoy configuration (YAML).
-    EnvoyLocal,
+    EnvoyLocal => envoy_local,
     /// The envoyproxy/ratelimit service's descriptor configuration (YAML `domain`,
     /// `descriptors`), behind Envoy's global `ratelimit` filter.
-    EnvoyRatelimit,
+    EnvoyRatelimit => envoy_ratelimit,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 10] = [
-        Kind::Nginx,
-        Kind::Haproxy,
-        Kind::Traefik,
-        Kind::Express,
-        Kind::Nestjs,
-        Kind::Cloudflare,
-        Kind::Kong,
-        Kind::AwsUsagePlan,
-        Kind::EnvoyLocal,
-        Kind::EnvoyRatelimit,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Nginx => "nginx",
-            Kind::Express => "express-rate-limit",
-            Kind::Nestjs => "nestjs-throttler",
-            Kind::Haproxy => "haproxy",
-            Kind::Traefik => "traefik",
-            Kind::Cloudflare => "cloudflare",
-            Kind::Kong => "kong",
-            Kind::AwsUsagePlan => "aws-usage-plan",
-            Kind::EnvoyLocal => "envoy-local",
-            Kind::EnvoyRatelimit => "envoy-ratelimit",
-        }
-    }
-
     pub fn parse(text: &str) -> std::result::Result<Kind, String> {
         Kind::ALL
             .into_iter()
@@ -87,86 +101,45 @@ impl Kind {
 
     /// The kind `text` is written in, from its content; `None` when no kind recognises it.
     pub fn detect(text: &str) -> Option<Kind> {
+        let text = Text::new(text);
+        Kind::ALL
+            .into_iter()
+            .filter_map(|k| Some((k.rank(&text)?, k)))
+            .min_by_key(|&(rank, _)| rank)
+            .map(|(_, k)| k)
+    }
+}
+
+/// A configuration's text as the kinds' `detect` read it. A kind claims a text it recognises
+/// with a rank, and the lowest rank wins, so that a kind whose sign is the more specific is
+/// chosen first: JSON is claimed by kong (1: the plugin with its config), aws-usage-plan (2),
+/// cloudflare (3), express-rate-limit (4) and nestjs-throttler (5); other texts by envoy-local
+/// (1: the filter's name), aws-usage-plan (2: the CloudFormation type), envoy-ratelimit (3),
+/// kong (4), traefik (5: YAML holds none of nginx's or HAProxy's words), haproxy (6) and
+/// nginx (7).
+pub struct Text<'a> {
+    pub text: &'a str,
+    /// An object or an array.
+    pub json: bool,
+}
+
+impl<'a> Text<'a> {
+    fn new(text: &'a str) -> Text<'a> {
         let t = text.trim_start();
-        if t.starts_with('{') || t.starts_with('[') {
-            return Kind::detect_json(text);
+        Text {
+            text,
+            json: t.starts_with('{') || t.starts_with('['),
         }
-        if text.contains("envoy.filters.http.local_ratelimit") {
-            return Some(Kind::EnvoyLocal);
-        }
-        if text.contains("AWS::ApiGateway::UsagePlan") {
-            return Some(Kind::AwsUsagePlan);
-        }
-        let section = |w: &str| text.lines().any(|l| l.starts_with(w));
-        // The ratelimit service's file: only these two keys at its top level.
-        if section("domain:") && section("descriptors:") {
-            return Some(Kind::EnvoyRatelimit);
-        }
-        if Kind::is_kong(text) {
-            return Some(Kind::Kong);
-        }
-        // YAML: its files hold none of nginx's or HAProxy's words.
-        if text.contains("rateLimit:") && text.contains("http:") {
-            return Some(Kind::Traefik);
-        }
-        if text.contains("stick-table") || section("frontend ") || section("listen ") {
-            return Some(Kind::Haproxy);
-        }
-        let nginx = [
-            "limit_req_zone",
-            "limit_req ",
-            "http {",
-            "server {",
-            "location ",
-        ];
-        nginx
-            .iter()
-            .any(|w| text.contains(w))
-            .then_some(Kind::Nginx)
     }
-}
 
-impl Kind {
-    /// The JSON kind `text` is, from the keys only that kind uses.
-    fn detect_json(text: &str) -> Option<Kind> {
-        let has = |k: &str| text.contains(&format!("\"{k}\""));
-        if has("rate-limiting") && has("config") {
-            return Some(Kind::Kong);
-        }
-        let aws_cfn = text.contains("AWS::ApiGateway::UsagePlan");
-        if aws_cfn || has("apiStages") || (has("throttle") && has("burstLimit")) {
-            return Some(Kind::AwsUsagePlan);
-        }
-        if has("http_ratelimit") || (has("ratelimit") && has("requests_per_period")) {
-            return Some(Kind::Cloudflare);
-        }
-        if [
-            "windowMs",
-            "skipFailedRequests",
-            "keyGenerator",
-            "legacyHeaders",
-            "standardHeaders",
-        ]
-        .iter()
-        .any(|k| has(k))
-        {
-            return Some(Kind::Express);
-        }
-        if has("throttlers") || has("ttl") {
-            return Some(Kind::Nestjs);
-        }
-        None
+    /// `"key"`, as JSON writes a key.
+    pub fn has_key(&self, key: &str) -> bool {
+        self.text.contains(&format!("\"{key}\""))
     }
-}
 
-impl Kind {
-    /// A Kong declarative configuration naming the `rate-limiting` plugin.
-    fn is_kong(text: &str) -> bool {
-        let plugin = text.lines().any(|l| {
-            let l = l.trim_start().trim_start_matches("- ");
-            l.starts_with("name: rate-limiting") || l.starts_with("name: \"rate-limiting\"")
-        });
-        plugin && (text.contains("_format_version") || text.contains("plugins:"))
+    /// A line starting with `start` (a top-level YAML key, an HAProxy section).
+    pub fn has_line(&self, start: &str) -> bool {
+        self.text.lines().any(|l| l.starts_with(start))
     }
 }
 
@@ -178,15 +151,14 @@ pub struct Selection {
     pub location: Option<String>,
 }
 
-/// A `key = value` line of a TOML table, in the order written.
-pub type Fields = Vec<(String, toml::Value)>;
-
 /// One rule of an imported contender.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImportedRule {
     /// Comment lines: where the rule came from and how it maps.
     pub comments: Vec<String>,
-    pub fields: Fields,
+    pub table: RuleTable,
+    /// The fields after `key`, in the order written.
+    pub fields: Vec<RuleField>,
 }
 
 /// One imported contender: its table, its rules and its notes.
@@ -195,7 +167,9 @@ pub struct ImportedContender {
     pub name: String,
     /// Comment lines: where it came from.
     pub comments: Vec<String>,
-    pub fields: Fields,
+    pub table: ContenderTable,
+    /// The fields after `commit`, in the order written.
+    pub fields: Vec<ContenderField>,
     pub rules: Vec<ImportedRule>,
     /// What users often misread of this configuration; the run's warnings carry them.
     pub notes: Vec<String>,
@@ -225,27 +199,19 @@ pub fn import_file(path: &Path, kind: Option<Kind>, select: &Selection) -> Resul
             })?
         }
     };
-    // nginx selects a server and a location, HAProxy a section (haproxy::import refuses a
-    // location); every other kind is imported whole.
-    let selects = matches!(kind, Kind::Nginx | Kind::Haproxy);
-    if !selects && (select.server.is_some() || select.location.is_some()) {
-        return Err(Error::Usage(format!(
-            "{}: `server` and `location` (--server, --location) select part of an nginx configuration (`server`: also a HAProxy frontend or listen); a {} file is imported whole",
-            path.display(),
-            kind.name()
-        )));
-    }
-    match kind {
-        Kind::Nginx => nginx::import(path, select),
-        Kind::Express => express::import(path),
-        Kind::Nestjs => nestjs::import(path),
-        Kind::Haproxy => haproxy::import(path, select),
-        Kind::Traefik => traefik::import(path, select),
-        Kind::Cloudflare => cloudflare::import(path),
-        Kind::Kong => kong::import(path),
-        Kind::AwsUsagePlan => aws::import(path),
-        Kind::EnvoyLocal => envoy_local::import(path),
-        Kind::EnvoyRatelimit => envoy_ratelimit::import(path),
+    kind.read(path, select)
+}
+
+impl Selection {
+    /// Refuses a selection for a kind whose files are imported whole.
+    pub(crate) fn whole(&self, path: &Path, kind: &str) -> Result<()> {
+        if self.server.is_none() && self.location.is_none() {
+            return Ok(());
+        }
+        Err(Error::Usage(format!(
+            "{}: `server` and `location` (--server, --location) select part of an nginx configuration (`server`: also a HAProxy frontend or listen); a {kind} file is imported whole",
+            path.display()
+        )))
     }
 }
 
@@ -265,6 +231,25 @@ pub(crate) fn plain_name(name: &str, fallback: &str) -> String {
     if n.is_empty() { fallback.into() } else { n }
 }
 
+/// The error of a configuration that cannot be imported, naming the file, the line and the
+/// directive or field (every text kind's errors: nginx, HAProxy, YAML).
+pub(crate) fn config_error(
+    file: &Path,
+    line: usize,
+    directive: &str,
+    message: impl Into<String>,
+) -> Error {
+    Error::Config {
+        location: Location {
+            path: file.to_path_buf(),
+            line: Some(line),
+            column: None,
+        },
+        directive: directive.to_string(),
+        message: message.into(),
+    }
+}
+
 fn comment(out: &mut String, lines: &[String]) {
     for l in lines {
         for part in l.lines() {
@@ -273,16 +258,10 @@ fn comment(out: &mut String, lines: &[String]) {
     }
 }
 
-fn fields(out: &mut String, fields: &Fields) {
-    for (k, v) in fields {
-        let _ = writeln!(out, "{k} = {v}");
-    }
-}
-
 impl ImportedContender {
     /// The contender as a `[[contender]]` table with its rules, comments included; named
     /// `name` (the importing scenario's) when given.
-    pub fn to_toml(&self, name: Option<&str>) -> String {
+    pub fn to_toml(&self, name: Option<&str>) -> Result<String> {
         let mut out = String::new();
         comment(&mut out, &self.comments);
         for n in &self.notes {
@@ -291,20 +270,26 @@ impl ImportedContender {
         out.push_str("[[contender]]\n");
         let name = toml::Value::String(name.unwrap_or(&self.name).to_string());
         let _ = writeln!(out, "name = {name}");
-        fields(&mut out, &self.fields);
+        let unwritable = |e: toml::ser::Error| {
+            Error::Internal(format!(
+                "contender `{}` cannot be written as TOML: {e}",
+                self.name
+            ))
+        };
+        emit::table(&mut out, &self.table, &self.fields).map_err(unwritable)?;
         for r in &self.rules {
             out.push('\n');
             comment(&mut out, &r.comments);
             out.push_str("[[contender.rule]]\n");
-            fields(&mut out, &r.fields);
+            emit::table(&mut out, &r.table, &r.fields).map_err(unwritable)?;
         }
-        out
+        Ok(out)
     }
 }
 
 impl Imported {
     /// Every contender as scenario TOML, the file's notes first.
-    pub fn to_toml(&self, source: &Path) -> String {
+    pub fn to_toml(&self, source: &Path) -> Result<String> {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -318,8 +303,8 @@ impl Imported {
         }
         for c in &self.contenders {
             out.push('\n');
-            out.push_str(&c.to_toml(None));
+            out.push_str(&c.to_toml(None)?);
         }
-        out
+        Ok(out)
     }
 }

@@ -12,8 +12,12 @@
 //! `src/throttler.service.ts` `increment` is the `nestjs-throttler` profile.
 
 use super::json::{self, Source, TrustProxy};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
+    Key, Kind, Profile, RuleField, RuleTable, Selection, Text,
+};
 use crate::error::Result;
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -47,8 +51,16 @@ struct Module {
     trust_proxy: Option<TrustProxy>,
 }
 
+pub(super) const NAME: &str = "nestjs-throttler";
+
+/// JSON with throttlers or a `ttl`.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (t.json && (t.has_key("throttlers") || t.has_key("ttl"))).then_some(5)
+}
+
 /// Reads `path`: the throttlers of one `ThrottlerModule.forRoot`.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
     let (module, src, base) = if text.trim_start().starts_with('[') {
         let (throttlers, src) = json::parse::<Vec<Throttler>>(path, &text)?;
@@ -74,8 +86,10 @@ pub fn import(path: &Path) -> Result<Imported> {
     let mut notes = Vec::new();
     module_notes(&module, &src, &mut notes)?;
     let (ip, says) = json::request_ip(module.trust_proxy.as_ref(), 128, &src, "trustProxy")?;
-    let mut key = ip;
-    key.insert("fields".into(), toml::Value::Array(vec!["endpoint".into()]));
+    let key = Identity {
+        fields: Some(vec!["endpoint"]),
+        ..ip
+    };
     // `onModuleInit`'s sort: by ttl, stable (Array.prototype.sort is stable since ES2019).
     let mut order: Vec<usize> = (0..module.throttlers.len()).collect();
     order.sort_by(|&a, &b| {
@@ -110,14 +124,11 @@ pub fn import(path: &Path) -> Result<Imported> {
         contenders: vec![ImportedContender {
             name: "nestjs-throttler".into(),
             comments: vec![format!("ThrottlerModule.forRoot options at {at}")],
-            fields: vec![
-                (
-                    "description".into(),
-                    format!("@nestjs/throttler ThrottlerModule.forRoot ({at})").into(),
-                ),
-                ("commit".into(), "in_order".into()),
-                ("refuse_status".into(), 429.into()),
-            ],
+            table: ContenderTable {
+                description: format!("@nestjs/throttler ThrottlerModule.forRoot ({at})"),
+                commit: Some(Commit::InOrder),
+            },
+            fields: vec![ContenderField::RefuseStatus(429)],
             rules,
             notes,
         }],
@@ -147,7 +158,7 @@ fn rule(
     t: &Throttler,
     src: &Source,
     field: &str,
-    key: &toml::Table,
+    key: &Identity,
     notes: &mut Vec<String>,
 ) -> Result<ImportedRule> {
     let ttl = positive(src, &format!("{field}.ttl"), t.ttl)?;
@@ -198,21 +209,17 @@ fn rule(
             ));
         }
     }
-    let rule_name = super::plain_name(&name, "default");
-    let fields: Fields = vec![
-        ("name".into(), rule_name.into()),
-        ("algorithm".into(), "nestjs-throttler".into()),
-        ("limit".into(), (limit as i64).into()),
-        ("window".into(), json::millis(ttl).into()),
-        ("key".into(), toml::Value::Table(key.clone())),
-        (
-            "profile".into(),
-            toml::Value::Table(toml::Table::from_iter([(
-                "blockDuration".to_string(),
-                toml::Value::from(block as i64),
-            )])),
-        ),
-    ];
+    let table = RuleTable {
+        name: super::plain_name(&name, "default"),
+        algorithm: "nestjs-throttler",
+        limit,
+        window: duration_text(ttl * NANOS_PER_MILLI),
+        burst: None,
+        key: Key::Identity(key.clone()),
+    };
+    let profile = Profile::NestjsThrottler {
+        block_duration: block,
+    };
     Ok(ImportedRule {
         comments: vec![
             format!(
@@ -223,7 +230,8 @@ fn rule(
                 "a hit counts for {ttl} ms after it (a sliding log); the hit that makes more than {limit} live hits blocks the key for {block} ms, refused and logged, and every hit while blocked is refused"
             ),
         ],
-        fields,
+        table,
+        fields: vec![RuleField::Profile(profile)],
     })
 }
 
@@ -280,7 +288,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("throttler.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     #[test]
@@ -288,7 +296,7 @@ mod tests {
         let i = imported("[{\"name\": \"long\", \"ttl\": 60000, \"limit\": 100},\n {\"name\": \"short\", \"ttl\": 1000, \"limit\": 3, \"blockDuration\": 0}]")
             .expect("imports");
         let c = &i.contenders[0];
-        let t = c.to_toml(None);
+        let t = c.to_toml(None).expect("writes");
         assert!(t.contains("commit = \"in_order\""), "{t}");
         let short = t.find("name = \"short\"").expect("short");
         let long = t.find("name = \"long\"").expect("long");

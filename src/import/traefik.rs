@@ -11,9 +11,12 @@
 //! using a middleware has its own buckets: one rule per (router, middleware).
 
 use super::yaml::{self, Node};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use super::{
+    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
+    Key, Kind, Profile, RuleField, RuleTable, Selection, Text, Who,
+};
 use crate::error::Result;
-use crate::time::{NANOS_PER_SEC, Nanos, parse_positive_duration};
+use crate::time::{NANOS_PER_SEC, Nanos, duration_text, parse_positive_duration};
 use std::path::Path;
 
 /// One `rateLimit` middleware.
@@ -22,7 +25,7 @@ struct Limit {
     average: u64,
     period: Nanos,
     burst: u64,
-    key: toml::Value,
+    key: Identity,
     key_comment: String,
     at: String,
 }
@@ -36,8 +39,16 @@ struct Router {
     at: String,
 }
 
+pub(super) const NAME: &str = "traefik";
+
+/// A YAML `rateLimit` under `http` (its files hold none of nginx's or HAProxy's words).
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.text.contains("rateLimit:") && t.text.contains("http:")).then_some(5)
+}
+
 /// Imports `path`'s `http.middlewares.*.rateLimit` over the routers that use them.
-pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let http = doc.root().req("http")?;
     let mut notes = Vec::new();
@@ -99,39 +110,21 @@ pub fn import(path: &Path, _select: &Selection) -> Result<Imported> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "traefik".into());
-    let fields: Fields = vec![
-        (
-            "description".into(),
-            format!("Traefik rateLimit middlewares ({})", path.display()).into(),
-        ),
-        ("commit".into(), "in_order".into()),
-        ("refuse_status".into(), 429.into()),
-    ];
     Ok(Imported {
         kind: Kind::Traefik,
         contenders: vec![ImportedContender {
-            name: plain(&format!("traefik-{stem}")),
+            name: super::plain_name(&format!("traefik-{stem}"), NAME),
             comments: vec![format!("Traefik dynamic configuration {}", path.display())],
-            fields,
+            table: ContenderTable {
+                description: format!("Traefik rateLimit middlewares ({})", path.display()),
+                commit: Some(Commit::InOrder),
+            },
+            fields: vec![ContenderField::RefuseStatus(429)],
             rules,
             notes: Vec::new(),
         }],
         notes,
     })
-}
-
-/// A duration as rlsim reads it back exactly (`1m`, `166666666ns`).
-fn exact(ns: Nanos) -> String {
-    let text = crate::time::format_duration(ns);
-    if parse_positive_duration(&text) == Ok(ns) {
-        text
-    } else {
-        format!("{ns}ns")
-    }
-}
-
-fn plain(name: &str) -> String {
-    super::plain_name(name, "traefik")
 }
 
 /// Traefik's `ptypes.Duration`: a Go duration string, or a bare number of seconds.
@@ -180,12 +173,10 @@ fn limit(name: &str, rl: &Node<'_>, notes: &mut Vec<String>) -> Result<Limit> {
 }
 
 /// `sourceCriterion`: the key.
-fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String)> {
-    let peer = |prefix: i64| {
-        let mut t = toml::Table::new();
-        t.insert("identity".into(), "peer".into());
-        t.insert("ipv6_prefix".into(), prefix.into());
-        toml::Value::Table(t)
+fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(Identity, String)> {
+    let peer = |prefix: u32| Identity {
+        ipv6_prefix: Some(prefix),
+        ..Identity::new(Who::Peer)
     };
     let Some(sc) = rl.get("sourceCriterion")? else {
         return Ok((peer(128), "no sourceCriterion: ipStrategy on the request's remote address (the socket peer): behind a load balancer every client shares its address".into()));
@@ -207,7 +198,7 @@ fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String
     };
     ips.only(&["depth", "excludedIPs", "ipv6Subnet"])?;
     let prefix = match ips.opt_u64("ipv6Subnet")? {
-        Some(p @ 1..=128) => p as i64,
+        Some(p @ 1..=128) => p as u32,
         Some(_) => return Err(ips.req("ipv6Subnet")?.error("must be 1 to 128")),
         None => 128,
     };
@@ -221,13 +212,14 @@ fn source(rl: &Node<'_>, notes: &mut Vec<String>) -> Result<(toml::Value, String
             "ipStrategy depth 0: the remote address (the socket peer)".into(),
         ));
     }
-    let mut t = toml::Table::new();
-    t.insert("identity".into(), "xff".into());
-    t.insert("trusted_hops".into(), (depth as i64).into());
-    t.insert("ipv6_prefix".into(), prefix.into());
+    let xff = Identity {
+        ipv6_prefix: Some(prefix),
+        trusted_hops: Some(depth),
+        ..Identity::new(Who::Xff)
+    };
     notes.push(format!("ipStrategy depth {depth} takes the {depth}th X-Forwarded-For entry counted from the right (depth 1: the address the last proxy saw), not from the left; a request with fewer entries gets the empty key, and all such requests share one bucket (rlsim takes the leftmost entry there); and Traefik's entryPoint deletes X-Forwarded-For from a peer outside forwardedHeaders.trustedIPs, so without that every client shares the empty key"));
     Ok((
-        toml::Value::Table(t),
+        xff,
         format!("ipStrategy depth {depth}: the X-Forwarded-For entry {depth} from the right"),
     ))
 }
@@ -303,8 +295,8 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         NANOS_PER_SEC / ((every_rate as u64).saturating_mul(2)).max(1)
     };
     let name = match router {
-        Some(r) => plain(&format!("{}.{}", r.name, l.name)),
-        None => plain(&l.name),
+        Some(r) => super::plain_name(&format!("{}.{}", r.name, l.name), NAME),
+        None => super::plain_name(&l.name, NAME),
     };
     let mut comments = vec![
         format!(
@@ -318,50 +310,53 @@ fn rule(l: &Limit, router: Option<&Router>, all: &[Router]) -> ImportedRule {
         format!(
             "average {} per {} is a token bucket refilled continuously ({every_rate} tokens/s), not {} requests per fixed {}; burst {} is the bucket's size, and it starts full",
             l.average,
-            exact(l.period),
+            duration_text(l.period),
             l.average,
-            exact(l.period),
+            duration_text(l.period),
             l.burst
         ),
         format!(
             "a request that would wait up to maxDelay {} is delayed that long and served; a longer wait is cancelled and answered 429",
-            exact(max_delay)
+            duration_text(max_delay)
         ),
         format!("key: {}", l.key_comment),
     ];
-    let mut fields: Fields = vec![
-        ("name".into(), name.into()),
-        ("algorithm".into(), "go-x-time-rate".into()),
-        ("limit".into(), (l.average as i64).into()),
-        ("window".into(), exact(l.period).into()),
-        ("key".into(), l.key.clone()),
-    ];
+    let table = RuleTable {
+        name,
+        algorithm: "go-x-time-rate",
+        limit: l.average,
+        window: duration_text(l.period),
+        burst: None,
+        key: Key::Identity(l.key.clone()),
+    };
+    let mut fields = Vec::new();
     if let Some(r) = router
         && let Some(route) = &r.route
     {
-        fields.push((
-            "routes".into(),
-            vec![toml::Value::from(route.as_str())].into(),
-        ));
+        fields.push(RuleField::Routes(vec![route.clone()]));
         // Requests a higher-priority router takes never reach this one.
         let base = route.trim_end_matches('*');
-        let skip: Vec<toml::Value> = all
+        let skip: Vec<String> = all
             .iter()
             .filter(|o| o.priority > r.priority)
             .filter_map(|o| o.route.as_ref())
             .filter(|o| o.trim_end_matches('*').starts_with(base) && *o != route)
-            .map(|o| toml::Value::from(o.as_str()))
+            .cloned()
             .collect();
         if !skip.is_empty() {
             comments.push("skip: routes a router of higher priority takes first".into());
-            fields.push(("skip".into(), skip.into()));
+            fields.push(RuleField::Skip(skip));
         }
     }
-    let mut p = toml::Table::new();
-    p.insert("average".into(), (l.average as i64).into());
-    p.insert("period".into(), exact(l.period).into());
-    p.insert("burst".into(), (l.burst as i64).into());
-    p.insert("max_delay".into(), exact(max_delay).into());
-    fields.push(("profile".into(), toml::Value::Table(p)));
-    ImportedRule { comments, fields }
+    fields.push(RuleField::Profile(Profile::GoXTimeRate {
+        average: l.average,
+        burst: l.burst,
+        max_delay: duration_text(max_delay),
+        period: duration_text(l.period),
+    }));
+    ImportedRule {
+        comments,
+        table,
+        fields,
+    }
 }

@@ -32,12 +32,12 @@ pub fn load(path: &Path) -> Result<Doc> {
 
 /// Parses `text` as the content of `path` (which is only named in errors).
 pub fn parse(path: &Path, text: &str) -> Result<Doc> {
-    let docs = MarkedYamlOwned::load_from_str(text).map_err(|e| {
-        super::conf::config_error(path, e.marker().line(), "yaml", e.info().to_string())
-    })?;
-    let root = docs.into_iter().next().ok_or_else(|| {
-        super::conf::config_error(path, 1, "yaml", "the file holds no YAML document")
-    })?;
+    let docs = MarkedYamlOwned::load_from_str(text)
+        .map_err(|e| super::config_error(path, e.marker().line(), "yaml", e.info().to_string()))?;
+    let root = docs
+        .into_iter()
+        .next()
+        .ok_or_else(|| super::config_error(path, 1, "yaml", "the file holds no YAML document"))?;
     Ok(Doc {
         file: path.to_path_buf(),
         root,
@@ -113,7 +113,7 @@ impl<'a> Node<'a> {
 
     /// An error naming this node's file, line and path.
     pub fn error(&self, message: impl Into<String>) -> Error {
-        super::conf::config_error(self.file, self.line(), self.path(), message)
+        super::config_error(self.file, self.line(), self.path(), message)
     }
 
     fn child_path(&self, key: &str) -> String {
@@ -173,7 +173,7 @@ impl<'a> Node<'a> {
     /// The value of `key`, which must be there.
     pub fn req(&self, key: &str) -> Result<Node<'a>> {
         self.get(key)?.ok_or_else(|| {
-            super::conf::config_error(
+            super::config_error(
                 self.file,
                 self.line(),
                 &self.child_path(key),
@@ -400,6 +400,6 @@ impl Loc {
     }
 
     pub fn error(&self, m: impl Into<String>) -> crate::error::Error {
-        super::conf::config_error(&self.file, self.line, &self.field, m)
+        super::config_error(&self.file, self.line, &self.field, m)
     }
 }

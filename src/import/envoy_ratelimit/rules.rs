@@ -4,13 +4,13 @@
 
 use super::{Desc, Reads};
 use crate::error::Result;
-use crate::import::{Fields, ImportedRule};
+use crate::import::{Bypass, ImportedRule, Key, Profile, RuleField, RuleTable};
 use crate::policy::KeyField;
 
 /// The rules and the contender's bypass.
 pub(super) struct Plan {
     pub rules: Vec<ImportedRule>,
-    pub bypass: Option<toml::Table>,
+    pub bypass: Option<Bypass>,
 }
 
 /// Which requests a descriptor path reaches, and what its counter is keyed by.
@@ -87,17 +87,13 @@ pub(super) fn plan(tree: &[Desc], notes: &mut Vec<String>) -> Result<Plan> {
         names.push(name.clone());
         rules.push(rule(&name, a));
     }
-    let mut bypass = toml::Table::new();
-    let list = |v: &[String]| toml::Value::Array(v.iter().cloned().map(Into::into).collect());
-    if !w.cidrs.is_empty() {
-        bypass.insert("cidrs".into(), list(&w.cidrs));
-    }
-    if !w.api_keys.is_empty() {
-        bypass.insert("api_keys".into(), list(&w.api_keys));
-    }
+    let bypass = Bypass {
+        api_keys: w.api_keys.clone(),
+        cidrs: w.cidrs.clone(),
+    };
     Ok(Plan {
         rules,
-        bypass: (!bypass.is_empty()).then_some(bypass),
+        bypass: (bypass != Bypass::default()).then_some(bypass),
     })
 }
 
@@ -334,11 +330,7 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
     let d = a.desc;
     let limit = d.limit.as_ref().expect("a limiting descriptor");
     let (unit, secs) = limit.unit.expect("a limiting descriptor");
-    // Days from a day up (`format_duration` writes hours).
-    let window = match secs {
-        s if s >= 86_400 => format!("{}d", s / 86_400),
-        s => crate::time::format_duration(s * crate::time::NANOS_PER_SEC),
-    };
+    let window = crate::time::duration_text(secs * crate::time::NANOS_PER_SEC);
     let mut key = a.scope.key.clone();
     key.sort();
     key.dedup();
@@ -364,33 +356,32 @@ fn rule(name: &str, a: &Applied<'_>) -> ImportedRule {
         comments.push("detailed_metric: per-value stats only, decides nothing".into());
     }
     comments.extend(a.why.iter().cloned());
-    let mut fields: Fields = vec![
-        ("name".into(), name.into()),
-        ("algorithm".into(), "envoy-ratelimit".into()),
-        ("limit".into(), (limit.requests_per_unit as i64).into()),
-        ("window".into(), window.into()),
-        (
-            "key".into(),
-            toml::Value::Array(key.iter().map(|f| f.name().into()).collect()),
-        ),
-    ];
-    let list = |v: &[String]| toml::Value::Array(v.iter().cloned().map(Into::into).collect());
+    let table = RuleTable {
+        name: name.into(),
+        algorithm: "envoy-ratelimit",
+        limit: limit.requests_per_unit,
+        window,
+        burst: None,
+        key: Key::Fields(key.iter().map(|f| f.name()).collect()),
+    };
+    let mut fields = Vec::new();
     if let Some(r) = &a.scope.routes {
-        fields.push(("routes".into(), list(r)));
+        fields.push(RuleField::Routes(r.clone()));
     }
     if !a.scope.skip.is_empty() {
-        fields.push(("skip".into(), list(&a.scope.skip)));
+        fields.push(RuleField::Skip(a.scope.skip.clone()));
     }
     if d.shadow {
-        fields.push(("dry_run".into(), true.into()));
+        fields.push(RuleField::DryRun(true));
     }
     // The service's own numbers: the profile aligns the windows to the Unix epoch.
-    let mut profile = toml::Table::new();
-    profile.insert("unit".into(), unit.into());
-    profile.insert(
-        "requests_per_unit".into(),
-        (limit.requests_per_unit as i64).into(),
-    );
-    fields.push(("profile".into(), toml::Value::Table(profile)));
-    ImportedRule { comments, fields }
+    fields.push(RuleField::Profile(Profile::EnvoyRatelimit {
+        requests_per_unit: limit.requests_per_unit,
+        unit,
+    }));
+    ImportedRule {
+        comments,
+        table,
+        fields,
+    }
 }

@@ -2,9 +2,9 @@
 //! key fields), and the deny's and tracker's other terms onto `routes`, `methods` and `bypass`.
 
 use super::cond::{Term, Tracker};
-use super::{Deny, Fields, Proxy, Table, Track, Trusted};
+use super::{Deny, Proxy, Table, Track, Trusted};
 use crate::error::Result;
-use crate::import::conf::config_error;
+use crate::import::{Identity, Key, RuleField, Who, config_error};
 use std::path::Path;
 
 /// The track rule whose counter `deny` reads. HAProxy runs the `track-scN` rules in order and
@@ -136,8 +136,8 @@ fn pair(a: &Track, b: &Track) -> Option<Trusted> {
 }
 
 /// A rule key, with the comments that explain it.
-pub(super) struct Key {
-    pub key: toml::Value,
+pub(super) struct Keyed {
+    pub key: Key,
     pub comments: Vec<String>,
     pub has_api_key: bool,
 }
@@ -161,20 +161,20 @@ fn header(fetch: &str) -> Option<(String, Option<i64>, bool)> {
     Some((h, occ, full))
 }
 
-pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Result<Key, String> {
-    let mut t = toml::Table::new();
+pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Result<Keyed, String> {
     let mut comments = Vec::new();
     let mut has_api_key = false;
     let fetch = track.fetch.as_str();
     if fetch == "src" {
-        t.insert("identity".into(), "peer".into());
-        t.insert("ipv6_prefix".into(), 128.into());
         comments.push("key: src is the socket peer: behind a proxy or CDN every client shares the proxy's address".into());
         if table.ty == "ip" {
             comments.push("type ip: an IPv6 client is not tracked at all (its address does not convert to an IPv4 key)".into());
         }
-        return Ok(Key {
-            key: toml::Value::Table(t),
+        return Ok(Keyed {
+            key: Key::Identity(Identity {
+                ipv6_prefix: Some(128),
+                ..Identity::new(Who::Peer)
+            }),
             comments,
             has_api_key,
         });
@@ -193,39 +193,40 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
         .and_then(|(_, r)| r.split([',', ')']).next())
         .map_or(h.as_str(), str::trim);
     let untracked = format!("a request without {written} is not tracked, so never denied");
-    match (h.as_str(), occ) {
+    let mut id = match (h.as_str(), occ) {
         ("x-forwarded-for", None | Some(-1)) if track.trusted.is_some() => {
-            trusted_xff(track, &mut t, &mut comments, notes);
+            trusted_xff(track, &mut comments, notes)
         }
         ("x-forwarded-for", None | Some(-1)) => {
-            t.insert("identity".into(), "xff".into());
-            t.insert("trusted_hops".into(), 1.into());
             comments.push("key: req.hdr(X-Forwarded-For) is the last (rightmost) entry, HAProxy splitting the header on commas: the address the nearest proxy saw, believed from any peer".into());
             notes.push(format!("track-sc{} {fetch}: {untracked}, and a client reaching HAProxy directly can write any X-Forwarded-For it likes (rlsim keys such a request by the peer)", track.n));
+            Identity {
+                trusted_hops: Some(1),
+                ..Identity::new(Who::Xff)
+            }
         }
         ("x-forwarded-for", Some(1)) => {
-            t.insert("identity".into(), "first_xff".into());
             comments.push("key: req.hdr(X-Forwarded-For,1) is the first (leftmost) entry, which the client writes: believed from anyone".into());
             notes.push(format!("track-sc{} {fetch}: a client rotating its X-Forwarded-For gets a new key per request; {untracked}", track.n));
+            Identity::new(Who::FirstXff)
         }
         (hdr @ ("x-real-ip" | "cf-connecting-ip"), None | Some(-1) | Some(1)) => {
-            t.insert("identity".into(), "cdn_header".into());
-            t.insert("header".into(), hdr.into());
-            t.insert(
-                "trusted".into(),
-                toml::Value::Array(vec!["0.0.0.0/0".into(), "::/0".into()]),
-            );
             comments.push(format!("key: {written} ({hdr}), believed from any peer (HAProxy checks no source): trusted = everything"));
             notes.push(format!(
                 "track-sc{} {fetch}: {untracked} (rlsim keys such a request by the peer)",
                 track.n
             ));
+            Identity {
+                header: Some(hdr.into()),
+                trusted: Some(vec!["0.0.0.0/0".into(), "::/0".into()]),
+                ..Identity::new(Who::CdnHeader)
+            }
         }
         ("x-api-key", None | Some(-1) | Some(1)) => {
             has_api_key = true;
             comments.push("key: the X-API-Key header; requests without it are not tracked (has_api_key = true)".into());
-            return Ok(Key {
-                key: toml::Value::Array(vec!["api_key".into()]),
+            return Ok(Keyed {
+                key: Key::Fields(vec!["api_key"]),
                 comments,
                 has_api_key,
             });
@@ -235,10 +236,10 @@ pub(super) fn key(track: &Track, table: &Table, notes: &mut Vec<String>) -> Resu
                 "track-sc fetch `{fetch}` is not modelled (src, req.hdr(X-Forwarded-For), req.hdr(X-Real-IP), req.hdr(CF-Connecting-IP) and req.hdr(X-API-Key) are)"
             ));
         }
-    }
-    t.insert("ipv6_prefix".into(), 128.into());
-    Ok(Key {
-        key: toml::Value::Table(t),
+    };
+    id.ipv6_prefix = Some(128);
+    Ok(Keyed {
+        key: Key::Identity(id),
         comments,
         has_api_key,
     })
@@ -260,29 +261,28 @@ pub(super) fn no_positive_src(terms: &[Term]) -> std::result::Result<(), String>
 
 /// The trusted-proxy pair's key: nginx's `real_ip_recursive off` identity, the rightmost
 /// X-Forwarded-For entry from a trusted peer, else the peer.
-fn trusted_xff(
-    track: &Track,
-    t: &mut toml::Table,
-    comments: &mut Vec<String>,
-    notes: &mut Vec<String>,
-) {
-    let Some(tr) = &track.trusted else { return };
+fn trusted_xff(track: &Track, comments: &mut Vec<String>, notes: &mut Vec<String>) -> Identity {
+    let xff = Identity::new(Who::Xff);
+    let Some(tr) = &track.trusted else { return xff };
     let (n, fetch) = (track.n, &track.fetch);
-    t.insert("identity".into(), "xff".into());
     if tr.nets.is_empty() {
         // The last entry when there is one, else the peer: one hop from the peer.
-        t.insert("trusted_hops".into(), 1.into());
         comments.push(format!("key: track-sc{n} {fetch} (line {}), track-sc{n} src for a request without X-Forwarded-For (line {}): the last entry (HAProxy splits the header on commas), the address the nearest proxy saw, believed from any peer, else the socket peer", track.line, tr.src_line));
         notes.push(format!("track-sc{n} {fetch}: a client reaching HAProxy directly can write any X-Forwarded-For it likes"));
-        return;
+        return Identity {
+            trusted_hops: Some(1),
+            ..xff
+        };
     }
-    let nets: Vec<toml::Value> = tr.nets.iter().map(|n| n.as_str().into()).collect();
-    t.insert("trusted".into(), toml::Value::Array(nets));
-    t.insert("recursive".into(), false.into());
     let nets = tr.nets.join(" ");
     comments.push(format!("key: track-sc{n} {fetch} for a peer in {nets} (line {}), track-sc{n} src for the others (line {}): the last X-Forwarded-For entry (HAProxy splits the header on commas), the one the trusted proxy appended, else the socket peer; a later track-sc{n} is skipped once sc{n} is tracked", track.line, tr.src_line));
     if !tr.src_always {
         notes.push(format!("track-sc{n} {fetch} if src {nets}: a request from {nets} without X-Forwarded-For is not tracked, so never denied (rlsim keys it by the peer)"));
+    }
+    Identity {
+        trusted: Some(tr.nets.clone()),
+        recursive: Some(false),
+        ..xff
     }
 }
 
@@ -304,7 +304,12 @@ pub(super) fn bypass(deny: &[Term], track: &[Term]) -> Vec<String> {
 /// `routes`, `skip` and `methods` from the path and method terms. A term on the deny alone is
 /// refused: HAProxy counts every tracked request but denies only some, which one rlsim rule
 /// (counting what it decides) cannot do.
-pub(super) fn applies(path: &Path, deny: &Deny, track: &Track, fields: &mut Fields) -> Result<()> {
+pub(super) fn applies(
+    path: &Path,
+    deny: &Deny,
+    track: &Track,
+    fields: &mut Vec<RuleField>,
+) -> Result<()> {
     let narrow = |t: &&Term| matches!(t, Term::Path { .. } | Term::Method { .. });
     let d: Vec<&Term> = deny.terms.iter().filter(narrow).collect();
     let k: Vec<&Term> = track.terms.iter().filter(narrow).collect();
@@ -316,21 +321,20 @@ pub(super) fn applies(path: &Path, deny: &Deny, track: &Track, fields: &mut Fiel
             "the deny is narrower than the tracking (path or method terms on the deny alone): HAProxy counts every tracked request and denies only some, not modelled; put the path/method condition on the track-sc rule too",
         ));
     }
-    let strings = |v: &[String]| {
-        v.iter()
-            .map(|p| toml::Value::from(p.as_str()))
-            .collect::<Vec<_>>()
-    };
     for t in &k {
         match t {
-            Term::Path { patterns, negated } => {
-                let name = if *negated { "skip" } else { "routes" };
-                fields.push((name.into(), strings(patterns).into()));
-            }
+            Term::Path {
+                patterns,
+                negated: true,
+            } => fields.push(RuleField::Skip(patterns.clone())),
+            Term::Path {
+                patterns,
+                negated: false,
+            } => fields.push(RuleField::Routes(patterns.clone())),
             Term::Method {
                 methods,
                 negated: false,
-            } => fields.push(("methods".into(), strings(methods).into())),
+            } => fields.push(RuleField::Methods(methods.clone())),
             Term::Method { negated: true, .. } => {
                 let m = "a negated method term is not modelled";
                 return Err(config_error(path, track.line, &track.directive, m));

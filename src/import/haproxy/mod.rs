@@ -16,9 +16,13 @@ mod cond;
 mod key;
 mod read;
 
-use super::conf::config_error;
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use super::config_error;
+use super::{
+    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
+    Kind, Profile, RuleField, RuleTable, Selection, Text,
+};
 use crate::error::{Error, Result};
+use crate::time::{NANOS_PER_MILLI, duration_text};
 use cond::{Item, Term, Test, Tracker};
 use read::{Line, Section};
 use std::collections::BTreeMap;
@@ -83,6 +87,15 @@ struct Proxy {
     denies: Vec<Deny>,
     /// An unconditional `http-request return` or `deny` met before any rate deny.
     answered: Option<usize>,
+}
+
+pub(super) const NAME: &str = "haproxy";
+
+/// A stick table or a frontend or listen section.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let haproxy =
+        t.text.contains("stick-table") || t.has_line("frontend ") || t.has_line("listen ");
+    (!t.json && haproxy).then_some(6)
 }
 
 /// Imports `path`: every frontend and listen that denies by a tracked rate, or the one
@@ -526,41 +539,32 @@ fn contender(
         notes.push(format!("{}:{line}: an unconditional http-request return/deny answers every request before the rate deny at line {}: nothing is limited", path.display(), deny.line));
     }
     let rule = rule_of(path, deny, &track, table, period, &mut notes)?;
-    let mut fields: Fields = vec![
-        (
-            "description".into(),
-            format!(
-                "haproxy {} `{}` ({}:{})",
-                s.kind,
-                s.name,
-                path.display(),
-                s.line
-            )
-            .into(),
+    let table = ContenderTable {
+        description: format!(
+            "haproxy {} `{}` ({}:{})",
+            s.kind,
+            s.name,
+            path.display(),
+            s.line
         ),
-        ("commit".into(), "in_order".into()),
-    ];
+        commit: Some(Commit::InOrder),
+    };
+    let mut fields = Vec::new();
     let bypass = key::bypass(&deny.terms, &track.terms);
     if !bypass.is_empty() {
-        let mut b = toml::Table::new();
-        b.insert(
-            "cidrs".into(),
-            bypass
-                .iter()
-                .map(|c| toml::Value::from(c.as_str()))
-                .collect::<Vec<_>>()
-                .into(),
-        );
-        fields.push(("bypass".into(), toml::Value::Table(b)));
+        fields.push(ContenderField::Bypass(Bypass {
+            cidrs: bypass,
+            ..Bypass::default()
+        }));
         notes.push("`unless` a src acl exempts these addresses; rlsim's bypass compares the client's own address, HAProxy's `src` the socket peer".into());
     }
-    fields.push(("refuse_status".into(), i64::from(deny.status).into()));
+    fields.push(ContenderField::RefuseStatus(deny.status));
     if deny.status == 403 {
         notes.push("`http-request deny` answers 403 unless `deny_status 429` is given: logs read the refusals as 403".into());
     }
     notes.push("each HAProxy process (and each instance behind a balancer) has its own stick table unless `peers` synchronise them: N instances admit up to N times the rate".into());
     Ok(Some(ImportedContender {
-        name: plain(&s.name),
+        name: super::plain_name(&s.name, NAME),
         comments: vec![format!(
             "haproxy {} `{}` at {}:{}",
             s.kind,
@@ -568,23 +572,11 @@ fn contender(
             path.display(),
             s.line
         )],
+        table,
         fields,
         rules: vec![rule],
         notes,
     }))
-}
-
-/// A rule's name from a zone's or a section's.
-fn plain(name: &str) -> String {
-    super::plain_name(name, "haproxy")
-}
-
-fn duration(ms: u64) -> String {
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{ms}ms")
-    }
 }
 
 fn rule_of(
@@ -595,6 +587,7 @@ fn rule_of(
     period: u64,
     notes: &mut Vec<String>,
 ) -> Result<ImportedRule> {
+    let (period_ns, expire_ns) = (period * NANOS_PER_MILLI, table.expire_ms * NANOS_PER_MILLI);
     let (_, ge, threshold) = deny.rate;
     let admitted = if ge {
         threshold.checked_sub(1)
@@ -614,44 +607,50 @@ fn rule_of(
     let mut comments = vec![
         format!("{} at {file}:{}", deny.words, deny.line),
         format!("tracked by track-sc{} {} at {file}:{} into stick-table `{}` (type {}, size {}) at {file}:{}", track.n, track.fetch, track.line, track.table, table.ty, table.size, table.line),
-        format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration(period), duration(period)),
+        format!("http_req_rate({}) is a sliding estimate, not a fixed window: the previous period's count weighted by the part of it still inside the last {}, plus the current period's; `{op} {threshold}` admits about {limit} per period", duration_text(period_ns), duration_text(period_ns)),
         "track-sc counts the request before the deny reads the rate, and a denied request stays counted: a client that keeps sending above the limit is refused for as long as it keeps sending".into(),
-    ];
-    let mut fields: Fields = vec![
-        ("name".into(), format!("sc{}_http_req_rate", track.n).into()),
-        ("algorithm".into(), "haproxy-http-req-rate".into()),
-        ("limit".into(), (limit as i64).into()),
-        ("window".into(), duration(period).into()),
     ];
     let k = key::key(track, table, notes)
         .map_err(|m| config_error(path, track.line, &track.directive, m))?;
     comments.extend(k.comments);
-    fields.push(("key".into(), k.key));
+    let rule = RuleTable {
+        name: format!("sc{}_http_req_rate", track.n),
+        algorithm: "haproxy-http-req-rate",
+        limit,
+        window: duration_text(period_ns),
+        burst: None,
+        key: k.key,
+    };
+    let mut fields = Vec::new();
     if k.has_api_key {
-        fields.push(("has_api_key".into(), true.into()));
+        fields.push(RuleField::HasApiKey(true));
     }
     key::applies(path, deny, track, &mut fields)?;
     if table.expire_ms == 0 {
         notes.push(format!("{file}:{}: stick-table without `expire`: entries stay until the table's size {} is full and the oldest are evicted (not modelled)", table.line, table.size));
     } else if table.expire_ms < period {
-        comments.push(format!("expire {} is shorter than the period {}: an entry idle that long is dropped and its counter starts over", duration(table.expire_ms), duration(period)));
+        comments.push(format!("expire {} is shorter than the period {}: an entry idle that long is dropped and its counter starts over", duration_text(expire_ns), duration_text(period_ns)));
         notes.push(format!(
             "{file}:{}: expire {} < http_req_rate period {}: a client pausing {} starts from zero",
             table.line,
-            duration(table.expire_ms),
-            duration(period),
-            duration(table.expire_ms)
+            duration_text(expire_ns),
+            duration_text(period_ns),
+            duration_text(expire_ns)
         ));
     }
     comments.push(format!("stick-table size {}: when full HAProxy evicts the oldest entries; rlsim's store is unbounded", table.size));
     if let Some(peers) = &table.peers {
         notes.push(format!("{file}:{}: table `{}` is shared through peers `{peers}`: remote increments arrive asynchronously; rlsim models one instance", table.line, track.table));
     }
-    let mut prof = toml::Table::new();
-    prof.insert("period".into(), duration(period).into());
-    prof.insert("threshold".into(), (threshold as i64).into());
-    prof.insert("operator".into(), op.into());
-    prof.insert("expire".into(), duration(table.expire_ms).into());
-    fields.push(("profile".into(), toml::Value::Table(prof)));
-    Ok(ImportedRule { comments, fields })
+    fields.push(RuleField::Profile(Profile::HaproxyHttpReqRate {
+        expire: duration_text(expire_ns),
+        operator: op,
+        period: duration_text(period_ns),
+        threshold,
+    }));
+    Ok(ImportedRule {
+        comments,
+        table: rule,
+        fields,
+    })
 }

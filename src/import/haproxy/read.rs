@@ -3,8 +3,8 @@
 //! next character, a section keyword (`frontend NAME`, `listen`, `backend`, `defaults`, ...)
 //! opening a section that lasts until the next one.
 
-use super::super::conf::config_error;
 use crate::error::Result;
+use crate::import::config_error;
 use std::path::Path;
 
 /// One directive line.

@@ -5,7 +5,7 @@
 
 use super::{Http, Level, Zone};
 use crate::error::{Error, Result};
-use crate::import::conf::config_error;
+use crate::import::{Identity, Key, Who, config_error};
 use std::path::Path;
 
 /// Requests a zone never limits: those whose key is empty.
@@ -18,7 +18,7 @@ pub struct Exempt {
 /// A zone's key in rlsim's terms.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuleKey {
-    pub key: toml::Value,
+    pub key: Key,
     pub exempt: Exempt,
     /// The key is the API key alone: a request without one has an empty key, never limited.
     pub needs_api_key: bool,
@@ -60,38 +60,36 @@ fn variables(text: &str) -> Vec<String> {
 
 /// The identity nginx's `$remote_addr` is under `level`'s realip settings, full addresses
 /// (`$binary_remote_addr` keeps IPv6 whole).
-fn address(level: &Level, zone: &Zone, notes: &mut Vec<String>) -> Result<toml::Table> {
-    let mut t = toml::Table::new();
-    let trusted: Vec<toml::Value> = level
-        .real_from
-        .iter()
-        .flatten()
-        .map(|c| toml::Value::String(c.clone()))
-        .collect();
-    if trusted.is_empty() {
-        t.insert("identity".into(), "peer".into());
+fn address(level: &Level, zone: &Zone, notes: &mut Vec<String>) -> Result<Identity> {
+    let trusted: Vec<String> = level.real_from.iter().flatten().cloned().collect();
+    let mut id = if trusted.is_empty() {
         notes.push("$remote_addr without set_real_ip_from is the socket peer: behind a proxy or CDN every client shares the proxy's address".into());
+        Identity::new(Who::Peer)
     } else {
         let header = level.real_header.as_deref().unwrap_or("X-Real-IP");
         let recursive = level.real_recursive.unwrap_or(false);
         match header.to_ascii_lowercase().as_str() {
             "x-forwarded-for" => {
-                t.insert("identity".into(), "xff".into());
-                t.insert("trusted".into(), toml::Value::Array(trusted));
                 if !recursive {
-                    t.insert("recursive".into(), false.into());
                     notes.push("real_ip_recursive off (the default): nginx takes the rightmost X-Forwarded-For entry from a trusted peer, even when that entry is itself a trusted proxy (two proxies in a row key by the inner proxy)".into());
                 } else {
                     notes.push("real_ip_recursive on: X-Forwarded-For is walked from the right past every trusted address; the first untrusted one is the client".into());
                 }
+                Identity {
+                    trusted: Some(trusted),
+                    recursive: (!recursive).then_some(false),
+                    ..Identity::new(Who::Xff)
+                }
             }
             h @ ("x-real-ip" | "cf-connecting-ip") => {
-                t.insert("identity".into(), "cdn_header".into());
-                t.insert("header".into(), h.into());
-                t.insert("trusted".into(), toml::Value::Array(trusted));
                 notes.push(format!(
                     "$remote_addr is {header} when the peer is in set_real_ip_from, else the peer"
                 ));
+                Identity {
+                    header: Some(h.into()),
+                    trusted: Some(trusted),
+                    ..Identity::new(Who::CdnHeader)
+                }
             }
             other => {
                 return Err(zone_error(
@@ -102,9 +100,9 @@ fn address(level: &Level, zone: &Zone, notes: &mut Vec<String>) -> Result<toml::
                 ));
             }
         }
-    }
-    t.insert("ipv6_prefix".into(), 128.into());
-    Ok(t)
+    };
+    id.ipv6_prefix = Some(128);
+    Ok(id)
 }
 
 /// What one variable of the key contributes.
@@ -175,21 +173,21 @@ pub fn rule_key(zone: &Zone, level: &Level, http: &Http) -> Result<RuleKey> {
             zone.key
         ));
     }
-    let mut fields: Vec<toml::Value> = Vec::new();
+    let mut fields = Vec::new();
     if api_key {
-        fields.push("api_key".into());
+        fields.push("api_key");
     }
     if endpoint {
-        fields.push("endpoint".into());
+        fields.push("endpoint");
     }
     let key = if addr {
-        let mut t = address(level, zone, &mut notes)?;
-        if !fields.is_empty() {
-            t.insert("fields".into(), toml::Value::Array(fields));
-        }
-        toml::Value::Table(t)
+        let id = address(level, zone, &mut notes)?;
+        Key::Identity(Identity {
+            fields: (!fields.is_empty()).then_some(fields),
+            ..id
+        })
     } else {
-        toml::Value::Array(fields)
+        Key::Fields(fields)
     };
     let needs_api_key = api_key && !addr && !endpoint;
     if needs_api_key {

@@ -3,12 +3,15 @@
 //! the locations that use it, `commit = "all_or_nothing"` as nginx looks every zone of a
 //! location up before accounting any. docs/import.md lists every directive and how it maps.
 
+mod conf;
 mod key;
 mod read;
 mod routes;
 
-use super::conf;
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind, Selection};
+use super::{
+    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
+    Kind, RuleField, Selection, Text,
+};
 use crate::error::Result;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -115,6 +118,20 @@ pub(crate) struct Http {
     servers: Vec<Server>,
 }
 
+pub(super) const NAME: &str = "nginx";
+
+/// nginx's words, in a text that is not JSON.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let words = [
+        "limit_req_zone",
+        "limit_req ",
+        "http {",
+        "server {",
+        "location ",
+    ];
+    (!t.json && words.iter().any(|w| t.text.contains(w))).then_some(7)
+}
+
 /// Imports `path`: every server, or the one (and the location) `select` names.
 pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     let top = conf::read(path)?;
@@ -163,11 +180,6 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     })
 }
 
-/// A rule's name from a zone's or a section's.
-fn plain(name: &str) -> String {
-    super::plain_name(name, "nginx")
-}
-
 /// The locations a server decides requests by, with the server's own level as `/` when no
 /// location `/` catches the requests no location takes (nginx then uses the server's), and the
 /// index of the one `select` names: its rules keep their route scope among all of them.
@@ -210,7 +222,7 @@ fn locations(server: &Server, select: &Selection) -> Result<(Vec<Location>, Opti
 
 fn conf_error_at(at: &str, directive: &str, message: String) -> crate::error::Error {
     let (file, line) = at.rsplit_once(':').unwrap_or((at, "1"));
-    conf::config_error(
+    super::config_error(
         Path::new(file),
         line.parse().unwrap_or(1),
         directive,
@@ -267,57 +279,37 @@ fn contender(
         return Ok(None);
     }
     let (dry_run, status) = outcome(&mut rules, &mut notes);
-    let mut fields: Fields = Vec::new();
     let label = server
         .names
         .first()
         .cloned()
         .unwrap_or_else(|| format!("nginx-{}", index + 1));
-    let mut name = plain(&label);
+    let mut name = super::plain_name(&label, NAME);
     if let Some(l) = &select.location {
-        name = format!("{name}-{}", plain(l.trim_matches('/')));
+        name = format!("{name}-{}", super::plain_name(l.trim_matches('/'), NAME));
     }
-    fields.push((
-        "description".into(),
-        format!("nginx {} ({})", server.level.name, server.at).into(),
-    ));
-    fields.push(("commit".into(), "all_or_nothing".into()));
+    let table = ContenderTable {
+        description: format!("nginx {} ({})", server.level.name, server.at),
+        commit: Some(Commit::AllOrNothing),
+    };
+    let mut fields = Vec::new();
     let exempt = routes::common_exempt(&rules, server)?;
     if !exempt.cidrs.is_empty() || !exempt.api_keys.is_empty() {
-        let mut b = toml::Table::new();
-        if !exempt.cidrs.is_empty() {
-            b.insert(
-                "cidrs".into(),
-                exempt
-                    .cidrs
-                    .iter()
-                    .map(|c| toml::Value::from(c.as_str()))
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-        }
-        if !exempt.api_keys.is_empty() {
-            b.insert(
-                "api_keys".into(),
-                exempt
-                    .api_keys
-                    .iter()
-                    .map(|c| toml::Value::from(c.as_str()))
-                    .collect::<Vec<_>>()
-                    .into(),
-            );
-        }
-        fields.push(("bypass".into(), toml::Value::Table(b)));
+        fields.push(ContenderField::Bypass(Bypass {
+            api_keys: exempt.api_keys,
+            cidrs: exempt.cidrs,
+        }));
         notes.push("the map's empty key exempts these requests (nginx skips a request whose key is empty); rlsim's bypass compares the client's own address where nginx's geo compares $remote_addr after real_ip".into());
     }
     if dry_run {
-        fields.push(("dry_run".into(), true.into()));
+        fields.push(ContenderField::DryRun(true));
     }
-    fields.push(("refuse_status".into(), i64::from(status).into()));
+    fields.push(ContenderField::RefuseStatus(status));
     notes.push("limit_req zones live in shared memory: every worker of one nginx shares them, but each nginx instance has its own, so N replicas behind a balancer admit up to N times the rate".into());
     Ok(Some(ImportedContender {
         name,
         comments: vec![format!("nginx {} at {}", server.level.name, server.at)],
+        table,
         fields,
         rules: rules.into_iter().map(|r| r.rule).collect(),
         notes,
@@ -341,11 +333,10 @@ fn outcome(rules: &mut [Built], notes: &mut Vec<String>) -> (bool, u16) {
     let status = rules[0].status;
     for r in rules.iter_mut() {
         if r.dry_run && !dry_run {
-            r.rule.fields.push(("dry_run".into(), true.into()));
+            r.rule.fields.push(RuleField::DryRun(true));
         }
         if r.status != status {
-            let s = i64::from(r.status);
-            r.rule.fields.push(("refuse_status".into(), s.into()));
+            r.rule.fields.push(RuleField::RefuseStatus(r.status));
         }
     }
     let dry: Vec<&str> = rules

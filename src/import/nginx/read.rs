@@ -3,9 +3,9 @@
 //! merge inherit (each field taken from the parent only when the level does not set it; the
 //! `limit_req` list as a whole, so one `limit_req` in a location drops every inherited one).
 
+use super::conf::Directive;
 use super::{Delay, Geo, Http, Level, Limit, Location, MapDef, Pattern, Server, Zone};
 use crate::error::{Result, must_be, whole};
-use crate::import::conf::Directive;
 
 /// Directives read and deliberately not modelled, with why.
 const IGNORED: &[(&str, &str)] = &[
@@ -43,7 +43,7 @@ const IGNORED: &[(&str, &str)] = &[
 pub fn http(path: &std::path::Path, top: &[Directive], notes: &mut Vec<String>) -> Result<Http> {
     let mut blocks = top.iter().filter(|d| d.name == "http");
     let Some(block) = blocks.next() else {
-        return Err(crate::import::conf::config_error(
+        return Err(crate::import::config_error(
             path,
             1,
             "http",

@@ -3,9 +3,10 @@
 //! its locations and skips the more specific locations nested under them that do not apply it.
 
 use super::key::{self, Exempt};
-use super::{Built, Delay, Http, Limit, Location, Pattern, Server, conf_error_at, plain};
+use super::{Built, Delay, Http, Limit, Location, Pattern, Server, conf_error_at};
 use crate::error::Result;
-use crate::import::{Fields, ImportedRule};
+use crate::import::{ImportedRule, Profile, RuleField, RuleTable};
+use crate::time::{NANOS_PER_MIN, NANOS_PER_SEC, duration_text};
 
 /// Whether requests nginx gives to `inner` would otherwise be `outer`'s: `outer` is a prefix
 /// of `inner`'s path, and `inner` is the more specific location.
@@ -16,20 +17,24 @@ fn covers(outer: &Pattern, inner: &Pattern) -> bool {
     }
 }
 
-fn route(p: &Pattern) -> toml::Value {
+fn route(p: &Pattern) -> String {
     match p {
-        Pattern::Prefix(path) => format!("{path}*").into(),
-        Pattern::Exact(path) => path.clone().into(),
+        Pattern::Prefix(path) => format!("{path}*"),
+        Pattern::Exact(path) => path.clone(),
     }
 }
 
 /// The routes and skips of a rule applied by the locations `mine` out of `all`.
-fn matcher(mine: &[&Location], all: &[(&Location, Vec<Limit>)], zone: &str) -> Result<Fields> {
+fn matcher(
+    mine: &[&Location],
+    all: &[(&Location, Vec<Limit>)],
+    zone: &str,
+) -> Result<Vec<RuleField>> {
     let in_mine = |l: &Location| mine.iter().any(|m| m.pattern == l.pattern);
     if all.iter().all(|(l, _)| in_mine(l)) {
         return Ok(Vec::new());
     }
-    let routes: Vec<toml::Value> = mine.iter().map(|l| route(&l.pattern)).collect();
+    let routes: Vec<String> = mine.iter().map(|l| route(&l.pattern)).collect();
     let mut skip = Vec::new();
     for (q, _) in all.iter().filter(|(q, _)| !in_mine(q)) {
         if !mine.iter().any(|s| covers(&s.pattern, &q.pattern)) {
@@ -47,9 +52,9 @@ fn matcher(mine: &[&Location], all: &[(&Location, Vec<Limit>)], zone: &str) -> R
         }
         skip.push(route(&q.pattern));
     }
-    let mut out: Fields = vec![("routes".into(), routes.into())];
+    let mut out = vec![RuleField::Routes(routes)];
     if !skip.is_empty() {
-        out.push(("skip".into(), skip.into()));
+        out.push(RuleField::Skip(skip));
     }
     Ok(out)
 }
@@ -85,22 +90,25 @@ pub(super) fn rules(
         same_everywhere(z, &users)?;
         let mine: Vec<&Location> = users.iter().map(|(l, _)| *l).collect();
         let k = key::rule_key(zone, &first_loc.level, http)?;
-        let mut fields: Fields = vec![
-            ("name".into(), plain(z).into()),
-            ("algorithm".into(), "nginx-limit-req".into()),
-            ("limit".into(), (zone.rate.0 as i64).into()),
-            (
-                "window".into(),
-                if zone.rate.1 { "1m" } else { "1s" }.into(),
-            ),
-            ("key".into(), k.key.clone()),
-        ];
-        fields.extend(matcher(&mine, all, z)?);
+        let per = if zone.rate.1 {
+            NANOS_PER_MIN
+        } else {
+            NANOS_PER_SEC
+        };
+        let table = RuleTable {
+            name: crate::import::plain_name(z, super::NAME),
+            algorithm: "nginx-limit-req",
+            limit: zone.rate.0,
+            window: duration_text(per),
+            burst: None,
+            key: k.key.clone(),
+        };
+        let mut fields = matcher(&mine, all, z)?;
         if k.needs_api_key {
-            fields.push(("has_api_key".into(), true.into()));
+            fields.push(RuleField::HasApiKey(true));
         }
         let rate = format!("{}r/{}", zone.rate.0, if zone.rate.1 { "m" } else { "s" });
-        fields.push(("profile".into(), profile_table(first, &rate)));
+        fields.push(RuleField::Profile(profile(first, rate.clone())));
         let used: Vec<String> = users
             .iter()
             .map(|(loc, l)| format!("location `{}` ({})", loc.uri, l.at))
@@ -120,7 +128,11 @@ pub(super) fn rules(
         comments.extend(k.notes.iter().map(|n| format!("key: {n}")));
         let _ = notes;
         out.push(Built {
-            rule: ImportedRule { comments, fields },
+            rule: ImportedRule {
+                comments,
+                table,
+                fields,
+            },
             exempt: k.exempt,
             zone: z.to_string(),
             status: first_loc.level.status.unwrap_or(503),
@@ -205,20 +217,18 @@ fn switch_text(on: Option<bool>) -> String {
 }
 
 /// The `nginx-limit-req` profile's own parameters of one `limit_req`.
-fn profile_table(first: &Limit, rate: &str) -> toml::Value {
-    let mut profile = toml::Table::new();
-    profile.insert("rate".into(), rate.into());
-    profile.insert("burst".into(), (first.burst as i64).into());
-    match first.delay {
-        Delay::All => {}
-        Delay::Never => {
-            profile.insert("nodelay".into(), true.into());
-        }
-        Delay::First(n) => {
-            profile.insert("delay".into(), (n as i64).into());
-        }
+fn profile(first: &Limit, rate: String) -> Profile {
+    let (delay, nodelay) = match first.delay {
+        Delay::All => (None, None),
+        Delay::Never => (None, Some(true)),
+        Delay::First(n) => (Some(n), None),
+    };
+    Profile::NginxLimitReq {
+        burst: first.burst,
+        delay,
+        nodelay,
+        rate,
     }
-    toml::Value::Table(profile)
 }
 
 /// What `burst` and `nodelay`/`delay` mean, in numbers.

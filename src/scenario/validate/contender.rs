@@ -310,7 +310,7 @@ impl Ctx<'_> {
                 ));
             }
         };
-        let text = one.to_toml(Some(c.name.get_ref().trim()));
+        let text = one.to_toml(Some(c.name.get_ref().trim()))?;
         #[derive(serde::Deserialize)]
         struct Wrapped {
             contender: Vec<S<RawContender>>,

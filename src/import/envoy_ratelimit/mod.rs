@@ -17,7 +17,9 @@
 mod rules;
 
 use super::yaml::{self, Loc, Node};
-use super::{Fields, Imported, ImportedContender, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Imported, ImportedContender, Kind, Selection, Text,
+};
 // `UnitToDivider`: each unit's window in seconds, as the profile counts them.
 use crate::algorithms::profiles::ENVOY_RATELIMIT_UNITS as UNITS;
 use crate::error::Result;
@@ -106,8 +108,16 @@ const DESCRIPTOR_KEYS: &[&str] = &[
     "metadata",
 ];
 
+pub(super) const NAME: &str = "envoy-ratelimit";
+
+/// The service's file: `domain` and `descriptors` at its top level.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    (!t.json && t.has_line("domain:") && t.has_line("descriptors:")).then_some(3)
+}
+
 /// Imports `path`'s domain as one contender.
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     from_doc(path, &yaml::load(path)?)
 }
 
@@ -130,17 +140,10 @@ fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
         ));
     }
     notes.extend(NOTES.iter().map(|n| n.to_string()));
-    let mut fields: Fields = vec![
-        (
-            "description".into(),
-            format!("envoyproxy/ratelimit domain {domain} ({})", path.display()).into(),
-        ),
-        ("commit".into(), "every_rule".into()),
-        // Envoy's ratelimit filter answers an OVER_LIMIT with 429 unless told otherwise.
-        ("refuse_status".into(), 429.into()),
-    ];
+    // Envoy's ratelimit filter answers an OVER_LIMIT with 429 unless told otherwise.
+    let mut fields = vec![ContenderField::RefuseStatus(429)];
     if let Some(b) = plan.bypass {
-        fields.push(("bypass".into(), toml::Value::Table(b)));
+        fields.push(ContenderField::Bypass(b));
     }
     Ok(Imported {
         kind: Kind::EnvoyRatelimit,
@@ -150,6 +153,10 @@ fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
                 "envoyproxy/ratelimit domain `{domain}`, {}",
                 root.req("domain")?.at()
             )],
+            table: ContenderTable {
+                description: format!("envoyproxy/ratelimit domain {domain} ({})", path.display()),
+                commit: Some(Commit::EveryRule),
+            },
             fields,
             rules: plan.rules,
             notes: Vec::new(),
@@ -311,16 +318,16 @@ mod tests {
     fn rules(text: &str) -> (Vec<String>, Option<String>) {
         let i = imported(text).unwrap();
         let c = &i.contenders[0];
-        let lines = |f: &Fields| {
-            let v: Vec<String> = f.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-            v.join("\n")
+        let lines = |r: &crate::import::ImportedRule| {
+            let mut t = String::new();
+            crate::import::emit::table(&mut t, &r.table, &r.fields).unwrap();
+            t.trim_end().to_string()
         };
-        let bypass = c
-            .fields
-            .iter()
-            .find(|(k, _)| k == "bypass")
-            .map(|(_, v)| v.to_string());
-        (c.rules.iter().map(|r| lines(&r.fields)).collect(), bypass)
+        let bypass = c.fields.iter().find_map(|f| match f {
+            ContenderField::Bypass(b) => Some(toml::Value::try_from(b).unwrap().to_string()),
+            _ => None,
+        });
+        (c.rules.iter().map(lines).collect(), bypass)
     }
 
     fn error(text: &str) -> String {

@@ -5,7 +5,8 @@
 //! (nginx's configuration prefix, `ngx_conf_full_name`), and `*`, `?` in its last part match
 //! files in sorted order, as `glob(3)` gives them to nginx.
 
-use crate::error::{Error, Location, Result};
+use crate::error::{Error, Result};
+use crate::import::config_error;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -28,24 +29,6 @@ impl Directive {
     /// An error about this directive (exit 2).
     pub fn error(&self, message: impl Into<String>) -> Error {
         config_error(&self.file, self.line, &self.name, message)
-    }
-}
-
-/// The error of a config that cannot be imported, naming file, line and directive.
-pub fn config_error(
-    file: &Path,
-    line: usize,
-    directive: &str,
-    message: impl Into<String>,
-) -> Error {
-    Error::Config {
-        location: Location {
-            path: file.to_path_buf(),
-            line: Some(line),
-            column: None,
-        },
-        directive: directive.to_string(),
-        message: message.into(),
     }
 }
 

@@ -22,7 +22,10 @@
 mod expression;
 
 use super::json::{self, Source};
-use super::{Fields, Imported, ImportedContender, ImportedRule, Kind};
+use super::{
+    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Profile, RuleField, RuleTable, Selection, Text,
+};
 use crate::error::{Error, Result};
 use serde::Deserialize;
 use std::path::Path;
@@ -175,7 +178,7 @@ fn read(path: &Path) -> Result<(File, Source)> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Action {
     /// `block`, answering this status.
-    Block(i64),
+    Block(u16),
     /// A challenge (`managed_challenge`, `js_challenge`, `challenge`): 403 with a challenge page.
     Challenge(String),
     /// `log`: nothing but a log line.
@@ -188,8 +191,17 @@ struct Mapped {
     action: Action,
 }
 
+pub(super) const NAME: &str = "cloudflare";
+
+/// JSON of the `http_ratelimit` phase, or a rule's `ratelimit` with `requests_per_period`.
+pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
+    let rule = t.has_key("ratelimit") && t.has_key("requests_per_period");
+    (t.json && (t.has_key("http_ratelimit") || rule)).then_some(3)
+}
+
 /// Reads `path`: the enabled rate limiting rules of one ruleset (or one rule).
-pub fn import(path: &Path) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+    select.whole(path, NAME)?;
     let (file, src) = read(path)?;
     if let Some(p) = file.phase.as_deref().filter(|p| *p != "http_ratelimit") {
         return Err(src.error(
@@ -234,7 +246,7 @@ fn contender(
     for m in mapped {
         let s = match &m.action {
             Action::Log if !logs_only => {
-                notes.push(format!("rule `{}` only logs (`action: log`) and never ends the evaluation: it changes no decision of the others and is left out (import it alone to count what it would refuse)", rule_field(&m.rule, "name")));
+                notes.push(format!("rule `{}` only logs (`action: log`) and never ends the evaluation: it changes no decision of the others and is left out (import it alone to count what it would refuse)", m.rule.table.name));
                 continue;
             }
             Action::Log | Action::Block(_) => match &m.action {
@@ -245,22 +257,15 @@ fn contender(
         };
         match status {
             None => status = Some(s),
-            Some(first) if first != s => notes.push(format!("rule `{}` answers {s}, the contender every refusal with {first} (rlsim's refusal status is per contender)", rule_field(&m.rule, "name"))),
+            Some(first) if first != s => notes.push(format!("rule `{}` answers {s}, the contender every refusal with {first} (rlsim's refusal status is per contender)", m.rule.table.name)),
             Some(_) => {}
         }
         rules.push(m.rule);
     }
     let at = src.at("");
-    let mut fields: Fields = vec![
-        (
-            "description".into(),
-            format!("Cloudflare rate limiting rules ({at})").into(),
-        ),
-        ("commit".into(), "in_order".into()),
-        ("refuse_status".into(), status.unwrap_or(429).into()),
-    ];
+    let mut fields = vec![ContenderField::RefuseStatus(status.unwrap_or(429))];
     if logs_only {
-        fields.push(("dry_run".into(), true.into()));
+        fields.push(ContenderField::DryRun(true));
         notes.push("every rule's action is `log`: Cloudflare blocks nothing, it only logs the requests over the rate; rlsim admits everything and reports would_refuse (dry_run)".into());
     }
     if rules.len() > 1 {
@@ -268,29 +273,22 @@ fn contender(
     }
     notes.push("the counters are per Cloudflare data center (`cf.colo.id`, mandatory in every rule's characteristics): the effective limit is per colo, so a client whose requests reach N data centers (anycast routing, roaming, a botnet spread across regions) gets up to N times each limit; rlsim models one data center".into());
     notes.push("Cloudflare counts with an approximate sliding window and its counters take a moment to apply, so a few requests more than the limit can pass; rlsim decides the documented limits exactly (the sliding_window_counter algorithm shows how far an estimate strays)".into());
-    let name = name.map_or("cloudflare".to_string(), |n| {
-        super::plain_name(n, "cloudflare")
-    });
+    let name = name.map_or("cloudflare".to_string(), |n| super::plain_name(n, NAME));
     Ok(Imported {
         kind: Kind::Cloudflare,
         contenders: vec![ImportedContender {
             name,
             comments: vec![format!("Cloudflare rate limiting rules at {at}")],
+            table: ContenderTable {
+                description: format!("Cloudflare rate limiting rules ({at})"),
+                commit: Some(Commit::InOrder),
+            },
             fields,
             rules,
             notes,
         }],
         notes: Vec::new(),
     })
-}
-
-/// A rule field's value as written, for the notes.
-fn rule_field(r: &ImportedRule, field: &str) -> String {
-    r.fields
-        .iter()
-        .find(|(k, _)| k == field)
-        .and_then(|(_, v)| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// The rule's name: its description (or `ref`) as rlsim writes names, `rule-N` without one,
@@ -319,6 +317,25 @@ fn seconds(src: &Source, field: &str, v: u64, min: u64) -> Result<u64> {
         ));
     }
     Ok(v)
+}
+
+/// The algorithm a rule is modelled by, from its `mitigation_timeout`, and why.
+fn model(limit: u64, period: u64, timeout: u64) -> (&'static str, String) {
+    if timeout > 0 {
+        (
+            "nestjs-throttler",
+            format!(
+                "the request that makes more than {limit} in the last {period} s triggers the action and blocks the key for {timeout} s (mitigation_timeout), whatever it sends meanwhile; then it starts afresh. Modelled exactly by the nestjs-throttler profile (ttl = period, blockDuration = mitigation_timeout): its log of the last period's hits is Cloudflare's rate, counted exactly"
+            ),
+        )
+    } else {
+        (
+            "sliding_window_log",
+            format!(
+                "mitigation_timeout 0: requests over {limit} in the last {period} s are refused while the rate is exceeded and pass again once it is not (Cloudflare's throttle behaviour); modelled by sliding_window_log: at most {limit} admitted in any {period} s, a refused request not counted"
+            ),
+        )
+    }
 }
 
 /// One enabled rule.
@@ -372,36 +389,26 @@ fn rule(r: &Rule, name: &str, src: &Source, at: &str, notes: &mut Vec<String>) -
     })?;
     unmodelled(r, name, src, at, notes);
     let period = rl.period;
-    let mut fields: Fields = vec![("name".into(), name.into())];
-    let says = if timeout > 0 {
-        fields.push(("algorithm".into(), "nestjs-throttler".into()));
-        format!(
-            "the request that makes more than {limit} in the last {period} s triggers the action and blocks the key for {timeout} s (mitigation_timeout), whatever it sends meanwhile; then it starts afresh. Modelled exactly by the nestjs-throttler profile (ttl = period, blockDuration = mitigation_timeout): its log of the last period's hits is Cloudflare's rate, counted exactly"
-        )
-    } else {
-        fields.push(("algorithm".into(), "sliding_window_log".into()));
-        format!(
-            "mitigation_timeout 0: requests over {limit} in the last {period} s are refused while the rate is exceeded and pass again once it is not (Cloudflare's throttle behaviour); modelled by sliding_window_log: at most {limit} admitted in any {period} s, a refused request not counted"
-        )
+    let (algorithm, says) = model(limit, period, timeout);
+    let table = RuleTable {
+        name: name.into(),
+        algorithm,
+        limit,
+        window: crate::time::duration_text(period * crate::time::NANOS_PER_SEC),
+        burst: None,
+        key: Key::Fields(key),
     };
-    fields.push(("limit".into(), (limit as i64).into()));
-    fields.push(("window".into(), json::millis(period * 1000).into()));
-    fields.push((
-        "key".into(),
-        toml::Value::Array(key.iter().map(|k| (*k).into()).collect()),
-    ));
+    let mut fields = Vec::new();
     if !selection.routes.is_empty() {
-        fields.push(("routes".into(), strings(&selection.routes)));
+        fields.push(RuleField::Routes(selection.routes.clone()));
     }
     if !selection.methods.is_empty() {
-        fields.push(("methods".into(), strings(&selection.methods)));
+        fields.push(RuleField::Methods(selection.methods.clone()));
     }
     if timeout > 0 {
-        let block = toml::Table::from_iter([(
-            "blockDuration".to_string(),
-            toml::Value::from((timeout * 1000) as i64),
-        )]);
-        fields.push(("profile".into(), toml::Value::Table(block)));
+        fields.push(RuleField::Profile(Profile::NestjsThrottler {
+            block_duration: timeout * 1000,
+        }));
     }
     let comments = vec![
         format!(
@@ -414,13 +421,13 @@ fn rule(r: &Rule, name: &str, src: &Source, at: &str, notes: &mut Vec<String>) -
         says,
     ];
     Ok(Mapped {
-        rule: ImportedRule { comments, fields },
+        rule: ImportedRule {
+            comments,
+            table,
+            fields,
+        },
         action,
     })
-}
-
-fn strings(v: &[String]) -> toml::Value {
-    toml::Value::Array(v.iter().map(|s| s.as_str().into()).collect())
 }
 
 /// The rule's action and the status its refusals answer.
@@ -431,14 +438,17 @@ fn action(r: &Rule, src: &Source, at: &str, name: &str, notes: &mut Vec<String>)
         .and_then(|p| p.response.as_ref());
     let a = match r.action.as_str() {
         "block" => {
-            let status = response.and_then(|c| c.status_code).unwrap_or(429);
-            if !(400..=599).contains(&status) {
+            let written = response.and_then(|c| c.status_code).unwrap_or(429);
+            let Some(status) = u16::try_from(written)
+                .ok()
+                .filter(|s| (400..=599).contains(s))
+            else {
                 let field = sub(at, "action_parameters.response.status_code");
                 return Err(src.error(
                     &field,
-                    format!("{status}: rlsim's refusals answer a status from 400 to 599"),
+                    format!("{written}: rlsim's refusals answer a status from 400 to 599"),
                 ));
-            }
+            };
             if response.is_some_and(|c| c.content.is_some() || c.content_type.is_some()) {
                 notes.push(format!(
                     "{}: rule `{name}`'s custom response body is not modelled (only its status)",
@@ -543,7 +553,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("rules.json");
         std::fs::write(&p, text).expect("write");
-        import(&p)
+        import(&p, &Selection::default())
     }
 
     /// The contender's TOML and notes.
@@ -551,7 +561,7 @@ mod tests {
         let i = imported(text).expect("imports");
         assert_eq!(i.kind, Kind::Cloudflare);
         let c = &i.contenders[0];
-        let mut t = c.to_toml(None);
+        let mut t = c.to_toml(None).expect("writes");
         for n in &c.notes {
             t.push_str(n);
             t.push('\n');
