@@ -13,7 +13,7 @@ use crate::traffic::{Role, SourceSpec};
 pub const DEFAULT_EVERY: Nanos = 15_000_000_000;
 
 /// What a rule counts in its window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Measure {
     Refusals,
     Requests,
@@ -22,7 +22,6 @@ pub enum Measure {
 }
 
 impl Measure {
-    pub const ALL: [Measure; 3] = [Measure::Refusals, Measure::Requests, Measure::RefusedShare];
     pub fn name(self) -> &'static str {
         match self {
             Measure::Refusals => "refusals",
@@ -33,7 +32,7 @@ impl Measure {
 }
 
 /// The label a rule groups by: one alert state per value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum GroupBy {
     Ip,
     User,
@@ -46,14 +45,6 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
-    pub const ALL: [GroupBy; 6] = [
-        GroupBy::Ip,
-        GroupBy::User,
-        GroupBy::Key,
-        GroupBy::Endpoint,
-        GroupBy::Contender,
-        GroupBy::None,
-    ];
     pub fn name(self) -> &'static str {
         match self {
             GroupBy::Ip => "ip",

@@ -11,7 +11,7 @@ use crate::time::Nanos;
 /// Most replicas a deployment may have (each holds its own copy of the keyspace in `local`).
 pub const MAX_REPLICAS: u64 = 1024;
 /// Picks the replica that serves a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Balancer {
     RoundRobin,
     /// Uniformly at random (seeded).
@@ -23,12 +23,6 @@ pub enum Balancer {
 }
 
 impl Balancer {
-    pub const ALL: [Balancer; 4] = [
-        Balancer::RoundRobin,
-        Balancer::Random,
-        Balancer::ClientHash,
-        Balancer::KeyHash,
-    ];
     pub fn name(self) -> &'static str {
         match self {
             Balancer::RoundRobin => "round_robin",
@@ -40,7 +34,7 @@ impl Balancer {
 }
 
 /// How a replica talks to the shared store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Ops {
     /// One script per request, run atomically in the store (a Lua `EVALSHA`).
     Atomic,
@@ -52,7 +46,6 @@ pub enum Ops {
 }
 
 impl Ops {
-    pub const ALL: [Ops; 3] = [Ops::Atomic, Ops::Racy, Ops::IncrThenExpire];
     pub fn name(self) -> &'static str {
         match self {
             Ops::Atomic => "atomic",

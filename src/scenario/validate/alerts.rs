@@ -6,6 +6,7 @@ use crate::scenario::model::alerts::{AlertSpec, DEFAULT_EVERY, GroupBy, Measure}
 use crate::scenario::raw::{RawAlert, S};
 use crate::time::Nanos;
 use std::collections::HashSet;
+use strum::VariantArray;
 
 /// Most evaluation instants a rule may have over a run (bounds the work and the memory).
 const MAX_EVALUATIONS: u64 = 10_000_000;
@@ -48,8 +49,7 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        let measure = Measure::ALL
-            .into_iter()
+        let measure = (Measure::VARIANTS.iter().copied())
             .find(|m| m.name() == a.count.get_ref())
             .ok_or_else(|| {
                 self.err(
@@ -63,8 +63,7 @@ impl Ctx<'_> {
             })?;
         let by = match &a.by {
             None => GroupBy::None,
-            Some(b) => GroupBy::ALL
-                .into_iter()
+            Some(b) => (GroupBy::VARIANTS.iter().copied())
                 .find(|g| g.name() == b.get_ref())
                 .ok_or_else(|| {
                     self.err(

@@ -273,27 +273,7 @@ impl Ctx<'_> {
                 ),
             ));
         }
-        let kind = match &c.kind {
-            None => None,
-            Some(k) => Some(
-                crate::import::Kind::parse(k.get_ref())
-                    .map_err(|m| self.err(k.span(), &field("kind"), m))?,
-            ),
-        };
-        let select = crate::import::Selection {
-            server: c.server.as_ref().map(|s| s.get_ref().clone()),
-            location: c.location.as_ref().map(|s| s.get_ref().clone()),
-        };
-        let dir = self.path.parent().unwrap_or(std::path::Path::new(""));
-        let path = dir.join(import.get_ref());
-        if !path.is_file() {
-            return Err(self.err(
-                import.span(),
-                &field("import"),
-                format!("`{}` is not a file", path.display()),
-            ));
-        }
-        let imported = crate::import::import_file(&path, kind, &select)?;
+        let (path, imported) = self.read_import(i, c, import)?;
         let one = match imported.contenders.as_slice() {
             [one] => one,
             many => {
@@ -330,7 +310,57 @@ impl Ctx<'_> {
         if let Some(d) = &c.description {
             contender.description = d.get_ref().trim().to_string();
         }
-        // What the importing scenario says of the outcome holds for every imported rule.
+        self.outcome_over_import(c, i, &mut contender)?;
+        contender.origin = Origin::Contender {
+            index: i,
+            imported: true,
+        };
+        contender.notes = imported.notes.clone();
+        contender.notes.extend(one.notes.iter().cloned());
+        Ok(contender)
+    }
+
+    /// The configuration a `[[contender]]` imports (its `import`, read as its `kind` and with
+    /// its `server` and `location`), and where it is.
+    fn read_import(
+        &self,
+        i: usize,
+        c: &RawContender,
+        import: &S<String>,
+    ) -> Result<(std::path::PathBuf, crate::import::Imported)> {
+        let field = |f: &str| format!("contender[{i}].{f}");
+        let kind = match &c.kind {
+            None => None,
+            Some(k) => Some(
+                crate::import::Kind::parse(k.get_ref())
+                    .map_err(|m| self.err(k.span(), &field("kind"), m))?,
+            ),
+        };
+        let select = crate::import::Selection {
+            server: c.server.as_ref().map(|s| s.get_ref().clone()),
+            location: c.location.as_ref().map(|s| s.get_ref().clone()),
+        };
+        let dir = self.path.parent().unwrap_or(std::path::Path::new(""));
+        let path = dir.join(import.get_ref());
+        if !path.is_file() {
+            return Err(self.err(
+                import.span(),
+                &field("import"),
+                format!("`{}` is not a file", path.display()),
+            ));
+        }
+        let imported = crate::import::import_file(&path, kind, &select)?;
+        Ok((path, imported))
+    }
+
+    /// What the importing scenario says of the outcome (`dry_run`, `refuse_status`) holds for
+    /// every imported rule.
+    fn outcome_over_import(
+        &self,
+        c: &RawContender,
+        i: usize,
+        contender: &mut Contender,
+    ) -> Result<()> {
         let (dry_run, status) = self.outcome_fields(c, i)?;
         let given = c.refuse_status.is_some();
         if given {
@@ -344,13 +374,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        contender.origin = Origin::Contender {
-            index: i,
-            imported: true,
-        };
-        contender.notes = imported.notes.clone();
-        contender.notes.extend(one.notes.iter().cloned());
-        Ok(contender)
+        Ok(())
     }
 
     /// `kind` built from `params`; a profile is configured from them and its native ones.

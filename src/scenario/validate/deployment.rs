@@ -11,11 +11,12 @@ use crate::scenario::model::scenario::Contender;
 use crate::scenario::model::stack::Matcher;
 use crate::scenario::raw::{RawDeployment, S};
 use crate::time::Nanos;
+use strum::VariantArray;
 
 /// A registry's names, quoted, for an error message.
-fn names(all: &[&str]) -> String {
+fn names<T: Copy>(all: &[T], name: impl Fn(T) -> &'static str) -> String {
     all.iter()
-        .map(|n| format!("`{n}`"))
+        .map(|&x| format!("`{}`", name(x)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -41,14 +42,14 @@ impl Ctx<'_> {
         let replicas = self.count(&d.replicas, &f("replicas"), MAX_REPLICAS)? as u32;
         let balancer = match &d.balancer {
             None => Balancer::RoundRobin,
-            Some(b) => pick(&Balancer::ALL, Balancer::name, b.get_ref()).ok_or_else(|| {
+            Some(b) => pick(Balancer::VARIANTS, Balancer::name, b.get_ref()).ok_or_else(|| {
                 self.err(
                     b.span(),
                     &f("balancer"),
                     format!(
                         "unknown balancer `{}`; expected one of {}",
                         b.get_ref(),
-                        names(&Balancer::ALL.map(Balancer::name))
+                        names(Balancer::VARIANTS, Balancer::name)
                     ),
                 )
             })?,
@@ -163,14 +164,14 @@ impl Ctx<'_> {
         self.only(f, &d.limit, "limit", "local")?;
         let ops = match &d.ops {
             None => Ops::Atomic,
-            Some(o) => pick(&Ops::ALL, Ops::name, o.get_ref()).ok_or_else(|| {
+            Some(o) => pick(Ops::VARIANTS, Ops::name, o.get_ref()).ok_or_else(|| {
                 self.err(
                     o.span(),
                     &f("ops"),
                     format!(
                         "unknown ops `{}`; expected one of {}",
                         o.get_ref(),
-                        names(&Ops::ALL.map(Ops::name))
+                        names(Ops::VARIANTS, Ops::name)
                     ),
                 )
             })?,
