@@ -315,7 +315,8 @@ struct Run<'a, G: Gate> {
 
 impl<G: Gate> Run<'_, G> {
     /// The source's next request into `into`, keyed for the run; whether there was one.
-    #[inline]
+    /// Always inlined: left to the compiler, the loop called it (docs/performance.md).
+    #[inline(always)]
     fn next(&mut self, source: &mut Direct, into: &mut Arrival) -> Result<bool> {
         let Some(identities) = self.limiter.identities() else {
             return source.next_into(self.keys, into);
