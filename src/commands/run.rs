@@ -7,14 +7,14 @@ use crate::check::{self, output};
 use crate::error::{Error, Result};
 use crate::observe::{self, Observation, Observed};
 use crate::output::{Destination, Kind};
-use crate::replicate::outputs::Plan;
+use crate::replicate::outputs::{Outcome, Plan};
 use crate::report::{self, DecisionLog, DecisionPart, Provenance, Summary, Verdict};
 use crate::scenario::{Contender, Scenario};
 use crate::sim::{self, RunReport};
 use crate::store::{Mode, RedisStore};
 use crate::terminal;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `rlsim run` was asked.
 #[derive(Debug, Clone, Default)]
@@ -102,26 +102,15 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
     if let Some(d) = &metrics {
         d.write_all(&observe::openmetrics(&observations), stdout)?;
     }
+    let shown = Shown {
+        scenario: &scenario,
+        report: &report,
+        observations: &observations,
+        verdict: &verdict,
+        decisions_on_stdout,
+    };
     if let Some(out) = &o.out {
-        let provenance = Provenance::new(&scenario, text.as_bytes(), &o.command_line);
-        let mut additions = replicated
-            .as_ref()
-            .map(|r| report::Additions {
-                blocks: r.blocks(),
-                files: r.files(),
-            })
-            .unwrap_or_default();
-        additions.blocks.extend(o.additions.iter().cloned());
-        additions.files.extend(o.extra_files.iter().cloned());
-        report::write_outputs(
-            out,
-            &scenario,
-            &report,
-            &provenance,
-            &observations,
-            &verdict,
-            additions,
-        )?;
+        write_out_dir(o, out, &text, &shown, replicated.as_ref())?;
     }
     if let Some(log) = &log {
         match log.write(parts, stdout) {
@@ -130,15 +119,50 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
             other => other?,
         }
     }
-    let shown = Shown {
-        scenario: &scenario,
-        report: &report,
-        observations: &observations,
-        verdict: &verdict,
-        decisions_on_stdout,
-    };
     let passed = print_results(o, &shown, stdout, stderr)?;
-    if let (Some(r), false) = (&replicated, o.quiet) {
+    print_notes(o, &shown, replicated.as_ref(), stdout, stderr)?;
+    Ok(Status::of(passed || !o.strict))
+}
+
+/// The `--out` directory: every output file, with the replicates' blocks and files.
+fn write_out_dir(
+    o: &RunOptions,
+    out: &Path,
+    text: &str,
+    s: &Shown,
+    replicated: Option<&Outcome>,
+) -> Result<()> {
+    let provenance = Provenance::new(s.scenario, text.as_bytes(), &o.command_line);
+    let mut additions = replicated
+        .map(|r| report::Additions {
+            blocks: r.blocks(),
+            files: r.files(),
+        })
+        .unwrap_or_default();
+    additions.blocks.extend(o.additions.iter().cloned());
+    additions.files.extend(o.extra_files.iter().cloned());
+    report::write_outputs(
+        out,
+        s.scenario,
+        s.report,
+        &provenance,
+        s.observations,
+        s.verdict,
+        additions,
+    )
+}
+
+/// What follows the results: the replicates' table, the lines a replay skipped, the time
+/// resolution (`--time-resolution-range`).
+fn print_notes(
+    o: &RunOptions,
+    s: &Shown,
+    replicated: Option<&Outcome>,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<()> {
+    let (scenario, decisions_on_stdout) = (s.scenario, s.decisions_on_stdout);
+    if let (Some(r), false) = (replicated, o.quiet) {
         // Beside the table: on standard error when standard output is JSON or the log.
         match o.format {
             Format::Table if !decisions_on_stdout => print(stdout, r.terminal().as_bytes())?,
@@ -146,16 +170,13 @@ pub fn run(o: &RunOptions, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Re
         }
     }
     if !o.quiet {
-        let skipped = crate::metrics::skipped_lines(&report.algorithms);
-        note(stderr, skipped_lines(&scenario, skipped).as_bytes())?;
+        let skipped = crate::metrics::skipped_lines(&s.report.algorithms);
+        note(stderr, skipped_lines(scenario, skipped).as_bytes())?;
     }
     if o.time_resolution_range {
-        note(
-            stderr,
-            super::resolution::range_lines(&scenario)?.as_bytes(),
-        )?;
+        note(stderr, super::resolution::range_lines(scenario)?.as_bytes())?;
     }
-    Ok(Status::of(passed || !o.strict))
+    Ok(())
 }
 
 /// Opens `--decisions`, `--metrics-out` and `--store`: a target that cannot work is bad input,

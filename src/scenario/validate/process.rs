@@ -9,7 +9,7 @@ use crate::traffic::{
     self, ArrivalKind, Arrivals, Intensity, Periods, Phase, ReplayOptions, SameSecond, TraceFormat,
     TrafficKind,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use strum::VariantArray;
 
 impl Ctx<'_> {
@@ -220,34 +220,9 @@ impl Ctx<'_> {
         policy: &Policy,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Arrivals> {
-        let p = req(self, t, &t.path, "path", f)?;
-        let base = self.path.parent().unwrap_or(Path::new("."));
-        let path = base.join(p.get_ref());
-        // Metadata only: opening a pipe here would consume what it carries.
-        if let Err(e) = std::fs::metadata(&path) {
-            // Name the scenario's line too: the trace path is relative to the scenario.
-            return Err(self.err(
-                p.span(),
-                &f("path"),
-                format!("cannot read the trace {}: {e}", path.display()),
-            ));
-        }
-        let format = match &t.format {
-            Some(s) => TraceFormat::parse(s.get_ref()).ok_or_else(|| {
-                self.err(
-                    s.span(),
-                    &f("format"),
-                    format!(
-                        "unknown format `{}` (expected one of {})",
-                        s.get_ref(),
-                        TraceFormat::names()
-                    ),
-                )
-            })?,
-            // Detected from the content once the trace is opened (`prepare_trace`).
-            None => TraceFormat::from_path(&path),
-        };
+        let (path, format) = self.trace(t, f)?;
         let number = |v: &Option<S<Num>>,
+
                       field: &str,
                       default: f64,
                       ok: &dyn Fn(f64) -> bool,
@@ -312,6 +287,39 @@ impl Ctx<'_> {
         traffic::prepare_trace(&path, &policy.key, &mut options, t.format.is_none())?;
         self.har_abusive(t, f, options.format)?;
         Ok(Arrivals::Replay { path, options })
+    }
+
+    /// A replayed source's trace (`path`, relative to the scenario) and its format (`format`,
+    /// else by the file's extension until its content tells).
+    fn trace(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<(PathBuf, TraceFormat)> {
+        let p = req(self, t, &t.path, "path", f)?;
+        let base = self.path.parent().unwrap_or(Path::new("."));
+        let path = base.join(p.get_ref());
+        // Metadata only: opening a pipe here would consume what it carries.
+        if let Err(e) = std::fs::metadata(&path) {
+            // Name the scenario's line too: the trace path is relative to the scenario.
+            return Err(self.err(
+                p.span(),
+                &f("path"),
+                format!("cannot read the trace {}: {e}", path.display()),
+            ));
+        }
+        let format = match &t.format {
+            Some(s) => TraceFormat::parse(s.get_ref()).ok_or_else(|| {
+                self.err(
+                    s.span(),
+                    &f("format"),
+                    format!(
+                        "unknown format `{}` (expected one of {})",
+                        s.get_ref(),
+                        TraceFormat::names()
+                    ),
+                )
+            })?,
+            // Detected from the content once the trace is opened (`prepare_trace`).
+            None => TraceFormat::from_path(&path),
+        };
+        Ok((path, format))
     }
 
     /// `abusive` on a HAR file, which records no address.
