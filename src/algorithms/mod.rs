@@ -4,7 +4,7 @@
 //! reads a clock and never sees other keys. [`KeyedLimiter`] owns the per-key states (the
 //! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
 
-pub mod catalogue;
+pub(crate) mod catalogue;
 mod fixed_window;
 mod gcra;
 mod keyed;
@@ -132,7 +132,7 @@ pub trait Limiter: Send + Sync {
     }
 
     /// Estimated bytes of this state in Redis, as the data structure the algorithm is usually
-    /// deployed with. An estimate from Redis's encodings (see [`redis`] and docs/metrics.md).
+    /// deployed with. An estimate from Redis's encodings (see `algorithms::redis` and docs/metrics.md).
     fn redis_bytes(state: &Self::State) -> usize;
 
     /// Whether [`Limiter::estimated_count`] is implemented (lets callers skip the work).
@@ -149,7 +149,7 @@ pub trait Limiter: Send + Sync {
 /// Redis memory estimates, per key, for the structures the algorithms map to. Figures are what
 /// Redis 7 `MEMORY USAGE` reports for such keys with a 24-byte key name, plus the 16-byte entry
 /// of the expires dictionary every rate-limit key has; they are estimates, not measurements.
-pub mod redis {
+pub(crate) mod redis {
     /// A string key holding a counter or a timestamp (`INCR`, `SET`): fixed window, GCRA,
     /// leaky bucket, and each of the sliding window counter's two keys.
     pub const STRING_KEY: usize = 80;

@@ -2,7 +2,7 @@
 //! with its scopes. It lives in `metrics` (`metrics::flat`) so that reports can rank by it
 //! without importing `check`; this module keeps the name the rest of `check` uses.
 
-pub use crate::metrics::{Flat, FlatSource, Values};
+pub use crate::metrics::{Flat, Values};
 #[cfg(test)]
 use crate::scenario::Scope;
 

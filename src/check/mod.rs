@@ -1,10 +1,10 @@
 //! `rlsim check`: the CI gate. Runs scenarios, checks their expectations, optionally compares the
 //! results with a baseline, and reports as text, JSON and JUnit XML. See `docs/ci.md`.
 
-pub mod baseline;
-pub mod expect;
-pub mod junit;
-pub mod metric;
+pub(crate) mod baseline;
+pub(crate) mod expect;
+pub(crate) mod junit;
+pub(crate) mod metric;
 pub mod output;
 
 pub use baseline::{Baseline, Comparison, Tolerance};

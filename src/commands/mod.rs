@@ -2,19 +2,19 @@
 //! the command line into them and dispatches, so a command runs the same from a test or a
 //! program as from the shell.
 
-pub mod algorithms;
-pub mod bench;
-pub mod check;
-pub mod import;
-pub mod man;
-pub mod probe;
+pub(crate) mod algorithms;
+pub(crate) mod bench;
+pub(crate) mod check;
+pub(crate) mod import;
+pub(crate) mod man;
+pub(crate) mod probe;
 mod resolution;
-pub mod run;
-pub mod scenario;
-pub mod store_memory;
-pub mod sweep;
-pub mod traffic;
-pub mod verify;
+pub(crate) mod run;
+pub(crate) mod scenario;
+pub(crate) mod store_memory;
+pub(crate) mod sweep;
+pub(crate) mod traffic;
+pub(crate) mod verify;
 
 pub use scenario::{Loaded, ScenarioInput};
 

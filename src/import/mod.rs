@@ -6,19 +6,19 @@
 //! layer validates them like any written contender, so `rlsim import`'s output and a direct
 //! `import = "..."` decide the same by construction (docs/import.md).
 
-pub mod aws;
-pub mod cloudflare;
-pub mod emit;
-pub mod envoy_local;
-pub mod envoy_ratelimit;
-pub mod express;
-pub mod haproxy;
-pub mod json;
-pub mod kong;
-pub mod nestjs;
-pub mod nginx;
-pub mod traefik;
-pub mod yaml;
+pub(crate) mod aws;
+pub(crate) mod cloudflare;
+pub(crate) mod emit;
+pub(crate) mod envoy_local;
+pub(crate) mod envoy_ratelimit;
+pub(crate) mod express;
+pub(crate) mod haproxy;
+pub(crate) mod json;
+pub(crate) mod kong;
+pub(crate) mod nestjs;
+pub(crate) mod nginx;
+pub(crate) mod traefik;
+pub(crate) mod yaml;
 
 pub use emit::{
     Bypass, Commit, ContenderField, ContenderTable, Identity, Key, Profile, RuleField, RuleTable,

@@ -45,10 +45,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Doc> {
 }
 
 impl Doc {
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
     pub fn root(&self) -> Node<'_> {
         Node {
             file: &self.file,
@@ -316,6 +312,7 @@ impl<'a> Node<'a> {
         self.req(key)?.str()
     }
 
+    #[cfg(test)]
     pub fn req_u64(&self, key: &str) -> Result<u64> {
         self.req(key)?.u64()
     }

@@ -19,7 +19,7 @@ mod judged;
 mod keys;
 mod keys_per_client;
 mod memory;
-pub mod names;
+pub(crate) mod names;
 mod per_key;
 mod recorder;
 mod retries;

@@ -8,13 +8,13 @@
 //! recorded contender beside the scenario's own: a plain `rlsim run` of that scenario is the
 //! judgement, and `rlsim check` gates on it. This module adds what only a live service has: the
 //! scheduling error, the latency, the statuses it refuses with, and whether its rate-limit
-//! headers tell the truth ([`judge`]).
+//! headers tell the truth (`probe::judge`).
 
-pub mod headers;
-pub mod judge;
-pub mod plan;
-pub mod render;
-pub mod trace;
+pub(crate) mod headers;
+pub(crate) mod judge;
+pub(crate) mod plan;
+pub(crate) mod render;
+pub(crate) mod trace;
 
 use crate::drive::{self, DriveOptions, Exchange, Request, Sent};
 use crate::error::{Error, Result};

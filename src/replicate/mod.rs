@@ -9,11 +9,11 @@
 //! output is a function of the seeds alone, so the thread count never shows in them.
 
 pub mod outputs;
-pub mod render;
-pub mod sensitivity;
-pub mod stats;
-pub mod summary;
-pub mod warnings;
+pub(crate) mod render;
+pub(crate) mod sensitivity;
+pub(crate) mod stats;
+pub(crate) mod summary;
+pub(crate) mod warnings;
 
 pub use crate::scenario::replicates::MAX_REPLICATES;
 pub use sensitivity::{Sensitivity, check_uncertain};

@@ -2,7 +2,7 @@
 //! only [`write_atomic`] (through [`crate::output`]) touches the file system, so a failed run never leaves a half-written file
 //! that looks complete.
 
-pub mod backtest;
+pub(crate) mod backtest;
 pub mod charts;
 mod contenders;
 mod decisions;
@@ -17,7 +17,7 @@ mod observed;
 mod provenance;
 pub(crate) mod ranking;
 mod replayed;
-pub mod resonance;
+pub(crate) mod resonance;
 mod review;
 mod story;
 mod table;

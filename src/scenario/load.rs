@@ -14,7 +14,7 @@ impl Scenario {
     }
 
     /// Reads a scenario file's text, once (a FIFO can be read only once), or standard input for
-    /// `-`, refusing a file over 16 MiB ([`limits::MAX_FILE_BYTES`]) or not UTF-8.
+    /// `-`, refusing a file over 16 MiB (`scenario::limits::MAX_FILE_BYTES`) or not UTF-8.
     pub fn read(path: &Path) -> Result<String> {
         limits::read(path)
     }

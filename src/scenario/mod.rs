@@ -9,15 +9,15 @@
 //! turns the first into the second, one file per feature. `load.rs` reads a file through them.
 //! This file only declares the modules and re-exports the public names.
 
-pub mod expect;
-pub mod goals;
-pub mod limits;
+pub(crate) mod expect;
+pub(crate) mod goals;
+pub(crate) mod limits;
 mod load;
 mod metric_names;
 mod model;
 #[cfg(test)]
 mod order_tests;
-pub mod outcome;
+pub(crate) mod outcome;
 pub mod overrides;
 #[cfg(test)]
 mod population_tests;
@@ -33,13 +33,11 @@ pub use model::replicates::{self, ReplicateSpec, Uncertain, UncertainValue};
 pub use model::scenario::{Contender, Origin, Scenario, Shape, SweepSpec};
 
 /// `[[contender]]`: whole limiter configurations (the model; validation is in `validate/`).
-pub mod contender {
-    pub use super::model::scenario::uses_contenders;
+pub(crate) mod contender {
     pub use super::model::stack::*;
 }
 
 /// `[deployment]` / `[contender.deployment]`: replicas and a store (the model).
-pub mod deployment {
+pub(crate) mod deployment {
     pub use super::model::deployment::*;
-    pub use super::model::scenario::uses_deployments;
 }

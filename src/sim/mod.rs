@@ -12,7 +12,7 @@ mod contender_identity_tests;
 #[cfg(test)]
 mod contender_tests;
 mod contest;
-pub mod deployment;
+pub(crate) mod deployment;
 mod engine;
 mod harness;
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A real Redis as the limiters' store: `rlsim run --store redis://...` and `rlsim verify`.
 //!
-//! Each algorithm runs as a Lua script ([`scripts`]) through `EVALSHA` (loaded once with
+//! Each algorithm runs as a Lua script (`store::scripts`) through `EVALSHA` (loaded once with
 //! `SCRIPT LOAD` when the store is opened; a `NOSCRIPT` reply, after a `SCRIPT FLUSH` or a
 //! restart, reloads it once). The virtual time is a script argument, so expiry is decided on
 //! the virtual clock: each state carries the times it needs (a window index, a last refill, a
@@ -10,9 +10,9 @@
 //! which no decision reads. Keys live under `rlsim:{RUN}:` (one hash slot: `{RUN}` is a
 //! cluster hash tag) and are removed when the run ends, fails, or is interrupted.
 
-pub mod memory;
-pub mod scripts;
-pub mod verify;
+pub(crate) mod memory;
+pub(crate) mod scripts;
+pub(crate) mod verify;
 
 use crate::algorithms::{Decision, LimiterSpec};
 use crate::error::{Error, Result};

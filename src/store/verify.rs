@@ -5,7 +5,7 @@ use crate::algorithms::{Decision, KeyId, Outcome};
 use crate::time::Nanos;
 use std::fmt::Write as _;
 
-pub use crate::sim::{Disagreement, Tally};
+pub use crate::sim::Tally;
 
 fn decision(d: &Decision) -> String {
     let outcome = match d.outcome {

@@ -9,15 +9,15 @@
 //! requests, and points that differ only in policy fields replay the same traffic.
 //! See docs/sweeps.md.
 
-pub mod axis;
-pub mod expect;
-pub mod file;
-pub mod grid;
+pub(crate) mod axis;
+pub(crate) mod expect;
+pub(crate) mod file;
+pub(crate) mod grid;
 pub mod outputs;
-pub mod plan;
-pub mod recommend;
-pub mod report;
-pub mod shard;
+pub(crate) mod plan;
+pub(crate) mod recommend;
+pub(crate) mod report;
+pub(crate) mod shard;
 
 pub use axis::Axis;
 pub use file::SweepFile;

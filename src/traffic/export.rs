@@ -28,7 +28,7 @@ pub struct Request<'a> {
     /// The source's index in the scenario (as [`super::Arrival::source`]).
     pub source_index: u16,
     pub role: Role,
-    /// The method's code ([`Method::code`]).
+    /// The method's code (`Method::code`).
     pub method: u8,
     /// The trace record it was replayed from (a replayed trace's status, decision, headers).
     pub record: Option<&'a Record>,

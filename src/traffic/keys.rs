@@ -310,7 +310,7 @@ impl KeySpace {
     /// `forwarded_for` is the record's `X-Forwarded-For` as logged (empty: none). Where the
     /// keyspace reads it ([`KeySpace::reads_forwarded`]) and the record's `ip` is an address,
     /// the request is seen as a synthetic one behind proxies is: from its `ip` as the socket
-    /// peer, with the header's addresses ([`Wire::set_forwarded`]). An identity function reads
+    /// peer, with the header's addresses (`Wire::set_forwarded`). An identity function reads
     /// them, and a keyspace that tells paths apart keeps them as the key's path
     /// ([`KeySpace::wire`]).
     pub fn intern_with_client<'a>(

@@ -8,18 +8,18 @@
 mod direct;
 pub mod export;
 mod identity;
-pub mod intensity;
+pub(crate) mod intensity;
 mod key_name;
 mod keys;
 mod kind;
-pub mod method;
+pub(crate) mod method;
 mod modulated;
 mod periodic;
 mod poisson;
-pub mod population;
+pub(crate) mod population;
 mod reaction;
 mod replay;
-pub mod via;
+pub(crate) mod via;
 
 pub use direct::Direct;
 pub use identity::{GENERATED_IPV4_SOURCES, Identity, MAX_GENERATED_IPS};
@@ -219,7 +219,7 @@ pub struct Arrival {
     /// The forged address a rotating forger (`xff_rotator`, `cdn_bypass`) sent with this
     /// request, as an IPv4 number (what the stack of a contender re-keys on); 0 otherwise.
     pub forged: u32,
-    /// The HTTP method's code ([`method::Method::code`]): 0, `GET`, unless the source says.
+    /// The HTTP method's code (`method::Method::code`): 0, `GET`, unless the source says.
     pub method: u8,
     /// What production decided of a replayed request, and its route ([`Logged::NONE`] for
     /// the others).

@@ -2,7 +2,7 @@
 //! read. Validation (`validate/`) builds them from the raw file (`raw.rs`).
 
 pub mod alerts;
-pub mod deployment;
+pub(crate) mod deployment;
 pub mod replicates;
-pub mod scenario;
-pub mod stack;
+pub(crate) mod scenario;
+pub(crate) mod stack;

@@ -225,7 +225,7 @@ impl Contender {
     }
 
     /// Puts the contender on `deployment`, each replica running its share
-    /// ([`Deployment::replica_params`]). A stack must be one plain rule (validation checks
+    /// (`Deployment::replica_params`). A stack must be one plain rule (validation checks
     /// it), which then decides alone.
     pub fn deploy(&mut self, deployment: Deployment) -> Result<(), ParamsError> {
         let Some(declared) = self.limiter() else {
