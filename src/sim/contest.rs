@@ -31,27 +31,27 @@ pub(super) fn run<S: DecisionSink>(setup: &Setup, sink: Option<S>) -> Result<Row
             replica,
             deployment,
             ..
-        } => {
-            let on = On::Replicas(deployment);
-            let spec = *replica;
-            replica.visit(Visit {
-                setup,
-                sink,
-                on,
-                spec,
-            })
-        }
+        } => visit(setup, sink, *replica, On::Replicas(deployment)),
         Shape::Single(limiter) => {
             let on = setup.remote.map_or(On::Node, On::Remote);
-            let spec = *limiter;
-            limiter.visit(Visit {
-                setup,
-                sink,
-                on,
-                spec,
-            })
+            visit(setup, sink, *limiter, on)
         }
     }
+}
+
+/// Runs a one-limiter contender: `spec` deciding `on` a node, a remote or replicas.
+fn visit<S: DecisionSink>(
+    setup: &Setup,
+    sink: Option<S>,
+    spec: LimiterSpec,
+    on: On,
+) -> Result<Row<S>> {
+    spec.visit(Visit {
+        setup,
+        sink,
+        on,
+        spec,
+    })
 }
 
 /// Where a one-limiter contender decides.
@@ -98,7 +98,6 @@ impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
                 let contest = ThroughContest {
                     limiter: Some(limiter),
                     spec,
-                    params,
                     factory,
                 };
                 harness(setup, contest, self.sink)
@@ -162,9 +161,8 @@ impl<L: Limiter> Contest for SingleContest<L> {
 /// The in-memory limiter with a remote deciding beside it ([`Shadowed`]).
 struct ThroughContest<'a, L> {
     limiter: Option<L>,
-    /// What the remote runs.
+    /// What the remote runs (and the row reports).
     spec: LimiterSpec,
-    params: Params,
     factory: &'a dyn RemoteFactory,
 }
 
@@ -181,10 +179,10 @@ impl<L: Limiter> Contest for ThroughContest<'_, L> {
         Ok(Shadowed { keyed, remote })
     }
     fn params(&self) -> Params {
-        self.params
+        self.spec.params()
     }
     fn evict_every(&self) -> Nanos {
-        self.params.window
+        self.spec.params().window
     }
     fn close(&mut self, gate: &mut Self::Gate) -> Result<Option<Tally>> {
         gate.remote.finish().map(Some)
@@ -194,7 +192,11 @@ impl<L: Limiter> Contest for ThroughContest<'_, L> {
     }
     fn time(self, gate: Self::Gate, capture: &Capture) -> Timing {
         // The model alone: the store's round trips are not the algorithm's speed.
-        time_keyed(gate.keyed.into_limiter(), capture, self.params.window)
+        time_keyed(
+            gate.keyed.into_limiter(),
+            capture,
+            self.spec.params().window,
+        )
     }
 }
 
