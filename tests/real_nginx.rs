@@ -25,13 +25,12 @@ mod external;
 #[allow(dead_code, unused_imports)]
 mod util;
 
-use crate::util::{run_scenario, write};
+use crate::util::{run_scenario, within_5s, write};
 use rlsim::Scenario;
 use rlsim::drive::{DriveOptions, Request, drive};
 use rlsim::metrics::BacktestReport;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 const NGINX: &str = "/usr/sbin/nginx";
 
@@ -158,12 +157,9 @@ fn start(dir: &Path, config: &Config) -> (Nginx, u16) {
         .spawn()
         .unwrap();
     let nginx = Nginx(child);
-    // Up once it accepts a connection (bounded: 5 s).
-    for _ in 0..500 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (nginx, port);
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    // Up once it accepts a connection.
+    if within_5s(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+        return (nginx, port);
     }
     panic!(
         "nginx did not listen on {port}: {:?}",
@@ -231,16 +227,10 @@ fn run_config(config: &Config) -> BacktestReport {
             "{}: failed requests {failed:?}",
             config.name
         );
-        // nginx logs a request after its response is sent: wait for the last lines (bounded:
-        // 5 s) before stopping it.
+        // nginx logs a request after its response is sent: wait for the last lines before
+        // stopping it.
         let log = dir.join("logs/access.log");
-        for _ in 0..500 {
-            let lines = std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
-            if lines >= plan.len() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        within_5s(|| std::fs::read_to_string(&log).is_ok_and(|s| s.lines().count() >= plan.len()));
     }
     let b = backtest(&dir, config);
     std::fs::remove_dir_all(&dir).ok();

@@ -7,13 +7,12 @@
 //! The real-HAProxy test is skipped with a message when haproxy is missing (`.ci/run` installs
 //! it and sets `RLSIM_REQUIRE_EXTERNAL=1`, which makes a missing haproxy a failure).
 
-use crate::util::{repo, rlsim, row, run_scenario, summary, write};
+use crate::util::{repo, rlsim, row, run_scenario, summary, within_5s, write};
 use rlsim::Scenario;
 use rlsim::drive::{DriveOptions, Request, drive};
 use rlsim::metrics::BacktestReport;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
 
 const HAPROXY: &str = "/usr/sbin/haproxy";
 
@@ -253,11 +252,8 @@ fn start(dir: &Path, cfg: &dyn Fn(u16) -> String) -> (Haproxy, u16) {
         .spawn()
         .unwrap();
     let haproxy = Haproxy(child);
-    for _ in 0..500 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (haproxy, port);
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    if within_5s(|| std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+        return (haproxy, port);
     }
     panic!("haproxy did not listen on {port}");
 }
@@ -295,15 +291,9 @@ fn run_once(log: &Log) -> (BacktestReport, Vec<String>) {
         let sent = drive(&plan, &options).unwrap();
         let failed: Vec<_> = sent.iter().filter(|s| s.status.is_none()).collect();
         assert!(failed.is_empty(), "failed requests {failed:?}");
-        // HAProxy logs at the stream's end: wait for the last lines (bounded: 5 s).
+        // HAProxy logs at the stream's end: wait for the last lines.
         let log = dir.join("access.jsonl");
-        for _ in 0..500 {
-            let lines = std::fs::read_to_string(&log).map_or(0, |s| s.lines().count());
-            if lines >= plan.len() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        within_5s(|| std::fs::read_to_string(&log).is_ok_and(|s| s.lines().count() >= plan.len()));
     }
     let path = write(
         &dir,

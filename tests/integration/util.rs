@@ -25,6 +25,18 @@ pub fn files_in(dir: &str, ext: &str) -> Vec<PathBuf> {
     files
 }
 
+/// Polls `ready` every 10 ms for at most 5 s (a server starting, a log being written):
+/// whether it came true.
+pub fn within_5s(mut ready: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if ready() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
 pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
