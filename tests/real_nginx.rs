@@ -252,7 +252,7 @@ fn a_real_nginx_s_decisions_are_reproduced_from_its_own_access_log() {
     }
     // Every configuration is measured before any is judged, so a failure shows all three. One
     // at a time, though they mostly wait: four nginx at once on 2 cores flipped more decisions at
-    // slot edges, and 3 runs in 6 had a disagreement without a cause.
+    // slot edges.
     let results: Vec<(&Config, BacktestReport)> =
         CONFIGS.iter().map(|c| (c, run_config(c))).collect();
     let measured: Vec<String> = results

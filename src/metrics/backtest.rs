@@ -19,14 +19,23 @@ use strum::VariantArray;
 /// that decided it just before, with their limiters' windows.
 fn cause(
     keys: &[KeyState],
+    deciders: &[RuleDecision],
     windows: impl Iterator<Item = Nanos>,
     t: Nanos,
     verdict: Verdict,
-    decision: &Decision,
 ) -> Cause {
-    let edge = match decision.outcome {
-        Outcome::Reject { retry_after } => retry_after <= MS,
-        _ => keys
+    // The refusing decider's retry after (it comes last), also when a dry run admitted what it
+    // refused.
+    let refused = deciders
+        .iter()
+        .rev()
+        .find_map(|(_, _, d, _)| match d.outcome {
+            Outcome::Reject { retry_after } => Some(retry_after),
+            _ => None,
+        });
+    let edge = match refused {
+        Some(retry_after) => retry_after <= MS,
+        None => keys
             .iter()
             .any(|k| k.edge > 0 && t + 1 >= k.edge && t + 1 - k.edge <= MS),
     };
@@ -95,7 +104,8 @@ impl Cells {
 /// Why a disagreement most likely happened, the first that applies in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Cause {
-    /// Within 1 ms of a slot edge: the contender refused with a retry after of at most 1 ms, or
+    /// Within 1 ms of a slot edge: the contender refused (a dry run too) with a retry after of
+    /// at most 1 ms, or
     /// admitted at most 1 ms after the moment its key would next admit (as a peek just after
     /// the key's previous decision said; for a stack, any deciding rule's key).
     /// nginx decides on its own millisecond clock, `$msec` is the wall clock rounded apart.
@@ -296,7 +306,7 @@ impl Backtest {
             let windows = deciders
                 .iter()
                 .map(|&(r, ..)| self.tables[r + offset].window);
-            let cause = cause(&self.before, windows, t, verdict, decision);
+            let cause = cause(&self.before, deciders, windows, t, verdict);
             self.causes[cause as usize] += 1;
             if self.kept.len() < KEPT_DISAGREEMENTS {
                 if cause == Cause::Unexplained {

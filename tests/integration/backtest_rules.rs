@@ -146,3 +146,38 @@ fn a_rules_refuse_status_outside_400_to_599_names_its_field() {
         "{stderr}"
     );
 }
+
+/// A dry run's refusal 0.5 ms before its window opens, which production (on its own
+/// millisecond) admitted, is a slot edge as an enforced refusal there is: the cause reads the
+/// refusing rule's retry after, not the request's served outcome.
+#[test]
+fn a_dry_run_refusal_at_a_slot_edge_is_named_slot_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    // 1 per second: the second request, 0.5 ms before the next window, only the model refuses.
+    let trace = "time,ip,status,decision\n0,a,200,PASSED\n999500000,a,200,PASSED\n";
+    write(dir.path(), "trace.csv", trace);
+    let rule = ONE_RULE.replace("limit = 3\nwindow = \"10s\"", "limit = 1\nwindow = \"1s\"");
+    for (contender, refused) in [
+        (rule.clone(), (1, None)),
+        (
+            rule.replace("name = \"stack\"\n", "name = \"stack\"\ndry_run = true\n"),
+            (0, Some(1)),
+        ),
+    ] {
+        let path = write(dir.path(), "s.toml", &scenario(&contender));
+        let reports = run_scenario(&Scenario::load(&path).unwrap());
+        let stack = by_name(&reports, "stack");
+        assert_eq!((stack.rejected, stack.would_refuse), refused);
+        let b = stack.backtest.as_ref().unwrap();
+        assert_eq!(
+            (
+                b.only_contender_refused,
+                b.cause_slot_edge,
+                b.cause_unexplained
+            ),
+            (1, 1, 0),
+            "{:?}",
+            b.disagreements
+        );
+    }
+}
