@@ -192,6 +192,12 @@ pub enum Command {
     /// Read a deployed limiter's configuration (nginx, HAProxy, Traefik, ...: every kind --kind lists) into scenario contenders (TOML).
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
+    /// Print the JSON Schema of summary.json, sweep.json or `rlsim check --format json`.
+    #[command(after_help = "Example:\n  rlsim schema summary > summary.schema.json")]
+    Schema {
+        /// The output whose schema to print.
+        document: SchemaDocument,
+    },
     /// Print a shell completion script to standard output.
     #[command(after_help = "Example:\n  rlsim completions zsh > ~/.zfunc/_rlsim")]
     Completions {
@@ -560,6 +566,26 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaDocument {
+    /// summary.json, written by `rlsim run --out`.
+    Summary,
+    /// sweep.json, written by `rlsim sweep --out`.
+    Sweep,
+    /// What `rlsim check --format json` prints.
+    Check,
+}
+
+impl From<SchemaDocument> for commands::schema::Document {
+    fn from(d: SchemaDocument) -> commands::schema::Document {
+        match d {
+            SchemaDocument::Summary => commands::schema::Document::Summary,
+            SchemaDocument::Sweep => commands::schema::Document::Sweep,
+            SchemaDocument::Check => commands::schema::Document::Check,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     /// Text for people.
     Table,
@@ -591,6 +617,7 @@ pub fn execute(cli: Cli, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Resu
         Command::Import(a) => commands::import::import(&a.options()?, stdout, stderr),
         Command::Probe(a) => commands::probe::probe(&a.options()?, stdout, stderr),
         Command::Algorithms(a) => commands::algorithms::algorithms(a.format.into(), stdout),
+        Command::Schema { document } => commands::schema::schema(document.into(), stdout),
         Command::Completions { shell } => commands::man::completions(Cli::command(), shell, stdout),
         Command::Man { command, dir } => {
             commands::man::man(Cli::command(), command.as_deref(), dir.as_deref(), stdout)

@@ -1,33 +1,37 @@
 //! rlsim: a rate-limiting policy simulator.
 //!
 //! A [`Scenario`] describes a policy ("at most L requests per key per window W"), the algorithms
-//! to compare and the traffic to replay. [`sim::run_all`] drives that traffic through every algorithm
+//! to compare and the traffic to replay. [`run_all`] drives that traffic through every algorithm
 //! under a virtual clock (time is a `u64` of nanoseconds; nothing reads the wall clock) and
 //! measures each one against the policy's intent. The [`report`] module turns the results into
-//! tables, JSON and CSV; the [`check`] module holds them to the scenario's expectations and to an
-//! earlier run (`rlsim check`, the CI gate).
+//! tables, JSON, CSV, charts and reports.
 //!
 //! The API, from a scenario to its results:
 //!
-//! - [`Scenario::parse`] and [`Scenario::load`] read and validate a scenario file
-//!   ([`scenario`]); errors are [`Error`]s naming file, line and field.
-//! - [`sim::run_all`] runs every contender and returns a [`RunReport`]: one [`AlgorithmReport`] per
-//!   contender ([`metrics`] has every figure's type) and the wall-clock [`Throughput`].
+//! - [`Scenario::parse`], [`Scenario::load`] and [`Scenario::parse_with`] (with `--set`-style
+//!   [`Override`]s) read and validate a scenario file ([`scenario`] has its model); errors are
+//!   [`Error`]s naming file, line and field.
+//! - [`run_all`] runs every contender under [`RunOptions`] and returns a [`RunReport`]: one
+//!   [`AlgorithmReport`] per contender ([`metrics`] has every figure's type) and the wall-clock
+//!   [`Throughput`]. A [`sim::DecisionSink`] given through the options sees every decision.
 //! - [`Limiter`] is what an algorithm implements; [`AlgorithmKind`] is the registry of the
 //!   algorithms and library profiles, [`Params`] their parameters, [`Decision`] and [`Outcome`]
-//!   what one request gets ([`algorithms`] has each algorithm's type).
-//! - [`report`] renders results ([`report::write_outputs`], the tables, the decision log),
-//!   [`check`] holds them to expectations and baselines, [`sweep`] runs a grid of scenarios,
-//!   [`observe`] watches a run as its operators would, [`store`] decides through a real Redis.
-//! - [`time`] is the virtual clock's units (`Nanos`), [`policy`] the policy and key fields,
-//!   [`traffic`] the sources of requests.
+//!   what one request gets ([`algorithms`] has each algorithm's type), and [`LimiterSpec`] a
+//!   limiter chosen by name at run time.
+//! - [`report`] renders results ([`report::write_outputs`], the tables, the charts, the decision
+//!   log); [`time`] is the virtual clock's units (`Nanos`), [`policy`] the policy and key
+//!   fields, [`traffic`] the sources of requests ([`traffic::export`] the requests a scenario
+//!   generates), [`drive`] sends a plan of requests to a live HTTP service in real time, and
+//!   [`store`] decides through a real Redis.
 //!
-//! The command-line tool's own modules (the CLI, the terminal, the benchmark command, the
-//! allocator, signal handling) are internal: the few the binary, the benches and the example
-//! need are reachable but hidden from the documentation, and are not part of the API.
+//! The command line's features (`rlsim check`, `sweep`, `probe`, `import`, the observers and the
+//! replicates) are not part of the API; `rlsim schema` prints the JSON Schema of each output a
+//! program reads. The few modules the binary, the benches and the example need (the CLI, the
+//! allocator, the benchmark command, output paths) are reachable but hidden from the
+//! documentation.
 //!
 //! ```
-//! use rlsim::{Scenario, sim};
+//! use rlsim::{RunOptions, Scenario, run_all};
 //! let toml = r#"
 //!     name = "boundary"
 //!     duration = "2m"
@@ -42,7 +46,7 @@
 //!     ip = "203.0.113.7"
 //! "#;
 //! let scenario = Scenario::parse(toml, "inline.toml".as_ref()).unwrap();
-//! let (report, _) = sim::run_all(&scenario, sim::RunOptions::new()).unwrap();
+//! let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
 //! // 100 requests at 59.9 s and 100 at 60 s: the fixed window admits both batches.
 //! assert_eq!(report.algorithms[0].admitted, 200);
 //! assert_eq!(report.algorithms[0].burst_factor, 2.0);
@@ -72,20 +76,20 @@
 //! per decision.
 
 pub mod algorithms;
-pub mod check;
+pub(crate) mod check;
 pub mod drive;
 pub mod error;
-pub mod import;
+pub(crate) mod import;
 pub mod metrics;
-pub mod observe;
+pub(crate) mod observe;
 pub mod policy;
-pub mod probe;
-pub mod replicate;
+pub(crate) mod probe;
+pub(crate) mod replicate;
 pub mod report;
 pub mod scenario;
 pub mod sim;
 pub mod store;
-pub mod sweep;
+pub(crate) mod sweep;
 pub mod time;
 pub mod traffic;
 
@@ -111,5 +115,5 @@ mod terminal;
 pub use algorithms::{AlgorithmKind, Decision, Limiter, LimiterSpec, Outcome, Params};
 pub use error::{Error, Result};
 pub use metrics::{AlgorithmReport, Throughput};
-pub use scenario::Scenario;
-pub use sim::RunReport;
+pub use scenario::{Override, Scenario};
+pub use sim::{RunOptions, RunReport, run_all};

@@ -5,7 +5,7 @@ pub(crate) mod baseline;
 pub(crate) mod expect;
 pub(crate) mod junit;
 pub(crate) mod metric;
-pub mod output;
+pub(crate) mod output;
 
 pub use baseline::{Baseline, Comparison, Tolerance};
 pub use expect::{ExpectationResult, evaluate};

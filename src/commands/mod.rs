@@ -11,6 +11,7 @@ pub(crate) mod probe;
 mod resolution;
 pub(crate) mod run;
 pub(crate) mod scenario;
+pub(crate) mod schema;
 pub(crate) mod store_memory;
 pub(crate) mod sweep;
 pub(crate) mod traffic;

@@ -8,7 +8,7 @@
 //! Replicates run in parallel (rayon) and their results are kept in replicate order: every
 //! output is a function of the seeds alone, so the thread count never shows in them.
 
-pub mod outputs;
+pub(crate) mod outputs;
 pub(crate) mod render;
 pub(crate) mod sensitivity;
 pub(crate) mod stats;
@@ -16,8 +16,6 @@ pub(crate) mod summary;
 pub(crate) mod warnings;
 
 pub use crate::scenario::replicates::MAX_REPLICATES;
-pub use sensitivity::{Sensitivity, check_uncertain};
-pub use summary::Replicates;
 
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, Flat};

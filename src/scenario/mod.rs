@@ -18,7 +18,7 @@ mod model;
 #[cfg(test)]
 mod order_tests;
 pub(crate) mod outcome;
-pub mod overrides;
+pub(crate) mod overrides;
 #[cfg(test)]
 mod population_tests;
 mod raw;
@@ -31,6 +31,7 @@ pub use metric_names::metric_names;
 pub use model::alerts;
 pub use model::replicates::{self, ReplicateSpec, Uncertain, UncertainValue};
 pub use model::scenario::{Contender, Origin, Scenario, Shape, SweepSpec};
+pub use overrides::Override;
 
 /// `[[contender]]`: whole limiter configurations (the model; validation is in `validate/`).
 pub(crate) mod contender {

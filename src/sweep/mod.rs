@@ -13,17 +13,14 @@ pub(crate) mod axis;
 pub(crate) mod expect;
 pub(crate) mod file;
 pub(crate) mod grid;
-pub mod outputs;
+pub(crate) mod outputs;
 pub(crate) mod plan;
 pub(crate) mod recommend;
 pub(crate) mod report;
 pub(crate) mod shard;
 
 pub use axis::Axis;
-pub use file::SweepFile;
-pub use grid::{
-    MAX_POINTS, Row, coordinates, json_value, numeric, point_at, point_count, point_overrides,
-};
+pub use grid::{Row, coordinates, json_value, point_at, point_count, point_overrides};
 pub use shard::Shard;
 
 use crate::error::{Error, Result};

@@ -4,7 +4,7 @@
 
 use crate::util::{repo, rlsim, write};
 use rlsim::Scenario;
-use rlsim::scenario::overrides::Override;
+use rlsim::scenario::Override;
 use std::path::Path;
 
 const SCENARIO: &str = "name = \"x\"\nduration = \"10s\"\n[policy]\nlimit = 10\nwindow = \"1s\"\n\

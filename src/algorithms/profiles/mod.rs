@@ -22,7 +22,7 @@ mod guava;
 mod haproxy;
 mod nestjs;
 mod nginx;
-pub mod python_limits;
+pub(crate) mod python_limits;
 
 pub use articles::{
     ArticleLuaFixedWindow, ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket,

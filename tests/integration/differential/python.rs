@@ -3,7 +3,6 @@
 
 use super::*;
 use rlsim::algorithms::profiles::ParamValue::Str;
-use rlsim::algorithms::profiles::python_limits::py_time;
 
 /// The Python driver, if python3 and `limits` are installed.
 fn python() -> Option<Command> {
@@ -156,8 +155,9 @@ fn disagreements(
                 ok &= remaining == d.remaining;
             }
             if compare_reset {
-                // rlsim's reset is the first ns at which the library's reset time has passed.
-                let at = |x| py_time(t.epoch_ns, x);
+                // rlsim's reset is the first ns at which the library's reset time has passed
+                // (`time.time()` at virtual time x: the float of the epoch's ns + x, in s).
+                let at = |x: u64| (t.epoch_ns + x) as f64 / 1e9;
                 ok &= reset <= at(d.reset_at) && (d.reset_at == h.at || at(d.reset_at - 1) < reset);
             }
             if !ok {
