@@ -384,7 +384,8 @@ impl KeySpace {
         self.routes.len()
     }
 
-    /// The name of client `id`: its user, else its API key, else its address.
+    /// The name client `id` was interned under (a synthetic client's user, else its API key,
+    /// else its address).
     pub fn client_name(&self, id: ClientId) -> &str {
         self.clients.get(self.names.texts(), id)
     }

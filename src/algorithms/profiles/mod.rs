@@ -107,7 +107,7 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    /// The type's name in listings and the JSON schema (`count`, `nginx_rate`, ...).
+    /// The type's name as `rlsim algorithms` lists and serializes it (`count`, `nginx_rate`, ...).
     pub fn name(self) -> &'static str {
         match self {
             ParamType::Count => "count",
