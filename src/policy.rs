@@ -12,13 +12,18 @@ use std::fmt;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum KeyField {
+    /// The client's address (`ip`); under an identity function, what it makes of the request.
     Ip,
+    /// The client's user identity (`user`).
     User,
+    /// The client's API key (`api_key`).
     ApiKey,
+    /// The request's endpoint, its path (`endpoint`).
     Endpoint,
 }
 
 impl KeyField {
+    /// Every field, in key order (the order key texts join them in).
     pub const ALL: [KeyField; 4] = [
         KeyField::Ip,
         KeyField::User,
@@ -26,6 +31,7 @@ impl KeyField {
         KeyField::Endpoint,
     ];
 
+    /// The field's name in scenarios and outputs: `ip`, `user`, `api_key` or `endpoint`.
     pub fn name(self) -> &'static str {
         match self {
             KeyField::Ip => "ip",
@@ -35,6 +41,7 @@ impl KeyField {
         }
     }
 
+    /// The field named `name` ([`KeyField::name`]); `None` for any other text.
     pub fn parse(name: &str) -> Option<KeyField> {
         KeyField::ALL.into_iter().find(|f| f.name() == name)
     }
@@ -124,6 +131,8 @@ impl KeySpec {
         self.identity.as_ref()
     }
 
+    /// The fields keyed on, sorted and without duplicates: `ip` stands for the identity function
+    /// when there is one; empty for the global key.
     pub fn fields(&self) -> &[KeyField] {
         &self.fields
     }
@@ -233,6 +242,7 @@ pub struct Policy {
     pub window: Nanos,
     /// Requests allowed back to back by the algorithms that have a burst allowance.
     pub burst: u64,
+    /// What requests are keyed on: fields, an identity function, or one global key.
     pub key: KeySpec,
 }
 

@@ -26,6 +26,8 @@ pub struct GcraState {
 }
 
 impl Gcra {
+    /// Builds the limiter from `params`. Fails if `limit`, `window` or `burst` is 0, if
+    /// `window / limit` rounds down to 0 ns, or if the tolerance `(burst − 1)·T` overflows a `u64`.
     pub fn new(params: Params) -> Result<Self, ParamsError> {
         check_common(Self::KIND, params)?;
         let interval = params.window / params.limit;

@@ -111,6 +111,7 @@ pub fn slots<V>(table: &KeyTable<V>) -> usize {
 }
 
 impl<L: Limiter> KeyedLimiter<L> {
+    /// A table with no keys yet, deciding with `limiter`.
     pub fn new(limiter: L) -> Self {
         KeyedLimiter {
             limiter,
@@ -140,6 +141,7 @@ impl<L: Limiter> KeyedLimiter<L> {
             .reserve_exact(keys.saturating_sub(self.states.len()));
     }
 
+    /// The algorithm the keys are decided by.
     pub fn limiter(&self) -> &L {
         &self.limiter
     }

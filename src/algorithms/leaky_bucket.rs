@@ -29,6 +29,8 @@ pub struct LeakyBucketState {
 }
 
 impl LeakyBucket {
+    /// Builds the limiter from `params`. Fails if `limit`, `window` or `burst` is 0, or if the
+    /// longest delay or retry (a full queue plus one interval) does not fit in a `u64` of ns.
     pub fn new(params: Params) -> Result<Self, ParamsError> {
         check_common(Self::KIND, params)?;
         let g = gcd(params.limit, params.window);

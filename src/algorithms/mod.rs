@@ -40,10 +40,14 @@ pub enum Outcome {
     Delay(Nanos),
     /// Refused. `retry_after` is the earliest span after which the same key's next request would
     /// be admitted, assuming no other request of that key arrives in between. Always > 0.
-    Reject { retry_after: Nanos },
+    Reject {
+        /// Nanoseconds from the request until the key's next request would be admitted.
+        retry_after: Nanos,
+    },
 }
 
 impl Outcome {
+    /// The outcome's name in outputs: `allow`, `delay` or `reject`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Allow => "allow",
@@ -52,6 +56,7 @@ impl Outcome {
         }
     }
 
+    /// Whether the request was admitted, at once or delayed (anything but a rejection).
     pub fn is_admitted(&self) -> bool {
         !matches!(self, Outcome::Reject { .. })
     }
@@ -60,6 +65,7 @@ impl Outcome {
 /// A decision and what the limiter would advertise in its response headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Decision {
+    /// Whether the request is admitted, delayed or refused.
     pub outcome: Outcome,
     /// Further requests the key could make at this same instant and have admitted
     /// (`X-RateLimit-Remaining`).
@@ -85,8 +91,12 @@ impl Decision {
 /// burst allowance `burst` where the algorithm has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Params {
+    /// Admissions allowed per `window` (at least 1).
     pub limit: u64,
+    /// The span `limit` applies to, in ns (at least 1).
     pub window: Nanos,
+    /// The burst allowance (at least 1 for the algorithms that use it, ignored by the others:
+    /// see [`AlgorithmKind::uses_burst`]).
     pub burst: u64,
 }
 
@@ -94,7 +104,9 @@ pub struct Params {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{algorithm}: {reason}")]
 pub struct ParamsError {
+    /// The name of the algorithm the parameters were for ([`AlgorithmKind::name`]).
     pub algorithm: &'static str,
+    /// What is wrong with the parameters, as shown to the user.
     pub reason: String,
 }
 
@@ -180,17 +192,26 @@ pub(crate) mod redis {
 /// the fidelity profiles of real libraries (see [`profiles`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AlgorithmKind {
+    /// [`FixedWindow`]: one counter per aligned window (`fixed_window`).
     FixedWindow,
+    /// [`SlidingWindowLog`]: one timestamp per admission, an exact rolling window
+    /// (`sliding_window_log`).
     SlidingWindowLog,
+    /// [`SlidingWindowCounter`]: two aligned counters, the previous one weighted by its overlap
+    /// (`sliding_window_counter`).
     SlidingWindowCounter,
+    /// [`TokenBucket`]: `burst` tokens refilled continuously (`token_bucket`).
     TokenBucket,
+    /// [`LeakyBucket`]: a queue of `burst` places, delaying then rejecting (`leaky_bucket`).
     LeakyBucket,
+    /// [`Gcra`]: the generic cell rate algorithm, a theoretical arrival time per key (`gcra`).
     Gcra,
     /// A library's limiter, reproduced with its own edges.
     Profile(ProfileKind),
 }
 
 impl AlgorithmKind {
+    /// The six exact algorithms, without the profiles ([`AlgorithmKind::every`] adds them).
     pub const ALL: [AlgorithmKind; 6] = [
         AlgorithmKind::FixedWindow,
         AlgorithmKind::SlidingWindowLog,
@@ -207,6 +228,8 @@ impl AlgorithmKind {
             .chain(ProfileKind::ALL.map(AlgorithmKind::Profile))
     }
 
+    /// The name scenarios and outputs use (`token_bucket`, or the profile's name); [`FromStr`]
+    /// parses it back.
     pub fn name(self) -> &'static str {
         match self {
             AlgorithmKind::Profile(p) => p.name(),
@@ -297,7 +320,9 @@ impl FromStr for AlgorithmKind {
 /// Code generic over the limiter type, run for an algorithm picked at run time
 /// (see [`AlgorithmKind::visit`]).
 pub trait LimiterVisitor {
+    /// What the visit returns.
     type Output;
+    /// Runs the visitor's code with the concrete limiter `limiter`.
     fn visit<L: Limiter + 'static>(self, limiter: L) -> Self::Output;
 }
 

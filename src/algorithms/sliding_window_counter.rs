@@ -24,6 +24,7 @@ pub struct SlidingWindowCounterState {
 }
 
 impl SlidingWindowCounter {
+    /// Builds the limiter from `params`; `burst` is not used. Fails if `limit` or `window` is 0.
     pub fn new(params: Params) -> Result<Self, ParamsError> {
         check_common(Self::KIND, params)?;
         Ok(SlidingWindowCounter {

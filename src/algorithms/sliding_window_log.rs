@@ -18,6 +18,7 @@ pub struct SlidingWindowLog {
 pub type SlidingWindowLogState = VecDeque<Nanos>;
 
 impl SlidingWindowLog {
+    /// Builds the limiter from `params`; `burst` is not used. Fails if `limit` or `window` is 0.
     pub fn new(params: Params) -> Result<Self, ParamsError> {
         check_common(Self::KIND, params)?;
         Ok(SlidingWindowLog {

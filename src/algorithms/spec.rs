@@ -59,6 +59,7 @@ impl LimiterSpec {
         }
     }
 
+    /// The algorithm or profile this spec builds.
     pub fn kind(&self) -> AlgorithmKind {
         match self.built {
             Built::FixedWindow(_) => AlgorithmKind::FixedWindow,

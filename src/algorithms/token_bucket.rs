@@ -29,6 +29,8 @@ pub struct TokenBucketState {
 }
 
 impl TokenBucket {
+    /// Builds the limiter from `params`. Fails if `limit`, `window` or `burst` is 0, or if the
+    /// bucket's capacity in units (`burst · window / gcd(limit, window)`) overflows a `u64`.
     pub fn new(params: Params) -> Result<Self, ParamsError> {
         check_common(Self::KIND, params)?;
         let g = gcd(params.limit, params.window);

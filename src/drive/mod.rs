@@ -23,9 +23,11 @@ use std::time::{Duration, Instant};
 pub struct Request {
     /// When to send it, from the start of the drive (before time scaling).
     pub at: Nanos,
+    /// The HTTP method (`GET`, `POST`, ...).
     pub method: String,
     /// The path and query, from `/`.
     pub path: String,
+    /// Request headers to send, in order (`X-Forwarded-For` for a simulated client's address).
     pub headers: Vec<(String, String)>,
     /// The caller's own number for it, handed back with its response (a probe's client
     /// counts its retries of one first try by it).
@@ -59,6 +61,8 @@ pub struct DriveOptions {
 }
 
 impl DriveOptions {
+    /// Options for driving `target` (a trailing `/` is dropped): planned speed, 16 connections
+    /// and a 10 s timeout per request.
     pub fn new(target: &str) -> DriveOptions {
         DriveOptions {
             target: target.trim_end_matches('/').to_string(),
@@ -74,9 +78,11 @@ impl DriveOptions {
 pub struct Sent {
     /// When it was sent and when its response ended, from the start of the drive (wall clock).
     pub sent: Nanos,
+    /// When its response ended (or the request failed), in ns from the start of the drive.
     pub done: Nanos,
     /// The response's status; `None` when the request failed (`error` says how).
     pub status: Option<u16>,
+    /// How the request failed (connection, timeout, ...); `None` when a response came.
     pub error: Option<String>,
     /// The response's rate-limit headers ([`is_rate_limit_header`]), names in lower case, in
     /// the order the server sent them.
@@ -86,7 +92,9 @@ pub struct Sent {
 /// One request of a drive with what happened to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exchange {
+    /// The request as planned.
     pub request: Request,
+    /// When it was sent, and what came back.
     pub sent: Sent,
     /// The exchange this one is a reaction to (a client's retry), by index.
     pub reacting_to: Option<usize>,

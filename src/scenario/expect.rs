@@ -16,31 +16,42 @@ pub struct Expectation {
     /// `None` for `*`: one check per algorithm of the scenario.
     /// The contender's name (an algorithm's, in the short form).
     pub algorithm: Option<String>,
+    /// Whose figures are checked: the algorithm's own, a role's totals or one source's.
     pub scope: Scope,
+    /// The metric's name, as in `summary.json` (`legit_goodput`, `delay_p99_ns`).
     pub metric: String,
+    /// How the measured value is compared with `bound`.
     pub op: Op,
+    /// The number the measured value is compared with, in the metric's own unit.
     pub bound: f64,
     /// The bound as written, so output echoes `2.0` rather than `2`.
     pub bound_text: String,
 }
 
+/// A comparison operator of an expectation or a goal; serialized as its symbol.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema, strum::VariantArray,
 )]
 pub enum Op {
+    /// `<=`: at most the bound.
     #[serde(rename = "<=")]
     Le,
+    /// `<`: below the bound.
     #[serde(rename = "<")]
     Lt,
+    /// `>=`: at least the bound.
     #[serde(rename = ">=")]
     Ge,
+    /// `>`: above the bound.
     #[serde(rename = ">")]
     Gt,
+    /// `==`: equal to the bound, within a relative 1e-9.
     #[serde(rename = "==")]
     Eq,
 }
 
 impl Op {
+    /// The operator as written: `<=`, `<`, `>=`, `>` or `==`.
     pub fn symbol(self) -> &'static str {
         match self {
             Op::Le => "<=",
@@ -65,6 +76,7 @@ impl Op {
 }
 
 impl Scope {
+    /// The role a `role=` scope names; `None` for the other scopes.
     pub fn role(&self) -> Option<Role> {
         match self {
             Scope::Role(r) => Some(*r),
@@ -72,6 +84,7 @@ impl Scope {
         }
     }
 
+    /// The source a `source=` scope names; `None` for the other scopes.
     pub fn source(&self) -> Option<&str> {
         match self {
             Scope::Source(s) => Some(s),

@@ -35,7 +35,9 @@ use toml::Spanned;
 pub struct Goal {
     /// The canonical key: `max_policy_violations`, `max_delay_p99_ns` (for `max_delay_p99`).
     pub name: String,
+    /// The algorithm-level metric the goal bounds, as in `summary.json` (`delay_p99_ns`).
     pub metric: String,
+    /// `<=` for a `max_` goal, `>=` for a `min_` goal.
     pub op: Op,
     /// In the metric's own unit (nanoseconds, bytes, a count over the run, a ratio).
     pub bound: f64,

@@ -14,14 +14,21 @@ pub struct ExpectationResult {
     pub expectation: String,
     /// Its position in the scenario's `expect` list.
     pub index: usize,
+    /// The contender the expectation was checked against.
     pub algorithm: String,
+    /// The role the expectation is scoped to (`role=`), if any.
     pub role: Option<Role>,
+    /// The source the expectation is scoped to (`source=`), if any.
     pub source: Option<String>,
+    /// The metric's name, as in `summary.json`.
     pub metric: String,
+    /// How the measured value is compared with `bound`.
     pub op: Op,
+    /// The number the measured value is compared with, in the metric's own unit.
     pub bound: f64,
     /// `None` when the report holds no number for the metric (which fails the check).
     pub measured: Option<f64>,
+    /// Whether the check holds; false when nothing was measured.
     pub passed: bool,
 }
 

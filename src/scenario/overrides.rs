@@ -53,14 +53,18 @@ impl Override {
 /// One splice: `new` in the patched text replaced `old` in the original.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Patch {
+    /// The byte range of the splice in the patched text.
     pub new: Range<usize>,
+    /// The byte range it replaced in the original text (empty for an inserted field).
     pub old: Range<usize>,
+    /// The `--set FIELD=VALUE` that made it, for error messages.
     pub label: String,
 }
 
 /// The scenario text with overrides applied, and how to map positions back.
 #[derive(Debug, Clone, Default)]
 pub struct Patched {
+    /// The scenario's text with every override applied.
     pub text: String,
     /// In order of position; none overlap.
     pub patches: Vec<Patch>,

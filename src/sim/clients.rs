@@ -19,6 +19,8 @@ pub struct Clients {
 }
 
 impl Clients {
+    /// The reactions `reactions`, by source index, each source's jitter drawn from its own stream
+    /// of `seed` (so sources stay independent).
     pub fn new(reactions: &[Reaction], seed: u64) -> Self {
         let rngs = (0..reactions.len())
             .map(|i| rng::rng(seed, Stream::Retry, i))

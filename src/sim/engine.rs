@@ -22,6 +22,8 @@ const PREFETCH_FROM: usize = 1 << 12;
 
 /// Receives every decision as it is made (the `--decisions` log).
 pub trait DecisionSink {
+    /// Writes one decision: the request, the limiter's decision, what the contender adds to it
+    /// (`detail`) and the keyspace that names its key. An error stops the run.
     fn record(
         &mut self,
         arrival: &Arrival,
@@ -147,6 +149,7 @@ impl<L: Limiter> Gate for KeyedLimiter<L> {
 
 /// The first arrivals of a run, kept to time the limiter on its own afterwards.
 pub struct Capture {
+    /// The `(key, time)` of the run's first arrivals, in arrival order, up to the capture's limit.
     pub arrivals: Vec<(KeyId, Nanos)>,
     limit: usize,
 }
@@ -179,9 +182,13 @@ impl Capture {
 /// Everything that watches a run: the metrics, the optional decision log, the arrivals kept
 /// for timing, and the progress counter.
 pub struct Observers<'a> {
+    /// The run's metrics, fed every decision.
     pub recorder: &'a mut Recorder,
+    /// The decision log, if the run writes one.
     pub sink: Option<&'a mut dyn DecisionSink>,
+    /// The first arrivals, kept to time the limiter on its own afterwards.
     pub capture: &'a mut Capture,
+    /// Where the run reports how many requests it has processed.
     pub progress: &'a Progress,
 }
 

@@ -41,6 +41,7 @@ impl Default for RunOptions<'_, NoSink> {
 }
 
 impl<'a> RunOptions<'a, NoSink> {
+    /// Every contender untimed, in memory, without decision sinks, progress or a kept subset.
     pub fn new() -> Self {
         RunOptions {
             make_sink: Box::new(|_, _| Ok(None)),

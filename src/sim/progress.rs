@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Requests an engine processes between two reports.
 pub const REPORT_EVERY: u64 = 1 << 14;
 
+/// Requests decided and virtual time simulated so far, summed over a run's engines; shared
+/// with a progress bar's thread (relaxed atomics).
 #[derive(Debug, Default)]
 pub struct Progress {
     requests: AtomicU64,
@@ -16,6 +18,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// A counter at zero.
     pub fn new() -> Self {
         Self::default()
     }

@@ -17,30 +17,42 @@ use std::collections::BinaryHeap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     /// The next request of source `source` arrives.
-    Arrival { source: u16 },
+    Arrival {
+        /// The source's index in the scenario.
+        source: u16,
+    },
     /// A delayed request of `key` (its client `client`, from `source`) leaves the shaper's
     /// queue for the backend.
     Release {
+        /// The delayed request's key.
         key: KeyId,
+        /// The client (interned user identity) that sent it.
         client: ClientId,
+        /// The index of the source that sent it.
         source: u16,
     },
     /// A client retries a rejected request, kept in slot `slot` until it is taken
     /// ([`EventQueue::take_retry`]).
-    Retry { slot: u32 },
+    Retry {
+        /// The request's slot in the queue's slab of waiting retries.
+        slot: u32,
+    },
 }
 
 /// The top bit of [`Event::order`]: set for arrivals, so that at equal times every scheduled
 /// event (rank 0) comes first.
 const ARRIVAL_RANK: u64 = 1 << 63;
 
+/// One queued event: what happens, and when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Event {
+    /// When it happens, in ns of virtual time.
     pub time: Nanos,
     /// `(rank, tiebreak)` in one word: the rank in the top bit (0 for scheduled events, which
     /// come before arrivals at equal times), below it the sequence number of a scheduled event
     /// or the source index of an arrival.
     order: u64,
+    /// What happens.
     pub kind: EventKind,
 }
 
@@ -74,7 +86,9 @@ impl PartialOrd for Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("event scheduled at {at} ns, before the current time {now} ns")]
 pub struct ScheduledInThePast {
+    /// The time the event was scheduled for, in ns.
     pub at: Nanos,
+    /// The queue's current time, in ns.
     pub now: Nanos,
 }
 
@@ -97,6 +111,7 @@ pub struct EventQueue {
 }
 
 impl EventQueue {
+    /// An empty queue with room for `n` events in its heap.
     pub fn with_capacity(n: usize) -> Self {
         EventQueue {
             heap: BinaryHeap::with_capacity(n),

@@ -33,7 +33,9 @@ pub trait RemoteFactory: Sync {
 
 /// The in-memory limiter with a remote deciding beside it.
 pub struct Shadowed<L: Limiter> {
+    /// The in-memory model: its decisions give the accuracy estimate and the memory figures.
     pub keyed: KeyedLimiter<L>,
+    /// The store, whose decisions the run follows.
     pub remote: Box<dyn Remote>,
 }
 
@@ -58,15 +60,20 @@ impl<L: Limiter> Gate for Shadowed<L> {
 pub struct Disagreement {
     /// 1-based position among the algorithm's decisions.
     pub request: u64,
+    /// The request's time, in ns of virtual time.
     pub time: Nanos,
+    /// The request's key.
     pub key: KeyId,
+    /// The in-memory model's decision.
     pub model: Decision,
+    /// The store's decision.
     pub store: Decision,
 }
 
 /// One algorithm's comparison.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tally {
+    /// The name of the algorithm compared.
     pub algorithm: String,
     /// The script that stored it; `None` when no script does (the model ran alone).
     pub script: Option<&'static str>,
@@ -76,10 +83,12 @@ pub struct Tally {
     pub agreed: u64,
     /// Decisions whose admission (admitted or refused) agrees.
     pub admissions_agreed: u64,
+    /// The first decision on which they differ in any field; `None` when all agreed.
     pub first: Option<Disagreement>,
 }
 
 impl Tally {
+    /// An empty comparison of `algorithm`, stored by `script` (`None`: the model ran alone).
     pub fn new(algorithm: &str, script: Option<&'static str>) -> Tally {
         Tally {
             algorithm: algorithm.to_string(),
@@ -91,6 +100,8 @@ impl Tally {
         }
     }
 
+    /// Counts one decision on `arrival` made by both, the model's `model` and the store's
+    /// `store`, keeping the first on which they differ.
     pub fn record(&mut self, arrival: &Arrival, model: &Decision, store: &Decision) {
         self.decisions += 1;
         if model == store {

@@ -114,12 +114,15 @@ impl Namespace {
         Namespace::named(&format!("{nanos:x}-{}-{n}", std::process::id()))
     }
 
+    /// The namespace of the run named `run`: keys are prefixed `rlsim:{RUN}:` (a Redis Cluster
+    /// hash tag, so every key of a run is in one slot).
     pub fn named(run: &str) -> Namespace {
         Namespace {
             prefix: format!("rlsim:{{{run}}}:"),
         }
     }
 
+    /// The prefix every key of the run starts with (`rlsim:{RUN}:`).
     pub fn prefix(&self) -> &str {
         &self.prefix
     }
@@ -199,7 +202,10 @@ pub enum Mode {
     Drive,
     /// `rlsim verify`: the model decides (the trace stays the scenario's) and Redis is
     /// compared, for at most `limit` decisions per algorithm.
-    Verify { limit: u64 },
+    Verify {
+        /// The most decisions compared per algorithm.
+        limit: u64,
+    },
 }
 
 /// An opened Redis store: the scripts loaded, a namespace for the run.
@@ -232,6 +238,7 @@ impl RedisStore {
         })
     }
 
+    /// The store's address, its password (if any) shown as `***`.
     pub fn url(&self) -> &str {
         &self.url.url
     }

@@ -11,8 +11,11 @@ use crate::error::Result;
 // A run holds one per traffic source, kept by value on purpose: no box to follow per request.
 #[allow(clippy::large_enum_variant)]
 pub enum Direct {
+    /// A `constant` source (clients at one rate, phased evenly), called directly.
     Constant(Constant),
+    /// A `poisson` source at a flat rate (no thinning), called directly.
     Poisson(Poisson),
+    /// Any other kind, called through `dyn Source`.
     Other(Box<dyn Source>),
 }
 

@@ -21,12 +21,15 @@ use strum::VariantArray;
 /// One generated request with its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request<'a> {
+    /// When the request arrives, in ns of virtual time.
     pub time: Nanos,
     /// `ip`, `user`, `api_key`, `endpoint`.
     pub fields: &'a [Box<str>; 4],
+    /// The name of the source that sent it.
     pub source: &'a str,
     /// The source's index in the scenario (as [`super::Arrival::source`]).
     pub source_index: u16,
+    /// Whether its source is wanted traffic or an attack.
     pub role: Role,
     /// The method's code (`Method::code`).
     pub method: u8,

@@ -10,9 +10,16 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 /// The identity fields of one client.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
+    /// The client's address (generated `10.<source>.x.y` or IPv6, or the source's fixed value);
+    /// left empty when neither the key spec nor a network path needs it.
     pub ip: String,
+    /// The client's user (generated `<source name>-<n>`, or fixed); always made, as it names
+    /// the client.
     pub user: String,
+    /// The client's API key (generated `key-<source name>-<n>`, or fixed); left empty when the
+    /// key spec does not need it.
     pub api_key: String,
+    /// The endpoint of the client's requests (its source's `endpoint`).
     pub endpoint: String,
     /// The server knows the user (`signed_in = true`).
     pub signed_in: bool,
@@ -22,6 +29,7 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// The value of `field` (empty if it was not made: see the fields).
     pub fn get(&self, field: KeyField) -> &str {
         match field {
             KeyField::Ip => &self.ip,

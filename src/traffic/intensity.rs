@@ -21,12 +21,16 @@ pub enum Periods {
     Exponential,
     /// Pareto with shape `alpha` and these means (ns). With `1 < alpha < 2` the variance is
     /// infinite and the aggregate of many such sources is self-similar (Willinger et al., 1997).
-    Pareto { alpha: f64 },
+    Pareto {
+        /// The shape α (> 1, so the mean is finite).
+        alpha: f64,
+    },
 }
 
 /// One Artillery/k6-style phase: `duration` at `rate`, or ramping linearly to `ramp_to`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Phase {
+    /// How long the phase lasts, in ns.
     pub duration: Nanos,
     /// Events per nanosecond at the start of the phase.
     pub rate: f64,
@@ -41,32 +45,57 @@ pub enum Intensity {
     /// A constant rate: the homogeneous Poisson process (generated without thinning).
     Flat(Rate),
     /// From `from` at the source's start to `to` at its stop, linearly.
-    Ramp { from: f64, to: f64, length: Nanos },
+    Ramp {
+        /// Events per nanosecond at the source's start.
+        from: f64,
+        /// Events per nanosecond at its stop.
+        to: f64,
+        /// The source's active span (`stop − start`), in ns.
+        length: Nanos,
+    },
     /// `mean + amplitude · sin(2π (t + phase) / period)`.
     Sine {
+        /// The mean rate, in events per nanosecond.
         mean: f64,
+        /// The swing around `mean`, in events per nanosecond (at most `mean`).
         amplitude: f64,
+        /// The length of one cycle, in ns.
         period: Nanos,
+        /// The shift of the cycle, in ns: the curve at the source's start is its value at `phase`.
         phase: Nanos,
     },
     /// `rate` during on periods, nothing during off periods; each client has its own periods,
     /// starting in an on period.
     OnOff {
+        /// Events per nanosecond during an on period.
         rate: f64,
+        /// The mean length of an on period, in ns.
         on: Nanos,
+        /// The mean length of an off period, in ns.
         off: Nanos,
+        /// How the period lengths are distributed.
         periods: Periods,
     },
     /// Two-state Markov-modulated Poisson process: `rates[s]` in state `s`, which lasts an
     /// exponential time of mean `stay[s]`. Starts in state 0; the state is shared by all clients.
-    Mmpp { rates: [f64; 2], stay: [Nanos; 2] },
+    Mmpp {
+        /// Events per nanosecond in each state.
+        rates: [f64; 2],
+        /// The mean time spent in each state before switching, in ns.
+        stay: [Nanos; 2],
+    },
     /// A flash crowd: `base`, rising linearly to `peak` over `rise` from `at`, then decaying
     /// back exponentially with time constant `decay`.
     Spike {
+        /// Events per nanosecond outside the spike.
         base: f64,
+        /// Events per nanosecond at the top of the spike.
         peak: f64,
+        /// When the rise starts, in ns after the source's start.
         at: Nanos,
+        /// How long the rate takes to climb from `base` to `peak`, in ns (0: at once).
         rise: Nanos,
+        /// The time constant of the exponential decay back to `base`, in ns.
         decay: Nanos,
     },
     /// Consecutive phases from the source's start; nothing after the last one.

@@ -14,7 +14,9 @@ use std::net::IpAddr;
 /// ([`KeyLayout::for_sources`] for a run's), never changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KeyLayout {
+    /// What the keyspace keeps of each key beside its name.
     pub keeps: Keeps,
+    /// How the table of names is laid out for the lookups expected.
     pub lookups: Lookups,
 }
 
@@ -382,6 +384,8 @@ impl KeySpace {
         self.routes.len()
     }
 
+    /// The name client `id` was interned under (a synthetic client's user, else its API key,
+    /// else its address).
     pub fn client_name(&self, id: ClientId) -> &str {
         self.clients.get(self.names.texts(), id)
     }
@@ -421,10 +425,12 @@ impl KeySpace {
         self.names.get(id)
     }
 
+    /// The number of distinct keys interned so far.
     pub fn len(&self) -> usize {
         self.names.len()
     }
 
+    /// Whether no key has been interned yet.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }

@@ -49,11 +49,14 @@ use std::path::PathBuf;
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// Wanted traffic, which the limiter should admit.
     Legit,
+    /// Attack traffic, which the limiter should stop.
     Abusive,
 }
 
 impl Role {
+    /// The role's name in scenarios and outputs: `legit` or `abusive`.
     pub fn name(self) -> &'static str {
         match self {
             Role::Legit => "legit",
@@ -73,23 +76,32 @@ pub enum Arrivals {
     Poisson(Intensity),
     /// Every `every`, each client sends `count` requests spread evenly over `spread`.
     Bursts {
+        /// Requests per client in each burst.
         count: u64,
+        /// The span from one burst's start to the next's, in ns.
         every: Nanos,
+        /// The span each burst's requests are spread evenly over, in ns (0: all at once).
         spread: Nanos,
     },
     /// Each client sends `count` requests at `at - lead` and `count` at `at`, `at` being a window
     /// boundary, each batch spread evenly over `spread`.
     Boundary {
+        /// Requests per client in each of the two batches.
         count: u64,
+        /// The window boundary the second batch is sent at, in ns of virtual time.
         at: Nanos,
+        /// How long before `at` the first batch is sent, in ns.
         lead: Nanos,
+        /// The span each batch's requests are spread evenly over, in ns (0: all at once).
         spread: Nanos,
         /// Repeat at every boundary `at + i·every` (`None`: once).
         every: Option<Nanos>,
     },
     /// Records read from a trace file.
     Replay {
+        /// The trace file.
         path: PathBuf,
+        /// How the trace is read and timed.
         options: ReplayOptions,
     },
 }
@@ -109,9 +121,13 @@ pub enum IdGen {
 /// The clients of a synthetic source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Population {
+    /// The number of clients in the source.
     pub clients: u32,
+    /// How the clients get their `ip` field.
     pub ip: IdGen,
+    /// How the clients get their `user` field.
     pub user: IdGen,
+    /// How the clients get their `api_key` field.
     pub api_key: IdGen,
     /// The endpoint of every request, or the first of `endpoints`.
     pub endpoint: String,
@@ -139,15 +155,19 @@ impl Population {
 /// One validated `[[traffic]]` entry.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SourceSpec {
+    /// The source's `name`, unique in the scenario, as reports and outputs label it.
     pub name: String,
     /// The `kind` the scenario gave it (`nat`, `scraper`, ...), as reports name it.
     pub kind: TrafficKind,
+    /// Whether the source is wanted traffic or an attack.
     pub role: Role,
+    /// How its requests are spaced in time.
     pub arrivals: Arrivals,
     /// No request before this time.
     pub start: Nanos,
     /// No request at or after this time.
     pub stop: Nanos,
+    /// Its clients and their identities.
     pub population: Population,
     /// A constant source's timing jitter, in millionths of the gap between its requests
     /// (`jitter = "5%"` is 50000); 0: exactly periodic.
@@ -204,7 +224,9 @@ impl SourceSpec {
 /// One request, as the engine sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
+    /// When the request arrives, in ns of virtual time.
     pub time: Nanos,
+    /// The request's rate-limiting key under the policy's key spec.
     pub key: KeyId,
     /// Who sent it: the user identity, interned (see [`KeySpace::intern_client`]). Several
     /// clients can share a key (users behind one NAT address).
@@ -249,7 +271,9 @@ pub type ClientId = u32;
 /// One synthetic client: its rate-limiting key and its identity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Client {
+    /// The client's rate-limiting key under the policy's key spec.
     pub key: KeyId,
+    /// The client's interned user identity (see [`KeySpace::intern_client`]).
     pub id: ClientId,
 }
 

@@ -20,10 +20,16 @@ pub enum RateDist {
     /// Every client at `rate`.
     Same,
     /// Log-normal with mean `rate`: `rate · exp(σZ − σ²/2)`, Z standard normal.
-    Lognormal { sigma: f64 },
+    Lognormal {
+        /// The standard deviation σ of the rate's logarithm.
+        sigma: f64,
+    },
     /// Zipf / power law: client `j` (0-based) at `rate · c / (j+1)^s`, `c` making the mean `rate`.
     /// A few heavy hitters send most of the traffic.
-    Zipf { exponent: f64 },
+    Zipf {
+        /// The power `s` the client's rank is raised to.
+        exponent: f64,
+    },
 }
 
 impl RateDist {

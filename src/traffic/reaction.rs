@@ -19,8 +19,11 @@ pub enum Retry {
     AfterRetryAfter,
     /// Exponential backoff: `min(cap, base·2^n)` for the n-th retry (n from 0), with jitter.
     Backoff {
+        /// The wait before the first retry, in ns.
         base: Nanos,
+        /// The longest wait, in ns: `base·2^n` is capped to it.
         cap: Nanos,
+        /// How the wait is randomised.
         jitter: Jitter,
     },
 }
@@ -46,6 +49,7 @@ pub enum Jitter {
 /// A source's clients' reaction to a rejection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reaction {
+    /// When, if at all, a client retries a rejected request.
     pub retry: Retry,
     /// Retries after the first try, at most.
     pub max_retries: u32,

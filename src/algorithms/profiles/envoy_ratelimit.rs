@@ -37,7 +37,9 @@ pub struct EnvoyRatelimit {
 /// The Redis counter of the key's current window: its `now/divider` and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EnvoyRatelimitState {
+    /// The window's index: Unix seconds at the last hit divided by the unit's divider.
     pub window: u64,
+    /// Requests counted in that window, refused ones included.
     pub count: u64,
 }
 

@@ -48,23 +48,41 @@ use std::fmt;
 /// Every profile rlsim knows, in the order listings show them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ProfileKind {
+    /// `governor`: the Rust crate governor's GCRA.
     Governor,
+    /// `nginx-limit-req`: nginx's `limit_req` leaky bucket (burst, nodelay, delay=).
     NginxLimitReq,
+    /// `express-rate-limit`: npm express-rate-limit's fixed window from each key's first hit.
     ExpressRateLimit,
+    /// `nestjs-throttler`: npm @nestjs/throttler's in-memory sliding log with blocking.
     NestjsThrottler,
+    /// `rate-limiter-flexible`: npm rate-limiter-flexible's in-memory fixed window.
     RateLimiterFlexible,
+    /// `python-limits-moving-window`: Python `limits`' moving window (a log of admissions).
     PythonLimitsMovingWindow,
+    /// `python-limits-fixed-window`: Python `limits`' fixed window from each key's first hit.
     PythonLimitsFixedWindow,
+    /// `python-limits-sliding-window-counter`: Python `limits`' epoch-aligned sliding counter.
     PythonLimitsSlidingWindow,
+    /// `go-x-time-rate`: Go's golang.org/x/time/rate float token bucket.
     GoXTimeRate,
+    /// `envoy-local`: Envoy's local rate limit token bucket.
     EnvoyLocal,
+    /// `guava-bursty`: Guava's `RateLimiter` (SmoothBursty).
     GuavaBursty,
+    /// `guava-warmup`: Guava's `RateLimiter` with a warmup period (SmoothWarmingUp).
     GuavaWarmup,
+    /// `haproxy-http-req-rate`: an HAProxy stick table's `http_req_rate` with a deny rule.
     HaproxyHttpReqRate,
+    /// `article-float-token-bucket`: an article's in-memory float token bucket.
     ArticleTokenBucket,
+    /// `article-redis-zset-log`: an article's Redis sorted-set log.
     ArticleRedisZsetLog,
+    /// `article-redis-lua-fixed-window`: an article's Lua `INCR` + `PEXPIRE` fixed window.
     ArticleLuaFixedWindow,
+    /// `article-sliding-counter`: an article's two-window sliding counter in doubles.
     ArticleSlidingCounter,
+    /// `envoy-ratelimit`: the envoyproxy/ratelimit service's epoch-aligned fixed windows (Redis).
     EnvoyRatelimit,
 }
 
@@ -89,6 +107,7 @@ pub enum ParamType {
 }
 
 impl ParamType {
+    /// The type's name as `rlsim algorithms` lists and serializes it (`count`, `nginx_rate`, ...).
     pub fn name(self) -> &'static str {
         match self {
             ParamType::Count => "count",
@@ -105,20 +124,27 @@ impl ParamType {
 /// One native parameter of a profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ParamSpec {
+    /// The parameter's key in the profile's table (the library's own name for it).
     pub name: &'static str,
+    /// What kind of value it takes.
     #[serde(rename = "type")]
     pub ty: ParamType,
     /// The default, or how it derives from the policy when the scenario omits it.
     pub default: &'static str,
+    /// One line on what the parameter means in the library.
     pub doc: &'static str,
 }
 
 /// A parameter value as written in the scenario (TOML), before the profile checks it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ParamValue {
+    /// A TOML integer.
     Int(i64),
+    /// A TOML string (durations, rates, choices).
     Str(String),
+    /// A TOML boolean.
     Bool(bool),
+    /// A TOML float.
     Float(f64),
     /// Anything else (a float, an array, a table), described for the error message.
     Other(&'static str),
@@ -128,7 +154,9 @@ pub enum ParamValue {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{reason}")]
 pub struct ProfileError {
+    /// The parameter the error is about; `None` when it is about the combination or the policy.
     pub param: Option<String>,
+    /// What is wrong, as shown to the user.
     pub reason: String,
 }
 
@@ -158,6 +186,7 @@ pub(crate) trait ProfileDef: Limiter + Sized {
 }
 
 impl ProfileKind {
+    /// Every profile, in listing order.
     pub const ALL: [ProfileKind; 18] = [
         ProfileKind::Governor,
         ProfileKind::NginxLimitReq,
@@ -179,6 +208,7 @@ impl ProfileKind {
         ProfileKind::EnvoyRatelimit,
     ];
 
+    /// The name scenarios use for the profile (`nginx-limit-req`).
     pub fn name(self) -> &'static str {
         match self {
             ProfileKind::Governor => Governor::NAME,
@@ -202,6 +232,7 @@ impl ProfileKind {
         }
     }
 
+    /// One line on what the profile reproduces (library, version, its edges).
     pub fn description(self) -> &'static str {
         match self {
             ProfileKind::Governor => Governor::DESCRIPTION,
@@ -225,6 +256,7 @@ impl ProfileKind {
         }
     }
 
+    /// The native parameters the profile takes, in listing order.
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
             ProfileKind::Governor => Governor::PARAMS,
@@ -356,27 +388,46 @@ impl fmt::Display for ProfileKind {
 /// A configured profile, ready to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
+    /// A configured [`ProfileKind::Governor`].
     Governor(Governor),
+    /// A configured [`ProfileKind::NginxLimitReq`].
     NginxLimitReq(NginxLimitReq),
+    /// A configured [`ProfileKind::ExpressRateLimit`].
     ExpressRateLimit(ExpressRateLimit),
+    /// A configured [`ProfileKind::NestjsThrottler`].
     NestjsThrottler(NestjsThrottler),
+    /// A configured [`ProfileKind::RateLimiterFlexible`].
     RateLimiterFlexible(RateLimiterFlexible),
+    /// A configured [`ProfileKind::PythonLimitsMovingWindow`].
     PythonLimitsMovingWindow(PythonLimitsMovingWindow),
+    /// A configured [`ProfileKind::PythonLimitsFixedWindow`].
     PythonLimitsFixedWindow(PythonLimitsFixedWindow),
+    /// A configured [`ProfileKind::PythonLimitsSlidingWindow`].
     PythonLimitsSlidingWindow(PythonLimitsSlidingWindow),
+    /// A configured [`ProfileKind::GoXTimeRate`].
     GoXTimeRate(GoRate),
+    /// A configured [`ProfileKind::EnvoyLocal`].
     EnvoyLocal(EnvoyLocal),
+    /// A configured [`ProfileKind::EnvoyRatelimit`].
     EnvoyRatelimit(EnvoyRatelimit),
+    /// A configured [`ProfileKind::GuavaBursty`].
     GuavaBursty(GuavaBursty),
+    /// A configured [`ProfileKind::GuavaWarmup`].
     GuavaWarmup(GuavaWarmup),
+    /// A configured [`ProfileKind::HaproxyHttpReqRate`].
     HaproxyHttpReqRate(HaproxyHttpReqRate),
+    /// A configured [`ProfileKind::ArticleTokenBucket`].
     ArticleTokenBucket(ArticleTokenBucket),
+    /// A configured [`ProfileKind::ArticleRedisZsetLog`].
     ArticleRedisZsetLog(ArticleRedisZsetLog),
+    /// A configured [`ProfileKind::ArticleLuaFixedWindow`].
     ArticleLuaFixedWindow(ArticleLuaFixedWindow),
+    /// A configured [`ProfileKind::ArticleSlidingCounter`].
     ArticleSlidingCounter(ArticleSlidingCounter),
 }
 
 impl Profile {
+    /// Which profile this is.
     pub fn kind(&self) -> ProfileKind {
         match self {
             Profile::Governor(_) => ProfileKind::Governor,

@@ -129,6 +129,7 @@ pub struct PythonLimitsMovingWindow {
 /// newest `amount` can decide, so older ones are dropped.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct MovingWindowState {
+    /// `time.time()` of the newest admissions (at most `amount` of them), in float seconds.
     pub atimes: VecDeque<f64>,
 }
 
@@ -216,6 +217,7 @@ pub struct PythonLimitsFixedWindow {
 /// The storage's counter and its expiration (`time.time()` of the first hit + expiry).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FixedWindowState {
+    /// Hits counted since the counter started, refused ones included.
     pub count: u64,
     /// 0.0 when there is none (`expirations.get(key, 0)`).
     pub expiration: f64,
@@ -285,6 +287,8 @@ pub struct PythonLimitsSlidingWindow {
 /// The storage's counters of this key's windows: (window index, count, expiration).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SlidingWindowState {
+    /// One entry per live window counter: its epoch-aligned index, its count and its expiration
+    /// (`time.time()` float seconds).
     pub windows: Vec<(i64, u64, f64)>,
 }
 

@@ -15,13 +15,16 @@ pub const DEFAULT_EVERY: Nanos = 15_000_000_000;
 /// What a rule counts in its window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Measure {
+    /// Refusals of the group in the window.
     Refusals,
+    /// Requests of the group in the window, admitted or not.
     Requests,
     /// Refusals / requests (label values without requests in the window are not evaluated).
     RefusedShare,
 }
 
 impl Measure {
+    /// The measure's name in scenarios (`count = "refusals"`).
     pub fn name(self) -> &'static str {
         match self {
             Measure::Refusals => "refusals",
@@ -34,9 +37,13 @@ impl Measure {
 /// The label a rule groups by: one alert state per value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum GroupBy {
+    /// The client's address.
     Ip,
+    /// The client's user identity.
     User,
+    /// The limiter's key.
     Key,
+    /// The request's endpoint.
     Endpoint,
     /// The contender under test: one state per contender (every rule is per contender anyway).
     Contender,
@@ -45,6 +52,7 @@ pub enum GroupBy {
 }
 
 impl GroupBy {
+    /// The label's name in scenarios (`by = "ip"`).
     pub fn name(self) -> &'static str {
         match self {
             GroupBy::Ip => "ip",
@@ -62,13 +70,17 @@ impl GroupBy {
 pub struct AlertSpec {
     /// `[a-z0-9_]+`: it is part of metric names (`alerts_<name>_alerts`).
     pub name: String,
+    /// What the rule counts in its window.
     pub measure: Measure,
+    /// The label the rule groups by.
     pub by: GroupBy,
     /// The rule holds when the value is at least this.
     pub threshold: f64,
+    /// The span of the rolling window counted at each evaluation, in ns (a multiple of `every`).
     pub window: Nanos,
     /// How long the rule must hold, at consecutive evaluations, before the alert fires.
     pub for_: Nanos,
+    /// The interval between evaluations, in ns (at the instants `k·every`).
     pub every: Nanos,
 }
 

@@ -24,6 +24,7 @@ pub struct ReplicateSpec {
 pub struct Uncertain {
     /// The dotted path, as `--set` takes it (`traffic.scraper.rate`).
     pub field: String,
+    /// The values to try, in file order.
     pub values: Vec<UncertainValue>,
     /// Where `set` was written.
     pub at: Location,

@@ -17,13 +17,16 @@ use std::path::{Path, PathBuf};
 /// A validated scenario.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scenario {
+    /// The scenario's `name`, trimmed and non-empty; shown in tables and `summary.json`.
     pub name: String,
+    /// The scenario's `description`, trimmed (empty when none); copied to `summary.json`.
     pub description: String,
     /// The leading `#` comment block of the file, without the `#` marks: the scenario's story,
     /// which the reports show as their introduction (see docs/reports.md).
     pub introduction: String,
     /// The file it was read from.
     pub path: PathBuf,
+    /// Seeds the random traffic (`seed`, or `rlsim run --seed`).
     pub seed: u64,
     /// Traffic is generated in `[0, duration)`; delayed requests may be released after it.
     pub duration: Nanos,
@@ -31,11 +34,14 @@ pub struct Scenario {
     /// own time, else `start` ([`crate::time::DEFAULT_START`] by default). Profiles whose
     /// library aligns windows to the wall clock read it (see docs/scenario-format.md).
     pub start: Nanos,
+    /// The `[policy]`: limit, window, burst and what requests are keyed on.
     pub policy: Policy,
     /// What each real client is entitled to: every contender's per-client figures are
     /// judged against it (`[intent]`, else the policy's limit, window and burst per client).
     pub intent: Intent,
+    /// The contenders, in the order reports list them.
     pub algorithms: Vec<Contender>,
+    /// The `[[traffic]]` sources; a source's index is its position here.
     pub traffic: Vec<SourceSpec>,
     /// Width of a `timeseries.csv` bucket.
     pub bucket: Nanos,
@@ -59,9 +65,13 @@ pub struct Scenario {
 /// The `[sweep]` table as written, each string with where it was written (for errors).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SweepSpec {
+    /// The axes, as `--set` takes them (`policy.limit=90..150:10`).
     pub set: Vec<(String, Location)>,
+    /// The goal that decides the recommendation (`min_legit_goodput`).
     pub prefer: Option<(String, Location)>,
+    /// The figure the sweep's line chart or heatmap shows.
     pub chart: Option<(String, Location)>,
+    /// The sweep's claims, checked by `rlsim check`.
     pub expect: Vec<(String, Location)>,
 }
 
@@ -72,6 +82,7 @@ pub struct SweepSpec {
 pub struct Contender {
     /// The algorithm's name in the short form; the contender's name otherwise.
     pub name: String,
+    /// A `[[contender]]`'s `description`, trimmed; empty for the short form or when not given.
     pub description: String,
     /// Where the scenario declares it.
     pub origin: Origin,
@@ -93,7 +104,12 @@ pub enum Origin {
     ShortForm,
     /// The `[[contender]]` at this index, written out or taken from a configuration
     /// (`import = "..."`).
-    Contender { index: usize, imported: bool },
+    Contender {
+        /// The position of the `[[contender]]` among the scenario's.
+        index: usize,
+        /// Whether its rules come from a configuration file (`import = "..."`).
+        imported: bool,
+    },
 }
 
 /// How a [`Contender`] decides.
@@ -107,8 +123,11 @@ pub enum Shape {
     /// `declared` as the scenario gives it, `replica` as each replica runs it (its share of
     /// the limit with a divided local store).
     Deployed {
+        /// The limiter as the scenario declares it, with the whole limit.
         declared: LimiterSpec,
+        /// The limiter each replica runs (its share of the limit with a divided local store).
         replica: LimiterSpec,
+        /// The replicas, their balancer and store, round trips, clock offsets and outages.
         deployment: Box<Deployment>,
     },
     /// Production's own decisions, as the replayed trace records them (`recorded = true`):
@@ -203,6 +222,7 @@ impl Contender {
         }
     }
 
+    /// The contender's stack of rules, if it is a `[[contender]]` on one node.
     pub fn stack(&self) -> Option<&Stack> {
         match &self.shape {
             Shape::Stack(stack) => Some(stack),
@@ -210,6 +230,7 @@ impl Contender {
         }
     }
 
+    /// The contender's stack of rules, mutably, if it is a `[[contender]]` on one node.
     pub fn stack_mut(&mut self) -> Option<&mut Stack> {
         match &mut self.shape {
             Shape::Stack(stack) => Some(stack),
@@ -217,6 +238,7 @@ impl Contender {
         }
     }
 
+    /// The deployment the contender runs on, if it is deployed on replicas.
     pub fn deployment(&self) -> Option<&Deployment> {
         match &self.shape {
             Shape::Deployed { deployment, .. } => Some(deployment),

@@ -25,6 +25,7 @@ pub enum Verdict {
 pub const ROUTES: usize = 32;
 
 impl Logged {
+    /// Nothing recorded: a synthetic request, or a trace line with neither a decision nor a status.
     pub const NONE: Logged = Logged(0);
 
     /// Packs a record's decision (else its status) and its route number (under [`ROUTES`]).
@@ -54,6 +55,7 @@ impl Logged {
         self.0 & 7 != 0
     }
 
+    /// Production's decision of the request, decided or read from the status; `None` if not logged.
     pub fn verdict(self) -> Option<Verdict> {
         Some(match self.0 & 7 {
             0 => return None,

@@ -169,6 +169,7 @@ pub enum SameSecond {
 }
 
 impl SameSecond {
+    /// The value's name in scenarios (`same_second = "spread"`).
     pub fn name(self) -> &'static str {
         match self {
             SameSecond::Spread => "spread",
@@ -184,6 +185,7 @@ impl SameSecond {
 pub struct Part {
     /// The trace's `source` value; empty when the trace has none.
     pub source: String,
+    /// The role of the records it replays, as [`ReplayOptions::role_of`] gives it.
     pub role: Role,
     /// The first part of its trace reports the skipped lines (every part reads them all).
     pub first: bool,
@@ -192,6 +194,7 @@ pub struct Part {
 /// The options of a `replay` source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplayOptions {
+    /// The trace's format (`csv`, `nginx`, ...): given or detected.
     pub format: TraceFormat,
     /// 2.0 replays twice as fast.
     pub speed: f64,
@@ -210,6 +213,7 @@ pub struct ReplayOptions {
     pub sort_window: Nanos,
     /// Idle gaps longer than this are cut to it.
     pub max_gap: Option<Nanos>,
+    /// How requests logged in the same second are spread in time (one-second-resolution formats).
     pub same_second: SameSecond,
     /// Virtual time 0 is the first record's time rounded down to a multiple of this (the
     /// policy window), so fixed windows see the trace's boundaries where production did.
@@ -303,6 +307,7 @@ impl ReplayOptions {
 /// One trace record.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
+    /// The request's time in the log, in ns since the Unix epoch (or as written, for small values).
     pub epoch_ns: u64,
     /// Indexed like `KeyField::ALL`.
     pub fields: [String; 4],
@@ -319,6 +324,7 @@ pub struct Record {
     pub method: Option<Method>,
     /// The `X-Forwarded-For` header as logged (empty without one).
     pub forwarded_for: String,
+    /// The record's line in the trace file, from 1 (for messages).
     pub line: u64,
 }
 

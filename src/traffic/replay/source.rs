@@ -33,11 +33,14 @@ pub struct Stopped {
     pub time: Nanos,
     /// Its time in the log (ns since the Unix epoch, or as written for small values).
     pub logged: u64,
+    /// Its line in the trace file, from 1.
     pub line: u64,
     /// Its repetition of `loop`, from 0.
     pub repetition: u32,
 }
 
+/// A `replay` source: its trace's records in `[start, stop)`, in time order, as arrivals (the
+/// trace read and parsed on a second thread; `loop`, `speed` and gaps as its options say).
 pub struct ReplaySource {
     path: PathBuf,
     reader: Box<dyn RecordReader>,
@@ -89,6 +92,8 @@ pub struct ReplaySource {
 }
 
 impl ReplaySource {
+    /// Opens the trace at `path` for source number `source`, replaying within `[start, stop)` with
+    /// keys made by `key_spec`. Fails if the file cannot be opened or its format read.
     pub fn open(
         path: &Path,
         source: u16,
