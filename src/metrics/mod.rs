@@ -275,7 +275,7 @@ pub struct AlgorithmReport {
     pub limit: u64,
     /// The window the limit applies to, in nanoseconds.
     pub window_ns: Nanos,
-    /// The burst allowance, in requests.
+    /// The burst allowance, in requests (listed even for algorithms that ignore it).
     pub burst: u64,
     /// Requests that arrived, retries included.
     pub offered: u64,

@@ -18,7 +18,7 @@ use serde::Serialize;
 pub struct RuleReport {
     /// The rule's name in the contender (a `per_tier` entry is its own rule, `plan/pro`).
     pub name: String,
-    /// The rule's algorithm.
+    /// The name of the rule's algorithm (`fixed_window`, `gcra`, ...).
     pub algorithm: String,
     /// The rule's limit, in requests per window: the yardstick of its figures.
     pub limit: u64,

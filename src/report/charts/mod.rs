@@ -92,7 +92,7 @@ pub const PALETTE: [RGBColor; 28] = [
 ];
 /// Series that belong to no algorithm: the offered load, and reference lines.
 pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
-/// The colour of reference lines (a limit, an entitlement) drawn across a chart.
+/// The colour of marks that belong to no row: limit lines, the frontier's Pareto rings.
 pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
 /// The colour of an algorithm: fixed by its place in `rlsim algorithms` (the exact algorithms,
@@ -268,7 +268,7 @@ pub fn plot_err<E: std::error::Error + Send + Sync>(
 pub enum Mark {
     /// A short thick line: a series drawn as a line.
     Line,
-    /// A filled square: a series drawn as bars or areas.
+    /// A filled square: bars, heatmap cells, or a mark that is not a line (the frontier's rings).
     Box,
     /// A dot: series drawn as unjoined markers.
     Dot,
