@@ -6,6 +6,7 @@ use std::path::PathBuf;
 /// Where in an input file something went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Location {
+    /// The input file, as given on the command line or resolved from the scenario.
     pub path: PathBuf,
     /// 1-based line, when known.
     pub line: Option<usize>,
@@ -32,32 +33,47 @@ pub enum Error {
     /// The scenario file is malformed or inconsistent.
     #[error("{location}: {}{message}", field_prefix(field))]
     Scenario {
+        /// The scenario file and, when known, the line and column of the fault.
         location: Location,
         /// Dotted path of the offending field (`policy.window`, `traffic[1].rate`).
         field: Option<String>,
+        /// What is wrong, for a reader of the scenario.
         message: String,
     },
     /// A trace (recorded traffic) file has a line rlsim cannot read.
     #[error("{location}: {}{message}", field_prefix(field))]
     Trace {
+        /// The trace file and the 1-based line that cannot be read.
         location: Location,
+        /// The column or field of the line at fault, when one is.
         field: Option<String>,
+        /// What is wrong with the line.
         message: String,
     },
     /// A deployed limiter's configuration (`rlsim import`) that cannot be imported.
     #[error("{location}: directive `{directive}`: {message}")]
     Config {
+        /// The configuration file and the 1-based line of the directive.
         location: Location,
+        /// The directive or field at fault (`limit_req_zone`, `stick-table`, a YAML key).
         directive: String,
+        /// Why it cannot be imported.
         message: String,
     },
     /// A baseline file (`rlsim check --baseline`) is not one rlsim can compare with.
     #[error("{location}: {message}")]
-    Baseline { location: Location, message: String },
+    Baseline {
+        /// The baseline file and, when known, the line and column at fault.
+        location: Location,
+        /// Why it cannot be compared with.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or directory the operation was on.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -69,8 +85,11 @@ pub enum Error {
     /// of a run (`during_run`, exit 3). Nothing is written either way.
     #[error("store {url}: {message}")]
     Store {
+        /// The store's address as given to `--store`.
         url: String,
+        /// What went wrong.
         message: String,
+        /// Whether it failed after the run had started (exit 3) rather than before (exit 2).
         during_run: bool,
     },
     /// The live service a probe drives (`rlsim probe --target`) is unusable: unreachable or
@@ -78,8 +97,11 @@ pub enum Error {
     /// the probe (`during_run`, exit 3). Nothing is written either way.
     #[error("target {target}: {message}")]
     Target {
+        /// The service's base URL as given to `--target` (`http://host:port`).
         target: String,
+        /// What went wrong.
         message: String,
+        /// Whether it failed after the probe's first request (exit 3) rather than before (exit 2).
         during_run: bool,
     },
     /// Several inputs were bad (`rlsim check DIR` with several broken scenarios): each one,
@@ -125,6 +147,7 @@ impl Error {
         matches!(self, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
 
+    /// An [`Error::Io`] naming `path`, the file the failed operation was on.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
@@ -133,6 +156,7 @@ impl Error {
     }
 }
 
+/// The library's result type: [`Error`] unless stated otherwise.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// A whole number as a user wrote it (a flag, a directive of an imported configuration), in

@@ -10,11 +10,17 @@ use std::fmt;
 /// A point in virtual time or a span of it, in nanoseconds.
 pub type Nanos = u64;
 
+/// Nanoseconds in one microsecond.
 pub const NANOS_PER_MICRO: Nanos = 1_000;
+/// Nanoseconds in one millisecond.
 pub const NANOS_PER_MILLI: Nanos = 1_000_000;
+/// Nanoseconds in one second.
 pub const NANOS_PER_SEC: Nanos = 1_000_000_000;
+/// Nanoseconds in one minute.
 pub const NANOS_PER_MIN: Nanos = 60 * NANOS_PER_SEC;
+/// Nanoseconds in one hour.
 pub const NANOS_PER_HOUR: Nanos = 60 * NANOS_PER_MIN;
+/// Nanoseconds in one day (24 hours; virtual time has no leap seconds or time zones).
 pub const NANOS_PER_DAY: Nanos = 24 * NANOS_PER_HOUR;
 
 /// The instant (ns since the Unix epoch) virtual time 0 stands for in a synthetic scenario that
@@ -25,17 +31,25 @@ pub const DEFAULT_START: Nanos = 1_767_225_600 * NANOS_PER_SEC;
 /// Why a duration or rate string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {
+    /// The value is empty or only whitespace.
     #[error("empty value")]
     Empty,
+    /// The numeric part is not a plain decimal number (digits, at most one `.`, `_` only between
+    /// digits); the whole text.
     #[error("`{0}` is not a number")]
     NotANumber(String),
+    /// The value starts with `-`; the whole text.
     #[error("negative values are not allowed (`{0}`)")]
     Negative(String),
+    /// The suffix after the number is not a known unit.
     #[error("unknown unit `{unit}` (expected one of {expected})")]
     UnknownUnit {
+        /// The suffix as written.
         unit: String,
+        /// The accepted units, comma-separated, for the message.
         expected: &'static str,
     },
+    /// A duration with a fraction of a nanosecond (`1.5ns`, `0.0001us`); the whole text.
     #[error("`{0}` is not a whole number of nanoseconds")]
     SubNanosecond(String),
     /// A duration past virtual time's end (u64 nanoseconds).
@@ -47,12 +61,17 @@ pub enum UnitError {
         "`{0}` is out of range: a rate, as whole requests per whole nanoseconds, must have both at most 18446744073709551615"
     )]
     RateOverflow(String),
+    /// A rate with a zero count, or a zero duration where [`parse_positive_duration`] needs a
+    /// positive one; the whole text.
     #[error("`{0}` must be greater than zero")]
     Zero(String),
+    /// A rate without the `/` between count and span; the whole text.
     #[error("`{0}` is not a rate: write it as COUNT/UNIT, e.g. `100/min` or `2.5/s`")]
     NotARate(String),
+    /// A rate whose span after `/` is zero (`5/0s`); the whole text.
     #[error("`{0}` is a rate per zero time: the span after `/` must be greater than zero")]
     PerZero(String),
+    /// A number written with an exponent (`1.5e3ms`); the whole text.
     #[error(
         "`{0}` is not a plain decimal number: exponents are not accepted (write e.g. `1500ms`, not `1.5e3ms`)"
     )]
@@ -260,7 +279,9 @@ fn trim_float(v: f64) -> String {
 /// Kept as a reduced fraction so `2.5/s` is 5 events per 2 s, with no rounding anywhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rate {
+    /// Events per `per`, positive, coprime with `per` once built by [`Rate::new`] or parsing.
     pub count: u64,
+    /// The span `count` events take, in nanoseconds; positive.
     pub per: Nanos,
 }
 
@@ -359,6 +380,8 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     }
 }
 
+/// Greatest common divisor of `a` and `b` (`gcd(a, 0) == a`), used to reduce rates and to scale
+/// the bucket algorithms' integer units.
 pub fn gcd(a: u64, b: u64) -> u64 {
     gcd128(a as u128, b as u128) as u64
 }

@@ -124,6 +124,8 @@ pub enum Cause {
 }
 
 impl Cause {
+    /// The cause's name in `summary.json` (`cause_<name>`, a disagreement's `cause`): `slot_edge`,
+    /// `log_order`, `delayed_time`, `after_earlier` or `unexplained`.
     pub fn name(self) -> &'static str {
         match self {
             Cause::SlotEdge => "slot_edge",
@@ -457,17 +459,27 @@ pub struct BacktestReport {
     pub refuse_status: u16,
     /// Requests production decided, and how both decided them.
     pub decisions: u64,
+    /// Of `decisions`, requests both production and the contender admitted.
     pub both_admitted: u64,
+    /// Of `decisions`, requests both refused.
     pub both_refused: u64,
+    /// Of `decisions`, requests production refused and the contender admitted.
     pub only_production_refused: u64,
+    /// Of `decisions`, requests the contender refused and production admitted.
     pub only_contender_refused: u64,
     /// (both admitted + both refused) / decisions.
     pub agreement: f64,
     /// The disagreements by likely cause (docs/backtest.md); they sum to the disagreements.
+    /// Disagreements within 1 ms of a slot edge ([`Cause::SlotEdge`]).
     pub cause_slot_edge: u64,
+    /// Disagreements a millisecond's log order explains ([`Cause::LogOrder`]).
     pub cause_log_order: u64,
+    /// Disagreements on a request whose time is reconstructed from production's delay
+    /// ([`Cause::DelayedTime`]).
     pub cause_delayed_time: u64,
+    /// Disagreements following an earlier one of the key in the window ([`Cause::AfterEarlier`]).
     pub cause_after_earlier: u64,
+    /// Disagreements with none of those causes ([`Cause::Unexplained`]).
     pub cause_unexplained: u64,
     /// Every route, in order of first appearance (past the 31st: `(other routes)`).
     pub routes: Vec<BacktestRow>,
@@ -480,11 +492,17 @@ pub struct BacktestReport {
 /// One route's or client's confusion matrix.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct BacktestRow {
+    /// The route (`(other routes)` past the 31st) or the real client.
     pub name: String,
+    /// Its requests both production and the contender admitted.
     pub both_admitted: u64,
+    /// Its requests both refused.
     pub both_refused: u64,
+    /// Its requests production refused and the contender admitted.
     pub only_production_refused: u64,
+    /// Its requests the contender refused and production admitted.
     pub only_contender_refused: u64,
+    /// Its decisions both made alike, as a share in [0, 1] (1 with no decision).
     pub agreement: f64,
 }
 
@@ -506,10 +524,13 @@ impl BacktestRow {
 pub struct BacktestDisagreement {
     /// Virtual time of the request.
     pub time_ns: Nanos,
+    /// The request's real client.
     pub client: String,
+    /// The request's route (`(other routes)` past the 31st).
     pub route: String,
     /// `admitted` or `refused`.
     pub production: String,
+    /// The contender's decision, the opposite of `production`: `admitted` or `refused`.
     pub contender: String,
     /// `slot_edge`, `log_order`, `delayed_time`, `after_earlier` or `unexplained`.
     pub cause: String,

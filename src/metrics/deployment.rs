@@ -12,37 +12,50 @@ use serde::Serialize;
 /// contender runs with a deployment; flattened as `deployment_<field>`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DeploymentReport {
+    /// Replicas of the limiter behind the balancer (1 for a row without a deployment).
     pub replicas: u64,
     /// `local`, `shared` or `cached`.
     pub store: String,
     /// `atomic`, `racy`, `incr_then_expire` (shared), `divided` (local with a divided limit),
     /// or the store's name.
     pub ops: String,
+    /// How requests are spread over replicas: `round_robin`, `random`, `client_hash` or
+    /// `key_hash` (`none` for a row without a deployment).
     pub balancer: String,
     /// The typical round trip to the store (the constant, a uniform's mean, a log-normal's
     /// median; 0 for `local`), and the sync period of `cached` (0 otherwise).
     pub rtt_ns: Nanos,
+    /// The `cached` store's sync period, in nanoseconds (0 for the other stores).
     pub sync_every_ns: Nanos,
     /// Commands sent to the store (a script, a read, a write, an `EXPIRE`, a sync's push or
     /// pull of one key), and per second of the scenario's duration.
     pub store_ops: u64,
+    /// `store_ops` per second of the scenario's duration: the load the limiter puts on the store.
     pub store_ops_per_sec: f64,
     /// Latency the store adds to each request (round trips the request waits for). Percentiles
     /// from an HdrHistogram (3 significant figures); mean and max exact.
+    /// Mean of that latency over every request, in nanoseconds (0 with no request).
     pub latency_mean_ns: f64,
+    /// Median store latency per request, in nanoseconds.
     pub latency_p50_ns: u64,
+    /// 90th percentile of the store latency per request, in nanoseconds.
     pub latency_p90_ns: u64,
+    /// 99th percentile of the store latency per request, in nanoseconds.
     pub latency_p99_ns: u64,
+    /// Longest store latency one request waited, in nanoseconds.
     pub latency_max_ns: u64,
     /// Requests decided while the store was down, and how.
     pub outage_requests: u64,
+    /// Of `outage_requests`, admitted by the outage mode (`fail_open`).
     pub outage_admitted: u64,
+    /// Of `outage_requests`, refused by the outage mode (`fail_closed`).
     pub outage_rejected: u64,
     /// `racy`: writes that overwrote a state written after the one they had read.
     pub lost_updates: u64,
     /// `incr_then_expire`: keys whose `EXPIRE` never ran (the replica died after `INCR`), and
     /// the requests rejected on such keys once their counter passed the limit.
     pub keys_without_expiry: u64,
+    /// Requests refused on keys without expiry once their counter passed the limit.
     pub rejected_on_keys_without_expiry: u64,
     /// `cached`: syncs of the replicas with the store.
     pub syncs: u64,
@@ -66,12 +79,19 @@ pub struct DeploymentTally {
     latency: Histogram<u64>,
     latency_sum: u128,
     latency_max: Nanos,
+    /// Commands sent to the store so far ([`DeploymentReport::store_ops`]).
     pub store_ops: u64,
+    /// Requests the outage mode admitted while the store was down.
     pub outage_admitted: u64,
+    /// Requests the outage mode refused while the store was down.
     pub outage_rejected: u64,
+    /// `racy` writes that overwrote a state written after the one they had read.
     pub lost_updates: u64,
+    /// `incr_then_expire` keys whose `EXPIRE` never ran.
     pub keys_without_expiry: u64,
+    /// Requests refused on those keys once their counter passed the limit.
     pub rejected_on_keys_without_expiry: u64,
+    /// `cached` syncs performed.
     pub syncs: u64,
 }
 

@@ -14,21 +14,27 @@ pub type Values = BTreeMap<String, Option<f64>>;
 /// One report, flattened.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Flat {
+    /// The report's own figures, by flattened name (`delay_p99_ns`, `deployment_store_ops`).
     pub report: Values,
+    /// Each entry of the report's `sources`, in its order: the `source=` and `role=` scopes.
     pub sources: Vec<FlatSource>,
 }
 
 /// One entry of the report's `sources`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlatSource {
+    /// The source's name, as `source=NAME` selects it.
     pub name: String,
+    /// The source's role as serialised (`legit`, `abusive`), as `role=ROLE` selects it.
     pub role: String,
+    /// The source's numeric fields, by name (`offered`, `admitted_share`).
     pub values: Values,
     /// The leaves that are whole numbers: the counts a role total may sum.
     pub counts: BTreeSet<String>,
 }
 
 impl Flat {
+    /// Flattens a report through its JSON form, as [`Flat::of_json`] does `summary.json`'s.
     pub fn of_report(report: &AlgorithmReport) -> Flat {
         Flat::of_json(&serde_json::to_value(report).expect("plain data serialises"))
     }

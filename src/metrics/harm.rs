@@ -12,9 +12,15 @@ pub(super) const SHARED: u8 = 2;
 /// One source's harm.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SourceHarm {
+    /// Admissions of the source's requests beyond their client's entitlement.
     pub policy_violations: u64,
+    /// The source's needless rejections: ones that, admitted alone, would have kept every
+    /// window of their client within its entitlement.
     pub needless_rejections: u64,
+    /// Of those, rejections of legit clients on a deciding key another client had used.
     pub collateral_rejections: u64,
+    /// The source's legit clients with a first needless rejection (each client counted once,
+    /// under the source of that first one).
     pub clients_hurt: u64,
 }
 

@@ -15,9 +15,12 @@ use serde::Serialize;
 /// What one client may have admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Entitlement {
+    /// Admissions allowed per `window`, in requests.
     pub limit: u64,
+    /// The rolling window `limit` applies to, in nanoseconds.
     #[serde(rename = "window_ns")]
     pub window: Nanos,
+    /// A burst the intent grants: up to `max(limit, burst)` in one window is no violation.
     pub burst: u64,
 }
 
@@ -60,13 +63,18 @@ pub enum Per {
 /// The entitlement of some tiers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TierEntitlement {
+    /// The tiers (a client's plan, e.g. `pro`) this entitlement applies to.
     pub tiers: Vec<String>,
+    /// Admissions allowed per window to each client of these tiers, in requests.
     pub limit: u64,
+    /// The rolling window, in nanoseconds.
     pub window_ns: Nanos,
+    /// The burst granted: the ceiling is `max(limit, burst)`.
     pub burst: u64,
 }
 
 impl TierEntitlement {
+    /// These tiers' limit, window and burst as an [`Entitlement`].
     pub fn entitlement(&self) -> Entitlement {
         Entitlement {
             limit: self.limit,
@@ -81,12 +89,16 @@ impl TierEntitlement {
 pub struct RouteEntitlement {
     /// Route patterns, as a contender rule's `routes` (exact, or a prefix ending in `*`).
     pub routes: Vec<String>,
+    /// Admissions allowed per window to each client on these routes, in requests.
     pub limit: u64,
+    /// The rolling window, in nanoseconds.
     pub window_ns: Nanos,
+    /// The burst granted: the ceiling is `max(limit, burst)`.
     pub burst: u64,
 }
 
 impl RouteEntitlement {
+    /// This route budget's limit, window and burst as an [`Entitlement`].
     pub fn entitlement(&self) -> Entitlement {
         Entitlement {
             limit: self.limit,
@@ -99,8 +111,11 @@ impl RouteEntitlement {
 /// The validated intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Intent {
+    /// The entitlement of a client with no tier entry (and of each key, judging keys).
     pub base: Entitlement,
+    /// Whom the figures judge: each real client, or each policy key.
     pub per: Per,
+    /// Entitlements of tiers of their own; the first entry naming a client's tier applies.
     pub per_tier: Vec<TierEntitlement>,
     /// The first entry whose routes match a request's endpoint judges it.
     pub per_route: Vec<RouteEntitlement>,
@@ -109,11 +124,15 @@ pub struct Intent {
 /// `intent` in `summary.json`: the yardstick of every per-client figure.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct IntentReport {
+    /// The base entitlement's limit, in requests per window.
     pub limit: u64,
+    /// The base entitlement's rolling window, in nanoseconds.
     pub window_ns: Nanos,
+    /// The base entitlement's burst, in requests.
     pub burst: u64,
     /// `client`, or the policy key the figures judge instead.
     pub per: String,
+    /// Entitlements of tiers of their own.
     pub per_tier: Vec<TierEntitlement>,
     /// Budgets of their own, per client, for the requests to some routes.
     pub per_route: Vec<RouteEntitlement>,
@@ -177,6 +196,7 @@ impl Intent {
         s
     }
 
+    /// The intent as `summary.json`'s `intent` object.
     pub fn report(&self) -> IntentReport {
         IntentReport {
             limit: self.base.limit,

@@ -57,11 +57,13 @@ use serde::Serialize;
 /// Request counts. `offered = allowed + delayed + rejected`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Counts {
+    /// Requests that arrived, retries included.
     pub offered: u64,
     /// Admitted at once.
     pub allowed: u64,
     /// Admitted after a delay (shapers only).
     pub delayed: u64,
+    /// Refused.
     pub rejected: u64,
     /// Of `offered`, retries of earlier rejected requests (closed-loop clients).
     pub retries: u64,
@@ -70,6 +72,7 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Adds `other`'s counts to these, field by field.
     pub fn add(&mut self, other: &Counts) {
         self.offered += other.offered;
         self.allowed += other.allowed;
@@ -84,6 +87,7 @@ impl Counts {
         self.offered - self.retries
     }
 
+    /// Requests that reached the backend: `allowed + delayed`.
     pub fn admitted(&self) -> u64 {
         self.allowed + self.delayed
     }
@@ -92,14 +96,21 @@ impl Counts {
 /// One traffic source's fate under one algorithm.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SourceReport {
+    /// The source's name in the scenario.
     pub name: String,
+    /// Whether the source is legit or abusive traffic.
     pub role: Role,
+    /// The source's requests that arrived, retries included.
     pub offered: u64,
+    /// Of `offered`, admitted at once or after a delay.
     pub admitted: u64,
+    /// Of `offered`, admitted after a shaper's delay.
     pub delayed: u64,
+    /// Of `offered`, refused.
     pub rejected: u64,
     /// Of `offered`, retries; and rejected requests given up on.
     pub retries: u64,
+    /// Rejected requests of this source whose client gave up (no retry follows).
     pub abandoned: u64,
     /// `admitted / offered`.
     pub admitted_share: f64,
@@ -112,18 +123,27 @@ pub struct SourceReport {
     /// and the mean over the clients that sent. Only for scenarios about client identity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys_per_client_max: Option<f64>,
+    /// The mean distinct keys per client, over this source's clients that sent (see
+    /// `keys_per_client_max`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys_per_client_mean: Option<f64>,
     /// Against the intent, per real client (docs/metrics.md "Harm per real client"): this
     /// source's admissions beyond its client's entitlement, its needless and collateral
     /// rejections, and its legit clients with at least one needless rejection.
     pub policy_violations: u64,
+    /// This source's rejections that, admitted alone, would have kept every window of their
+    /// client within its entitlement.
     pub needless_rejections: u64,
+    /// Of `needless_rejections`, those of legit clients on a deciding key another client had
+    /// used (shared-key collateral).
     pub collateral_rejections: u64,
+    /// This source's legit clients with at least one needless rejection.
     pub clients_hurt: u64,
 }
 
 impl SourceReport {
+    /// A source's report from its counts, with the ratios computed and the per-client figures
+    /// (keys per client, harm against the intent) zero or absent until the caller fills them.
     pub fn new(name: String, role: Role, c: Counts) -> Self {
         SourceReport {
             name,
@@ -151,16 +171,23 @@ impl SourceReport {
 /// the attack leaked.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RoleReport {
+    /// Requests of `legit` sources that arrived, retries included.
     pub legit_offered: u64,
+    /// Of `legit_offered`, admitted at once or after a delay.
     pub legit_admitted: u64,
     /// `legit_admitted / legit_offered` (0 when there is no legit traffic).
     pub legit_goodput: f64,
     /// Legit requests a shaper delayed, and the delay it added to them.
     pub legit_delayed: u64,
+    /// Mean delay added to `legit_delayed`, in nanoseconds (exact).
     pub legit_delay_mean_ns: f64,
+    /// 99th percentile of that delay, in nanoseconds (HdrHistogram, within 0.1%).
     pub legit_delay_p99_ns: u64,
+    /// Longest delay added to a legit request, in nanoseconds (exact).
     pub legit_delay_max_ns: u64,
+    /// Requests of `abusive` sources that arrived, retries included.
     pub abusive_offered: u64,
+    /// Of `abusive_offered`, admitted at once or after a delay.
     pub abusive_admitted: u64,
     /// `abusive_admitted / abusive_offered`; `None` (JSON `null`) when there is no abusive
     /// traffic: nothing leaked, but nothing was tried either, so 0 would read as a perfect score.
@@ -168,6 +195,7 @@ pub struct RoleReport {
 }
 
 impl RoleReport {
+    /// Sums `sources` by role and takes the legit delay figures from `legit_delay`.
     pub fn new(sources: &[SourceReport], legit_delay: &DelayStats) -> Self {
         let sum = |role: Role, f: fn(&SourceReport) -> u64| -> u64 {
             sources.iter().filter(|s| s.role == role).map(f).sum()
@@ -199,12 +227,19 @@ impl RoleReport {
 /// significant figures (within 0.1%); `count`, `mean_ns` and `max_ns` are exact.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DelayStats {
+    /// Delayed requests.
     pub count: u64,
+    /// Mean added delay, in nanoseconds (0 without delayed requests).
     pub mean_ns: f64,
+    /// Median added delay, in nanoseconds.
     pub p50_ns: u64,
+    /// 90th percentile of the added delay, in nanoseconds.
     pub p90_ns: u64,
+    /// 99th percentile of the added delay, in nanoseconds.
     pub p99_ns: u64,
+    /// 99.9th percentile of the added delay, in nanoseconds.
     pub p999_ns: u64,
+    /// Longest added delay, in nanoseconds.
     pub max_ns: u64,
 }
 
@@ -212,11 +247,15 @@ pub struct DelayStats {
 /// `admitted` counts requests reaching the backend in it (a delayed request at its release).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct TimeBucket {
+    /// Requests that arrived in the bucket, retries included.
     pub offered: u64,
     /// Of `offered`, retries.
     pub retries: u64,
+    /// Requests that reached the backend in the bucket (allowed on arrival, or released).
     pub admitted: u64,
+    /// Requests arriving in the bucket that a shaper delayed.
     pub delayed: u64,
+    /// Requests arriving in the bucket that were refused.
     pub rejected: u64,
 }
 
@@ -229,16 +268,24 @@ pub fn skipped_lines(rows: &[AlgorithmReport]) -> &[u64] {
 /// Everything measured for one algorithm.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlgorithmReport {
+    /// The row's name: the algorithm's, a profile's or a contender's.
     pub algorithm: String,
-    /// The parameters the algorithm ran with (the policy's unless overridden).
+    /// The parameters the algorithm ran with (the policy's unless overridden): requests per
+    /// window.
     pub limit: u64,
+    /// The window the limit applies to, in nanoseconds.
     pub window_ns: Nanos,
+    /// The burst allowance, in requests (listed even for algorithms that ignore it).
     pub burst: u64,
+    /// Requests that arrived, retries included.
     pub offered: u64,
     /// `allowed + delayed`.
     pub admitted: u64,
+    /// Admitted at once.
     pub allowed: u64,
+    /// Admitted after a shaper's delay.
     pub delayed: u64,
+    /// Refused; `offered = admitted + rejected`.
     pub rejected: u64,
     /// Of `offered`, retries of rejected requests by closed-loop clients.
     pub retries: u64,
@@ -263,6 +310,7 @@ pub struct AlgorithmReport {
     pub max_window_admitted: u64,
     /// That client (its name) and the end of the first window that reached it.
     pub worst_window_key: String,
+    /// The end `t` of that window `(t−W, t]`, in nanoseconds of virtual time.
     pub worst_window_end_ns: Nanos,
     /// Admissions at which the client's count in `(t−W, t]` exceeds its entitlement.
     pub policy_violations: u64,
@@ -277,6 +325,7 @@ pub struct AlgorithmReport {
     pub keys_seen: u64,
     /// Keys whose offered traffic never exceeded L in a rolling window, and the others.
     pub keys_within_policy: u64,
+    /// Keys whose offered traffic exceeded L in some rolling window.
     pub keys_over_policy: u64,
     /// Keys within the policy that were limited (rejected or delayed) at least once.
     pub false_positive_keys: u64,
@@ -287,6 +336,7 @@ pub struct AlgorithmReport {
     /// Requests this algorithm admitted that the exact sliding log of the intent (per real
     /// client, its entitlement) rejected, and the reverse.
     pub wrongly_allowed: u64,
+    /// Requests this algorithm refused that the exact sliding log of the intent admitted.
     pub wrongly_rejected: u64,
     /// `(wrongly_allowed + wrongly_rejected) / offered`.
     pub wrongly_decided_share: f64,
@@ -305,8 +355,11 @@ pub struct AlgorithmReport {
     pub remaining_lies: u64,
     /// Requests that arrived exactly at the key's advertised Retry-After, and of those, admitted.
     pub retries_at_retry_after: u64,
+    /// Of `retries_at_retry_after`, admitted.
     pub retries_at_retry_after_admitted: u64,
+    /// Most keys with live limiter state at one time.
     pub peak_live_keys: u64,
+    /// Keys with live limiter state at the end of the run.
     pub final_live_keys: u64,
     /// Peak bytes of the limiter's keyspace: table allocation plus state-owned heap buffers.
     pub peak_state_bytes: u64,
@@ -318,13 +371,17 @@ pub struct AlgorithmReport {
     pub redis_bytes_per_key: f64,
     /// Time of the last arrival or release.
     pub last_event_ns: Nanos,
+    /// The delays a shaper added, over every delayed request.
     pub delay: DelayStats,
+    /// Totals per role: legit goodput and delay, abusive leakage.
     pub roles: RoleReport,
+    /// Each traffic source's fate, in the scenario's order.
     pub sources: Vec<SourceReport>,
     /// The figures of the scenario's alert rules, `<rule>_<figure>` (read as
     /// `alerts_<rule>_<figure>`); absent when the scenario has no `[[alert]]`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alerts: Option<std::collections::BTreeMap<String, Option<f64>>>,
+    /// Counts per time bucket over the run, oldest first: `timeseries.csv` and the charts.
     #[serde(skip)]
     pub timeseries: Vec<TimeBucket>,
     /// Contenders of `[[contender]]` only (absent in the short form): requests let through by
@@ -339,10 +396,15 @@ pub struct AlgorithmReport {
     /// `limit_req_status`), for a back-test to read a log's statuses by.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refuse_status: Option<u16>,
+    /// Contenders only: requests no rule applied to (a skipped route, a route no rule names),
+    /// all admitted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unlimited: Option<u64>,
+    /// Contenders only: admitted requests that carried a rule's `warn_at` warning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warned: Option<u64>,
+    /// Contenders only: each rule's figures against its own limit, window and key, in the
+    /// contender's order; empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleReport>,
     /// Contenders run with a deployment only (see `deployment.rs` and docs/distributed.md).
@@ -377,6 +439,7 @@ pub struct AlgorithmReport {
     /// The delays of legit and of abusive requests: the delay chart's data.
     #[serde(skip)]
     pub legit_delay: DelayStats,
+    /// The delays a shaper added to abusive requests (see `legit_delay`).
     #[serde(skip)]
     pub abusive_delay: DelayStats,
 }

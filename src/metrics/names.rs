@@ -21,7 +21,9 @@ use serde_json::Value;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Better {
+    /// A smaller value is better (violations, delays, leakage).
     Lower,
+    /// A larger value is better (`legit_goodput`).
     Higher,
 }
 
@@ -112,8 +114,11 @@ pub enum Scope {
 /// The metric names every report of a scenario offers, sorted, per scope.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MetricNames {
+    /// The names of a row's own figures ([`Scope::Algorithm`]).
     pub algorithm: Vec<String>,
+    /// The names a role's totals offer ([`Scope::Role`]).
     pub role: Vec<String>,
+    /// The names one source offers ([`Scope::Source`]).
     pub source: Vec<String>,
 }
 

@@ -38,6 +38,8 @@ use crate::traffic::{Arrival, ClientId, Identity, KeySpace, Role, SourceSpec};
 /// `limit_req_status`.
 pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 
+/// Observes one algorithm's or contender's run, decision by decision, and builds its
+/// [`AlgorithmReport`] at the end; the figures are measured against the scenario's intent.
 pub struct Recorder {
     window: Nanos,
     intent: Intent,

@@ -12,11 +12,17 @@ use std::collections::BTreeMap;
 /// deployment's figures. `None`: the gate has no such figure.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GateFigures {
+    /// Requests a stack's bypass lists let through (the row's `bypassed`).
     pub bypassed: Option<u64>,
+    /// Requests a dry-run stack's rules refused, all admitted (the row's `would_refuse`).
     pub would_refuse: Option<u64>,
+    /// Requests no rule of the stack applied to (the row's `unlimited`).
     pub unlimited: Option<u64>,
+    /// Admitted requests that carried a rule's warning (the row's `warned`).
     pub warned: Option<u64>,
+    /// Each rule's figures against its own limit, window and key; empty for a single limiter.
     pub rules: Vec<RuleReport>,
+    /// The deployment's costs, for a contender run with one.
     pub deployment: Option<DeploymentReport>,
 }
 
@@ -29,6 +35,7 @@ pub struct RowParts {
     pub params: Params,
     /// The most memory the gate held, and what it held at the end.
     pub memory: (MemoryUsage, MemoryUsage),
+    /// What the gate measured beyond the decisions (a stack's counts and rules, a deployment).
     pub gate: GateFigures,
     /// How each source's replay ended (`None`: not a replay).
     pub replay_ends: Vec<Option<ReplayEnd>>,

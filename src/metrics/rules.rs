@@ -16,11 +16,17 @@ use serde::Serialize;
 /// One rule's figures (`rules[]` in `summary.json`; docs/metrics.md "Per-rule figures").
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RuleReport {
+    /// The rule's name in the contender (a `per_tier` entry is its own rule, `plan/pro`).
     pub name: String,
+    /// The name of the rule's algorithm (`fixed_window`, `gcra`, ...).
     pub algorithm: String,
+    /// The rule's limit, in requests per window: the yardstick of its figures.
     pub limit: u64,
+    /// The rule's window, in nanoseconds.
     pub window_ns: Nanos,
+    /// The rule's burst, in requests.
     pub burst: u64,
+    /// The key the rule counts on, which its per-key figures judge.
     pub key: KeySpec,
     /// Requests the rule applied to (not bypassed, route not skipped, matchers held).
     pub applied: u64,
@@ -34,6 +40,7 @@ pub struct RuleReport {
     pub violations: u64,
     /// The most admissions of one rule key in any rolling window, and that over the limit.
     pub max_window_admitted: u64,
+    /// `max_window_admitted / limit`.
     pub burst_factor: f64,
     /// Refusals by this rule that, admitted alone, would have kept every window of the rule
     /// within its limit (its own key and window; see `windows.rs`).
@@ -43,8 +50,13 @@ pub struct RuleReport {
     /// Rule keys this rule refused at least once; of those, the ones warned before their first
     /// refusal; and the time from first warning to first refusal over those (min, mean).
     pub keys_refused: u64,
+    /// Of `keys_refused`, the keys this rule warned before its first refusal of them.
     pub keys_warned_before_refusal: u64,
+    /// Over those keys, the least first refusal − first warning, in nanoseconds; `None` when
+    /// no key was warned before a refusal.
     pub warning_lead_min_ns: Option<Nanos>,
+    /// Over those keys, the mean of first refusal − first warning, in nanoseconds (rounded
+    /// down); `None` when no key was warned before a refusal.
     pub warning_lead_mean_ns: Option<Nanos>,
     /// Per source, distinct rule keys per real client over the requests the rule applied to:
     /// only for a rule keyed by an identity function (a forger whose forged header the rule
@@ -56,8 +68,11 @@ pub struct RuleReport {
 /// Distinct keys per real client of one source under one rule (`rules[].keys_per_client[]`).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SourceKeys {
+    /// The source's name (only sources with requests the rule applied to are listed).
     pub source: String,
+    /// The most distinct rule keys one real client of the source produced (a whole number).
     pub max: f64,
+    /// The mean distinct rule keys per real client, over the source's clients the rule met.
     pub mean: f64,
 }
 
@@ -85,6 +100,7 @@ pub struct RuleTally {
 }
 
 impl RuleTally {
+    /// A tally for a rule of `limit` requests per `window` nanoseconds, with nothing counted.
     pub fn new(limit: u64, window: Nanos) -> Self {
         RuleTally {
             limit,
@@ -164,10 +180,14 @@ impl RuleTally {
         }
     }
 
+    /// Judges the rejections whose windows have all passed by `now` and frees the heap
+    /// histories of keys that no longer need them (called periodically during the run).
     pub fn sweep(&mut self, now: Nanos) {
         self.windows.sweep(now);
     }
 
+    /// The rule's figures once the run is over, judging the rejections still waiting; `sources`
+    /// are the scenario's source names, for `keys_per_client`.
     pub fn finish(
         mut self,
         name: String,

@@ -7,10 +7,13 @@ use std::time::Duration;
 /// Wall-clock speed of one algorithm. Not deterministic: kept out of every deterministic output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Throughput {
+    /// The row's name: the algorithm's, a profile's or a contender's.
     pub algorithm: String,
     /// Decisions timed, replaying the run's first arrivals through a fresh limiter.
     pub decisions_timed: u64,
+    /// Wall-clock nanoseconds those decisions took.
     pub decision_elapsed_ns: u64,
+    /// `decisions_timed` per wall-clock second: the decision alone, without traffic or metrics.
     pub decisions_per_sec: f64,
     /// Wall time of the whole simulation of this algorithm (traffic, decisions, metrics).
     pub simulation_elapsed_ns: u64,
@@ -21,7 +24,9 @@ pub struct Throughput {
 /// Decisions replayed through a fresh gate, and the wall time they took.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Timing {
+    /// Decisions made.
     pub decisions: u64,
+    /// Wall-clock time they took.
     pub elapsed: Duration,
 }
 

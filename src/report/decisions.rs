@@ -55,6 +55,8 @@ pub struct DecisionPart {
 }
 
 impl DecisionLog {
+    /// A log that the merged parts will be written to at `destination` (a file, or standard
+    /// output).
     pub fn new(destination: Destination) -> Self {
         DecisionLog { destination }
     }

@@ -60,33 +60,47 @@ pub struct Summary<'a> {
     /// The version of this document's shape: raised when a field is removed, renamed or changes
     /// meaning (docs/schema/).
     pub schema_version: u32,
+    /// The version of rlsim that wrote it (the crate's `CARGO_PKG_VERSION`).
     pub rlsim_version: &'static str,
+    /// The scenario run: its name, seed, duration, policy and sources.
     pub scenario: ScenarioInfo<'a>,
     /// What each real client is entitled to: the yardstick of every per-client figure.
     pub intent: crate::metrics::IntentReport,
     /// The recommended contender, the runner-up, the ranking, why and what to mind
     /// (docs/outputs.md#verdict).
     pub verdict: Verdict,
+    /// Every contender's figures, one report per row, in the scenario's order.
     pub algorithms: &'a [AlgorithmReport],
     /// The alert rules' outcomes, per contender and rule; absent without `[[alert]]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub alerts: Vec<&'a crate::observe::AlertResult>,
 }
 
+/// `summary.json`'s `scenario` object: what was run.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ScenarioInfo<'a> {
+    /// The scenario's name, as in the scenario file.
     pub name: &'a str,
+    /// The scenario's description, trimmed (`""` if there is none).
     pub description: &'a str,
+    /// The seed used (after `--seed`).
     pub seed: u64,
+    /// The scenario's `duration`, in nanoseconds of virtual time.
     pub duration_ns: Nanos,
+    /// The `timeseries.csv` bucket width, in nanoseconds: `[output] bucket`, or the default.
     pub timeseries_bucket_ns: Nanos,
+    /// The scenario's `[policy]`: limit, window, burst and key.
     pub policy: &'a Policy,
+    /// The traffic sources, in file order (a split trace is one entry per part).
     pub sources: Vec<SourceInfo<'a>>,
 }
 
+/// One traffic source of `summary.json`'s `scenario.sources`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SourceInfo<'a> {
+    /// The source's name.
     pub name: &'a str,
+    /// Whether it is legit or abusive traffic.
     pub role: Role,
     /// The source's `kind` as the scenario wrote it.
     pub kind: &'a str,
@@ -169,7 +183,9 @@ impl<'a> Summary<'a> {
 /// What a later layer adds to `--out` (the replicates'): report sections and files.
 #[derive(Default)]
 pub struct Additions {
+    /// Sections appended to `report.md` and `report.html`, in order.
     pub blocks: Vec<document::Block>,
+    /// Extra files, as a name relative to the output directory and the bytes to write.
     pub files: Vec<(String, Vec<u8>)>,
 }
 

@@ -3,13 +3,16 @@
 use crate::scenario::Scenario;
 use sha2::{Digest, Sha256};
 
+/// What ran, on what, and how to run it again: the reports' reproducibility block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
+    /// The version of rlsim that ran (the crate's `CARGO_PKG_VERSION`).
     pub rlsim_version: &'static str,
     /// The scenario's path as given on the command line.
     pub scenario_path: String,
     /// SHA-256 of the scenario file's bytes, in hex.
     pub scenario_sha256: String,
+    /// The seed the run used (the scenario's, after `--seed`).
     pub seed: u64,
     /// The command line, quoted for a POSIX shell, the program named by its file name.
     pub command_line: String,

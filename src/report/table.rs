@@ -17,19 +17,39 @@ pub const WIDTH: usize = 120;
 /// in the order the table shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Column {
+    /// `offered`: requests that arrived, retries included.
     Offered,
+    /// `admitted`: requests allowed at once or after a delay.
     Admitted,
+    /// `delayed`: requests a shaper admitted after a delay.
     Delayed,
+    /// `rejected`: requests refused.
     Rejected,
+    /// `burst_factor`: the worst client's most admissions in one rolling window over its
+    /// entitlement, to two decimals.
     BurstFactor,
+    /// `violations`: admissions beyond the client's entitlement (`policy_violations`).
     Violations,
+    /// `needless`: rejections that, admitted alone, would have kept the client within its
+    /// entitlement (`needless_rejections`).
     Needless,
+    /// `collateral`: needless rejections of legit clients on a key another client had used
+    /// (`collateral_rejections`).
     Collateral,
+    /// `legit_goodput`: the share of legit requests admitted, to four decimals.
     LegitGoodput,
+    /// `abuse_leak`: the share of abusive requests admitted (`abusive_leakage`), `n/a` without
+    /// abusive traffic.
     AbuseLeak,
+    /// `legit_delay_p99`: the 99th percentile of the delay added to legit requests, `-` when
+    /// none was delayed.
     LegitDelayP99,
+    /// `delay_p99`: the 99th percentile of the delay added to any request, `-` when none was
+    /// delayed.
     DelayP99,
+    /// `state_per_key`: peak keyspace bytes per peak live key (`state_bytes_per_key`).
     StatePerKey,
+    /// `peak_state`: peak bytes of the limiter's keyspace (`peak_state_bytes`).
     PeakState,
 }
 
@@ -56,6 +76,7 @@ impl Column {
         Column::LegitDelayP99,
     ];
 
+    /// The column's header, and its name in `--columns`.
     pub fn name(self) -> &'static str {
         match self {
             Column::Offered => "offered",
@@ -385,6 +406,7 @@ pub fn shown_key(key: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A byte count for people, in binary units: `512 B`, `1.5 KiB`, up to GiB (one decimal).
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
     let mut v = bytes as f64;
@@ -432,6 +454,8 @@ pub fn human_number_against(v: f64, bound: Option<f64>) -> String {
     v.to_string()
 }
 
+/// A rate per second for people, scaled with a `k`, `M` or `G` suffix (`12.3 k`, `1.50 G`);
+/// below 1000, a whole number.
 pub fn human_rate(per_sec: f64) -> String {
     match per_sec {
         r if r >= 1e9 => format!("{:.2} G", r / 1e9),

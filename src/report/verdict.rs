@@ -83,9 +83,11 @@ pub struct Robustness {
 pub struct Flip {
     /// The field, as `--set` names it (`traffic.scraper.kind`).
     pub field: String,
+    /// The value of the field that changes the recommendation, as `--set` takes it.
     pub value: String,
     /// What it recommends, and what the scenario as written recommends.
     pub recommended: String,
+    /// The contender the scenario as written recommends, which `value` displaces.
     pub instead_of: String,
 }
 
@@ -104,6 +106,7 @@ pub enum Basis {
 pub struct Place {
     /// 1-based; contenders equal on every ranking figure share a rank.
     pub rank: usize,
+    /// The contender's name (its row's `algorithm`).
     pub contender: String,
     /// The goals it misses, as `metric op bound` (`delay_p99_ns <= 1s`).
     pub goals_missed: Vec<String>,
@@ -119,19 +122,27 @@ pub struct Place {
 /// The figures the default order compares, as in `algorithms[]`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Figures {
+    /// The share of legit requests admitted, in [0, 1] (`roles.legit_goodput`).
     pub legit_goodput: f64,
+    /// Admissions beyond the client's entitlement, against the intent.
     pub policy_violations: u64,
-    /// `null` without abusive traffic.
+    /// The share of abusive requests admitted (`roles.abusive_leakage`); `null` without abusive
+    /// traffic.
     pub abusive_leakage: Option<f64>,
+    /// 99th percentile of the delay added to legit requests, in nanoseconds.
     pub legit_delay_p99_ns: u64,
+    /// 99th percentile of the delay added to any delayed request, in nanoseconds (`delay.p99_ns`).
     pub delay_p99_ns: u64,
+    /// Rejections that, admitted alone, would have kept their client within its entitlement.
     pub needless_rejections: u64,
+    /// Peak keyspace bytes per peak live key.
     pub state_bytes_per_key: f64,
 }
 
 /// One thing to mind.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Warning {
+    /// What the warning is about, as `summary.json` names it (`goals_unmet`, `leakage`, ...).
     pub kind: WarningKind,
     /// The contender it is about.
     pub contender: String,
@@ -188,6 +199,7 @@ pub struct GoalOutcome {
     pub goal: String,
     /// `null` when the metric has no value for the contender (then it is met).
     pub measured: Option<f64>,
+    /// Whether the recommended contender meets the goal (a goal without a measured value is met).
     pub met: bool,
 }
 
@@ -607,6 +619,8 @@ fn leakage_warning(ranked: &[Ranked], yardstick: &str) -> Option<Warning> {
 /// The verdict's report blocks, after its heading: who is recommended and how the ranking was
 /// made, why, and the warnings.
 impl Verdict {
+    /// The verdict's report blocks, after its heading: who is recommended and how the ranking
+    /// was made, why, and the warnings.
     pub fn blocks(&self) -> Vec<Block> {
         let Some(first) = &self.recommended else {
             return vec![Block::Paragraph("The scenario runs no contender.".into())];

@@ -92,6 +92,7 @@ pub const PALETTE: [RGBColor; 28] = [
 ];
 /// Series that belong to no algorithm: the offered load, and reference lines.
 pub const OFFERED: RGBColor = RGBColor(0x99, 0x99, 0x99);
+/// The colour of marks that belong to no row: limit lines, the frontier's Pareto rings.
 pub const REFERENCE: RGBColor = RGBColor(0x22, 0x22, 0x22);
 
 /// The colour of an algorithm: fixed by its place in `rlsim algorithms` (the exact algorithms,
@@ -143,13 +144,17 @@ pub fn hex(c: RGBColor) -> String {
 /// One chart, ready to write as `charts/<file>`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
+    /// The SVG's file name under `charts/` (`rate.svg`), also its link in the reports.
     pub file: &'static str,
+    /// The chart's title: drawn atop the SVG and its `<title>`; the image's alt text in
+    /// `report.md`.
     pub title: String,
     /// What the chart shows, in one sentence (the reports' caption).
     pub caption: String,
     /// What to see in this run's data, in one sentence: the chart's own reading of the rows it
     /// was drawn from, which the reports put before the caption.
     pub lead: Option<String>,
+    /// The whole SVG document.
     pub svg: String,
 }
 
@@ -261,7 +266,9 @@ pub fn plot_err<E: std::error::Error + Send + Sync>(
 /// How a legend entry is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mark {
+    /// A short thick line: a series drawn as a line.
     Line,
+    /// A filled square: bars, heatmap cells, or a mark that is not a line (the frontier's rings).
     Box,
     /// A dot: series drawn as unjoined markers.
     Dot,
@@ -269,15 +276,21 @@ pub enum Mark {
     Shape(usize),
 }
 
+/// One entry of a chart's legend: a mark in the series' colour and its label.
 pub struct LegendEntry {
+    /// The text beside the mark (a row's name, `offered`, a reference line's name).
     pub label: String,
+    /// The series' colour, which the mark is drawn in.
     pub colour: RGBColor,
+    /// How the mark is drawn.
     pub mark: Mark,
     /// The series the entry names: its mark and label join that series' group (see [`Marks`]).
     pub series: Option<String>,
 }
 
 impl LegendEntry {
+    /// The entry of row `name` among the run's rows `names`, in its [`colour_among`] colour,
+    /// naming its own series.
     pub fn algorithm(names: &[&str], name: &str, mark: Mark) -> Self {
         LegendEntry {
             label: name.to_string(),
@@ -394,12 +407,15 @@ pub struct Timeline {
     bucket: Nanos,
     /// Nanoseconds per axis unit, and the unit's name.
     pub unit: f64,
+    /// The axis unit's name (`h`, `min`, `s`, `ms` or `ns`).
     pub unit_name: &'static str,
     /// The axis' end, in units.
     pub x_max: f64,
 }
 
 impl Timeline {
+    /// The axis of `scenario`'s `timeseries.csv` buckets: its duration rounded up to whole
+    /// buckets, in the largest unit the span holds at least twice.
     pub fn new(scenario: &Scenario) -> Self {
         let buckets = scenario.duration.div_ceil(scenario.bucket).max(1) as usize;
         let span = buckets as u64 * scenario.bucket;

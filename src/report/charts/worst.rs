@@ -16,6 +16,7 @@ use crate::scenario::Scenario;
 use crate::time::{Nanos, format_duration};
 use plotters::prelude::*;
 
+/// The chart's file name under `charts/`.
 pub const FILE: &str = "worst_moment.svg";
 
 /// The rolling count `R(s) = |{a : s − W < a ≤ s}|` for `s` in `[end − W, end + W]`, as the
@@ -77,6 +78,8 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
     ))
 }
 
+/// The worst-moment chart of a run: one panel per row, its worst key's rolling admitted count
+/// around `worst_window_end_ns`, against the policy's limit.
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
     let title = format!("The worst moment: {}", scenario.name);
