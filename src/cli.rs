@@ -3,13 +3,13 @@
 
 use crate::algorithms::AlgorithmKind;
 use crate::check::{CheckOptions, Tolerance};
-use crate::commands::{self, ScenarioInput};
+use crate::commands;
 use crate::error::Result;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
-pub use crate::commands::Status;
+pub use crate::commands::{Loaded, ScenarioInput, Status};
 
 const EXAMPLES: &str = "\
 Examples:

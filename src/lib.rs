@@ -75,13 +75,15 @@
 //! checked once and then run through a [`algorithms::LimiterVisitor`] without a virtual call
 //! per decision.
 
+#![warn(missing_docs)]
+
 pub mod algorithms;
 pub(crate) mod check;
 pub mod drive;
 pub mod error;
 pub(crate) mod import;
 pub mod metrics;
-pub(crate) mod observe;
+pub mod observe;
 pub mod policy;
 pub(crate) mod probe;
 pub(crate) mod replicate;

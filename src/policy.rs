@@ -1,6 +1,6 @@
 //! The policy under test: at most `limit` requests per `window`, per key.
 
-pub(crate) mod identity;
+pub mod identity;
 
 use crate::time::Nanos;
 use identity::{IdentityFn, Rule, Who};

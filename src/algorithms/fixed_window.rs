@@ -16,8 +16,8 @@ pub struct FixedWindow {
 /// Per-key state: the index of the window last seen and the admissions counted in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FixedWindowState {
-    pub window: u64,
-    pub count: u64,
+    pub(crate) window: u64,
+    pub(crate) count: u64,
 }
 
 impl FixedWindow {

@@ -22,7 +22,7 @@ pub struct Gcra {
 /// Per-key state: the theoretical arrival time of the next request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GcraState {
-    pub tat: Nanos,
+    pub(crate) tat: Nanos,
 }
 
 impl Gcra {

@@ -25,7 +25,7 @@ pub struct LeakyBucket {
 /// Per-key state: the scaled time (`ns · l`) of the next free departure slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeakyBucketState {
-    pub tat: u128,
+    pub(crate) tat: u128,
 }
 
 impl LeakyBucket {

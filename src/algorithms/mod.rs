@@ -17,15 +17,15 @@ mod sliding_window_log;
 mod spec;
 mod token_bucket;
 
-pub use fixed_window::FixedWindow;
-pub use gcra::Gcra;
+pub use fixed_window::{FixedWindow, FixedWindowState};
+pub use gcra::{Gcra, GcraState};
 pub use keyed::{KeyId, KeyTable, KeyedLimiter, MemoryUsage, keyspace_bytes, slots};
-pub use leaky_bucket::LeakyBucket;
+pub use leaky_bucket::{LeakyBucket, LeakyBucketState};
 pub use profiles::{Profile, ProfileKind};
-pub use sliding_window_counter::SlidingWindowCounter;
+pub use sliding_window_counter::{SlidingWindowCounter, SlidingWindowCounterState};
 pub use sliding_window_log::SlidingWindowLog;
 pub use spec::LimiterSpec;
-pub use token_bucket::TokenBucket;
+pub use token_bucket::{TokenBucket, TokenBucketState};
 
 use crate::time::Nanos;
 use std::fmt;

@@ -18,9 +18,9 @@ pub struct SlidingWindowCounter {
 /// Per-key state: the current window index and the admissions in it and in the one before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlidingWindowCounterState {
-    pub window: u64,
-    pub curr: u64,
-    pub prev: u64,
+    pub(crate) window: u64,
+    pub(crate) curr: u64,
+    pub(crate) prev: u64,
 }
 
 impl SlidingWindowCounter {

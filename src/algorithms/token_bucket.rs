@@ -24,8 +24,8 @@ pub struct TokenBucket {
 /// Per-key state: the bucket level in units (`tokens · w`) as of time `last`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenBucketState {
-    pub level: u64,
-    pub last: Nanos,
+    pub(crate) level: u64,
+    pub(crate) last: Nanos,
 }
 
 impl TokenBucket {

@@ -25,6 +25,7 @@ use std::io::Write;
 /// How a command that ran to the end came out. Errors (bad input) are the `Err` beside it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
+    /// Every check passed (or there was none): exit code 0.
     Success,
     /// An expectation failed or a metric regressed: exit code 1.
     ChecksFailed,

@@ -11,16 +11,20 @@ use std::path::PathBuf;
 pub struct ScenarioInput {
     /// The TOML file, or `-` for standard input.
     pub path: PathBuf,
+    /// `--seed`: replaces the file's `seed`; `None` keeps it.
     pub seed: Option<u64>,
     /// `FIELD=VALUE` overrides, applied before validation.
     pub set: Vec<String>,
+    /// `--skip-bad-lines`: malformed trace lines are counted and skipped, not refused.
     pub skip_bad_lines: bool,
 }
 
 /// A loaded scenario and the bytes it was read from (the reports name the file by their hash).
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The file's text as read, before any override.
     pub text: String,
+    /// The scenario validated from it, overrides, seed and `--skip-bad-lines` applied.
     pub scenario: Scenario,
 }
 

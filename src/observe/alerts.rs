@@ -18,6 +18,7 @@ use std::collections::VecDeque;
 pub struct Episode {
     /// The label value (empty for `by = "none"` or `"contender"`).
     pub label: String,
+    /// The evaluation instant it fired at (virtual ns, a multiple of the rule's `every`).
     pub fired_ns: Nanos,
     /// `None` when still firing at the end of the run.
     pub resolved_ns: Option<Nanos>,
@@ -38,16 +39,20 @@ struct Group {
 /// One rule's evaluation for one contender.
 #[derive(Debug)]
 pub struct Evaluator {
+    /// The `[[alert]]` rule evaluated.
     pub spec: AlertSpec,
     /// The next evaluation instant, as a multiple of `every`.
     next: u64,
     groups: FxHashMap<Box<str>, Group>,
+    /// Every firing so far, of any label value, in firing order.
     pub episodes: Vec<Episode>,
     /// Per source: the first time an alert fired about it.
     pub detected: Vec<Option<Nanos>>,
 }
 
 impl Evaluator {
+    /// An evaluation of `spec` with nothing recorded, for a scenario of `sources` traffic
+    /// sources.
     pub fn new(spec: AlertSpec, sources: usize) -> Self {
         Evaluator {
             spec,

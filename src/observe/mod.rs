@@ -195,7 +195,9 @@ impl DecisionSink for Observer {
 /// What an observer saw of one contender.
 #[derive(Debug)]
 pub struct Observation {
+    /// The observed contender's name (its row's name in the report).
     pub contender: String,
+    /// One per `[[alert]]` rule of the scenario, in its order (empty without rules).
     pub alerts: Vec<AlertResult>,
     /// Keys by refusals, most first (ties by name), at most [`TOP_KEYS`].
     pub top_refused_keys: Vec<(String, u64)>,
@@ -231,11 +233,15 @@ pub fn retry_class_names() -> Vec<String> {
 /// One rule's outcome for one contender (`summary.json`'s `alerts` section).
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AlertResult {
+    /// The name of the contender whose decisions the rule watched.
     pub contender: String,
+    /// The rule's `name` in its `[[alert]]` table.
     pub alert: String,
     /// Distinct alerts (firings): many is an alert storm.
     pub alerts: u64,
+    /// When the first alert fired (virtual ns); `None` if none did.
     pub first_fired_ns: Option<Nanos>,
+    /// Alerts still firing at the end of the run (never resolved).
     pub firing_at_end: u64,
     /// The first episodes, in firing order (at most [`EPISODES_KEPT`]).
     pub episodes: Vec<Episode>,
@@ -246,8 +252,10 @@ pub struct AlertResult {
 /// Episodes kept per rule in the summary (the count is always complete).
 pub const EPISODES_KEPT: usize = 20;
 
+/// How long one rule took to alert about one abusive traffic source.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Detection {
+    /// The traffic source's `name`.
     pub source: String,
     /// `None`: never detected.
     pub time_to_detect_ns: Option<Nanos>,
@@ -359,8 +367,11 @@ pub fn alert_lines(observations: &[Observation]) -> String {
 /// figures), the observations and the other sinks (the decision log's parts), in the
 /// scenario's order.
 pub struct Observed<P> {
+    /// The run's report; with alert rules, each row carries its contender's alert figures.
     pub report: RunReport,
+    /// One per observed contender; empty when nothing asked for observers.
     pub observations: Vec<Observation>,
+    /// The sinks `part` gave, in the contenders' order (none where it gave `None`).
     pub parts: Vec<P>,
 }
 

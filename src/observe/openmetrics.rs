@@ -46,7 +46,9 @@ struct Scrape {
 /// One contender's exposed metrics.
 #[derive(Debug)]
 pub struct Exporter {
+    /// The contender's name: the `contender` label of every series.
     pub contender: String,
+    /// The `rule` label of the delay histogram (the observers give [`RULE`](super::RULE)).
     pub rule: &'static str,
     policy_window: Nanos,
     series: IndexMap<Series, usize>,
@@ -57,6 +59,8 @@ pub struct Exporter {
 }
 
 impl Exporter {
+    /// `contender`'s exporter, no scrape taken yet; a key leaves the live-keys gauge once idle
+    /// for `policy_window` (ns).
     pub fn new(contender: String, rule: &'static str, policy_window: Nanos) -> Self {
         Exporter {
             contender,

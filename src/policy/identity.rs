@@ -24,7 +24,9 @@ pub struct Seen<'a> {
     pub peer: IpAddr,
     /// `X-Forwarded-For`, leftmost (claimed original client) first.
     pub xff: &'a [IpAddr],
+    /// `X-Real-IP`, `None` when the request has none.
     pub real_ip: Option<IpAddr>,
+    /// `CF-Connecting-IP`, `None` when the request has none.
     pub cf_connecting_ip: Option<IpAddr>,
     /// The signed-in user, `None` for an anonymous request.
     pub user: Option<&'a str>,
@@ -53,11 +55,14 @@ impl<'a> Seen<'a> {
 /// A header an identity can take the client address from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum Header {
+    /// `CF-Connecting-IP`, set by Cloudflare's edge (`cdn_header`'s default).
     CfConnectingIp,
+    /// `X-Real-IP`, set by a proxy such as nginx.
     XRealIp,
 }
 
 impl Header {
+    /// The header's name in lowercase, as `header = "..."` writes it (`cf-connecting-ip`).
     pub fn name(self) -> &'static str {
         match self {
             Header::CfConnectingIp => "cf-connecting-ip",
@@ -65,6 +70,8 @@ impl Header {
         }
     }
 
+    /// The header named `s`, in any case; an error message naming the known headers (or the
+    /// closest) when `s` is none of them.
     pub fn parse(s: &str) -> Result<Header, String> {
         let lower = s.to_ascii_lowercase();
         Header::VARIANTS
@@ -124,6 +131,7 @@ pub enum IdentityKind {
 }
 
 impl IdentityKind {
+    /// The name `identity = "..."` gives (`first_xff`).
     pub fn name(self) -> &'static str {
         match self {
             IdentityKind::Ip => "ip",
@@ -149,6 +157,8 @@ impl IdentityKind {
         }
     }
 
+    /// The kind named `s` (exact, lowercase); an error message naming the known kinds (or the
+    /// closest) when `s` is none of them.
     pub fn parse(s: &str) -> Result<IdentityKind, String> {
         IdentityKind::VARIANTS
             .iter()
@@ -167,9 +177,14 @@ impl IdentityKind {
 /// How an identity function picks an address.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Rule {
+    /// The true client address ([`IdentityKind::Ip`]).
     Ip,
+    /// The socket peer ([`IdentityKind::Peer`]).
     Peer,
+    /// The first `X-Forwarded-For` entry, else the peer ([`IdentityKind::FirstXff`]).
     FirstXff,
+    /// `CF-Connecting-IP`, else `X-Real-IP`, else the first `X-Forwarded-For` entry, else the
+    /// peer ([`IdentityKind::Headers`]).
     Headers,
     /// Skip this many proxies from the right (1: the address the last proxy saw).
     XffHops(u32),
@@ -178,16 +193,21 @@ pub enum Rule {
     /// The rightmost `X-Forwarded-For` entry when the peer is in these networks, else the peer:
     /// one hop only (nginx `real_ip_recursive off`, its default).
     XffLast(Vec<IpNet>),
+    /// `header` when the peer is in `trusted` and the request has it, else the peer.
     CdnHeader {
+        /// The header the address is read from.
         header: Header,
+        /// The CDN's ranges: only a peer in them is believed.
         trusted: Vec<IpNet>,
     },
+    /// `user:<id>` for a signed-in request, else what the boxed fallback function gives.
     UserElse(Box<IdentityFn>),
 }
 
 /// One identity function with its parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdentityFn {
+    /// How the address (or user) is picked.
     pub rule: Rule,
     /// IPv6 addresses are cut to this prefix length (128: kept whole). IPv4 is never cut.
     pub ipv6_prefix: u8,
@@ -201,6 +221,7 @@ pub const DEFAULT_IPV6_PREFIX: u8 = 64;
 pub enum Who<'a> {
     /// An address cut to a prefix length (the length is only written for a cut IPv6 address).
     Addr(IpAddr, u8),
+    /// A signed-in user's id, written `user:<id>`.
     User(&'a str),
 }
 
@@ -218,6 +239,7 @@ impl fmt::Display for Who<'_> {
 }
 
 impl IdentityFn {
+    /// `rule` with IPv6 addresses cut to [`DEFAULT_IPV6_PREFIX`].
     pub fn new(rule: Rule) -> IdentityFn {
         IdentityFn {
             rule,

@@ -34,11 +34,11 @@ pub use model::scenario::{Contender, Origin, Scenario, Shape, SweepSpec};
 pub use overrides::Override;
 
 /// `[[contender]]`: whole limiter configurations (the model; validation is in `validate/`).
-pub(crate) mod contender {
+pub mod contender {
     pub use super::model::stack::*;
 }
 
 /// `[deployment]` / `[contender.deployment]`: replicas and a store (the model).
-pub(crate) mod deployment {
+pub mod deployment {
     pub use super::model::deployment::*;
 }

@@ -16,17 +16,25 @@ use strum::VariantArray;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, strum::VariantArray)]
 #[repr(u8)]
 pub enum Method {
+    /// `GET` (code 0): what a source sends unless it sets `method` or `methods`.
     #[default]
     Get,
+    /// `POST` (code 1).
     Post,
+    /// `PUT` (code 2).
     Put,
+    /// `PATCH` (code 3).
     Patch,
+    /// `DELETE` (code 4).
     Delete,
+    /// `HEAD` (code 5).
     Head,
+    /// `OPTIONS` (code 6).
     Options,
 }
 
 impl Method {
+    /// The method's name in uppercase, as HTTP writes it (`POST`).
     pub fn name(self) -> &'static str {
         match self {
             Method::Get => "GET",

@@ -27,7 +27,11 @@ pub use intensity::{Intensity, Periods, Phase, Work};
 pub(crate) use keys::reads_forwarded;
 pub use keys::{Keeps, KeyLayout, KeySpace, Lookups};
 pub use kind::{ArrivalKind, TrafficKind};
+pub use method::Method;
+pub use periodic::Constant;
+pub use poisson::Poisson;
 pub use population::RateDist;
+pub use population::{Clients, Picker};
 pub use reaction::{Jitter, Reaction, Retry};
 pub use replay::{
     DEFAULT_LOG_FORMAT, HaproxyLogFormat, Logged, MAX_IN_MEMORY, MAX_LINE, NginxLogFormat, Part,
@@ -35,6 +39,7 @@ pub use replay::{
     TraceData, TraceFormat, Verdict, detect_format, prepare_trace, replay_warnings, split_sources,
     trace_start,
 };
+pub use via::{Hop, Network, Rotation, Wire};
 
 use crate::algorithms::KeyId;
 use crate::error::Result;

@@ -23,6 +23,8 @@ pub struct Constant {
 }
 
 impl Constant {
+    /// Source number `source` of `spec` (its `start` and `stop`): each of `clients` at
+    /// `per_client`. Panics if the total rate overflows (validation rules it out).
     pub fn new(spec: &SourceSpec, source: u16, per_client: Rate, clients: Clients) -> Self {
         let rate = per_client
             .times(clients.len() as u64)

@@ -15,6 +15,8 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp1};
 use std::collections::VecDeque;
 
+/// Poisson arrivals at a flat rate: exponential gaps for the whole source, each request's
+/// client drawn by a [`Picker`].
 pub struct Poisson {
     source: u16,
     start: Nanos,
@@ -58,6 +60,8 @@ impl Ahead {
 }
 
 impl Poisson {
+    /// Source number `source` of `spec` (its `start` and `stop`): `clients` at a mean of
+    /// `per_client` each, chosen by `picker`, every draw from `rng`.
     pub fn new(
         spec: &SourceSpec,
         source: u16,

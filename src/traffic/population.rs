@@ -65,9 +65,12 @@ impl RateDist {
 pub enum Clients {
     /// Client `j` (of `n`) is `first`'s key and id plus `j`.
     Numbered {
+        /// Client 0's key and id.
         first: Client,
+        /// The number of clients.
         n: usize,
     },
+    /// Each client's key and id, client `j` at index `j`.
     Listed(Vec<Client>),
 }
 
@@ -96,6 +99,7 @@ impl Clients {
         }
     }
 
+    /// The number of clients.
     pub fn len(&self) -> usize {
         match self {
             Clients::Numbered { n, .. } => *n,
@@ -103,6 +107,7 @@ impl Clients {
         }
     }
 
+    /// Whether there is no client.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -162,6 +167,7 @@ pub enum Picker {
 }
 
 impl Picker {
+    /// A picker over one client per weight: [`Picker::Uniform`] when every weight is 1.
     pub fn new(weights: &[f64]) -> Picker {
         if weights.iter().all(|&w| w == 1.0) {
             return Picker::Uniform(weights.len());
@@ -186,6 +192,8 @@ impl Picker {
         }
     }
 
+    /// The index of the client sending the next request, drawn from `rng` (no draw for one
+    /// uniform client). Panics with no client.
     pub fn pick(&self, rng: &mut ChaCha8Rng) -> usize {
         match self {
             Picker::Uniform(1) => 0,

@@ -27,6 +27,7 @@ pub enum Hop {
 }
 
 impl Hop {
+    /// The name `via = "..."` gives: `cdn` or `proxy`.
     pub fn name(self) -> &'static str {
         match self {
             Hop::Cdn => "cdn",
@@ -46,6 +47,7 @@ const EDGES: u32 = 64;
 /// Which forged address changes on every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rotation {
+    /// Every forged address stays the same from request to request.
     None,
     /// A fresh first `X-Forwarded-For` entry (`kind = "xff_rotator"`).
     Xff,
@@ -58,12 +60,17 @@ pub enum Rotation {
 pub struct Network {
     /// From the client to the origin; empty: direct.
     pub hops: Vec<Hop>,
+    /// The CDN's edge addresses: client `j` reaches the origin through host `j mod 64`.
     pub cdn_range: IpNet,
+    /// The reverse proxies' addresses, assigned to clients as the CDN's edges are.
     pub proxy_range: IpNet,
     /// Forged `X-Forwarded-For` entries, leftmost first.
     pub forge_xff: Vec<IpAddr>,
+    /// A forged `X-Real-IP` (a proxy on the path overwrites it).
     pub forge_real_ip: Option<IpAddr>,
+    /// A forged `CF-Connecting-IP` (a CDN on the path overwrites it).
     pub forge_cf: Option<IpAddr>,
+    /// Which forged address changes on every request.
     pub rotation: Rotation,
     /// Clients are signed in (their user is known to the server).
     pub signed_in: bool,

@@ -58,9 +58,10 @@ pub struct ArticleTokenBucket {
 
 impl Eq for ArticleTokenBucket {}
 
+/// One key's `TokenBucketRateLimiter` instance: its float `tokens` and `lastRefill`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ArticleBucketState {
-    pub tokens: f64,
+    pub(crate) tokens: f64,
     /// `lastRefill` (ms); `None` before the instance exists.
     pub last_refill: Option<u64>,
 }
@@ -169,7 +170,7 @@ pub struct ArticleRedisZsetLog {
 /// The sorted set's members (distinct ms), oldest first.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ArticleLogState {
-    pub members: VecDeque<u64>,
+    pub(crate) members: VecDeque<u64>,
 }
 
 impl ProfileDef for ArticleRedisZsetLog {
@@ -249,9 +250,10 @@ pub struct ArticleLuaFixedWindow {
     window_ms: u64,
 }
 
+/// One key's Redis string: the `INCR` count (refused hits included) and its expire time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ArticleCounterState {
-    pub count: u64,
+    pub(crate) count: u64,
     /// The key's expire time (ms); meaningless while `count` is 0.
     pub expires_at: u64,
 }
@@ -322,11 +324,13 @@ pub struct ArticleSlidingCounter {
     epoch_ns: u64,
 }
 
+/// One key's two window counters: the current window's index (`floor(Date.now() / windowMs)`)
+/// and the admitted requests in it and in the window before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ArticleWindowsState {
-    pub window: u64,
-    pub current: u64,
-    pub previous: u64,
+    pub(crate) window: u64,
+    pub(crate) current: u64,
+    pub(crate) previous: u64,
 }
 
 impl ProfileDef for ArticleSlidingCounter {

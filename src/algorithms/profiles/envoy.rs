@@ -37,8 +37,19 @@ impl Eq for EnvoyLocal {}
 /// `time_in_seconds` (atomic bucket) or the integer tokens and the last tick counted (timer).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum EnvoyState {
-    Atomic { time: f64 },
-    Timer { tokens: u64, tick: u64 },
+    /// Current Envoy's `AtomicTokenBucketImpl` (`fill_timer = false`).
+    Atomic {
+        /// `time_in_seconds` (virtual seconds): the bucket holds `(now − time) · fill_rate`
+        /// tokens, capped at `max_tokens`; `-inf` (full) before the key's first request.
+        time: f64,
+    },
+    /// The fill-timer bucket of Envoy up to 1.35 (`fill_timer = true`).
+    Timer {
+        /// Whole tokens left after the last update, the fills up to `tick` counted.
+        tokens: u64,
+        /// The last fill counted: the update's virtual time divided by `fill_interval`.
+        tick: u64,
+    },
 }
 
 /// The monotonic clock in seconds, as `std::chrono::duration<double>` of nanoseconds gives it.

@@ -24,8 +24,8 @@ pub struct ExpressRateLimit {
 /// The store's `Client`: hits in the window and when the window ends (ms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ExpressState {
-    pub total_hits: u64,
-    pub reset_ms: u64,
+    pub(crate) total_hits: u64,
+    pub(crate) reset_ms: u64,
 }
 
 impl ProfileDef for ExpressRateLimit {

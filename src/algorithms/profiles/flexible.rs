@@ -35,7 +35,7 @@ pub struct RateLimiterFlexible {
 /// The memory storage's `Record`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlexibleState {
-    pub value: u64,
+    pub(crate) value: u64,
     /// `expiresAt` (ms); 0 for a key never seen.
     pub expires_at: u64,
 }

@@ -37,8 +37,16 @@ impl Eq for GoRate {}
 /// The `Limiter`'s `tokens` and `last` (virtual ns; `None` is Go's zero `time.Time`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GoRateState {
-    pub tokens: f64,
-    pub last: Option<Nanos>,
+    pub(crate) tokens: f64,
+    pub(crate) last: Option<Nanos>,
+}
+
+impl GoRateState {
+    /// The `Limiter`'s `tokens` after the last decision, as Go's float64 (negative while a
+    /// reservation waits): what a differential test compares bit for bit.
+    pub fn tokens(&self) -> f64 {
+        self.tokens
+    }
 }
 
 /// `time.Duration.Seconds()`.

@@ -40,9 +40,16 @@ struct Smooth {
 /// stopwatch's zero, virtual ns).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GuavaState {
-    pub stored: f64,
-    pub next_free: i64,
-    pub created: Nanos,
+    pub(crate) stored: f64,
+    pub(crate) next_free: i64,
+    pub(crate) created: Nanos,
+}
+
+impl GuavaState {
+    /// Guava's `storedPermits` after the last decision (a double, as Guava keeps it).
+    pub fn stored_permits(&self) -> f64 {
+        self.stored
+    }
 }
 
 impl Smooth {

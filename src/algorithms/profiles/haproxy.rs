@@ -93,8 +93,8 @@ pub struct HaproxyState {
     pub fresh: bool,
     /// `curr_tick`, ms of HAProxy's clock (always even).
     pub tick: u64,
-    pub curr: u64,
-    pub prev: u64,
+    pub(crate) curr: u64,
+    pub(crate) prev: u64,
     /// The ms of the last `track-sc` (the entry expires at `touched + expire`).
     pub touched: u64,
 }

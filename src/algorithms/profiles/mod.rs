@@ -25,19 +25,21 @@ mod nginx;
 pub(crate) mod python_limits;
 
 pub use articles::{
-    ArticleLuaFixedWindow, ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket,
+    ArticleBucketState, ArticleCounterState, ArticleLogState, ArticleLuaFixedWindow,
+    ArticleRedisZsetLog, ArticleSlidingCounter, ArticleTokenBucket, ArticleWindowsState,
 };
-pub use envoy::EnvoyLocal;
+pub use envoy::{EnvoyLocal, EnvoyState};
 pub use envoy_ratelimit::{EnvoyRatelimit, EnvoyRatelimitState, UNITS as ENVOY_RATELIMIT_UNITS};
-pub use express::ExpressRateLimit;
-pub use flexible::RateLimiterFlexible;
-pub use go_rate::GoRate;
+pub use express::{ExpressRateLimit, ExpressState};
+pub use flexible::{FlexibleState, RateLimiterFlexible};
+pub use go_rate::{GoRate, GoRateState};
 pub use governor::Governor;
-pub use guava::{GuavaBursty, GuavaWarmup};
-pub use haproxy::HaproxyHttpReqRate;
-pub use nestjs::NestjsThrottler;
-pub use nginx::NginxLimitReq;
+pub use guava::{GuavaBursty, GuavaState, GuavaWarmup};
+pub use haproxy::{HaproxyHttpReqRate, HaproxyState};
+pub use nestjs::{NestjsState, NestjsThrottler};
+pub use nginx::{NginxLimitReq, NginxState};
 pub use python_limits::{
+    LimitsFixedWindowState, LimitsMovingWindowState, LimitsSlidingWindowState,
     PythonLimitsFixedWindow, PythonLimitsMovingWindow, PythonLimitsSlidingWindow,
 };
 

@@ -33,7 +33,7 @@ pub struct NestjsState {
     pub hits: VecDeque<u64>,
     /// `expiresAt` (ms): 0 for a key never seen.
     pub expires_at: u64,
-    pub blocked: bool,
+    pub(crate) blocked: bool,
     /// `blockExpiresAt` (ms).
     pub block_expires_at: u64,
 }

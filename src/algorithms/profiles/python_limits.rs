@@ -128,7 +128,7 @@ pub struct PythonLimitsMovingWindow {
 /// The admissions' `atime`s, oldest first (the library keeps them newest first); only the
 /// newest `amount` can decide, so older ones are dropped.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct MovingWindowState {
+pub struct LimitsMovingWindowState {
     /// `time.time()` of the newest admissions (at most `amount` of them), in float seconds.
     pub atimes: VecDeque<f64>,
 }
@@ -150,12 +150,12 @@ impl ProfileDef for PythonLimitsMovingWindow {
 
 impl PythonLimitsMovingWindow {
     /// `acquire_entry`'s refusal test: the `amount`-th newest entry is at or after `t − expiry`.
-    fn refuses(&self, s: &MovingWindowState, t: f64) -> bool {
+    fn refuses(&self, s: &LimitsMovingWindowState, t: f64) -> bool {
         let n = s.atimes.len();
         n as u64 >= self.amount && s.atimes[n - self.amount as usize] >= t - self.expiry as f64
     }
 
-    fn idle_at(&self, s: &MovingWindowState, from: Nanos) -> Nanos {
+    fn idle_at(&self, s: &LimitsMovingWindowState, from: Nanos) -> Nanos {
         match s.atimes.back() {
             None => from,
             Some(&newest) => first_ns(from, |x| newest < self.t(x) - self.expiry as f64),
@@ -164,15 +164,15 @@ impl PythonLimitsMovingWindow {
 }
 
 impl Limiter for PythonLimitsMovingWindow {
-    type State = MovingWindowState;
+    type State = LimitsMovingWindowState;
     const KIND: AlgorithmKind =
         AlgorithmKind::Profile(super::ProfileKind::PythonLimitsMovingWindow);
 
-    fn new_state(&self, _now: Nanos) -> MovingWindowState {
-        MovingWindowState::default()
+    fn new_state(&self, _now: Nanos) -> LimitsMovingWindowState {
+        LimitsMovingWindowState::default()
     }
 
-    fn decide(&self, s: &mut MovingWindowState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut LimitsMovingWindowState, now: Nanos) -> Decision {
         let t = self.t(now);
         if self.refuses(s, t) {
             let at = first_ns(now, |x| !self.refuses(s, self.t(x)));
@@ -187,17 +187,17 @@ impl Limiter for PythonLimitsMovingWindow {
         Decision::allow(self.amount - live, self.idle_at(s, now))
     }
 
-    fn is_idle(&self, s: &MovingWindowState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &LimitsMovingWindowState, now: Nanos) -> bool {
         s.atimes
             .back()
             .is_none_or(|&newest| newest < self.t(now) - self.expiry as f64)
     }
 
-    fn heap_bytes(s: &MovingWindowState) -> usize {
+    fn heap_bytes(s: &LimitsMovingWindowState) -> usize {
         s.atimes.capacity() * size_of::<f64>()
     }
 
-    fn redis_bytes(s: &MovingWindowState) -> usize {
+    fn redis_bytes(s: &LimitsMovingWindowState) -> usize {
         // limits' Redis storage keeps the moving window as a list.
         crate::algorithms::redis::sorted_set(s.atimes.len())
     }
@@ -216,7 +216,7 @@ pub struct PythonLimitsFixedWindow {
 
 /// The storage's counter and its expiration (`time.time()` of the first hit + expiry).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct FixedWindowState {
+pub struct LimitsFixedWindowState {
     /// Hits counted since the counter started, refused ones included.
     pub count: u64,
     /// 0.0 when there is none (`expirations.get(key, 0)`).
@@ -239,17 +239,17 @@ impl ProfileDef for PythonLimitsFixedWindow {
 }
 
 impl Limiter for PythonLimitsFixedWindow {
-    type State = FixedWindowState;
+    type State = LimitsFixedWindowState;
     const KIND: AlgorithmKind = AlgorithmKind::Profile(super::ProfileKind::PythonLimitsFixedWindow);
 
-    fn new_state(&self, _now: Nanos) -> FixedWindowState {
-        FixedWindowState::default()
+    fn new_state(&self, _now: Nanos) -> LimitsFixedWindowState {
+        LimitsFixedWindowState::default()
     }
 
-    fn decide(&self, s: &mut FixedWindowState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut LimitsFixedWindowState, now: Nanos) -> Decision {
         let t = self.t(now);
         if s.expiration <= t {
-            *s = FixedWindowState::default();
+            *s = LimitsFixedWindowState::default();
         }
         s.count += 1;
         if s.count == 1 {
@@ -264,11 +264,11 @@ impl Limiter for PythonLimitsFixedWindow {
         }
     }
 
-    fn is_idle(&self, s: &FixedWindowState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &LimitsFixedWindowState, now: Nanos) -> bool {
         s.expiration <= self.t(now)
     }
 
-    fn redis_bytes(_: &FixedWindowState) -> usize {
+    fn redis_bytes(_: &LimitsFixedWindowState) -> usize {
         crate::algorithms::redis::STRING_KEY
     }
 }
@@ -286,13 +286,13 @@ pub struct PythonLimitsSlidingWindow {
 
 /// The storage's counters of this key's windows: (window index, count, expiration).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct SlidingWindowState {
+pub struct LimitsSlidingWindowState {
     /// One entry per live window counter: its epoch-aligned index, its count and its expiration
     /// (`time.time()` float seconds).
     pub windows: Vec<(i64, u64, f64)>,
 }
 
-impl SlidingWindowState {
+impl LimitsSlidingWindowState {
     /// `MemoryStorage.get`: the count, or 0 once its expiration has passed.
     fn get(&self, idx: i64, t: f64) -> u64 {
         self.windows
@@ -325,7 +325,7 @@ impl PythonLimitsSlidingWindow {
     }
 
     /// `_get_sliding_window_info`'s weighted count before a hit: `pc·pttl/E` and `cc`.
-    fn weighted_parts(&self, s: &SlidingWindowState, t: f64) -> (f64, u64) {
+    fn weighted_parts(&self, s: &LimitsSlidingWindowState, t: f64) -> (f64, u64) {
         let e = self.expiry as f64;
         let (p, c) = self.keys(t);
         let pc = s.get(p, t);
@@ -339,7 +339,7 @@ impl PythonLimitsSlidingWindow {
         (pc as f64 * pttl / e, s.get(c, t))
     }
 
-    fn admits(&self, s: &SlidingWindowState, t: f64) -> bool {
+    fn admits(&self, s: &LimitsSlidingWindowState, t: f64) -> bool {
         let (prev, cc) = self.weighted_parts(s, t);
         let before = (prev + cc as f64).floor() as u64;
         // The check after the increment (a lost race in the library) on the same float sum.
@@ -347,14 +347,14 @@ impl PythonLimitsSlidingWindow {
         before < self.amount && after <= self.amount
     }
 
-    fn idle(&self, s: &SlidingWindowState, t: f64) -> bool {
+    fn idle(&self, s: &LimitsSlidingWindowState, t: f64) -> bool {
         let (p, _) = self.keys(t);
         s.windows.iter().all(|w| w.2 <= t || w.0 < p)
     }
 
     /// The first instant a hit would be admitted: indices change at window edges, and between
     /// two changes a later time only weighs the previous window less.
-    fn retry_at(&self, s: &SlidingWindowState, now: Nanos) -> Nanos {
+    fn retry_at(&self, s: &LimitsSlidingWindowState, now: Nanos) -> Nanos {
         let mut x = now;
         for _ in 0..8 {
             let keys = self.keys(self.t(x));
@@ -370,20 +370,20 @@ impl PythonLimitsSlidingWindow {
 }
 
 impl Limiter for PythonLimitsSlidingWindow {
-    type State = SlidingWindowState;
+    type State = LimitsSlidingWindowState;
     const KIND: AlgorithmKind =
         AlgorithmKind::Profile(super::ProfileKind::PythonLimitsSlidingWindow);
 
-    fn new_state(&self, _now: Nanos) -> SlidingWindowState {
-        SlidingWindowState::default()
+    fn new_state(&self, _now: Nanos) -> LimitsSlidingWindowState {
+        LimitsSlidingWindowState::default()
     }
 
-    fn decide(&self, s: &mut SlidingWindowState, now: Nanos) -> Decision {
+    fn decide(&self, s: &mut LimitsSlidingWindowState, now: Nanos) -> Decision {
         let t = self.t(now);
         let (p, c) = self.keys(t);
         // Windows before the previous one are never read again.
         s.windows.retain(|w| w.0 >= p);
-        let idle_at = |s: &SlidingWindowState| first_ns(now, |x| self.idle(s, self.t(x)));
+        let idle_at = |s: &LimitsSlidingWindowState| first_ns(now, |x| self.idle(s, self.t(x)));
         if !self.admits(s, t) {
             return reject(now, self.retry_at(s, now), idle_at(s));
         }
@@ -398,15 +398,15 @@ impl Limiter for PythonLimitsSlidingWindow {
         Decision::allow(self.amount.saturating_sub(used), idle_at(s))
     }
 
-    fn is_idle(&self, s: &SlidingWindowState, now: Nanos) -> bool {
+    fn is_idle(&self, s: &LimitsSlidingWindowState, now: Nanos) -> bool {
         self.idle(s, self.t(now))
     }
 
-    fn heap_bytes(s: &SlidingWindowState) -> usize {
+    fn heap_bytes(s: &LimitsSlidingWindowState) -> usize {
         s.windows.capacity() * size_of::<(i64, u64, f64)>()
     }
 
-    fn redis_bytes(s: &SlidingWindowState) -> usize {
+    fn redis_bytes(s: &LimitsSlidingWindowState) -> usize {
         s.windows.len() * crate::algorithms::redis::STRING_KEY
     }
 }

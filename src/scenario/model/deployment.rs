@@ -13,6 +13,7 @@ pub const MAX_REPLICAS: u64 = 1024;
 /// Picks the replica that serves a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
 pub enum Balancer {
+    /// Replicas in turn, request after request.
     RoundRobin,
     /// Uniformly at random (seeded).
     Random,
@@ -23,6 +24,7 @@ pub enum Balancer {
 }
 
 impl Balancer {
+    /// The name `balancer = "..."` gives (`round_robin`).
     pub fn name(self) -> &'static str {
         match self {
             Balancer::RoundRobin => "round_robin",
@@ -46,6 +48,7 @@ pub enum Ops {
 }
 
 impl Ops {
+    /// The name `ops = "..."` gives (`incr_then_expire`).
     pub fn name(self) -> &'static str {
         match self {
             Ops::Atomic => "atomic",
@@ -59,7 +62,10 @@ impl Ops {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Store {
     /// Each replica limits alone; `divided`: each with `max(1, limit / replicas)`.
-    Local { divided: bool },
+    Local {
+        /// `limit = "divided"`: each replica runs `max(1, limit / replicas)` (burst likewise).
+        divided: bool,
+    },
     /// One store every replica reaches with a round trip, running one script per request
     /// atomically (a Lua `EVALSHA`).
     Atomic,
@@ -67,9 +73,15 @@ pub enum Store {
     Racy,
     /// One shared store: `INCR`, then (for a new key) a separate `EXPIRE`, a fixed-window
     /// counter whose expiry is never set when the replica dies in between (`die_chance`).
-    IncrThenExpire { die_chance: f64 },
+    IncrThenExpire {
+        /// The chance, in [0, 1], that a replica dies between a new key's `INCR` and `EXPIRE`.
+        die_chance: f64,
+    },
     /// Each replica decides on a local copy and syncs with the store every `sync_every`.
-    Cached { sync_every: Nanos },
+    Cached {
+        /// The sync period (ns): replicas push and pull at every multiple of it.
+        sync_every: Nanos,
+    },
 }
 
 impl Store {
@@ -82,6 +94,7 @@ impl Store {
         }
     }
 
+    /// The name `store = "..."` gives: `local`, `shared` or `cached`.
     pub fn name(self) -> &'static str {
         match self {
             Store::Local { .. } => "local",
@@ -106,16 +119,21 @@ impl Store {
 /// The round-trip time between a replica and the store, drawn per round trip.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Rtt {
+    /// Every round trip takes this long (ns).
     Constant(Nanos),
     /// Uniform in `[min, max]` (integer nanoseconds).
     Uniform {
+        /// The shortest round trip (ns).
         min: Nanos,
+        /// The longest round trip (ns), at least `min`.
         max: Nanos,
     },
     /// Log-normal with this median and shape `sigma` (floating point, rounded to whole
     /// nanoseconds).
     LogNormal {
+        /// The median round trip (ns).
         median: Nanos,
+        /// The standard deviation of the round trip's natural logarithm.
         sigma: f64,
     },
 }
@@ -123,11 +141,15 @@ pub enum Rtt {
 /// What replicas do with requests while the store cannot be reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailMode {
+    /// `fail_open`: admit every request that needs the store.
     Open,
+    /// `fail_closed`: refuse every request that needs the store, with a `Retry-After` of the
+    /// time left in the outage.
     Closed,
 }
 
 impl FailMode {
+    /// The name `mode = "..."` gives: `fail_open` or `fail_closed`.
     pub fn name(self) -> &'static str {
         match self {
             FailMode::Open => "fail_open",
@@ -139,17 +161,24 @@ impl FailMode {
 /// The store is unreachable in `[from, to)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outage {
+    /// When the store becomes unreachable (virtual ns).
     pub from: Nanos,
+    /// When it is reachable again (virtual ns), after `from`.
     pub to: Nanos,
+    /// What the replicas do meanwhile.
     pub mode: FailMode,
 }
 
 /// A validated deployment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Deployment {
+    /// The number of replicas, 1 to [`MAX_REPLICAS`].
     pub replicas: u32,
+    /// How requests are spread over the replicas.
     pub balancer: Balancer,
+    /// Where the state lives and how the replicas use it.
     pub store: Store,
+    /// The replica–store round trip (unused by a local store).
     pub rtt: Rtt,
     /// Replica `r`'s clock runs `r × clock_offset` ahead of replica 0's.
     pub clock_offset: Nanos,

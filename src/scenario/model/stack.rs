@@ -32,6 +32,7 @@ pub enum Commit {
 }
 
 impl Commit {
+    /// The name `commit = "..."` gives (`all_or_nothing`).
     pub fn name(self) -> &'static str {
         match self {
             Commit::AllOrNothing => "all_or_nothing",
@@ -46,6 +47,7 @@ impl Commit {
 pub struct Route(pub String);
 
 impl Route {
+    /// Whether `endpoint` is the exact path, or starts with the prefix before the `*`.
     pub fn matches(&self, endpoint: &str) -> bool {
         crate::policy::route_matches(&self.0, endpoint)
     }
@@ -56,7 +58,9 @@ impl Route {
 pub struct Matcher {
     /// Empty: every route.
     pub routes: Vec<Route>,
+    /// Routes the rule never applies to, even when `routes` matches (NestJS `@SkipThrottle`).
     pub skip: Vec<Route>,
+    /// `Some(true)`: only signed-in requests; `Some(false)`: only anonymous ones.
     pub signed_in: Option<bool>,
     /// `Some`: only requests of these tiers.
     pub tiers: Option<Vec<String>>,
@@ -72,10 +76,15 @@ pub struct Matcher {
 /// What a matcher looks at in a request.
 #[derive(Debug, Clone, Copy)]
 pub struct Facts<'a> {
+    /// The client's address as text (the `ip` key field), which `bypass.cidrs` is checked on.
     pub ip: &'a str,
+    /// The request's user; empty (or `-` in a replayed log) when anonymous.
     pub user: &'a str,
+    /// The request's API key; empty when it carries none.
     pub api_key: &'a str,
+    /// The request's endpoint (path), which routes are matched against.
     pub endpoint: &'a str,
+    /// The client's tier, looked up by source and user; `None` when it has none.
     pub tier: Option<&'a str>,
     /// The source's `signed_in` (generated traffic); `None` for a replayed trace.
     pub source_signed_in: Option<bool>,
@@ -102,6 +111,8 @@ impl Matcher {
         self.methods.is_none_or(|m| m & (1 << code) != 0)
     }
 
+    /// Whether the rule applies to a request with facts `f`: every condition set holds. The
+    /// method is not checked here ([`Matcher::takes_method`]).
     pub fn applies(&self, f: &Facts) -> bool {
         (self.routes.is_empty() || self.routes.iter().any(|r| r.matches(f.endpoint)))
             && !self.skip.iter().any(|r| r.matches(f.endpoint))
@@ -125,7 +136,9 @@ pub struct Rule {
     /// Its algorithm, or a profile of a real library (its parameters derived from the rule's
     /// limit, window and burst, as `[policy]` derives a short-form profile's).
     pub limiter: LimiterSpec,
+    /// What the rule's keys are made of (the policy's key unless the rule sets `key`).
     pub key: KeySpec,
+    /// Which requests the rule applies to.
     pub matcher: Matcher,
     /// Warn once this many requests of the limit are used (`ceil(warn_at · limit)`).
     pub warn_from: Option<u64>,
@@ -140,16 +153,22 @@ pub struct Rule {
 /// Requests no rule limits, counted as bypassed.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Bypass {
+    /// Requests carrying one of these API keys.
     pub api_keys: Vec<String>,
+    /// Requests from a client address in one of these networks.
     pub cidrs: Vec<IpNet>,
+    /// Requests to an endpoint matching one of these patterns.
     pub routes: Vec<Route>,
 }
 
 impl Bypass {
+    /// Whether the three lists are empty (nothing bypasses).
     pub fn is_empty(&self) -> bool {
         self.api_keys.is_empty() && self.cidrs.is_empty() && self.routes.is_empty()
     }
 
+    /// Whether a request with facts `f` bypasses every rule: its API key, endpoint or client
+    /// address is in a list.
     pub fn lets_through(&self, f: &Facts) -> bool {
         (!f.api_key.is_empty() && self.api_keys.iter().any(|k| k == f.api_key))
             || self.routes.iter().any(|r| r.matches(f.endpoint))
@@ -163,12 +182,16 @@ impl Bypass {
 /// A contender's rules, when it is more than one algorithm under the policy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stack {
+    /// What is counted when an applying rule refuses.
     pub commit: Commit,
+    /// The rules in file order; a rule's `per_tier` entries follow it, one rule each.
     pub rules: Vec<Rule>,
+    /// The requests no rule limits.
     pub bypass: Bypass,
 }
 
 impl Rule {
+    /// The limit, window and burst the rule's limiter was built from.
     pub fn params(&self) -> Params {
         self.limiter.params()
     }

@@ -192,17 +192,17 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
             let d = go.decide(s, h.at);
             match d.outcome {
                 Outcome::Reject { .. } if config.max_delay.is_some() => {
-                    Go::Cancelled(s.tokens.to_bits())
+                    Go::Cancelled(s.tokens().to_bits())
                 }
                 Outcome::Reject { .. } => Go::Refused,
-                Outcome::Allow if !config.reserve => Go::Allowed(s.tokens.to_bits()),
+                Outcome::Allow if !config.reserve => Go::Allowed(s.tokens().to_bits()),
                 Outcome::Allow => Go::Reserved {
                     delay: 0,
-                    tokens: s.tokens.to_bits(),
+                    tokens: s.tokens().to_bits(),
                 },
                 Outcome::Delay(delay) => Go::Reserved {
                     delay,
-                    tokens: s.tokens.to_bits(),
+                    tokens: s.tokens().to_bits(),
                 },
             }
         })

@@ -140,7 +140,7 @@ fn ours(c: Config, hits: &[Hit]) -> Vec<Guava> {
                         .entry(h.key)
                         .or_insert_with(|| $limiter.new_state(h.at));
                     let d = $limiter.decide(s, h.at);
-                    answer(d, s.stored)
+                    answer(d, s.stored_permits())
                 })
                 .collect()
         }};
