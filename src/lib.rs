@@ -21,11 +21,12 @@
 //! - [`report`] renders results ([`report::write_outputs`], the tables, the charts, the decision
 //!   log); [`time`] is the virtual clock's units (`Nanos`), [`policy`] the policy and key
 //!   fields, [`traffic`] the sources of requests ([`traffic::export`] the requests a scenario
-//!   generates), [`drive`] sends a plan of requests to a live HTTP service in real time, and
-//!   [`store`] decides through a real Redis.
+//!   generates), [`observe`] watches a run as its operators would (OpenMetrics, alerts),
+//!   [`drive`] sends a plan of requests to a live HTTP service in real time, and [`store`]
+//!   decides through a real Redis.
 //!
-//! The command line's features (`rlsim check`, `sweep`, `probe`, `import`, the observers and the
-//! replicates) are not part of the API; `rlsim schema` prints the JSON Schema of each output a
+//! The command line's features (`rlsim check`, `sweep`, `probe`, `import`, the replicates) are
+//! not part of the API; `rlsim schema` prints the JSON Schema of each output a
 //! program reads. The few modules the binary, the benches and the example need (the CLI, the
 //! allocator, the benchmark command, output paths) are reachable but hidden from the
 //! documentation.
@@ -75,7 +76,7 @@
 //! checked once and then run through a [`algorithms::LimiterVisitor`] without a virtual call
 //! per decision.
 
-#![warn(missing_docs)]
+#![warn(missing_docs, unnameable_types)]
 
 pub mod algorithms;
 pub(crate) mod check;
