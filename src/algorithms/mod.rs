@@ -113,8 +113,9 @@ pub struct ParamsError {
 /// One rate-limiting algorithm: the decision for one key, given that key's state and the time.
 ///
 /// Implementations are pure: the same state and time always give the same decision and the same
-/// new state. Times passed for one key never decrease.
-pub trait Limiter: Send + Sync {
+/// new state. Times passed for one key never decrease. A limiter is its configuration, so it is
+/// `Clone`: each run of a contender (the run itself, its timing pass) starts from a copy.
+pub trait Limiter: Clone + Send + Sync {
     /// Per-key state. A key seen for the first time starts from [`Limiter::new_state`].
     type State: Clone + fmt::Debug + Send;
 

@@ -81,7 +81,7 @@ impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
         match self.on {
             On::Replicas(dep) => {
                 let contest = DeployedContest {
-                    limiter: Some(limiter),
+                    limiter,
                     params,
                     dep,
                     seed: setup.scenario.seed,
@@ -96,7 +96,7 @@ impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
             }
             On::Remote(factory) => {
                 let contest = ThroughContest {
-                    limiter: Some(limiter),
+                    limiter,
                     spec,
                     factory,
                 };
@@ -109,16 +109,13 @@ impl<S: DecisionSink> LimiterVisitor for Visit<'_, S> {
 
 /// One keyed limiter under the policy's key: the short form and profiles.
 struct SingleContest<L> {
-    limiter: Option<L>,
+    limiter: L,
     params: Params,
 }
 
 impl<L> SingleContest<L> {
     fn new(limiter: L, params: Params) -> Self {
-        SingleContest {
-            limiter: Some(limiter),
-            params,
-        }
+        SingleContest { limiter, params }
     }
 }
 
@@ -140,7 +137,7 @@ impl<L: Limiter> Contest for SingleContest<L> {
     const ENGINE_CAPTURE: bool = true;
 
     fn gate(&mut self, _: &Setup, keys: &KeySpace) -> Result<Self::Gate> {
-        let mut keyed = KeyedLimiter::new(self.limiter.take().expect("one gate"));
+        let mut keyed = KeyedLimiter::new(self.limiter.clone());
         keyed.reserve(keys.len());
         Ok(keyed)
     }
@@ -160,7 +157,7 @@ impl<L: Limiter> Contest for SingleContest<L> {
 
 /// The in-memory limiter with a remote deciding beside it ([`Shadowed`]).
 struct ThroughContest<'a, L> {
-    limiter: Option<L>,
+    limiter: L,
     /// What the remote runs (and the row reports).
     spec: LimiterSpec,
     factory: &'a dyn RemoteFactory,
@@ -174,7 +171,7 @@ impl<L: Limiter> Contest for ThroughContest<'_, L> {
         let remote = self
             .factory
             .open(setup.index, &setup.contender.name, self.spec)?;
-        let mut keyed = KeyedLimiter::new(self.limiter.take().expect("one gate"));
+        let mut keyed = KeyedLimiter::new(self.limiter.clone());
         keyed.reserve(keys.len());
         Ok(Shadowed { keyed, remote })
     }
@@ -202,7 +199,7 @@ impl<L: Limiter> Contest for ThroughContest<'_, L> {
 
 /// A limiter on several replicas behind a balancer ([`Deployed`]).
 struct DeployedContest<'d, L> {
-    limiter: Option<L>,
+    limiter: L,
     /// The replica's parameters.
     params: Params,
     dep: &'d Deployment,
@@ -216,7 +213,7 @@ impl<'d, L: Limiter> Contest for DeployedContest<'d, L> {
     type Gate = Captured<Deployed<'d, L>>;
 
     fn gate(&mut self, _: &Setup, _: &KeySpace) -> Result<Self::Gate> {
-        let limiter = self.limiter.take().expect("one gate");
+        let limiter = self.limiter.clone();
         let (limit, window) = (self.params.limit, self.params.window);
         let gate = Deployed::new(limiter, limit, window, self.dep, self.seed);
         Ok(Captured::new(gate, self.capture))
