@@ -13,7 +13,7 @@
 
 use super::yaml::{self, Node};
 use super::{
-    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Commit, ContenderField, ContenderTable, Contents, ImportedContender, ImportedRule, Key,
     RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
@@ -33,7 +33,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports every usage plan of `path`.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
@@ -51,11 +51,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         "a request without an API key, or with a key the plan does not hold, is answered 403 by a method that requires one: no rule here applies to it (has_api_key = true)".into(),
         "rlsim's requests carry no stage: every request is taken as one of the plan's stages".into(),
     ];
-    Ok(Imported {
-        kind: Kind::AwsUsagePlan,
-        contenders,
-        notes,
-    })
+    Ok(Contents { contenders, notes })
 }
 
 /// The plans of the file with their names: one plan, `items`, or a template's resources.
@@ -278,8 +274,9 @@ fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::Kind;
 
-    fn imported(name: &str, text: &str) -> Result<Imported> {
+    fn imported(name: &str, text: &str) -> Result<Contents> {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");

@@ -12,7 +12,7 @@
 
 use super::yaml::{self, Loc, Node};
 use super::{
-    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Commit, ContenderField, ContenderTable, Contents, ImportedContender, ImportedRule, Key,
     Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
@@ -60,7 +60,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports `path`'s local rate limit filter and its routes' configurations.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let mut hcms = Vec::new();
@@ -100,8 +100,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         fields.push(ContenderField::DryRun(true));
         notes.push("filter_enforced is 0% (its default when absent): every request is admitted, the refusals only counted (would_refuse)".into());
     }
-    Ok(Imported {
-        kind: Kind::EnvoyLocal,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: super::plain_name(&format!("envoy-{stem}"), "envoy"),
             comments: vec![format!("Envoy local_ratelimit, {}", filter_node.at())],

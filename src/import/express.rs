@@ -10,7 +10,7 @@
 
 use super::json::{self, Source, TrustProxy};
 use super::{
-    ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule, Key, Kind,
+    ContenderField, ContenderTable, Contents, Identity, ImportedContender, ImportedRule, Key,
     Profile, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
@@ -59,7 +59,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Reads `path`, the options of one `rateLimit(...)` middleware.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let (o, src) = json::read::<Options>(path)?;
     let mut notes = Vec::new();
@@ -127,8 +127,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     };
     notes.push("the default MemoryStore lives in one Node.js process: N processes (cluster, pm2, replicas behind a balancer) each keep their own counts and admit up to N times the limit".into());
     notes.push(format!("windowMs {window_ms}: the window starts at each client's first hit and is not aligned to the clock, so two windows' worth can pass across one boundary (up to 2 x {limit} within {window_ms} ms)"));
-    Ok(Imported {
-        kind: Kind::Express,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: "express-rate-limit".into(),
             comments: vec![format!("express-rate-limit options at {at}")],
@@ -262,7 +261,7 @@ fn unmodelled(o: &Options, src: &Source, notes: &mut Vec<String>) {
 mod tests {
     use super::*;
 
-    fn imported(text: &str) -> Result<Imported> {
+    fn imported(text: &str) -> Result<Contents> {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("limiter.json");
         std::fs::write(&p, text).expect("write");

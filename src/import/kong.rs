@@ -14,8 +14,8 @@
 
 use super::yaml::{self, Node};
 use super::{
-    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, RuleField, RuleTable, Selection, Text, Who,
+    Commit, ContenderField, ContenderTable, Contents, Identity, ImportedContender, ImportedRule,
+    Key, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
 use std::path::Path;
@@ -96,7 +96,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports `path`'s enabled `rate-limiting` plugins.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let root = doc.root();
@@ -127,8 +127,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "kong".into());
-    Ok(Imported {
-        kind: Kind::Kong,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: super::plain_name(&format!("kong-{stem}"), NAME),
             comments: vec![format!("Kong configuration {}", path.display())],
@@ -726,13 +725,13 @@ fn rule(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::Kind;
 
     fn toml(name: &str, text: &str) -> Result<String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join(name);
         std::fs::write(&p, text).expect("write");
         let i = import(&p, &Selection::default())?;
-        assert_eq!(i.kind, Kind::Kong);
         let mut t = i.contenders[0].to_toml(None).expect("writes");
         t.push_str(&i.notes.join("\n"));
         Ok(t)

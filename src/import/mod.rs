@@ -59,9 +59,14 @@ macro_rules! kinds {
             }
 
             fn read(self, path: &Path, select: &Selection) -> Result<Imported> {
-                match self {
-                    $(Kind::$variant => $module::import(path, select),)*
-                }
+                let contents = match self {
+                    $(Kind::$variant => $module::import(path, select)?,)*
+                };
+                Ok(Imported {
+                    kind: self,
+                    contenders: contents.contenders,
+                    notes: contents.notes,
+                })
             }
         }
     };
@@ -175,7 +180,15 @@ pub struct ImportedContender {
     pub notes: Vec<String>,
 }
 
-/// Everything one file yields.
+/// What a kind's importer reads from one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Contents {
+    pub contenders: Vec<ImportedContender>,
+    /// Notes about the whole file (directives ignored or not modelled).
+    pub notes: Vec<String>,
+}
+
+/// Everything one file yields, with the kind it was read as.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Imported {
     pub kind: Kind,

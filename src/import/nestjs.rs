@@ -13,8 +13,8 @@
 
 use super::json::{self, Source, TrustProxy};
 use super::{
-    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, Profile, RuleField, RuleTable, Selection, Text,
+    Commit, ContenderField, ContenderTable, Contents, Identity, ImportedContender, ImportedRule,
+    Key, Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_MILLI, duration_text};
@@ -59,7 +59,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Reads `path`: the throttlers of one `ThrottlerModule.forRoot`.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let text = std::fs::read_to_string(path).map_err(|e| crate::error::Error::io(path, e))?;
     let (module, src, base) = if text.trim_start().starts_with('[') {
@@ -119,8 +119,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
     notes.push("the guard increments each throttler before checking it and stops at the first that refuses: the throttlers before it have counted the refused request (commit = \"in_order\"), and a blocked key stays refused for blockDuration even after its hits expire".into());
     notes.push("the default storage is in memory, per Node.js process: N processes or replicas each keep their own counts and admit up to N times the limits".into());
     let at = src.at(&base);
-    Ok(Imported {
-        kind: Kind::Nestjs,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: "nestjs-throttler".into(),
             comments: vec![format!("ThrottlerModule.forRoot options at {at}")],
@@ -284,7 +283,7 @@ fn module_notes(m: &Module, src: &Source, notes: &mut Vec<String>) -> Result<()>
 mod tests {
     use super::*;
 
-    fn imported(text: &str) -> Result<Imported> {
+    fn imported(text: &str) -> Result<Contents> {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("throttler.json");
         std::fs::write(&p, text).expect("write");

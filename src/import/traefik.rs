@@ -12,8 +12,8 @@
 
 use super::yaml::{self, Node};
 use super::{
-    Commit, ContenderField, ContenderTable, Identity, Imported, ImportedContender, ImportedRule,
-    Key, Kind, Profile, RuleField, RuleTable, Selection, Text, Who,
+    Commit, ContenderField, ContenderTable, Contents, Identity, ImportedContender, ImportedRule,
+    Key, Profile, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
 use crate::time::{NANOS_PER_SEC, Nanos, duration_text, parse_positive_duration};
@@ -47,7 +47,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports `path`'s `http.middlewares.*.rateLimit` over the routers that use them.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let doc = yaml::load(path)?;
     let http = doc.root().req("http")?;
@@ -110,8 +110,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "traefik".into());
-    Ok(Imported {
-        kind: Kind::Traefik,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: super::plain_name(&format!("traefik-{stem}"), NAME),
             comments: vec![format!("Traefik dynamic configuration {}", path.display())],

@@ -23,7 +23,7 @@ mod expression;
 
 use super::json::{self, Source};
 use super::{
-    Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule, Key, Kind,
+    Commit, ContenderField, ContenderTable, Contents, ImportedContender, ImportedRule, Key,
     Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::{Error, Result};
@@ -200,7 +200,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Reads `path`: the enabled rate limiting rules of one ruleset (or one rule).
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     let (file, src) = read(path)?;
     if let Some(p) = file.phase.as_deref().filter(|p| *p != "http_ratelimit") {
@@ -239,7 +239,7 @@ fn contender(
     mapped: Vec<Mapped>,
     src: &Source,
     mut notes: Vec<String>,
-) -> Result<Imported> {
+) -> Result<Contents> {
     let logs_only = mapped.iter().all(|m| m.action == Action::Log);
     let mut rules = Vec::new();
     let mut status = None;
@@ -274,8 +274,7 @@ fn contender(
     notes.push("the counters are per Cloudflare data center (`cf.colo.id`, mandatory in every rule's characteristics): the effective limit is per colo, so a client whose requests reach N data centers (anycast routing, roaming, a botnet spread across regions) gets up to N times each limit; rlsim models one data center".into());
     notes.push("Cloudflare counts with an approximate sliding window and its counters take a moment to apply, so a few requests more than the limit can pass; rlsim decides the documented limits exactly (the sliding_window_counter algorithm shows how far an estimate strays)".into());
     let name = name.map_or("cloudflare".to_string(), |n| super::plain_name(n, NAME));
-    Ok(Imported {
-        kind: Kind::Cloudflare,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name,
             comments: vec![format!("Cloudflare rate limiting rules at {at}")],
@@ -549,7 +548,7 @@ fn unmodelled(r: &Rule, name: &str, src: &Source, at: &str, notes: &mut Vec<Stri
 mod tests {
     use super::*;
 
-    fn imported(text: &str) -> Result<Imported> {
+    fn imported(text: &str) -> Result<Contents> {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("rules.json");
         std::fs::write(&p, text).expect("write");
@@ -559,7 +558,6 @@ mod tests {
     /// The contender's TOML and notes.
     fn toml(text: &str) -> String {
         let i = imported(text).expect("imports");
-        assert_eq!(i.kind, Kind::Cloudflare);
         let c = &i.contenders[0];
         let mut t = c.to_toml(None).expect("writes");
         for n in &c.notes {

@@ -17,9 +17,7 @@
 mod rules;
 
 use super::yaml::{self, Loc, Node};
-use super::{
-    Commit, ContenderField, ContenderTable, Imported, ImportedContender, Kind, Selection, Text,
-};
+use super::{Commit, ContenderField, ContenderTable, Contents, ImportedContender, Selection, Text};
 // `UnitToDivider`: each unit's window in seconds, as the profile counts them.
 use crate::algorithms::profiles::ENVOY_RATELIMIT_UNITS as UNITS;
 use crate::error::Result;
@@ -116,12 +114,12 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports `path`'s domain as one contender.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     select.whole(path, NAME)?;
     from_doc(path, &yaml::load(path)?)
 }
 
-fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
+fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Contents> {
     let root = doc.root();
     root.only(&["domain", "descriptors"])?;
     let domain = root.opt_str("domain")?.unwrap_or_default();
@@ -145,8 +143,7 @@ fn from_doc(path: &Path, doc: &yaml::Doc) -> Result<Imported> {
     if let Some(b) = plan.bypass {
         fields.push(ContenderField::Bypass(b));
     }
-    Ok(Imported {
-        kind: Kind::EnvoyRatelimit,
+    Ok(Contents {
         contenders: vec![ImportedContender {
             name: super::plain_name(&domain, "ratelimit"),
             comments: vec![format!(
@@ -308,8 +305,9 @@ fn limit(r: &Node<'_>) -> Result<Limit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::import::Kind;
 
-    fn imported(text: &str) -> Result<Imported> {
+    fn imported(text: &str) -> Result<Contents> {
         let p = Path::new("rl.yaml");
         from_doc(p, &yaml::parse(p, text)?)
     }

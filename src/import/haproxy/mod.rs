@@ -18,8 +18,8 @@ mod read;
 
 use super::config_error;
 use super::{
-    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
-    Kind, Profile, RuleField, RuleTable, Selection, Text,
+    Bypass, Commit, ContenderField, ContenderTable, Contents, ImportedContender, ImportedRule,
+    Profile, RuleField, RuleTable, Selection, Text,
 };
 use crate::error::{Error, Result};
 use crate::time::{NANOS_PER_MILLI, duration_text};
@@ -100,7 +100,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 
 /// Imports `path`: every frontend and listen that denies by a tracked rate, or the one
 /// `select.server` names.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
     let sections = read::sections(path, &text)?;
     if let Some(l) = &select.location {
@@ -143,11 +143,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
         let line = sections.first().map_or(1, |s| s.line);
         return Err(config_error(path, line, "frontend", what));
     }
-    Ok(Imported {
-        kind: Kind::Haproxy,
-        contenders,
-        notes,
-    })
+    Ok(Contents { contenders, notes })
 }
 
 /// Refuses a `server` that names no frontend or listen, listing those the file has.

@@ -9,8 +9,8 @@ mod read;
 mod routes;
 
 use super::{
-    Bypass, Commit, ContenderField, ContenderTable, Imported, ImportedContender, ImportedRule,
-    Kind, RuleField, Selection, Text,
+    Bypass, Commit, ContenderField, ContenderTable, Contents, ImportedContender, ImportedRule,
+    RuleField, Selection, Text,
 };
 use crate::error::Result;
 use std::collections::BTreeMap;
@@ -133,7 +133,7 @@ pub(super) fn detect(t: &Text<'_>) -> Option<u8> {
 }
 
 /// Imports `path`: every server, or the one (and the location) `select` names.
-pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
+pub fn import(path: &Path, select: &Selection) -> Result<Contents> {
     let top = conf::read(path)?;
     let mut notes = Vec::new();
     let http = read::http(path, &top, &mut notes)?;
@@ -173,11 +173,7 @@ pub fn import(path: &Path, select: &Selection) -> Result<Imported> {
             None => notes.push(format!("{}: {} limits no request (no limit_req applies, or every request is answered by return)", s.at, s.level.name)),
         }
     }
-    Ok(Imported {
-        kind: Kind::Nginx,
-        contenders,
-        notes,
-    })
+    Ok(Contents { contenders, notes })
 }
 
 /// The locations a server decides requests by, with the server's own level as `/` when no
