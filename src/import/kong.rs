@@ -18,14 +18,17 @@ use super::{
     Key, RuleField, RuleTable, Selection, Text, Who,
 };
 use crate::error::Result;
+use crate::time::{
+    NANOS_PER_DAY, NANOS_PER_HOUR, NANOS_PER_MIN, NANOS_PER_SEC, Nanos, duration_text,
+};
 use std::path::Path;
 
-/// The periods a fixed window follows exactly, with their rlsim windows.
-const PERIODS: [(&str, &str); 4] = [
-    ("second", "1s"),
-    ("minute", "1m"),
-    ("hour", "1h"),
-    ("day", "1d"),
+/// The periods a fixed window follows exactly, with their lengths.
+const PERIODS: [(&str, Nanos); 4] = [
+    ("second", NANOS_PER_SEC),
+    ("minute", NANOS_PER_MIN),
+    ("hour", NANOS_PER_HOUR),
+    ("day", NANOS_PER_DAY),
 ];
 
 const CONFIG: [&str; 16] = [
@@ -675,7 +678,7 @@ fn rule(
     a: &Applies,
     v: &Variant,
     period: &str,
-    window: &str,
+    window: Nanos,
     limit: u64,
 ) -> ImportedRule {
     let comments = vec![
@@ -693,7 +696,7 @@ fn rule(
         name: super::plain_name(&format!("{}.{period}{}", a.label, v.suffix), NAME),
         algorithm: "fixed_window",
         limit,
-        window: window.into(),
+        window: duration_text(window),
         burst: None,
         key: v.key.clone(),
     };
