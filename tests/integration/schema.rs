@@ -158,3 +158,15 @@ fn a_document_breaking_the_schema_is_refused() {
     doc.as_object_mut().unwrap().remove("schema_version");
     assert!(!summary.is_valid(&doc));
 }
+
+#[test]
+fn an_unknown_document_is_refused_with_the_ones_there_are() {
+    let out = rlsim().args(["schema", "summery"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("summery") && err.contains("summary, sweep, check"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
