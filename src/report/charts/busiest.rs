@@ -5,8 +5,8 @@
 //! line riding it.
 
 use super::{
-    LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, hover_points, notes,
-    panel, panel_top, panels, plot_err, render, row_names, steps, tick, tie_note, ties,
+    LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, draw_steps, notes,
+    panel, panel_top, panels, plot_err, render, row_names, tick, tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -78,22 +78,22 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 .map_err(plot_err(FILE))?;
             marks.end(panel_area)?;
             let c = colour_among(&names, name);
-            marks.begin(panel_area, name)?;
-            chart
-                // Steps: each bucket's figure holds for the bucket, nothing is interpolated.
-                .draw_series(LineSeries::new(
-                    steps(points, timeline.width()),
-                    c.stroke_width(2),
-                ))
-                .map_err(plot_err(FILE))?;
-            for &(x, y) in &hover_points(points) {
-                let title = format!(
-                    "{name}, {}: busiest key held {y:.0} of {limit} in its window",
-                    timeline.at(x)
-                );
-                marks.point(chart.backend_coord(&(x, y)), c, false, &title);
-            }
-            marks.end(panel_area)?;
+            draw_steps(
+                FILE,
+                &mut chart,
+                panel_area,
+                marks,
+                name,
+                points,
+                timeline.width(),
+                c,
+                |x, y| {
+                    format!(
+                        "{name}, {}: busiest key held {y:.0} of {limit} in its window",
+                        timeline.at(x)
+                    )
+                },
+            )?;
         }
         Ok(())
     })?;

@@ -374,6 +374,34 @@ pub fn steps(points: &[(f64, f64)], width: f64) -> Vec<(f64, f64)> {
     out
 }
 
+/// One row's figure per bucket as a step line in `colour`, one hover group named `name`: each
+/// bucket's figure holds for the bucket (nothing is interpolated), and each of its downsampled
+/// points ([`hover_points`]) gets the hover title `title(x, y)`.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_steps(
+    file: &str,
+    chart: &mut Plot<'_, '_>,
+    area: &Area<'_>,
+    marks: &mut Marks,
+    name: &str,
+    points: &[(f64, f64)],
+    width: f64,
+    colour: RGBColor,
+    title: impl Fn(f64, f64) -> String,
+) -> Result<()> {
+    marks.begin(area, name)?;
+    chart
+        .draw_series(LineSeries::new(
+            steps(points, width),
+            colour.stroke_width(2),
+        ))
+        .map_err(plot_err(file))?;
+    for &(x, y) in &hover_points(points) {
+        marks.point(chart.backend_coord(&(x, y)), colour, false, &title(x, y));
+    }
+    marks.end(area)
+}
+
 /// `name`, or `name (= a, b)` when rows tie with it.
 pub fn tied_label(name: &str, tie: &[&str]) -> String {
     if tie.is_empty() {

@@ -3,9 +3,9 @@
 //! limit is drawn where it bounds something: on the busiest-key chart ([`super::busiest`]).
 
 use super::{
-    Area, LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, figure,
-    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, steps, tick,
-    tie_note, ties,
+    Area, LegendEntry, Mark, Marks, OFFERED, Timeline, caption_size, colour_among, draw_steps,
+    figure, notes, panel, panel_top, panels, plot_err, render, row_names, steps, tick, tie_note,
+    ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -169,19 +169,17 @@ impl<'a> Rates<'a> {
             .map_err(plot_err(FILE))?;
         marks.end(panel_area)?;
         let c = colour_among(&self.names, name);
-        marks.begin(panel_area, name)?;
-        chart
-            // Steps: each bucket's rate holds for the bucket, nothing is interpolated.
-            .draw_series(LineSeries::new(
-                steps(points, timeline.width()),
-                c.stroke_width(2),
-            ))
-            .map_err(plot_err(FILE))?;
-        for &(x, y) in &hover_points(points) {
-            let title = format!("{name}, {}: {} req/s", timeline.at(x), figure(y));
-            marks.point(chart.backend_coord(&(x, y)), c, false, &title);
-        }
-        marks.end(panel_area)
+        draw_steps(
+            FILE,
+            &mut chart,
+            panel_area,
+            marks,
+            name,
+            points,
+            timeline.width(),
+            c,
+            |x, y| format!("{name}, {}: {} req/s", timeline.at(x), figure(y)),
+        )
     }
 }
 

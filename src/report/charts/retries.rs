@@ -4,8 +4,8 @@
 //! off) reads at a glance. Retries depend on the algorithm's rejections, so each has its own.
 
 use super::{
-    LegendEntry, Mark, Marks, PALETTE, Timeline, caption_size, figure, headroom, hover_points,
-    panel, panels, plot_err, render, steps, tick,
+    LegendEntry, Mark, Marks, PALETTE, Timeline, caption_size, draw_steps, figure, headroom, panel,
+    panels, render, tick,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -127,24 +127,24 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 5,
             )?;
             for (k, ((_, label), points)) in retrying.iter().zip(sources).enumerate() {
-                let c = source_colour(k);
-                marks.begin(panel_area, label)?;
-                chart
-                    .draw_series(LineSeries::new(
-                        steps(points, timeline.width()),
-                        c.stroke_width(2),
-                    ))
-                    .map_err(plot_err(FILE))?;
-                for &(x, y) in &hover_points(points) {
-                    let title = format!(
-                        "{}, {label}, {}: {} retries/s",
-                        a.algorithm,
-                        timeline.at(x),
-                        figure(y)
-                    );
-                    marks.point(chart.backend_coord(&(x, y)), c, false, &title);
-                }
-                marks.end(panel_area)?;
+                draw_steps(
+                    FILE,
+                    &mut chart,
+                    panel_area,
+                    marks,
+                    label,
+                    points,
+                    timeline.width(),
+                    source_colour(k),
+                    |x, y| {
+                        format!(
+                            "{}, {label}, {}: {} retries/s",
+                            a.algorithm,
+                            timeline.at(x),
+                            figure(y)
+                        )
+                    },
+                )?;
             }
         }
         Ok(())
