@@ -1,9 +1,13 @@
 //! Fixed window: one counter per aligned window `[k·W, (k+1)·W)`.
 //!
 //! The Redis equivalent is `INCR rl:{key}:{floor(now/W)}` with an `EXPIRE` of one window, checked
-//! before the increment (a Lua script), so rejected requests are not counted.
+//! before the increment (a Lua script), so rejected requests are not counted. A request of cost
+//! `c` is `INCRBY c`, admitted while the window's count stays within the limit.
 
-use super::{AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common};
+use super::{
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common,
+};
 use crate::time::Nanos;
 
 /// At most `limit` admissions per aligned window. Ignores `burst`.
@@ -47,7 +51,7 @@ impl Limiter for FixedWindow {
         }
     }
 
-    fn decide(&self, s: &mut FixedWindowState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut FixedWindowState, now: Nanos, cost: Cost) -> Decision {
         let idx = now / self.window;
         if idx != s.window {
             *s = FixedWindowState {
@@ -57,8 +61,13 @@ impl Limiter for FixedWindow {
         }
         // Either outcome leaves count > 0, so the key is back to initial when the window ends.
         let reset_at = self.window_end(idx);
-        if s.count < self.limit {
-            s.count += 1;
+        let cost = u64::from(cost);
+        if cost > self.limit {
+            let fresh_at = if s.count == 0 { now } else { reset_at };
+            return beyond_capacity(now, fresh_at, self.limit - s.count);
+        }
+        if s.count + cost <= self.limit {
+            s.count += cost;
             Decision {
                 outcome: Outcome::Allow,
                 remaining: self.limit - s.count,
@@ -69,7 +78,7 @@ impl Limiter for FixedWindow {
                 outcome: Outcome::Reject {
                     retry_after: reset_at - now,
                 },
-                remaining: 0,
+                remaining: self.limit - s.count,
                 reset_at,
             }
         }

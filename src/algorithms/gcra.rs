@@ -3,10 +3,13 @@
 //! `CL.THROTTLE`): emission interval `T = floor(W/L)` ns, tolerance `τ = (B−1)·T`.
 //!
 //! A request at `now` conforms iff `now ≥ tat − τ`; it then moves `tat` to `max(tat, now) + T`.
-//! A rejected request leaves the state untouched.
+//! A rejected request leaves the state untouched. A request of cost `n` is `n` cells at once
+//! (governor's `check_n`): it conforms iff `now ≥ tat + (n−1)·T − τ` and moves `tat` by `n·T`;
+//! `n` above the burst never conforms.
 
 use super::{
-    AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common, params_error,
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common, params_error,
 };
 use crate::time::Nanos;
 
@@ -47,6 +50,17 @@ impl Gcra {
     }
 }
 
+impl Gcra {
+    /// Further unit requests conforming at `now` with theoretical arrival time `tat`.
+    #[inline]
+    fn remaining(&self, tat: Nanos, now: Nanos) -> u64 {
+        // Each conforms while max(tat, now) + k·T ≤ now + τ: the slack is τ − (tat − now), in
+        // 64 bits (`now + τ` may not be).
+        let slack = self.tolerance.checked_sub(tat.saturating_sub(now));
+        slack.map_or(0, |x| x / self.interval + 1)
+    }
+}
+
 impl Limiter for Gcra {
     type State = GcraState;
     const KIND: AlgorithmKind = AlgorithmKind::Gcra;
@@ -56,24 +70,35 @@ impl Limiter for Gcra {
     }
 
     #[inline]
-    fn decide(&self, s: &mut GcraState, now: Nanos) -> Decision {
-        let earliest = s.tat.saturating_sub(self.tolerance);
+    fn decide_n(&self, s: &mut GcraState, now: Nanos, cost: Cost) -> Decision {
+        // `cost` cells at once, as governor's `check_n`: the cells after the first weigh
+        // (cost − 1)·T on top of the first, which τ must cover (else no state admits them).
+        let extra = if cost == 1 {
+            0
+        } else {
+            match (Nanos::from(cost) - 1).checked_mul(self.interval) {
+                Some(extra) if extra <= self.tolerance => extra,
+                _ => return beyond_capacity(now, s.tat, self.remaining(s.tat, now)),
+            }
+        };
+        let earliest = s.tat.saturating_add(extra).saturating_sub(self.tolerance);
         if now < earliest {
             return Decision {
                 outcome: Outcome::Reject {
                     retry_after: earliest - now,
                 },
-                remaining: 0,
+                remaining: self.remaining(s.tat, now),
                 reset_at: s.tat,
             };
         }
-        s.tat = s.tat.max(now).saturating_add(self.interval);
-        // Each further request at `now` conforms while tat + k·T ≤ now + τ. The new `tat` is
-        // at or after `now`, so the slack is τ − (tat − now), in 64 bits (`now + τ` may not be).
-        let slack = self.tolerance.checked_sub(s.tat - now);
+        s.tat = s
+            .tat
+            .max(now)
+            .saturating_add(self.interval)
+            .saturating_add(extra);
         Decision {
             outcome: Outcome::Allow,
-            remaining: slack.map_or(0, |x| x / self.interval + 1),
+            remaining: self.remaining(s.tat, now),
             reset_at: s.tat,
         }
     }

@@ -12,7 +12,7 @@
 //! allocation, and hence `peak_state_bytes`, is the one a `HashMap<KeyId, State>` would have
 //! held.
 
-use super::{Decision, Limiter};
+use super::{Cost, Decision, Limiter};
 use crate::time::Nanos;
 use bit_vec::BitVec;
 use std::cell::RefCell;
@@ -151,11 +151,17 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.limiter
     }
 
-    /// Decides on one request of `key` at `now`.
+    /// Decides on one request of `key` at `now` of cost 1.
+    #[inline(always)]
+    pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
+        self.decide_n(key, now, 1)
+    }
+
+    /// Decides on one request of `key` at `now` weighing `cost` ([`Limiter::decide_n`]).
     // Always inlined: a call returns the decision through memory, which the caller then stalls
     // reading back.
     #[inline(always)]
-    pub fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
+    pub fn decide_n(&mut self, key: KeyId, now: Nanos, cost: Cost) -> Decision {
         let i = key as usize;
         if i >= self.states.len() {
             self.grow(i);
@@ -171,7 +177,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         } else {
             (L::heap_bytes(state), L::redis_bytes(state))
         };
-        let decision = limiter.decide(state, now);
+        let decision = limiter.decide_n(state, now, cost);
         let (new_heap, new_redis) = (L::heap_bytes(state), L::redis_bytes(state));
         debug_assert!(
             std::mem::needs_drop::<L::State>() || new_heap == 0,
@@ -224,9 +230,14 @@ impl<L: Limiter> KeyedLimiter<L> {
     /// copy of the key's state for the algorithms that override it). For rules that are all
     /// checked before any is committed.
     pub fn peek(&self, key: KeyId, now: Nanos) -> Decision {
+        self.peek_n(key, now, 1)
+    }
+
+    /// [`KeyedLimiter::peek`] for a request weighing `cost`.
+    pub fn peek_n(&self, key: KeyId, now: Nanos, cost: Cost) -> Decision {
         match self.live(key) {
-            Some(s) => self.limiter.peek(s, now),
-            None => self.limiter.peek(&self.limiter.new_state(now), now),
+            Some(s) => self.limiter.peek_n(s, now, cost),
+            None => self.limiter.peek_n(&self.limiter.new_state(now), now, cost),
         }
     }
 

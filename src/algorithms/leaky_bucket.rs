@@ -2,12 +2,16 @@
 //! `W/L`; admitted requests leave the queue at exactly spaced departure times (`Delay`), a full
 //! queue rejects.
 //!
+//! A request of cost `c` takes `c` places and `c` intervals of the drain: it is delayed until the
+//! queue ahead of it has drained, and refused when fewer than `c` places are free.
+//!
 //! The state is one number, the next free departure slot (virtual scheduling, as nginx's
 //! `limit_req` with `burst` and no `nodelay`). Times are scaled by `l` (with `g = gcd(L, W)`,
 //! `l = L/g`, `w = W/g`) so the interval `W/L = w/l` ns is exactly `w` scaled units.
 
 use super::{
-    AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common, params_error,
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common, params_error,
 };
 use crate::time::{Nanos, gcd};
 
@@ -54,6 +58,12 @@ impl LeakyBucket {
         now as u128 * self.scale as u128
     }
 
+    /// Free places with `ahead` scaled time of the queue still to drain: `B − floor(ahead/w)`.
+    fn places_left(&self, ahead: u128) -> u64 {
+        let w = self.interval as u128;
+        (self.depth / w).saturating_sub(ahead / w) as u64
+    }
+
     /// A scaled span rounded up to whole nanoseconds (fits: see `new`).
     fn ns_ceil(&self, span: u128) -> Nanos {
         span.div_ceil(self.scale as u128) as Nanos
@@ -70,25 +80,32 @@ impl Limiter for LeakyBucket {
         }
     }
 
-    fn decide(&self, s: &mut LeakyBucketState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut LeakyBucketState, now: Nanos, cost: Cost) -> Decision {
         let n = self.scaled(now);
-        // Requests still queued depart at tat−w, tat−2w, …; floor(ahead/w) of them are ≥ n,
-        // and that is < B exactly when ahead < B·w.
+        // Units still queued depart at tat−w, tat−2w, …; floor(ahead/w) of them are ≥ n. A
+        // request of cost c takes c places: it fits when floor(ahead/w) + c ≤ B, exactly when
+        // ahead < (B − c + 1)·w.
         let ahead = s.tat.saturating_sub(n);
         let w = self.interval as u128;
-        if ahead >= self.depth {
-            // Admitted once ahead' = tat − n' < B·w, i.e. n' ≥ tat − B·w + 1, rounded up to a
-            // whole ns; since n is a whole ns that is now + ceil((ahead − B·w + 1)/l).
+        let units = cost as u128 * w;
+        let Some(room) = (self.depth + w).checked_sub(units) else {
+            let fresh_at = now.saturating_add(self.ns_ceil(ahead));
+            return beyond_capacity(now, fresh_at, self.places_left(ahead));
+        };
+        if ahead >= room {
+            // Admitted once ahead' = tat − n' < room, i.e. n' ≥ tat − room + 1, rounded up to
+            // a whole ns; since n is a whole ns that is now + ceil((ahead − room + 1)/l).
             return Decision {
                 outcome: Outcome::Reject {
-                    retry_after: self.ns_ceil(ahead - self.depth + 1),
+                    retry_after: self.ns_ceil(ahead - room + 1),
                 },
-                remaining: 0,
+                remaining: self.places_left(ahead),
                 reset_at: now.saturating_add(self.ns_ceil(ahead)),
             };
         }
-        // Departure slot max(tat, n) = n + ahead, leaving at ceil(slot / l) ns.
-        s.tat = n + ahead + w;
+        // Departure slot max(tat, n) = n + ahead, leaving at ceil(slot / l) ns; its c units
+        // hold the c slots from there.
+        s.tat = n + ahead + units;
         let delay = self.ns_ceil(ahead);
         Decision {
             outcome: if delay == 0 {
@@ -96,9 +113,9 @@ impl Limiter for LeakyBucket {
             } else {
                 Outcome::Delay(delay)
             },
-            // The queue now holds floor((ahead + w)/w) requests departing at or after now.
-            remaining: (self.depth / w - (ahead / w + 1)) as u64,
-            reset_at: now.saturating_add(self.ns_ceil(ahead + w)),
+            // The queue now holds floor(ahead/w) + c units departing at or after now.
+            remaining: (self.depth / w - (ahead / w + cost as u128)) as u64,
+            reset_at: now.saturating_add(self.ns_ceil(ahead + units)),
         }
     }
 

@@ -5,6 +5,8 @@
 //! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
 
 pub(crate) mod catalogue;
+#[cfg(test)]
+mod cost_tests;
 mod fixed_window;
 mod gcra;
 mod keyed;
@@ -30,6 +32,23 @@ pub use token_bucket::{TokenBucket, TokenBucketState};
 use crate::time::Nanos;
 use std::fmt;
 use std::str::FromStr;
+
+/// What one request weighs: 1 for a plain request, more for a costly one (GraphQL points, a
+/// batch, tokens). Every count an algorithm keeps is in these units.
+pub type Cost = u32;
+
+/// A refusal of a request costlier than the key's whole capacity: no state would admit it.
+/// It advertises the time until the key's state is fresh, `reset_at` (at least 1 ns), and the
+/// `remaining` units smaller requests still have.
+pub(crate) fn beyond_capacity(now: Nanos, reset_at: Nanos, remaining: u64) -> Decision {
+    Decision {
+        outcome: Outcome::Reject {
+            retry_after: reset_at.saturating_sub(now).max(1),
+        },
+        remaining,
+        reset_at,
+    }
+}
 
 /// What happened to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +86,8 @@ impl Outcome {
 pub struct Decision {
     /// Whether the request is admitted, delayed or refused.
     pub outcome: Outcome,
-    /// Further requests the key could make at this same instant and have admitted
-    /// (`X-RateLimit-Remaining`).
+    /// Further units of cost the key could spend at this same instant and have admitted, as
+    /// requests of cost 1 (`X-RateLimit-Remaining`).
     pub remaining: u64,
     /// The earliest time at which the key's state is back to its initial value, i.e. its full
     /// quota is available again (`X-RateLimit-Reset`). A key is idle, and may be evicted, from
@@ -125,15 +144,33 @@ pub trait Limiter: Clone + Send + Sync {
     /// The state of a key that has never been seen (or was evicted as idle) at time `now`.
     fn new_state(&self, now: Nanos) -> Self::State;
 
-    /// Decides on one request of the key at `now`, updating its state.
-    fn decide(&self, state: &mut Self::State, now: Nanos) -> Decision;
+    /// Decides on one request of the key at `now` weighing `cost` units (at least 1), updating
+    /// its state. Counts, `remaining` and retry-afters are in units of cost.
+    ///
+    /// A request costlier than the key could ever admit (above the capacity) is refused
+    /// whatever the state, and consumes nothing; its `retry_after` is the time until the key's
+    /// state is fresh again (at least 1 ns), the most a limiter can say of it. A library profile
+    /// whose library cannot weigh a request ([`AlgorithmKind::weighs`]) is only ever handed a
+    /// cost of 1: validation refuses a scenario that would hand it more.
+    fn decide_n(&self, state: &mut Self::State, now: Nanos, cost: Cost) -> Decision;
 
-    /// The decision [`Limiter::decide`] would make at `now`, leaving the state as it is (for
+    /// Decides on one request of cost 1 ([`Limiter::decide_n`]).
+    #[inline(always)]
+    fn decide(&self, state: &mut Self::State, now: Nanos) -> Decision {
+        self.decide_n(state, now, 1)
+    }
+
+    /// The decision [`Limiter::decide_n`] would make at `now`, leaving the state as it is (for
     /// rules all checked before any commits). The default decides on a copy, which allocates
     /// for a state that owns heap memory: such algorithms override it (the sliding window
     /// log; the library profiles with a log still copy).
+    fn peek_n(&self, state: &Self::State, now: Nanos, cost: Cost) -> Decision {
+        self.decide_n(&mut state.clone(), now, cost)
+    }
+
+    /// [`Limiter::peek_n`] for a request of cost 1.
     fn peek(&self, state: &Self::State, now: Nanos) -> Decision {
-        self.decide(&mut state.clone(), now)
+        self.peek_n(state, now, 1)
     }
 
     /// Whether the key's state is equivalent to a fresh one at `now`, so it can be dropped.
@@ -261,6 +298,15 @@ impl AlgorithmKind {
                 "theoretical arrival time; burst back to back, then one per interval"
             }
             AlgorithmKind::Profile(p) => p.description(),
+        }
+    }
+
+    /// Whether the algorithm weighs a request by its cost: every exact algorithm does, and a
+    /// profile whose library takes a weight ([`profiles::Weight`]); the others count requests.
+    pub fn weighs(self) -> bool {
+        match self {
+            AlgorithmKind::Profile(p) => matches!(p.weight(), profiles::Weight::Takes(_)),
+            _ => true,
         }
     }
 

@@ -4,10 +4,14 @@
 //! The Redis equivalent is two `INCR` keys (current and previous window). The estimate assumes
 //! the previous window's requests were spread evenly over it, which is where its error comes from.
 
-use super::{AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common};
+use super::{
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common,
+};
 use crate::time::Nanos;
 
-/// Admits while `prev·(W−e)/W + curr < L`, `e` being the time elapsed in the current window.
+/// Admits while `prev·(W−e)/W + curr < L`, `e` being the time elapsed in the current window; a
+/// request of cost `c` while `prev·(W−e)/W + curr + c − 1 < L` (and adds `c` to `curr`).
 /// Ignores `burst`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlidingWindowCounter {
@@ -43,6 +47,17 @@ impl SlidingWindowCounter {
         s.window = i;
     }
 
+    /// When both counters have rolled out, seen from window `i` at `now`.
+    fn reset_at(&self, s: &SlidingWindowCounterState, i: u64, now: Nanos) -> Nanos {
+        if s.curr > 0 {
+            self.start(i, 2)
+        } else if s.prev > 0 {
+            self.start(i, 1)
+        } else {
+            now
+        }
+    }
+
     /// Start of window `i + k` (saturating at the end of time).
     fn start(&self, i: u64, k: u64) -> Nanos {
         i.saturating_add(k).saturating_mul(self.window)
@@ -50,22 +65,26 @@ impl SlidingWindowCounter {
 
     /// The exact wait after a reject at elapsed time `e` of the current window, assuming no
     /// other request comes in between. Rejects are not counted, so `prev` and `curr` stay fixed.
-    fn retry_after(&self, s: &SlidingWindowCounterState, e: u64) -> Nanos {
+    /// A request of cost `c` needs `prev·(W−e') < (L−curr−c+1)·W`: it is a unit request on top
+    /// of `c − 1` more admissions (`1 ≤ c ≤ L`).
+    fn retry_after(&self, s: &SlidingWindowCounterState, e: u64, cost: u64) -> Nanos {
         let (l, w) = (self.limit as u128, self.window as u128);
+        let (c, curr) = (cost as u128, s.curr as u128 + cost as u128 - 1);
         // Later in this window: prev·(W−e') < (L−curr)·W ⇔ W−e' < (L−curr)·W/prev
         // ⇔ e' ≥ W − ceil((L−curr)·W/prev) + 1. Being rejected at e means that e' > e.
-        if s.curr < self.limit && s.prev > 0 {
-            let m = ((l - s.curr as u128) * w).div_ceil(s.prev as u128);
-            let e2 = w + 1 - m;
+        if curr < l && s.prev > 0 {
+            let m = ((l - curr) * w).div_ceil(s.prev as u128);
+            let e2 = (w + 1).saturating_sub(m);
             if e2 < w {
                 return (e2 - e as u128) as Nanos;
             }
         }
-        // Next window, where prev' = curr and curr' = 0: curr·(W−e') < L·W. As curr ≤ L this
-        // holds from e' = 0, or from e' = 1 when curr = L.
+        // Next window, where prev' = curr and curr' = 0: curr·(W−e') < (L−c+1)·W. As curr ≤ L
+        // this holds from e' = 0, from e' = 1 for a unit request when curr = L, and at the
+        // latest from e' = W, the start of the window after.
         let e2 = match s.curr {
             0 => 0,
-            c => (w + 1).saturating_sub((l * w).div_ceil(c as u128)) as Nanos,
+            n => (w + 1).saturating_sub(((l - c + 1) * w).div_ceil(n as u128)) as Nanos,
         };
         self.window - e + e2
     }
@@ -83,35 +102,34 @@ impl Limiter for SlidingWindowCounter {
         }
     }
 
-    fn decide(&self, s: &mut SlidingWindowCounterState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut SlidingWindowCounterState, now: Nanos, cost: Cost) -> Decision {
         let i = now / self.window;
         Self::roll(s, i);
         let e = now % self.window;
         let (l, w) = (self.limit as u128, self.window as u128);
-        // prev·(W−e) + curr·W < L·W, in exact integers (curr ≤ L always holds).
+        let cost = u64::from(cost);
+        // prev·(W−e) + (curr + cost − 1)·W < L·W, in exact integers (curr ≤ L always holds).
         let weight = s.prev as u128 * (w - e as u128);
-        let admit = weight < (l - s.curr as u128) * w;
+        // Further unit admissions at `now`: curr + k < (L·W − weight)/W.
+        let room = (l * w).saturating_sub(weight).div_ceil(w) as u64;
+        if cost > self.limit {
+            let reset_at = self.reset_at(s, i, now);
+            return beyond_capacity(now, reset_at, room.saturating_sub(s.curr));
+        }
+        let admit =
+            (s.curr + cost - 1) < self.limit && weight < (l - (s.curr + cost - 1) as u128) * w;
         let outcome = if admit {
-            s.curr += 1;
+            s.curr += cost;
             Outcome::Allow
         } else {
             Outcome::Reject {
-                retry_after: self.retry_after(s, e),
+                retry_after: self.retry_after(s, e, cost),
             }
-        };
-        // Further admissions at `now`: curr + k < (L·W − weight)/W.
-        let room = (l * w).saturating_sub(weight).div_ceil(w) as u64;
-        let reset_at = if s.curr > 0 {
-            self.start(i, 2)
-        } else if s.prev > 0 {
-            self.start(i, 1)
-        } else {
-            now
         };
         Decision {
             outcome,
             remaining: room.saturating_sub(s.curr),
-            reset_at,
+            reset_at: self.reset_at(s, i, now),
         }
     }
 

@@ -1,9 +1,14 @@
 //! Sliding window log: the admission time of every request still inside the window `(now−W, now]`.
 //!
 //! The Redis equivalent is a sorted set per key: `ZREMRANGEBYSCORE key -inf now-W`, `ZCARD`, and
-//! `ZADD key now now` when admitted. Exact, at the cost of up to `L` timestamps per key.
+//! `ZADD key now now` when admitted. Exact, at the cost of up to `L` timestamps per key. A request
+//! of cost `c` adds `c` entries at its time (as `c` unit members would), so it is admitted while
+//! the window holds at most `L − c` entries.
 
-use super::{AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common};
+use super::{
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common,
+};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
@@ -31,6 +36,39 @@ impl SlidingWindowLog {
     fn expiry(&self, t: Nanos) -> Nanos {
         t.saturating_add(self.window)
     }
+
+    /// The decision on `cost` units at `now` over the log's live entries, those from index
+    /// `expired` on (older ones have left the window), without changing the log.
+    #[inline]
+    fn decide_live(
+        &self,
+        log: &SlidingWindowLogState,
+        expired: usize,
+        now: Nanos,
+        cost: Cost,
+    ) -> Decision {
+        let live = (log.len() - expired) as u64;
+        let cost = u64::from(cost);
+        let newest = log.back().map_or(now, |&t| self.expiry(t));
+        if cost > self.limit {
+            let fresh_at = if live == 0 { now } else { newest };
+            return beyond_capacity(now, fresh_at, self.limit - live);
+        }
+        if live + cost <= self.limit {
+            Decision::allow(self.limit - live - cost, self.expiry(now))
+        } else {
+            // Room for `cost` once the oldest `live + cost − limit` live entries have left
+            // (limit ≥ 1 and cost ≤ limit, so that entry exists).
+            let leaving = log[expired + (live + cost - self.limit) as usize - 1];
+            Decision {
+                outcome: Outcome::Reject {
+                    retry_after: self.expiry(leaving) - now,
+                },
+                remaining: self.limit - live,
+                reset_at: newest,
+            }
+        }
+    }
 }
 
 impl Limiter for SlidingWindowLog {
@@ -42,41 +80,24 @@ impl Limiter for SlidingWindowLog {
         VecDeque::new()
     }
 
-    fn decide(&self, log: &mut SlidingWindowLogState, now: Nanos) -> Decision {
+    fn decide_n(&self, log: &mut SlidingWindowLogState, now: Nanos, cost: Cost) -> Decision {
         while log.front().is_some_and(|&t| self.expiry(t) <= now) {
             log.pop_front();
         }
-        if (log.len() as u64) < self.limit {
-            log.push_back(now);
-            Decision::allow(self.limit - log.len() as u64, self.expiry(now))
-        } else {
-            // Full (limit ≥ 1, so non-empty): the oldest entry leaves first.
-            let (oldest, newest) = (log[0], log[log.len() - 1]);
-            Decision {
-                outcome: Outcome::Reject {
-                    retry_after: self.expiry(oldest) - now,
-                },
-                remaining: 0,
-                reset_at: self.expiry(newest),
+        let decision = self.decide_live(log, 0, now, cost);
+        if decision.outcome.is_admitted() {
+            match cost {
+                1 => log.push_back(now),
+                _ => log.extend(std::iter::repeat_n(now, cost as usize)),
             }
         }
+        decision
     }
 
-    fn peek(&self, log: &SlidingWindowLogState, now: Nanos) -> Decision {
+    fn peek_n(&self, log: &SlidingWindowLogState, now: Nanos, cost: Cost) -> Decision {
         // `decide` without its pruning: the live entries are the ones past the expired prefix.
         let expired = log.partition_point(|&t| self.expiry(t) <= now);
-        let live = (log.len() - expired) as u64;
-        if live < self.limit {
-            Decision::allow(self.limit - live - 1, self.expiry(now))
-        } else {
-            Decision {
-                outcome: Outcome::Reject {
-                    retry_after: self.expiry(log[expired]) - now,
-                },
-                remaining: 0,
-                reset_at: self.expiry(log[log.len() - 1]),
-            }
-        }
+        self.decide_live(log, expired, now, cost)
     }
 
     fn redis_bytes(log: &SlidingWindowLogState) -> usize {

@@ -1,12 +1,14 @@
 //! Token bucket: `burst` tokens of capacity, refilled continuously at `limit` per `window`,
-//! one token per request. A key starts with a full bucket.
+//! one token per unit of cost. A key starts with a full bucket; a request costing more than
+//! `burst` tokens is never admitted.
 //!
 //! The Redis equivalent is a hash `{tokens, last}` updated by a Lua script. Here tokens are kept
 //! in exact integer units so that refill never rounds: with `g = gcd(L, W)`, `l = L/g` and
 //! `w = W/g`, one token is `w` units and the bucket gains `l` units per nanosecond.
 
 use super::{
-    AlgorithmKind, Decision, Limiter, Outcome, Params, ParamsError, check_common, params_error,
+    AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
+    check_common, params_error,
 };
 use crate::time::{Nanos, gcd};
 
@@ -71,16 +73,23 @@ impl Limiter for TokenBucket {
         }
     }
 
-    fn decide(&self, s: &mut TokenBucketState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut TokenBucketState, now: Nanos, cost: Cost) -> Decision {
         // Refilling is exact in units, so it is safe to store the refilled level on a reject too.
         s.level = self.level_at(s, now);
         s.last = now;
-        let outcome = if s.level >= self.token {
-            s.level -= self.token;
+        let need = match Nanos::from(cost).checked_mul(self.token) {
+            Some(need) if need <= self.capacity => need,
+            _ => {
+                let reset_at = now.saturating_add(self.time_to(s.level, self.capacity));
+                return beyond_capacity(now, reset_at, s.level / self.token);
+            }
+        };
+        let outcome = if s.level >= need {
+            s.level -= need;
             Outcome::Allow
         } else {
             Outcome::Reject {
-                retry_after: self.time_to(s.level, self.token),
+                retry_after: self.time_to(s.level, need),
             }
         };
         Decision {

@@ -14,7 +14,7 @@
 
 use super::engine::{Detail, Gate};
 use crate::algorithms::{
-    Decision, KeyId, KeyTable, Limiter, MemoryUsage, Outcome, keyspace_bytes, redis, slots,
+    Cost, Decision, KeyId, KeyTable, Limiter, MemoryUsage, Outcome, keyspace_bytes, redis, slots,
 };
 use crate::metrics::DeploymentTally;
 use crate::rng::{Stream, rng};
@@ -94,7 +94,7 @@ enum Mode<S> {
         copies: Vec<FxHashMap<KeyId, Copy<S>>>,
         /// Requests the replicas admitted since the last sync, in time order, at the time each
         /// was decided: replayed into the store at the next sync.
-        pending: Vec<(KeyId, Nanos)>,
+        pending: Vec<(KeyId, Nanos, Cost)>,
         next_sync: Nanos,
         every: Nanos,
     },
@@ -172,10 +172,11 @@ fn decide_on<L: Limiter>(
     limiter: &L,
     slot: &mut Slot<L::State>,
     clock: Nanos,
+    cost: Cost,
 ) -> (Decision, Nanos) {
     let now = clock.max(slot.last);
     slot.last = now;
-    (limiter.decide(&mut slot.state, now), now)
+    (limiter.decide_n(&mut slot.state, now, cost), now)
 }
 
 /// A key's state as the limiter starts it at `clock`.
@@ -296,13 +297,13 @@ impl<'d, L: Limiter> Deployed<'d, L> {
                 // Every replica pushes what it admitted (replayed into the store's state in
                 // time order, as the algorithm counts), then pulls the keys it used.
                 self.tally.syncs += 1;
-                for &(key, time) in pending.iter() {
+                for &(key, time, cost) in pending.iter() {
                     let slot = store.entry(key).or_insert_with(|| Slot {
                         state: self.limiter.new_state(time),
                         last: time,
                         version: 0,
                     });
-                    decide_on(&self.limiter, slot, time);
+                    decide_on(&self.limiter, slot, time, cost);
                 }
                 pending.clear();
                 for copy in copies.iter_mut() {
@@ -380,6 +381,7 @@ impl Incr {
         (limit, window): (u64, Nanos),
         key: KeyId,
         t: Nanos,
+        cost: Cost,
     ) -> Decision {
         let Conn { link, tally } = conn;
         let (served, back) = link.round_trip(t);
@@ -390,8 +392,10 @@ impl Incr {
         if c.expires.is_some_and(|e| e <= served) {
             *c = Counter::default();
         }
-        c.count += 1;
-        if c.count == 1 {
+        let new_key = c.count == 0;
+        // `INCRBY key cost`.
+        c.count += u64::from(cost);
+        if new_key {
             if self.die_chance > 0.0 && die_rng.random::<f64>() < self.die_chance {
                 c.stuck = true;
                 tally.keys_without_expiry += 1;
@@ -453,6 +457,7 @@ impl<S: Clone> Racy<S> {
         key: KeyId,
         t: Nanos,
         offset: Nanos,
+        cost: Cost,
     ) -> Decision {
         let Conn { link, tally } = conn;
         let (served, back) = link.round_trip(t);
@@ -463,7 +468,7 @@ impl<S: Clone> Racy<S> {
             None => fresh(limiter, clock),
         };
         let read_version = slot.version;
-        let (decision, now) = decide_on(limiter, &mut slot, clock);
+        let (decision, now) = decide_on(limiter, &mut slot, clock, cost);
         let write_rtt = link.rtt();
         tally.store_ops += 2;
         // The replica waits for the write's reply before answering.
@@ -528,19 +533,19 @@ impl<L: Limiter> Gate for Deployed<'_, L> {
                 let slot = tables[r]
                     .entry(a.key)
                     .or_insert_with(|| fresh(limiter, clock));
-                decide_on(limiter, slot, clock).0
+                decide_on(limiter, slot, clock, a.cost).0
             }
             Mode::Atomic(store) => {
                 let (_, back) = conn.link.round_trip(t);
                 conn.tally.latency(back - t);
                 conn.tally.store_ops += 1;
                 let slot = store.entry(a.key).or_insert_with(|| fresh(limiter, clock));
-                decide_on(limiter, slot, clock).0
+                decide_on(limiter, slot, clock, a.cost).0
             }
-            Mode::Racy(racy) => racy.decide(limiter, conn, a.key, t, offset),
+            Mode::Racy(racy) => racy.decide(limiter, conn, a.key, t, offset, a.cost),
             Mode::Incr(incr) => {
                 let limits = (self.limit, self.window);
-                incr.decide(conn, &mut self.die_rng, limits, a.key, t)
+                incr.decide(conn, &mut self.die_rng, limits, a.key, t, a.cost)
             }
             Mode::Cached {
                 store,
@@ -563,10 +568,10 @@ impl<L: Limiter> Gate for Deployed<'_, L> {
                         .unwrap_or_else(|| fresh(limiter, clock)),
                     dirty: false,
                 });
-                let (d, now) = decide_on(limiter, &mut copy.slot, clock);
+                let (d, now) = decide_on(limiter, &mut copy.slot, clock, a.cost);
                 if d.outcome.is_admitted() {
                     copy.dirty = true;
-                    pending.push((a.key, now));
+                    pending.push((a.key, now, a.cost));
                 }
                 d
             }

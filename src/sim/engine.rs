@@ -130,10 +130,10 @@ impl<L: Limiter> Gate for KeyedLimiter<L> {
     }
     #[inline]
     fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>) {
-        let decision = KeyedLimiter::decide(self, arrival.key, arrival.time);
+        let decision = KeyedLimiter::decide_n(self, arrival.key, arrival.time, arrival.cost);
         let mut detail = Detail::default();
         if arrival.logged.is_some() {
-            let peek = KeyedLimiter::peek(self, arrival.key, arrival.time);
+            let peek = KeyedLimiter::peek_n(self, arrival.key, arrival.time, arrival.cost);
             detail.deciders.opens_at = opening(&peek, arrival.time);
         }
         (decision, detail)

@@ -41,7 +41,7 @@ pub use replay::{
 };
 pub use via::{Hop, Network, Rotation, Wire};
 
-use crate::algorithms::KeyId;
+use crate::algorithms::{Cost, KeyId};
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
 use crate::rng::{self, Stream};
@@ -251,6 +251,8 @@ pub struct Arrival {
     /// What production decided of a replayed request, and its route ([`Logged::NONE`] for
     /// the others).
     pub logged: Logged,
+    /// What the request weighs ([`Cost`]): 1 unless its source or trace says.
+    pub cost: Cost,
 }
 
 impl Arrival {
@@ -266,6 +268,7 @@ impl Arrival {
             forged: 0,
             method: 0,
             logged: Logged::NONE,
+            cost: 1,
         }
     }
 }

@@ -4,10 +4,10 @@
 //! `rateLimitCheck` (fixed window) and the sliding counter. All read `Date.now()` (ms).
 
 use super::{
-    Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, first_ns, ms, policy_millis,
-    retry_at_ms,
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, at_ms, first_ns, ms,
+    policy_millis, retry_at_ms,
 };
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{DEFAULT_START, NANOS_PER_SEC, Nanos};
 use std::collections::VecDeque;
 
@@ -69,6 +69,7 @@ pub struct ArticleBucketState {
 impl ProfileDef for ArticleTokenBucket {
     const NAME: &'static str = "article-float-token-bucket";
     const DESCRIPTION: &'static str = "the article “Rate Limiting em Produção”'s in-memory TokenBucketRateLimiter: float tokens refilled on each request, ms clock";
+    const WEIGHT: Weight = Weight::Requests("the article's code counts one per request");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "capacity",
@@ -123,7 +124,8 @@ impl Limiter for ArticleTokenBucket {
         }
     }
 
-    fn decide(&self, s: &mut ArticleBucketState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut ArticleBucketState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         s.tokens = self.refilled(s, now_ms);
         s.last_refill = Some(now_ms);
@@ -176,6 +178,7 @@ pub struct ArticleLogState {
 impl ProfileDef for ArticleRedisZsetLog {
     const NAME: &'static str = "article-redis-zset-log";
     const DESCRIPTION: &'static str = "the article “Rate Limiting em Produção”'s Redis sorted-set log: counted before the add, refused requests logged, same-ms requests collapse";
+    const WEIGHT: Weight = Weight::Requests("the article's code counts one per request");
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -199,7 +202,8 @@ impl Limiter for ArticleRedisZsetLog {
         ArticleLogState::default()
     }
 
-    fn decide(&self, s: &mut ArticleLogState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut ArticleLogState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         // ZREMRANGEBYSCORE key 0 windowStart: scores ≤ now − windowMs go.
         if let Some(start) = now_ms.checked_sub(self.window_ms) {
@@ -261,6 +265,7 @@ pub struct ArticleCounterState {
 impl ProfileDef for ArticleLuaFixedWindow {
     const NAME: &'static str = "article-redis-lua-fixed-window";
     const DESCRIPTION: &'static str = "the article “Limitação de taxa de API”'s Lua INCR + PEXPIRE on the first hit: window from the first hit, refused hits counted, inclusive expiry";
+    const WEIGHT: Weight = Weight::Requests("the article's code counts one per request");
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -284,7 +289,8 @@ impl Limiter for ArticleLuaFixedWindow {
         ArticleCounterState::default()
     }
 
-    fn decide(&self, s: &mut ArticleCounterState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut ArticleCounterState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         if s.count > 0 && now_ms > s.expires_at {
             *s = ArticleCounterState::default();
@@ -336,6 +342,7 @@ pub struct ArticleWindowsState {
 impl ProfileDef for ArticleSlidingCounter {
     const NAME: &'static str = "article-sliding-counter";
     const DESCRIPTION: &'static str = "the article “Limitação de taxa de API”'s sliding counter: two aligned windows, previous weighted by (1 − (now % W) / W) in doubles";
+    const WEIGHT: Weight = Weight::Requests("the article's code counts one per request");
     const PARAMS: &'static [ParamSpec] = &[LIMIT, WINDOW_MS];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -393,7 +400,8 @@ impl Limiter for ArticleSlidingCounter {
         }
     }
 
-    fn decide(&self, s: &mut ArticleWindowsState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut ArticleWindowsState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = self.date_now(now);
         let (previous, current) = self.counts(s, now_ms);
         *s = ArticleWindowsState {

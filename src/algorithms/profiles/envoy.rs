@@ -17,8 +17,10 @@
 //! every multiple of `fill_interval` of virtual time (a refill due at the very instant of a
 //! request happens first).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns, policy_millis};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns, policy_millis,
+};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_MILLI, Nanos};
 
 /// `local_rate_limit` with `token_bucket { max_tokens, tokens_per_fill, fill_interval }`.
@@ -60,6 +62,7 @@ fn seconds(now: Nanos) -> f64 {
 impl ProfileDef for EnvoyLocal {
     const NAME: &'static str = "envoy-local";
     const DESCRIPTION: &'static str = "Envoy local rate limit token bucket (max_tokens, tokens_per_fill per fill_interval); continuous double refill, or the pre-1.36 fill timer";
+    const WEIGHT: Weight = Weight::Requests("Envoy's local rate limit takes one token per request");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "max_tokens",
@@ -155,7 +158,8 @@ impl Limiter for EnvoyLocal {
         }
     }
 
-    fn decide(&self, s: &mut EnvoyState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut EnvoyState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let total = self.tokens(s, now);
         let full = |s: &EnvoyState| first_ns(now, |x| self.tokens(s, x) >= self.max_tokens as f64);
         if total < 1.0 {

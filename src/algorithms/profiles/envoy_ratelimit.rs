@@ -8,8 +8,8 @@
 //! (`GetResponseDescriptorStatus`: OVER_LIMIT when the count after the increment exceeds
 //! `requests_per_unit`; remaining `limit − count`).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{self, DEFAULT_START, NANOS_PER_SEC, Nanos};
 
 /// `UnitToDivider`: each unit's window in seconds.
@@ -46,6 +46,7 @@ pub struct EnvoyRatelimitState {
 impl ProfileDef for EnvoyRatelimit {
     const NAME: &'static str = "envoy-ratelimit";
     const DESCRIPTION: &'static str = "envoyproxy/ratelimit service (Redis): a counter per window aligned to the Unix epoch (now/divider, whole seconds; month 30 d, year 365 d), every request counted, over the limit past requests_per_unit";
+    const WEIGHT: Weight = Weight::Requests("hits_addend above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "requests_per_unit",
@@ -132,7 +133,8 @@ impl Limiter for EnvoyRatelimit {
         }
     }
 
-    fn decide(&self, s: &mut EnvoyRatelimitState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut EnvoyRatelimitState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let window = self.window(now);
         // A new window is a new cache key, which starts from 0.
         if s.window != window {

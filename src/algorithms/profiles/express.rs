@@ -9,9 +9,10 @@
 //! change decisions, so it is not modelled.
 
 use super::{
-    Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, ms, policy_millis, retry_at_ms,
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, at_ms, ms, policy_millis,
+    retry_at_ms,
 };
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::Nanos;
 
 /// `rateLimit({ windowMs, limit })` with the default memory store.
@@ -31,6 +32,8 @@ pub struct ExpressState {
 impl ProfileDef for ExpressRateLimit {
     const NAME: &'static str = "express-rate-limit";
     const DESCRIPTION: &'static str = "npm express-rate-limit 8 (MemoryStore): fixed window from each key's first hit, ms clock, rejected hits counted";
+    const WEIGHT: Weight =
+        Weight::Requests("express-rate-limit's store increments a key by one per request");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "windowMs",
@@ -70,7 +73,8 @@ impl Limiter for ExpressRateLimit {
         }
     }
 
-    fn decide(&self, s: &mut ExpressState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut ExpressState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         if s.reset_ms <= now_ms {
             *s = ExpressState {

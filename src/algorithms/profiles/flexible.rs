@@ -16,10 +16,10 @@
 //! taken as firing on time.
 
 use super::{
-    Args, ParamSpec, ParamType, ParamValue, ProfileDef, ProfileError, at_ms, ms, policy_seconds,
-    retry_at_ms,
+    Args, ParamSpec, ParamType, ParamValue, ProfileDef, ProfileError, Weight, at_ms, ms,
+    policy_seconds, retry_at_ms,
 };
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::Nanos;
 
 /// `new RateLimiterMemory({ points, duration, blockDuration })`, one point per `consume`.
@@ -43,6 +43,8 @@ pub struct FlexibleState {
 impl ProfileDef for RateLimiterFlexible {
     const NAME: &'static str = "rate-limiter-flexible";
     const DESCRIPTION: &'static str = "npm rate-limiter-flexible 11 (RateLimiterMemory): fixed window from each key's first hit, ms clock, rejected hits counted, optional block";
+    const WEIGHT: Weight =
+        Weight::Requests("consume(key, points) with points above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "points",
@@ -118,7 +120,8 @@ impl Limiter for RateLimiterFlexible {
         }
     }
 
-    fn decide(&self, s: &mut FlexibleState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut FlexibleState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         if s.expires_at > now_ms {
             s.value += 1;

@@ -16,8 +16,8 @@
 //! sum is kept as Go computes it). `average` and `period` give the limit as Traefik computes it,
 //! `float64(average·1e9) / float64(period ns)`, instead of `Every`.
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// `rate.NewLimiter(rate.Every(every), burst)`, used through `Allow` or `Reserve`.
@@ -57,6 +57,8 @@ fn seconds(d: Nanos) -> f64 {
 impl ProfileDef for GoRate {
     const NAME: &'static str = "go-x-time-rate";
     const DESCRIPTION: &'static str = "Go golang.org/x/time/rate v0.13 Limiter: float64 token bucket starting full; Allow refuses, Reserve delays";
+    const WEIGHT: Weight =
+        Weight::Requests("AllowN / ReserveN with n above 1 are not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "every",
@@ -189,7 +191,8 @@ impl Limiter for GoRate {
         }
     }
 
-    fn decide(&self, s: &mut GoRateState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut GoRateState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let tokens = self.advance(s, now) - 1.0;
         let wait = self.wait(tokens);
         if let Some(max) = self.max_delay

@@ -5,8 +5,8 @@
 //! so this profile is [`Gcra`] under the library's name and native parameters: the replenish
 //! `period` and the `burst` (governor's `max_burst`).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError};
-use crate::algorithms::{AlgorithmKind, Decision, Gcra, Limiter, Params, gcra::GcraState};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Gcra, Limiter, Params, gcra::GcraState};
 use crate::time::Nanos;
 
 /// governor's GCRA with its quota's period and burst.
@@ -17,6 +17,8 @@ impl ProfileDef for Governor {
     const NAME: &'static str = "governor";
     const DESCRIPTION: &'static str =
         "Rust crate governor 0.10: GCRA, one cell per `period`, `burst` cells back to back";
+    const WEIGHT: Weight =
+        Weight::Takes("check_n(n): n cells at once; n above the burst is InsufficientCapacity");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "period",
@@ -58,8 +60,10 @@ impl Limiter for Governor {
         self.0.new_state(now)
     }
 
-    fn decide(&self, state: &mut GcraState, now: Nanos) -> Decision {
-        self.0.decide(state, now)
+    /// `check_n(n)`: the GCRA of `n` cells at once; `n` above the burst is governor's
+    /// `InsufficientCapacity`, a refusal no wait ends.
+    fn decide_n(&self, state: &mut GcraState, now: Nanos, cost: Cost) -> Decision {
+        self.0.decide_n(state, now, cost)
     }
 
     fn is_idle(&self, state: &GcraState, now: Nanos) -> bool {

@@ -14,8 +14,8 @@
 //! (`resync`, `reserveEarliestAvailable`, `storedPermitsToWaitTime`, `doSetRate`), and Java's
 //! `(long)` cast truncates as Rust's `as i64` does.
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_MICRO, NANOS_PER_SEC, Nanos};
 
 /// `SmoothWarmingUp`'s ramp: the permits above `threshold` cost more, up to `cold` intervals.
@@ -218,7 +218,8 @@ macro_rules! guava_limiter {
                 self.0.new_state(now)
             }
 
-            fn decide(&self, s: &mut GuavaState, now: Nanos) -> Decision {
+            fn decide_n(&self, s: &mut GuavaState, now: Nanos, cost: Cost) -> Decision {
+                debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
                 self.0.decide(s, now)
             }
 
@@ -247,6 +248,7 @@ impl Eq for GuavaBursty {}
 impl ProfileDef for GuavaBursty {
     const NAME: &'static str = "guava-bursty";
     const DESCRIPTION: &'static str = "Java Guava 31 RateLimiter.create(pps) (SmoothBursty): up to 1 s of unused permits saved, each request pays the next one's wait, µs clock, doubles";
+    const WEIGHT: Weight = Weight::Requests("acquire(permits) above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[PERMITS_PER_SECOND, TIMEOUT, ACQUIRE];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -272,6 +274,7 @@ impl Eq for GuavaWarmup {}
 impl ProfileDef for GuavaWarmup {
     const NAME: &'static str = "guava-warmup";
     const DESCRIPTION: &'static str = "Java Guava 31 RateLimiter.create(pps, warmupPeriod) (SmoothWarmingUp): starts cold, permits cost up to 3 intervals until warm, µs clock, doubles";
+    const WEIGHT: Weight = Weight::Requests("acquire(permits) above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[
         PERMITS_PER_SECOND,
         ParamSpec {

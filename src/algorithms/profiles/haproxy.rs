@@ -44,8 +44,10 @@
 //! so the parity is that of an arbitrary origin; the arithmetic is otherwise unchanged (3.x
 //! moved it into `update_freq_ctr_period_slow` and `_freq_ctr_total_from_values`).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, first_ns, policy_millis};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, at_ms, first_ns, policy_millis,
+};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_MILLI, Nanos};
 
 /// How the deny rule compares the rate with its threshold.
@@ -110,6 +112,8 @@ const FRESH: HaproxyState = HaproxyState {
 impl ProfileDef for HaproxyHttpReqRate {
     const NAME: &'static str = "haproxy-http-req-rate";
     const DESCRIPTION: &'static str = "HAProxy 2.6 stick-table http_req_rate(period) tracked by track-sc and compared by a deny rule (gt/ge); denied requests count; entries expire";
+    const WEIGHT: Weight =
+        Weight::Requests("a stick table's http_req_rate counts one per HTTP request");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "period",
@@ -278,7 +282,8 @@ impl Limiter for HaproxyHttpReqRate {
         FRESH
     }
 
-    fn decide(&self, s: &mut HaproxyState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut HaproxyState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = self.now_ms(now);
         self.update(s, now_ms);
         let rate = self.read(s, now_ms);

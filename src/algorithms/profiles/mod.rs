@@ -178,11 +178,23 @@ impl ProfileError {
     }
 }
 
+/// What a library does with a request's weight (GraphQL points, a batch, tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weight {
+    /// The library takes a weight through this call (`check_n(n)`), and the profile reproduces
+    /// what it does with it, its edges included.
+    Takes(&'static str),
+    /// The library counts requests, one each; why it cannot weigh one.
+    Requests(&'static str),
+}
+
 /// What each profile file provides to the registry.
 pub(crate) trait ProfileDef: Limiter + Sized {
     const NAME: &'static str;
     const DESCRIPTION: &'static str;
     const PARAMS: &'static [ParamSpec];
+    /// Whether, and how, the library weighs a request.
+    const WEIGHT: Weight;
     /// Builds the profile from the policy's parameters and the native ones the scenario gave.
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError>;
 }
@@ -279,6 +291,30 @@ impl ProfileKind {
             ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::PARAMS,
             ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::PARAMS,
             ProfileKind::ArticleSlidingCounter => ArticleSlidingCounter::PARAMS,
+        }
+    }
+
+    /// Whether the profile's library weighs a request, and how ([`Weight`]).
+    pub fn weight(self) -> Weight {
+        match self {
+            ProfileKind::Governor => Governor::WEIGHT,
+            ProfileKind::NginxLimitReq => NginxLimitReq::WEIGHT,
+            ProfileKind::ExpressRateLimit => ExpressRateLimit::WEIGHT,
+            ProfileKind::NestjsThrottler => NestjsThrottler::WEIGHT,
+            ProfileKind::RateLimiterFlexible => RateLimiterFlexible::WEIGHT,
+            ProfileKind::PythonLimitsMovingWindow => PythonLimitsMovingWindow::WEIGHT,
+            ProfileKind::PythonLimitsFixedWindow => PythonLimitsFixedWindow::WEIGHT,
+            ProfileKind::PythonLimitsSlidingWindow => PythonLimitsSlidingWindow::WEIGHT,
+            ProfileKind::GoXTimeRate => GoRate::WEIGHT,
+            ProfileKind::EnvoyLocal => EnvoyLocal::WEIGHT,
+            ProfileKind::EnvoyRatelimit => EnvoyRatelimit::WEIGHT,
+            ProfileKind::GuavaBursty => GuavaBursty::WEIGHT,
+            ProfileKind::GuavaWarmup => GuavaWarmup::WEIGHT,
+            ProfileKind::HaproxyHttpReqRate => HaproxyHttpReqRate::WEIGHT,
+            ProfileKind::ArticleTokenBucket => ArticleTokenBucket::WEIGHT,
+            ProfileKind::ArticleRedisZsetLog => ArticleRedisZsetLog::WEIGHT,
+            ProfileKind::ArticleLuaFixedWindow => ArticleLuaFixedWindow::WEIGHT,
+            ProfileKind::ArticleSlidingCounter => ArticleSlidingCounter::WEIGHT,
         }
     }
 

@@ -12,9 +12,10 @@
 //! records a later hit would treat as new, so it does not change decisions.
 
 use super::{
-    Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, ms, policy_millis, retry_at_ms,
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, at_ms, ms, policy_millis,
+    retry_at_ms,
 };
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
@@ -41,6 +42,7 @@ pub struct NestjsState {
 impl ProfileDef for NestjsThrottler {
     const NAME: &'static str = "nestjs-throttler";
     const DESCRIPTION: &'static str = "npm @nestjs/throttler 6 (in-memory storage): sliding log of hits on a ms clock, blocks for blockDuration once over the limit";
+    const WEIGHT: Weight = Weight::Requests("@nestjs/throttler records one hit per request");
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "ttl",
@@ -95,7 +97,8 @@ impl Limiter for NestjsThrottler {
         NestjsState::default()
     }
 
-    fn decide(&self, s: &mut NestjsState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut NestjsState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         while s.hits.front().is_some_and(|&e| e <= now_ms) {
             s.hits.pop_front();

@@ -12,8 +12,8 @@
 //! drain `rate·ms/1000` is rounded down, frequent requests drain slower than the nominal rate:
 //! that loss is nginx's and is reproduced.
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, at_ms, ms, retry_at_ms};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, at_ms, ms, retry_at_ms};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// One `limit_req zone=... [burst=N] [nodelay | delay=N]` over `limit_req_zone ... rate=R`.
@@ -63,6 +63,9 @@ fn parse_rate(text: &str) -> Result<u64, String> {
 impl ProfileDef for NginxLimitReq {
     const NAME: &'static str = "nginx-limit-req";
     const DESCRIPTION: &'static str = "nginx 1.31 limit_req: leaky bucket in integer milli-requests on a ms clock; burst, nodelay, delay=";
+    const WEIGHT: Weight = Weight::Requests(
+        "nginx's limit_req adds one request's excess per request; it has no weight",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "rate",
@@ -166,7 +169,8 @@ impl Limiter for NginxLimitReq {
         }
     }
 
-    fn decide(&self, s: &mut NginxState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut NginxState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let now_ms = ms(now);
         let excess = if s.fresh {
             0

@@ -12,8 +12,10 @@
 //! wall time) is not modelled: it only drops entries, and the decisions below are those of the
 //! storage calls themselves (see docs/profiles.md for the one edge where the thread matters).
 
-use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, first_ns, policy_seconds};
-use crate::algorithms::{AlgorithmKind, Decision, Limiter, Outcome, Params};
+use super::{
+    Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns, policy_seconds,
+};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::{DEFAULT_START, Nanos};
 use std::collections::VecDeque;
 
@@ -136,6 +138,7 @@ pub struct LimitsMovingWindowState {
 impl ProfileDef for PythonLimitsMovingWindow {
     const NAME: &'static str = "python-limits-moving-window";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 MovingWindowRateLimiter (MemoryStorage): a log of admissions, float seconds, closed edge";
+    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -172,7 +175,8 @@ impl Limiter for PythonLimitsMovingWindow {
         LimitsMovingWindowState::default()
     }
 
-    fn decide(&self, s: &mut LimitsMovingWindowState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut LimitsMovingWindowState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let t = self.t(now);
         if self.refuses(s, t) {
             let at = first_ns(now, |x| !self.refuses(s, self.t(x)));
@@ -226,6 +230,7 @@ pub struct LimitsFixedWindowState {
 impl ProfileDef for PythonLimitsFixedWindow {
     const NAME: &'static str = "python-limits-fixed-window";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 FixedWindowRateLimiter (MemoryStorage): a counter from each key's first hit, float seconds, rejected hits counted";
+    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -246,7 +251,8 @@ impl Limiter for PythonLimitsFixedWindow {
         LimitsFixedWindowState::default()
     }
 
-    fn decide(&self, s: &mut LimitsFixedWindowState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut LimitsFixedWindowState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let t = self.t(now);
         if s.expiration <= t {
             *s = LimitsFixedWindowState::default();
@@ -305,6 +311,7 @@ impl LimitsSlidingWindowState {
 impl ProfileDef for PythonLimitsSlidingWindow {
     const NAME: &'static str = "python-limits-sliding-window-counter";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 SlidingWindowCounterRateLimiter (MemoryStorage): epoch-aligned windows, previous one weighted by its remaining time, floats";
+    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -378,7 +385,8 @@ impl Limiter for PythonLimitsSlidingWindow {
         LimitsSlidingWindowState::default()
     }
 
-    fn decide(&self, s: &mut LimitsSlidingWindowState, now: Nanos) -> Decision {
+    fn decide_n(&self, s: &mut LimitsSlidingWindowState, now: Nanos, cost: Cost) -> Decision {
+        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let t = self.t(now);
         let (p, c) = self.keys(t);
         // Windows before the previous one are never read again.

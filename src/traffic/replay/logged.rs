@@ -1,5 +1,5 @@
 //! What production logged of a replayed request (its limiter's decision and its route), packed
-//! into one byte of [`crate::traffic::Arrival`] so an arrival keeps its 32 bytes: the engine copies
+//! into one byte of [`crate::traffic::Arrival`] so an arrival keeps its 40 bytes: the engine copies
 //! arrivals on its hot path, and a trace without decisions pays nothing.
 
 use super::Production;
@@ -135,7 +135,7 @@ mod tests {
     }
 
     #[test]
-    fn an_arrival_keeps_its_32_bytes() {
-        assert_eq!(std::mem::size_of::<crate::traffic::Arrival>(), 32);
+    fn an_arrival_keeps_its_40_bytes() {
+        assert_eq!(std::mem::size_of::<crate::traffic::Arrival>(), 40);
     }
 }

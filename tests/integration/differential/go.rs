@@ -229,7 +229,7 @@ fn compare(driver: Command, configs: Vec<Config>, seed0: u64) -> (usize, usize, 
                 .iter()
                 .map(|h| Hit {
                     at: h.at + start,
-                    key: h.key,
+                    ..*h
                 })
                 .collect();
             (c.line(), absolute)

@@ -17,7 +17,9 @@ pub use crate::external::{on_path, require_external};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rlsim::algorithms::profiles::{ParamValue, Profile};
-use rlsim::algorithms::{Decision, KeyedLimiter, Limiter, LimiterVisitor, Outcome, ProfileKind};
+use rlsim::algorithms::{
+    Cost, Decision, KeyedLimiter, Limiter, LimiterVisitor, Outcome, ProfileKind,
+};
 use rlsim::time::{NANOS_PER_MILLI, NANOS_PER_SEC, Nanos};
 use rlsim::{Params, time::NANOS_PER_MIN};
 use std::io::Write;
@@ -28,11 +30,29 @@ use std::process::{Command, Stdio};
 pub const TRACES: u64 = 24;
 pub const HITS: usize = 3000;
 
-/// One hit: virtual time (ns) and key index.
+/// One hit: virtual time (ns), key index and what it weighs (1 for a plain request).
 #[derive(Debug, Clone, Copy)]
 pub struct Hit {
     pub at: Nanos,
     pub key: u32,
+    pub cost: Cost,
+}
+
+/// `hits` with random costs drawn from `rng`: half of them 1, the others 1 to `most` (give it
+/// above the library's capacity to reach its costliest edge).
+#[allow(dead_code)] // each driver takes costs in turn
+pub fn with_costs(hits: Vec<Hit>, seed: u64, most: Cost) -> Vec<Hit> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC057);
+    hits.into_iter()
+        .map(|h| Hit {
+            cost: if rng.random_bool(0.5) {
+                1
+            } else {
+                rng.random_range(1..=most)
+            },
+            ..h
+        })
+        .collect()
 }
 
 /// A random trace whose gaps favour the edges: ties, sub-millisecond steps, one millisecond, and
@@ -60,6 +80,7 @@ pub fn trace(seed: u64, window_ms: u64, keys: u32, hits: usize) -> Vec<Hit> {
         out.push(Hit {
             at,
             key: rng.random_range(0..keys),
+            cost: 1,
         });
     }
     out
@@ -94,7 +115,8 @@ impl Said {
 }
 
 /// Runs a driver over several traces (each a config line then `TIME KEY` per hit, TIME in units
-/// of `unit` ns); returns its answer lines per trace. One process for all traces: Node takes a second to load a framework.
+/// of `unit` ns, and `TIME KEY COST` for a hit of cost above 1); returns its answer lines per
+/// trace. One process for all traces: Node takes a second to load a framework.
 pub fn run_driver(
     mut cmd: Command,
     traces: &[(String, Vec<Hit>)],
@@ -111,7 +133,10 @@ pub fn run_driver(
         input.push_str(config);
         input.push('\n');
         for h in hits {
-            input.push_str(&format!("{} k{}\n", h.at / unit, h.key));
+            match h.cost {
+                1 => input.push_str(&format!("{} k{}\n", h.at / unit, h.key)),
+                c => input.push_str(&format!("{} k{} {c}\n", h.at / unit, h.key)),
+            }
         }
     }
     let mut stdin = child.stdin.take().unwrap();
@@ -157,7 +182,10 @@ pub fn decide_at(
         type Output = Vec<Decision>;
         fn visit<L: Limiter + 'static>(self, limiter: L) -> Vec<Decision> {
             let mut keyed = KeyedLimiter::new(limiter);
-            self.0.iter().map(|h| keyed.decide(h.key, h.at)).collect()
+            self.0
+                .iter()
+                .map(|h| keyed.decide_n(h.key, h.at, h.cost))
+                .collect()
         }
     }
     configure(kind, given)
