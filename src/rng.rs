@@ -36,6 +36,8 @@ pub enum Stream {
     Replicates,
     /// A constant source's timing jitter (`jitter = "5%"`), per source.
     Timing,
+    /// A source's request costs, drawn per request (`cost_dist`, `costs = [...]`).
+    Costs,
 }
 
 impl Stream {
@@ -53,6 +55,7 @@ impl Stream {
             Stream::Deployment => 6,
             Stream::Replicates => 7,
             Stream::Timing => 8,
+            Stream::Costs => 9,
         }
     }
 }

@@ -272,6 +272,15 @@ pub struct RawTraffic {
     /// `method = "POST"`, or a weighted mix `methods = [{ method, weight }]`.
     pub method: Option<S<String>>,
     pub methods: Option<S<Vec<RawWeighted>>>,
+    /// What each request weighs: `cost = 5`, or drawn (`cost_dist` with `cost_min`,
+    /// `cost_max`, `cost_sigma`, `cost_exponent`), or a mix `costs = [{ cost, weight }]`.
+    pub cost: Option<S<Int>>,
+    pub cost_dist: Option<S<String>>,
+    pub cost_min: Option<S<Int>>,
+    pub cost_max: Option<S<Int>>,
+    pub cost_sigma: Option<S<Num>>,
+    pub cost_exponent: Option<S<Num>>,
+    pub costs: Option<S<Vec<RawCost>>>,
     /// A constant source's timing jitter, a share of its gap (`"5%"`, docs/replicates.md).
     pub jitter: Option<S<String>>,
 }
@@ -292,6 +301,18 @@ pub struct RawPhase {
 pub struct RawWeighted {
     #[serde(alias = "path", alias = "method")]
     pub name: S<String>,
+    #[serde(default)]
+    pub weight: Option<S<Int>>,
+    /// A method's own cost (`methods` entries only).
+    #[serde(default)]
+    pub cost: Option<S<Int>>,
+}
+
+/// One `costs = [{ cost, weight }]` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCost {
+    pub cost: S<Int>,
     #[serde(default)]
     pub weight: Option<S<Int>>,
 }
@@ -477,6 +498,13 @@ impl RawTraffic {
             span("endpoints", &self.endpoints),
             span("method", &self.method),
             span("methods", &self.methods),
+            span("cost", &self.cost),
+            span("cost_dist", &self.cost_dist),
+            span("cost_min", &self.cost_min),
+            span("cost_max", &self.cost_max),
+            span("cost_sigma", &self.cost_sigma),
+            span("cost_exponent", &self.cost_exponent),
+            span("costs", &self.costs),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),
@@ -608,6 +636,9 @@ pub struct RawRule {
     /// The HTTP status this rule's refusals answer; default: the contender's `refuse_status`.
     #[serde(default)]
     pub refuse_status: Option<S<Int>>,
+    /// What the rule counts: `cost` (each request's weight, the default) or `requests`.
+    #[serde(default)]
+    pub unit: Option<S<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,7 +9,7 @@
 use super::engine::{Capture, Detail, Gate, opening};
 use super::harness::{ARRIVAL_CAPTURE_LIMIT, Captured, Contest, Setup, time_gate};
 use crate::algorithms::{
-    Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
+    Cost, Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
 use crate::metrics::{Deciders, GateFigures, RuleDecision, RuleTally, Timing};
@@ -25,19 +25,19 @@ use std::net::{IpAddr, Ipv4Addr};
 
 /// One rule's keyed limiter, whatever its algorithm.
 trait RuleLimiter: Send {
-    fn decide(&mut self, key: KeyId, now: Nanos) -> Decision;
-    fn peek(&self, key: KeyId, now: Nanos) -> Decision;
+    fn decide(&mut self, key: KeyId, now: Nanos, cost: Cost) -> Decision;
+    fn peek(&self, key: KeyId, now: Nanos, cost: Cost) -> Decision;
     fn evict_idle(&mut self, now: Nanos);
     /// Memory held now (O(1) after a decision).
     fn current(&self) -> MemoryUsage;
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
-    fn decide(&mut self, key: KeyId, now: Nanos) -> Decision {
-        KeyedLimiter::decide(self, key, now)
+    fn decide(&mut self, key: KeyId, now: Nanos, cost: Cost) -> Decision {
+        KeyedLimiter::decide_n(self, key, now, cost)
     }
-    fn peek(&self, key: KeyId, now: Nanos) -> Decision {
-        KeyedLimiter::peek(self, key, now)
+    fn peek(&self, key: KeyId, now: Nanos, cost: Cost) -> Decision {
+        KeyedLimiter::peek_n(self, key, now, cost)
     }
     fn evict_idle(&mut self, now: Nanos) {
         KeyedLimiter::evict_idle(self, now)
@@ -357,9 +357,10 @@ impl StackGate<'_> {
 
     /// When each deciding rule's key next admits (for the back-test's causes).
     #[cold]
-    fn note_openings(&mut self, now: Nanos) {
+    fn note_openings(&mut self, now: Nanos, cost: Cost) {
         for (i, key, _, opens) in &mut self.decisions {
-            *opens = opening(&self.rules[*i].limiter.peek(*key, now), now);
+            let cost = self.stack.rules[*i].weigh(cost);
+            *opens = opening(&self.rules[*i].limiter.peek(*key, now, cost), now);
         }
     }
 
@@ -371,7 +372,9 @@ impl StackGate<'_> {
     /// Decides the applying rules (`applies`, one bit per rule) by the stack's `commit`: the
     /// refusing rule and its decision, or `None` with every rule's decision in `decisions`.
     #[inline]
-    fn commit_rules(&mut self, now: Nanos, applies: u64) -> Option<(usize, Decision)> {
+    fn commit_rules(&mut self, now: Nanos, cost: Cost, applies: u64) -> Option<(usize, Decision)> {
+        let rules = &self.stack.rules;
+        let weigh = |i: usize| rules[i].weigh(cost);
         let applying = (0..self.rules.len()).filter(|i| applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
@@ -379,10 +382,15 @@ impl StackGate<'_> {
             Commit::AllOrNothing => {
                 for i in applying.clone() {
                     let key = self.keys_now[i];
-                    if !self.rules[i].limiter.peek(key, now).outcome.is_admitted() {
+                    if !self.rules[i]
+                        .limiter
+                        .peek(key, now, weigh(i))
+                        .outcome
+                        .is_admitted()
+                    {
                         // The refusing rule records its refusal as its algorithm does (a
                         // profile may count the hit or start a block); the others nothing.
-                        let d = self.rules[i].limiter.decide(key, now);
+                        let d = self.rules[i].limiter.decide(key, now, weigh(i));
                         refused = Some((i, d));
                         break;
                     }
@@ -390,7 +398,7 @@ impl StackGate<'_> {
                 if refused.is_none() {
                     for i in applying.clone() {
                         let key = self.keys_now[i];
-                        let d = self.rules[i].limiter.decide(key, now);
+                        let d = self.rules[i].limiter.decide(key, now, weigh(i));
                         self.decisions.push((i, key, d, 0));
                     }
                 }
@@ -398,7 +406,7 @@ impl StackGate<'_> {
             Commit::InOrder => {
                 for i in applying.clone() {
                     let key = self.keys_now[i];
-                    let d = self.rules[i].limiter.decide(key, now);
+                    let d = self.rules[i].limiter.decide(key, now, weigh(i));
                     if !d.outcome.is_admitted() {
                         refused = Some((i, d));
                         break;
@@ -410,7 +418,7 @@ impl StackGate<'_> {
                 // Every rule counts the request; the first refusing one (in rule order) names it.
                 for i in applying {
                     let key = self.keys_now[i];
-                    let d = self.rules[i].limiter.decide(key, now);
+                    let d = self.rules[i].limiter.decide(key, now, weigh(i));
                     if d.outcome.is_admitted() {
                         self.decisions.push((i, key, d, 0));
                         continue;
@@ -432,9 +440,9 @@ impl StackGate<'_> {
 
     fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
         let now = a.time;
-        let refused = self.commit_rules(now, known.applies);
+        let refused = self.commit_rules(now, a.cost, known.applies);
         if a.logged.is_some() {
-            self.note_openings(now);
+            self.note_openings(now, a.cost);
         }
         let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.note_memory();

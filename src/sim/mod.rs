@@ -22,6 +22,8 @@ mod progress;
 mod queue;
 mod recorded;
 mod remote;
+#[cfg(test)]
+mod weighed_tests;
 
 pub use clients::Clients;
 pub use engine::{Capture, DecisionSink, Detail, Gate, Observers, simulate};

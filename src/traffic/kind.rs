@@ -59,6 +59,13 @@ const IDENTITY: &[&str] = &[
     "signed_in",
     "method",
     "methods",
+    "cost",
+    "cost_dist",
+    "cost_min",
+    "cost_max",
+    "cost_sigma",
+    "cost_exponent",
+    "costs",
 ];
 
 /// The replay options.

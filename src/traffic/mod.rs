@@ -5,6 +5,7 @@
 //! derived from the scenario seed and the source's index, so adding a source never changes the
 //! requests of the others and a seed means the same traffic in every rlsim version.
 
+pub mod cost;
 mod direct;
 pub mod export;
 mod identity;
@@ -148,6 +149,8 @@ pub struct Population {
     pub network: via::Network,
     /// HTTP methods with their weights (`method` or `methods`); empty: every request `GET`.
     pub methods: Vec<(method::Method, u32)>,
+    /// What each request weighs (`cost`, `cost_dist`, `costs`, a method's `cost`).
+    pub costs: cost::CostModel,
 }
 
 impl Population {
@@ -377,15 +380,18 @@ fn build_source(
         _ => build_synthetic(index, spec, key_spec, seed, keys),
     };
     let methods = &spec.population.methods;
-    if methods.is_empty() || methods == &[(method::Method::Get, 1)] {
+    let inner = if methods.is_empty() || methods == &[(method::Method::Get, 1)] {
+        inner
+    } else {
+        let rng = rng::rng(seed, Stream::Methods, index);
+        Direct::other(method::Methods::new(inner.boxed(), methods, rng))
+    };
+    let costs = &spec.population.costs;
+    if costs.is_unit() {
         return Ok(inner);
     }
-    let rng = rng::rng(seed, Stream::Methods, index);
-    Ok(Direct::other(method::Methods::new(
-        inner.boxed(),
-        methods,
-        rng,
-    )))
+    let rng = rng::rng(seed, Stream::Costs, index);
+    Ok(Direct::other(cost::Costs::new(inner.boxed(), costs, rng)))
 }
 
 /// Clients a population's setup renders before interning them ([`keys::Staged`]): enough for

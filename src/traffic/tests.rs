@@ -24,6 +24,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             tiers: Vec::new(),
             network: Default::default(),
             methods: Vec::new(),
+            costs: Default::default(),
         },
         jitter_ppm: 0,
     }

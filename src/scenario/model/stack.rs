@@ -5,7 +5,7 @@
 //! keys like the policy and applies to every request; such a contender has no [`Stack`] and runs
 //! on the engine's single-limiter path, so its outputs are exactly what they always were.
 
-use crate::algorithms::{LimiterSpec, Params};
+use crate::algorithms::{Cost, LimiterSpec, Params};
 use crate::policy::KeySpec;
 use crate::time::Nanos;
 use crate::traffic::{Arrivals, SourceSpec};
@@ -148,6 +148,9 @@ pub struct Rule {
     /// The HTTP status the rule's refusals answer (its own `refuse_status`, else the
     /// contender's).
     pub refuse_status: u16,
+    /// The rule counts requests, one each, whatever they weigh (`unit = "requests"`); else it
+    /// weighs each by its cost.
+    pub counts_requests: bool,
 }
 
 /// Requests no rule limits, counted as bypassed.
@@ -191,6 +194,12 @@ pub struct Stack {
 }
 
 impl Rule {
+    /// What a request of `cost` weighs under this rule: 1 when it counts requests.
+    #[inline]
+    pub fn weigh(&self, cost: Cost) -> Cost {
+        if self.counts_requests { 1 } else { cost }
+    }
+
     /// The limit, window and burst the rule's limiter was built from.
     pub fn params(&self) -> Params {
         self.limiter.params()

@@ -2,7 +2,7 @@
 //! bypass lists and warnings.
 
 use super::ctx::{Ctx, Found};
-use crate::algorithms::profiles::ParamValue;
+use crate::algorithms::profiles::{ParamValue, Weight};
 use crate::algorithms::{AlgorithmKind, LimiterSpec, Params};
 use crate::error::Result;
 use crate::policy::Policy;
@@ -544,6 +544,30 @@ impl Ctx<'_> {
             Some(s) => self.refuse_status(s, &f("refuse_status"))?,
             None => refuse_status,
         };
+        base.counts_requests = match r.unit.as_ref().map(|u| (u.get_ref().as_str(), u.span())) {
+            None | Some(("cost", _)) => false,
+            Some(("requests", _)) => true,
+            Some((other, span)) => {
+                return Err(self.err(
+                    span,
+                    &f("unit"),
+                    format!("unknown unit `{other}` (expected cost or requests)"),
+                ));
+            }
+        };
+        let kind = base.limiter.kind();
+        if let (false, false, Some(costly)) = (
+            base.counts_requests,
+            kind.weighs(),
+            sources.and_then(costly_source),
+        ) {
+            return Err(self.err(
+                r.algorithm.span(),
+                &f("algorithm"),
+                unweighed(kind, costly)
+                    + ": set `unit = \"requests\"` on the rule to count its requests",
+            ));
+        }
         let (entries, claimed) = self.per_tier(r, prefix, &base)?;
         base.matcher.not_tiers = claimed;
         // Every request of the other tiers is the base rule's; when the entries cover every
@@ -664,6 +688,7 @@ impl Ctx<'_> {
             warn_from,
             dry_run: false,
             refuse_status: DEFAULT_REFUSE_STATUS,
+            counts_requests: false,
         })
     }
 
@@ -771,4 +796,24 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
             })
         })
     })
+}
+
+/// The first source whose requests may weigh more than 1.
+pub(super) fn costly_source(sources: &[SourceSpec]) -> Option<&SourceSpec> {
+    sources.iter().find(|s| !s.population.costs.is_unit())
+}
+
+/// Why `kind` cannot take the traffic of `costly`, a source with costs.
+pub(super) fn unweighed(kind: AlgorithmKind, costly: &SourceSpec) -> String {
+    let why = match kind {
+        AlgorithmKind::Profile(p) => match p.weight() {
+            Weight::Requests(why) => why,
+            Weight::Takes(_) => "",
+        },
+        _ => "",
+    };
+    format!(
+        "`{kind}` cannot weigh a request ({why}), and source `{}` sends requests that weigh more than 1",
+        costly.name
+    )
 }

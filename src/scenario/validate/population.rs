@@ -2,10 +2,13 @@
 //! IPv4 or IPv6 addresses, NAT pools, botnets), endpoint mix, tiers and per-client rates.
 
 use super::ctx::Ctx;
+use crate::algorithms::Cost;
 use crate::error::Result;
-use crate::scenario::raw::{Num, RawTraffic, RawWeighted, S};
+use crate::scenario::raw::{Int, Num, RawCost, RawTraffic, RawWeighted, S};
+use crate::traffic::cost::{CostDist, CostModel};
 use crate::traffic::method::Method;
 use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
+use strum::VariantArray;
 
 impl Ctx<'_> {
     pub(super) fn population(
@@ -70,6 +73,7 @@ impl Ctx<'_> {
             tiers,
             network: self.network(t, kind, f)?,
             methods: self.methods(t, f)?,
+            costs: self.costs(t, f)?,
         })
     }
 
@@ -206,6 +210,14 @@ impl Ctx<'_> {
             .iter()
             .enumerate()
             .map(|(i, w)| {
+                if let (Some(c), false) = (&w.cost, field.ends_with("methods")) {
+                    return Err(self.err(
+                        c.span(),
+                        &format!("{field}[{i}].cost"),
+                        "a cost of its own is for a `methods` entry: give this one its own \
+                         source with `cost`",
+                    ));
+                }
                 let weight = match &w.weight {
                     Some(v) => self.count(v, &format!("{field}[{i}].weight"), 1_000_000)? as u32,
                     None => 1,
@@ -213,6 +225,151 @@ impl Ctx<'_> {
                 Ok((w.name.get_ref().clone(), weight))
             })
             .collect()
+    }
+
+    /// `cost`, `cost_dist` (with its parameters) or `costs`, and the `cost` of `methods`
+    /// entries.
+    fn costs(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<CostModel> {
+        let dist = match &t.costs {
+            Some(list) => {
+                let single = t.cost.as_ref().map(|c| c.span());
+                if let Some(span) = single.or(t.cost_dist.as_ref().map(|d| d.span())) {
+                    return Err(self.err(
+                        span,
+                        &f("costs"),
+                        "give `costs` or `cost` / `cost_dist`, not both",
+                    ));
+                }
+                self.cost_mix(list, f)?
+            }
+            None => self.cost_dist(t, f)?,
+        };
+        let mut per_method = [None; Method::VARIANTS.len()];
+        let methods = t.methods.as_ref().map(|l| l.get_ref().as_slice());
+        for (i, e) in methods.unwrap_or_default().iter().enumerate() {
+            if let Some(c) = &e.cost {
+                let field = f(&format!("methods[{i}].method"));
+                let m = Method::parse(e.name.get_ref())
+                    .map_err(|err| self.err(e.name.span(), &field, err))?;
+                per_method[usize::from(m.code())] =
+                    Some(self.cost(c, &f(&format!("methods[{i}].cost")))?);
+            }
+        }
+        Ok(CostModel { dist, per_method })
+    }
+
+    /// One request's cost: a whole number from 1.
+    fn cost(&self, v: &S<Int>, field: &str) -> Result<Cost> {
+        Ok(self.count(v, field, u64::from(Cost::MAX))? as Cost)
+    }
+
+    /// `costs = [{ cost, weight }]`.
+    fn cost_mix(&self, list: &S<Vec<RawCost>>, f: &dyn Fn(&str) -> String) -> Result<CostDist> {
+        if list.get_ref().is_empty() {
+            return Err(self.err(list.span(), &f("costs"), "must list at least one entry"));
+        }
+        let mut mix = Vec::new();
+        for (i, e) in list.get_ref().iter().enumerate() {
+            let c = self.cost(&e.cost, &f(&format!("costs[{i}].cost")))?;
+            let w = match &e.weight {
+                Some(v) => self.count(v, &f(&format!("costs[{i}].weight")), 1_000_000)? as u32,
+                None => 1,
+            };
+            mix.push((c, w));
+        }
+        Ok(CostDist::Mix(mix))
+    }
+
+    /// `cost`, or `cost_dist` with the parameters it uses (and none it does not).
+    fn cost_dist(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<CostDist> {
+        let cost = |v: &Option<S<Int>>, field: &str| {
+            v.as_ref().map(|c| self.cost(c, &f(field))).transpose()
+        };
+        let positive = |v: &Option<S<Num>>, field: &str| match v {
+            None => Ok(1.0),
+            Some(n) if n.get_ref().0 > 0.0 && n.get_ref().0 <= 10.0 => Ok(n.get_ref().0),
+            Some(n) => Err(self.err(
+                n.span(),
+                &f(field),
+                format!("must be in (0, 10], got {}", n.get_ref().0),
+            )),
+        };
+        let dist = t
+            .cost_dist
+            .as_ref()
+            .map(|d| (d.get_ref().as_str(), d.span()));
+        let name = dist.as_ref().map_or("", |d| d.0);
+        let given = |v: Option<std::ops::Range<usize>>, field: &str, used: bool| match v {
+            Some(span) if !used => Err(self.err(
+                span,
+                &f(field),
+                match name {
+                    "" => "needs `cost_dist`".to_string(),
+                    _ => format!("not used by cost_dist `{name}`"),
+                },
+            )),
+            _ => Ok(()),
+        };
+        given(
+            t.cost_min.as_ref().map(|v| v.span()),
+            "cost_min",
+            name == "uniform",
+        )?;
+        given(
+            t.cost_max.as_ref().map(|v| v.span()),
+            "cost_max",
+            !name.is_empty(),
+        )?;
+        given(
+            t.cost_sigma.as_ref().map(|v| v.span()),
+            "cost_sigma",
+            name == "lognormal",
+        )?;
+        given(
+            t.cost_exponent.as_ref().map(|v| v.span()),
+            "cost_exponent",
+            name == "zipf",
+        )?;
+        let no_cost = || given(t.cost.as_ref().map(|v| v.span()), "cost", false);
+        let required = |v: &Option<S<Int>>, field: &str| match cost(v, field)? {
+            Some(c) => Ok(c),
+            None => Err(self.err(
+                t.cost_dist.as_ref().map(|d| d.span()).unwrap_or_default(),
+                &f(field),
+                format!("cost_dist `{name}` needs `{field}`"),
+            )),
+        };
+        Ok(match dist {
+            None | Some(("fixed", _)) => CostDist::Fixed(cost(&t.cost, "cost")?.unwrap_or(1)),
+            Some(("uniform", span)) => {
+                no_cost()?;
+                let min = cost(&t.cost_min, "cost_min")?.unwrap_or(1);
+                let max = required(&t.cost_max, "cost_max")?;
+                if min > max {
+                    let why = format!("{min} is above cost_max {max}");
+                    return Err(self.err(span, &f("cost_min"), why));
+                }
+                CostDist::Uniform { min, max }
+            }
+            Some(("lognormal", _)) => CostDist::Lognormal {
+                mean: f64::from(required(&t.cost, "cost")?),
+                sigma: positive(&t.cost_sigma, "cost_sigma")?,
+                max: cost(&t.cost_max, "cost_max")?.unwrap_or(Cost::MAX),
+            },
+            Some(("zipf", _)) => {
+                no_cost()?;
+                CostDist::Zipf {
+                    max: required(&t.cost_max, "cost_max")?,
+                    exponent: positive(&t.cost_exponent, "cost_exponent")?,
+                }
+            }
+            Some((other, span)) => {
+                let why = format!(
+                    "unknown cost_dist `{other}` (expected fixed, uniform, lognormal or zipf)"
+                );
+                return Err(self.err(span, &f("cost_dist"), why));
+            }
+        })
     }
 
     fn rate_dist(&self, t: &RawTraffic, f: &dyn Fn(&str) -> String) -> Result<RateDist> {

@@ -350,6 +350,38 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// Every short-form algorithm weighs requests when a source's requests weigh more than 1.
+    fn short_form_weighs(
+        &self,
+        raw: &RawScenario,
+        algorithms: &[Contender],
+        sources: Option<&[SourceSpec]>,
+    ) -> Result<()> {
+        let Some(costly) = sources.and_then(super::contender::costly_source) else {
+            return Ok(());
+        };
+        for c in algorithms {
+            let Some(kind) = c.kind().filter(|k| !k.weighs()) else {
+                continue;
+            };
+            if let Some(list) = &raw.algorithms {
+                let (i, span) = list
+                    .get_ref()
+                    .iter()
+                    .enumerate()
+                    .find(|(_, a)| a.get_ref().parse() == Ok(kind))
+                    .map_or((0, list.span()), |(i, a)| (i, a.span()));
+                return Err(self.err(
+                    span,
+                    &format!("algorithms[{i}]"),
+                    super::contender::unweighed(kind, costly)
+                        + ": drop it, or compare it in a [[contender]] rule with `unit = \"requests\"`",
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The short form's algorithms with `[deployment]`, then the `[[contender]]`s (with theirs).
     /// `sources` is `None` when a source was refused: rules are then not matched against them.
     fn with_contenders(
@@ -361,6 +393,7 @@ impl Ctx<'_> {
         duration: Nanos,
         found: &mut Found,
     ) -> Option<Vec<Contender>> {
+        found.ok(self.short_form_weighs(raw, &algorithms, sources))?;
         if let Some(d) = &raw.deployment {
             let deployed = algorithms
                 .iter_mut()

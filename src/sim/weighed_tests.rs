@@ -1,0 +1,181 @@
+//! Requests that weigh more than one, through the engine: the short form's algorithms count
+//! cost, a stack's rules count cost or requests, and validation refuses a limiter that cannot
+//! weigh what the traffic sends.
+
+use super::{RunOptions, run_all};
+use crate::scenario::Scenario;
+
+/// One client, one request a second for 10 s, each of cost 10, and `rest` appended.
+fn scenario(rest: &str) -> String {
+    format!(
+        r#"
+        name = "weighed"
+        duration = "10s"
+        algorithms = ["fixed_window", "token_bucket"]
+        [policy]
+        limit = 30
+        window = "10s"
+        [[traffic]]
+        name = "client"
+        kind = "constant"
+        rate = "1/s"
+        ip = "198.51.100.1"
+        cost = 10
+        {rest}
+        "#
+    )
+}
+
+#[test]
+fn the_short_form_counts_cost() {
+    let scenario = Scenario::parse(&scenario(""), "t.toml".as_ref()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let admitted: Vec<u64> = report.algorithms.iter().map(|r| r.admitted).collect();
+    // Fixed window: 30 points in the one 10 s window, three requests of 10.
+    // Token bucket: 30 tokens, 3 more a second. Levels before each request (t = 0..9):
+    // 30 → 20, 23 → 13, 16 → 6, 9 (refused), 12 → 2, 5, 8 (refused), 11 → 1, 4, 7 (refused):
+    // admitted at 0, 1, 2, 4 and 7.
+    assert_eq!(admitted, [3, 5]);
+}
+
+/// A stack counting requests and points on one key: the points rule (30 a window) refuses
+/// the fourth request, long before the requests rule (5 a window) would.
+#[test]
+fn a_stack_counts_requests_and_points_and_the_points_rule_refuses_first() {
+    let text = scenario(
+        r#"
+        [[contender]]
+        name = "graphql"
+        [[contender.rule]]
+        name = "requests"
+        algorithm = "fixed_window"
+        limit = 5
+        window = "10s"
+        unit = "requests"
+        [[contender.rule]]
+        name = "points"
+        algorithm = "fixed_window"
+        limit = 30
+        window = "10s"
+        "#,
+    );
+    let scenario = Scenario::parse(&text, "t.toml".as_ref()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let r = report
+        .algorithms
+        .iter()
+        .find(|r| r.algorithm == "graphql")
+        .unwrap();
+    assert_eq!((r.offered, r.admitted), (10, 3));
+    let rule = |n: &str| r.rules.iter().find(|x| x.name == n).unwrap();
+    assert_eq!((rule("points").admitted, rule("points").refused), (3, 7));
+    assert_eq!(rule("requests").refused, 0);
+}
+
+/// A method's own cost: writes weigh 10, reads the source's 1.
+#[test]
+fn a_method_has_a_cost_of_its_own() {
+    let text = r#"
+        name = "methods"
+        duration = "10s"
+        algorithms = ["fixed_window"]
+        [policy]
+        limit = 25
+        window = "10s"
+        [[traffic]]
+        name = "writes"
+        kind = "constant"
+        rate = "1/s"
+        ip = "198.51.100.1"
+        methods = [{ method = "POST", cost = 10 }]
+        [[traffic]]
+        name = "reads"
+        kind = "constant"
+        rate = "1/s"
+        ip = "198.51.100.2"
+    "#;
+    let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let r = &report.algorithms[0];
+    let source = |n: &str| r.sources.iter().find(|s| s.name == n).unwrap();
+    // Each address its own key of 25 points: two writes of 10, and every read of 1.
+    assert_eq!(source("writes").admitted, 2);
+    assert_eq!(source("reads").admitted, 10);
+}
+
+#[test]
+fn a_limiter_that_cannot_weigh_is_refused_with_the_field_to_change() {
+    let text = scenario("").replace(
+        r#"["fixed_window", "token_bucket"]"#,
+        r#"["fixed_window", "nginx-limit-req"]"#,
+    );
+    let err = Scenario::parse(&text, "t.toml".as_ref())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("algorithms[1]"), "{err}");
+    assert!(
+        err.contains("`nginx-limit-req` cannot weigh a request"),
+        "{err}"
+    );
+    assert!(err.contains("source `client`"), "{err}");
+    let rule = |unit: &str| {
+        scenario(&format!(
+            r#"
+            [[contender]]
+            name = "nginx"
+            [[contender.rule]]
+            name = "zone"
+            algorithm = "nginx-limit-req"
+            limit = 5
+            window = "10s"
+            {unit}
+            "#
+        ))
+    };
+    let err = Scenario::parse(&rule(""), "t.toml".as_ref())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("contender[0].rule[0].algorithm"), "{err}");
+    assert!(err.contains("unit = \"requests\""), "{err}");
+    // Counting its requests, nginx decides the costly traffic as it would the same requests
+    // of cost 1.
+    let admitted = |text: &str| {
+        let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
+        let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+        let nginx = report.algorithms.iter().find(|r| r.algorithm == "nginx");
+        nginx.unwrap().admitted
+    };
+    let counted = rule(r#"unit = "requests""#);
+    let unit_cost = counted.replace("cost = 10", "");
+    assert_eq!(admitted(&counted), admitted(&unit_cost));
+    assert!(admitted(&counted) < 10);
+}
+
+#[test]
+fn cost_fields_are_checked_with_their_names() {
+    let bad = |fields: &str| {
+        let text = scenario("").replace("cost = 10", fields);
+        Scenario::parse(&text, "t.toml".as_ref())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(bad("cost = 0").contains("traffic[0].cost"));
+    let e = bad(r#"cost_dist = "uniform""#);
+    assert!(e.contains("cost_max"), "{e}");
+    let e = bad(r#"cost_dist = "uniform"
+        cost_min = 9
+        cost_max = 3"#);
+    assert!(e.contains("9 is above cost_max 3"), "{e}");
+    let e = bad("cost_sigma = 2.0");
+    assert!(
+        e.contains("traffic[0].cost_sigma") && e.contains("needs `cost_dist`"),
+        "{e}"
+    );
+    let e = bad(r#"cost = 3
+        costs = [{ cost = 1 }]"#);
+    assert!(e.contains("not both"), "{e}");
+    let e = bad(r#"cost_dist = "pareto""#);
+    assert!(e.contains("unknown cost_dist `pareto`"), "{e}");
+    let e = bad(r#"endpoints = [{ path = "/a", cost = 3 }]"#);
+    assert!(e.contains("traffic[0].endpoints[0].cost"), "{e}");
+}

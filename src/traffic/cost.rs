@@ -1,0 +1,264 @@
+//! What each request weighs: 1 unless its source says (`cost`, `cost_dist`, `costs`, or a cost
+//! per method), for limits that count points rather than requests (GraphQL query costs,
+//! batches). Only a source whose costs vary draws, from its own `Stream::Costs` (`rng.rs`), so
+//! the arrivals of every source, costly or not, are the ones it always sent.
+
+use super::method::Method;
+use super::population::Picker;
+use super::{Arrival, KeySpace, Source};
+use crate::algorithms::Cost;
+use crate::error::Result;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal, Zipf};
+use strum::VariantArray;
+
+/// How a source's request costs are drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CostDist {
+    /// Every request weighs this (`cost = 5`); 1 by default.
+    Fixed(Cost),
+    /// A weighted mix (`costs = [{ cost = 1, weight = 9 }, { cost = 50 }]`).
+    Mix(Vec<(Cost, u32)>),
+    /// Whole numbers from `min` to `max`, equally likely (`cost_dist = "uniform"`).
+    Uniform {
+        /// The cheapest request.
+        min: Cost,
+        /// The costliest request.
+        max: Cost,
+    },
+    /// Log-normal with mean `mean`: `mean · exp(σZ − σ²/2)`, Z standard normal, rounded to the
+    /// nearest whole number and kept within 1 to `max` (`cost_dist = "lognormal"`). Floating
+    /// point draws a cost; every count made of it is whole.
+    Lognormal {
+        /// The mean cost before rounding.
+        mean: f64,
+        /// The standard deviation σ of the cost's logarithm.
+        sigma: f64,
+        /// The costliest request.
+        max: Cost,
+    },
+    /// Zipf over 1 to `max`: cost `k` with probability ∝ `1/k^s` (`cost_dist = "zipf"`): most
+    /// requests cheap, a few very costly.
+    Zipf {
+        /// The costliest request.
+        max: Cost,
+        /// The power `s`.
+        exponent: f64,
+    },
+}
+
+/// A source's costs: drawn from `dist`, except for the methods that have their own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostModel {
+    /// The cost of a request whose method has none of its own.
+    pub dist: CostDist,
+    /// Per method code ([`Method::code`]), a fixed cost for its requests.
+    pub per_method: [Option<Cost>; Method::VARIANTS.len()],
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            dist: CostDist::Fixed(1),
+            per_method: [None; Method::VARIANTS.len()],
+        }
+    }
+}
+
+impl CostModel {
+    /// Whether every request weighs 1 (nothing to draw or set).
+    pub fn is_unit(&self) -> bool {
+        self.dist == CostDist::Fixed(1) && self.per_method.iter().all(|c| c.is_none_or(|c| c == 1))
+    }
+
+    /// The costliest request the model can send.
+    pub fn max(&self) -> Cost {
+        let base = match &self.dist {
+            CostDist::Fixed(c) => *c,
+            CostDist::Mix(list) => list.iter().map(|e| e.0).max().unwrap_or(1),
+            CostDist::Uniform { max, .. }
+            | CostDist::Lognormal { max, .. }
+            | CostDist::Zipf { max, .. } => *max,
+        };
+        self.per_method
+            .iter()
+            .flatten()
+            .fold(base, |m, &c| m.max(c))
+    }
+}
+
+/// The draw of one cost.
+enum Draw {
+    Fixed(Cost),
+    Mix(Vec<Cost>, Picker),
+    Uniform(Cost, Cost),
+    Lognormal { mean: f64, sigma: f64, max: Cost },
+    Zipf(Zipf<f64>),
+}
+
+/// Sets each request's cost, over the source it wraps.
+pub struct Costs {
+    inner: Box<dyn Source>,
+    draw: Draw,
+    per_method: [Option<Cost>; Method::VARIANTS.len()],
+    rng: ChaCha8Rng,
+}
+
+impl Costs {
+    /// Costs by `model` over `inner`'s requests, drawn from `rng`.
+    pub fn new(inner: Box<dyn Source>, model: &CostModel, rng: ChaCha8Rng) -> Self {
+        let draw = match &model.dist {
+            CostDist::Fixed(c) => Draw::Fixed(*c),
+            CostDist::Mix(list) => {
+                let weights: Vec<f64> = list.iter().map(|e| f64::from(e.1)).collect();
+                Draw::Mix(list.iter().map(|e| e.0).collect(), Picker::new(&weights))
+            }
+            CostDist::Uniform { min, max } => Draw::Uniform(*min, *max),
+            CostDist::Lognormal { mean, sigma, max } => Draw::Lognormal {
+                mean: *mean,
+                sigma: *sigma,
+                max: *max,
+            },
+            CostDist::Zipf { max, exponent } => Draw::Zipf(
+                Zipf::new(f64::from(*max), *exponent).expect("validated: max ≥ 1, s > 0"),
+            ),
+        };
+        Costs {
+            inner,
+            draw,
+            per_method: model.per_method,
+            rng,
+        }
+    }
+
+    fn draw(&mut self) -> Cost {
+        let rng = &mut self.rng;
+        match &self.draw {
+            Draw::Fixed(c) => *c,
+            Draw::Mix(costs, picker) => costs[picker.pick(rng)],
+            Draw::Uniform(min, max) => rng.random_range(*min..=*max),
+            Draw::Lognormal { mean, sigma, max } => {
+                let z: f64 = StandardNormal.sample(rng);
+                let x = (mean * (sigma * z - sigma * sigma / 2.0).exp()).round();
+                // `as` saturates: a draw beyond u32 is kept at `max` by the clamp.
+                (x as Cost).clamp(1, *max)
+            }
+            Draw::Zipf(z) => z.sample(rng) as Cost,
+        }
+    }
+}
+
+impl Source for Costs {
+    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
+        let Some(mut a) = self.inner.next_arrival(keys)? else {
+            return Ok(None);
+        };
+        a.cost = match self
+            .per_method
+            .get(usize::from(a.method))
+            .copied()
+            .flatten()
+        {
+            Some(c) => c,
+            None => self.draw(),
+        };
+        Ok(Some(a))
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
+
+    fn replay_end(&self) -> Option<super::ReplayEnd> {
+        self.inner.replay_end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    /// A source of `n` requests at times 0, 1, ..., methods alternating GET and POST.
+    struct Plain(u64, u64);
+    impl Source for Plain {
+        fn next_arrival(&mut self, _: &mut KeySpace) -> Result<Option<Arrival>> {
+            if self.0 == self.1 {
+                return Ok(None);
+            }
+            self.0 += 1;
+            let mut a = Arrival::new(self.0, 0, 0, 0);
+            a.method = (self.0 % 2) as u8;
+            Ok(Some(a))
+        }
+    }
+
+    fn costs(model: CostModel, n: u64) -> Vec<Cost> {
+        let mut keys = KeySpace::default();
+        let rng = ChaCha8Rng::seed_from_u64(7);
+        let mut s = Costs::new(Box::new(Plain(0, n)), &model, rng);
+        std::iter::from_fn(|| s.next_arrival(&mut keys).unwrap())
+            .map(|a| a.cost)
+            .collect()
+    }
+
+    #[test]
+    fn a_method_of_its_own_overrides_the_draw() {
+        let mut per_method = [None; Method::VARIANTS.len()];
+        per_method[Method::Post.code() as usize] = Some(10);
+        let model = CostModel {
+            dist: CostDist::Fixed(2),
+            per_method,
+        };
+        assert_eq!(costs(model.clone(), 4), [10, 2, 10, 2]);
+        assert_eq!(model.max(), 10);
+        assert!(!model.is_unit() && CostModel::default().is_unit());
+    }
+
+    #[test]
+    fn draws_stay_in_their_range_and_follow_their_weights() {
+        let uniform = CostModel {
+            dist: CostDist::Uniform { min: 3, max: 5 },
+            ..CostModel::default()
+        };
+        let drawn = costs(uniform, 3000);
+        for c in 3..=5 {
+            let n = drawn.iter().filter(|&&x| x == c).count();
+            assert!((900..=1100).contains(&n), "{c}: {n}");
+        }
+        assert!(drawn.iter().all(|c| (3..=5).contains(c)));
+        let mix = CostModel {
+            dist: CostDist::Mix(vec![(1, 9), (50, 1)]),
+            ..CostModel::default()
+        };
+        let drawn = costs(mix, 10_000);
+        let costly = drawn.iter().filter(|&&x| x == 50).count();
+        assert!((850..=1150).contains(&costly), "{costly}");
+        let lognormal = CostModel {
+            dist: CostDist::Lognormal {
+                mean: 20.0,
+                sigma: 1.0,
+                max: 200,
+            },
+            ..CostModel::default()
+        };
+        let drawn = costs(lognormal, 20_000);
+        assert!(drawn.iter().all(|c| (1..=200).contains(c)));
+        let mean = drawn.iter().map(|&c| f64::from(c)).sum::<f64>() / drawn.len() as f64;
+        // The clamp at 200 trims the tail a little: mean just under 20.
+        assert!((18.5..=20.5).contains(&mean), "{mean}");
+        let zipf = CostModel {
+            dist: CostDist::Zipf {
+                max: 100,
+                exponent: 1.0,
+            },
+            ..CostModel::default()
+        };
+        let drawn = costs(zipf, 10_000);
+        let ones = drawn.iter().filter(|&&x| x == 1).count();
+        // P(1) = 1 / H(100) ≈ 0.193.
+        assert!((1700..=2150).contains(&ones), "{ones}");
+        assert!(drawn.iter().all(|c| (1..=100).contains(c)));
+    }
+}
