@@ -61,33 +61,23 @@ impl Gcra {
     }
 }
 
-impl Limiter for Gcra {
-    type State = GcraState;
-    const KIND: AlgorithmKind = AlgorithmKind::Gcra;
-
-    fn new_state(&self, now: Nanos) -> GcraState {
-        GcraState { tat: now }
-    }
-
-    #[inline]
-    fn decide_n(&self, s: &mut GcraState, now: Nanos, cost: Cost) -> Decision {
-        // `cost` cells at once, as governor's `check_n`: the cells after the first weigh
-        // (cost − 1)·T on top of the first, which τ must cover (else no state admits them).
-        let extra = if cost == 1 {
-            0
-        } else {
-            match (Nanos::from(cost) - 1).checked_mul(self.interval) {
-                Some(extra) if extra <= self.tolerance => extra,
-                _ => return beyond_capacity(now, s.tat, self.remaining(s.tat, now)),
-            }
-        };
+impl Gcra {
+    /// A request of one cell and `extra` ns of cells more (`(cost − 1)·T ≤ τ`). Always inlined:
+    /// for a request of cost 1, `extra` is the constant 0 and this is the single-cell GCRA.
+    #[inline(always)]
+    fn decide_cells(&self, s: &mut GcraState, now: Nanos, extra: Nanos) -> Decision {
         let earliest = s.tat.saturating_add(extra).saturating_sub(self.tolerance);
         if now < earliest {
             return Decision {
                 outcome: Outcome::Reject {
                     retry_after: earliest - now,
                 },
-                remaining: self.remaining(s.tat, now),
+                // A single cell refused means none conforms now; a costly one may leave room.
+                remaining: if extra == 0 {
+                    0
+                } else {
+                    self.remaining(s.tat, now)
+                },
                 reset_at: s.tat,
             };
         }
@@ -100,6 +90,28 @@ impl Limiter for Gcra {
             outcome: Outcome::Allow,
             remaining: self.remaining(s.tat, now),
             reset_at: s.tat,
+        }
+    }
+}
+
+impl Limiter for Gcra {
+    type State = GcraState;
+    const KIND: AlgorithmKind = AlgorithmKind::Gcra;
+
+    fn new_state(&self, now: Nanos) -> GcraState {
+        GcraState { tat: now }
+    }
+
+    #[inline]
+    fn decide_n(&self, s: &mut GcraState, now: Nanos, cost: Cost) -> Decision {
+        if cost == 1 {
+            return self.decide_cells(s, now, 0);
+        }
+        // `cost` cells at once, as governor's `check_n`: the cells after the first weigh
+        // (cost − 1)·T on top of the first, which τ must cover (else no state admits them).
+        match (Nanos::from(cost) - 1).checked_mul(self.interval) {
+            Some(extra) if extra <= self.tolerance => self.decide_cells(s, now, extra),
+            _ => beyond_capacity(now, s.tat, self.remaining(s.tat, now)),
         }
     }
 

@@ -1,14 +1,15 @@
 //! `rlsim traffic`: the requests a scenario generates, before any limiter, written in the CSV
 //! replay format (`time,ip,user,api_key,endpoint,source,role,method`, `time` in nanoseconds,
 //! and `status,decision,x_forwarded_for` when a source replays a trace, which may record
-//! them), so that generated traffic can be replayed, inspected or fed to another tool, and
-//! recorded and generated traffic round-trip.
+//! them), and `cost` when requests weigh more than one, so that generated traffic can be
+//! replayed, inspected or fed to another tool, and recorded and generated traffic round-trip.
 
 use super::method::Method;
 use super::via::Wire;
 use super::{
     Arrivals, Keeps, KeyLayout, KeySpace, Record, Role, Source, SourceSpec, build_sources,
 };
+use crate::algorithms::Cost;
 use crate::error::{Error, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::Nanos;
@@ -37,6 +38,11 @@ pub struct Request<'a> {
     pub record: Option<&'a Record>,
     /// What the origin sees of its client's network path (`via`), when the source has one.
     pub wire: Option<&'a Wire>,
+    /// What the request weighs.
+    pub cost: Cost,
+    /// Whether the pass has costs: a source with costs, or a replayed trace whose first
+    /// record has one (the same for every request of the pass).
+    pub costed: bool,
 }
 
 /// What one pass over a scenario's traffic gave.
@@ -69,6 +75,10 @@ pub fn for_each_request(
         }
         pending.push(a);
     }
+    let costed = specs.iter().any(|s| !s.population.costs.is_unit())
+        || sources
+            .iter()
+            .any(|s| s.last_record().is_some_and(|r| r.cost.is_some()));
     let mut count = 0;
     while let Some(Reverse((_, _, i))) = queue.pop() {
         let a = pending[i].take().expect("queued");
@@ -84,6 +94,8 @@ pub fn for_each_request(
             method: a.method,
             record: sources[i].last_record(),
             wire: keys.wire(a.key),
+            cost: a.cost,
+            costed,
         })?;
         count += 1;
         pending[i] = sources[i].next_arrival(&mut keys)?;
@@ -115,15 +127,29 @@ pub fn write_trace(
     let recorded = specs
         .iter()
         .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }));
-    let mut header = vec![
-        "time", "ip", "user", "api_key", "endpoint", "source", "role", "method",
-    ];
-    if recorded {
-        header.extend(["status", "decision", "x_forwarded_for"]);
-    }
-    w.write_record(&header).map_err(io)?;
-    let (mut time, mut status) = (itoa::Buffer::new(), itoa::Buffer::new());
+    let header = |w: &mut csv::Writer<&mut dyn Write>, costed: bool| {
+        let mut header = vec![
+            "time", "ip", "user", "api_key", "endpoint", "source", "role", "method",
+        ];
+        if recorded {
+            header.extend(["status", "decision", "x_forwarded_for"]);
+        }
+        if costed {
+            header.push("cost");
+        }
+        w.write_record(&header).map_err(io)
+    };
+    let mut headed = false;
+    let (mut time, mut status, mut cost) = (
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+        itoa::Buffer::new(),
+    );
     let pass = for_each_request(specs, seed, |r| {
+        if !headed {
+            header(&mut w, r.costed)?;
+            headed = true;
+        }
         let [ip, user, api_key, endpoint] = r.fields;
         let method = Method::VARIANTS
             .get(r.method as usize)
@@ -138,16 +164,20 @@ pub fn write_trace(
             r.role.name(),
             method,
         ];
+        let costs = r.costed.then(|| cost.format(r.cost));
         if !recorded {
-            return w.write_record(row).map_err(io);
+            return w.write_record(row.into_iter().chain(costs)).map_err(io);
         }
         let rec = r.record;
         let code = rec.and_then(|x| x.status).map_or("", |c| status.format(c));
         let decision = rec.and_then(|x| x.production).map_or("", |p| p.name());
         let xff = rec.map_or("", |x| x.forwarded_for.as_str());
-        w.write_record(row.iter().copied().chain([code, decision, xff]))
+        w.write_record(row.into_iter().chain([code, decision, xff]).chain(costs))
             .map_err(io)
     })?;
+    if !headed {
+        header(&mut w, false)?;
+    }
     w.flush().map_err(|e| Error::io(name, e))?;
     Ok(pass)
 }

@@ -9,10 +9,10 @@ use crate::policy::{KeyField, KeySpec, Policy};
 use crate::scenario::expect::Expectation;
 use crate::scenario::goals::Goal;
 use crate::scenario::metric_names::metric_names;
-use crate::scenario::model::scenario::{Contender, Scenario, SweepSpec};
+use crate::scenario::model::scenario::{Contender, Scenario, Shape, SweepSpec};
 use crate::scenario::raw::{RawScenario, RawSweep, RawTraffic, S};
 use crate::time::{self, DEFAULT_START, Nanos};
-use crate::traffic::{SourceSpec, TrafficKind};
+use crate::traffic::{Arrivals, SourceSpec, TrafficKind};
 use std::collections::HashSet;
 
 /// The sums [`Ctx::totals`] keeps over the sources so far.
@@ -121,6 +121,14 @@ impl Ctx<'_> {
             backtest_model: None,
         };
         scenario.backtest_model = found.ok(self.backtest_model(&raw, &scenario)).flatten();
+        // A replayed trace's costs are read with its records: each source is told which
+        // contender cannot take them.
+        let unweighed = unweighed(&scenario.algorithms);
+        for source in &mut scenario.traffic {
+            if let Arrivals::Replay { options, .. } = &mut source.arrivals {
+                options.unweighed.clone_from(&unweighed);
+            }
+        }
         self.checked_against_itself(&raw, scenario, found)
     }
 
@@ -587,4 +595,20 @@ fn description(raw: &RawScenario) -> String {
         .as_ref()
         .map(|d| d.get_ref().trim().to_string())
         .unwrap_or_default()
+}
+
+/// The first contender that cannot weigh a request: a limiter whose library counts requests, or
+/// a rule of one not told to count requests (`unit = "requests"`).
+fn unweighed(contenders: &[Contender]) -> Option<String> {
+    let weighs = |c: &Contender| match &c.shape {
+        Shape::Stack(stack) => stack
+            .rules
+            .iter()
+            .all(|r| r.counts_requests || r.limiter.kind().weighs()),
+        _ => c.kind().is_none_or(|k| k.weighs()),
+    };
+    contenders
+        .iter()
+        .find(|c| !weighs(c))
+        .map(|c| c.name.clone())
 }

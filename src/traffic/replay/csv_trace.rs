@@ -8,8 +8,8 @@
 use super::format::{Detect, Format};
 use super::input::{Capped, MAX_LINE};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
-    parse_time, trace_error,
+    Outcome, Production, Record, RecordReader, field_index, parse_cost, parse_method, parse_role,
+    parse_status, parse_time, trace_error,
 };
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
@@ -46,6 +46,7 @@ pub struct CsvReader {
     status_col: Option<usize>,
     decision_col: Option<usize>,
     method_col: Option<usize>,
+    cost_col: Option<usize>,
     xff_col: Option<usize>,
 }
 
@@ -97,6 +98,7 @@ impl CsvReader {
             status_col: col("status"),
             decision_col: col("decision"),
             method_col: col("method"),
+            cost_col: col("cost"),
             xff_col: col("x_forwarded_for"),
         })
     }
@@ -142,6 +144,12 @@ impl RecordReader for CsvReader {
         }
         if let Some(c) = self.method_col {
             rec.method = parse_method(&self.record[c]);
+        }
+        if let Some(c) = self.cost_col {
+            match parse_cost(&self.record[c]) {
+                Ok(cost) => rec.cost = cost,
+                Err(m) => return bad(Some("cost"), m),
+            }
         }
         if let Some(c) = self.xff_col {
             rec.forwarded_for.push_str(&self.record[c]);

@@ -7,8 +7,8 @@ use super::common::{json_error, json_field};
 use super::format::{Detect, Format};
 use super::input::{LineFormat, Lines};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_method, parse_role, parse_status,
-    parse_time,
+    Outcome, Production, Record, RecordReader, field_index, parse_cost, parse_method, parse_role,
+    parse_status, parse_time,
 };
 use crate::error::Result;
 use crate::policy::KeyField;
@@ -34,7 +34,7 @@ pub(super) const FORMAT: Format = Format {
 pub struct Jsonl;
 
 /// The keys a record is read from, to name the one a line gets wrong.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "time",
     "ip",
     "user",
@@ -46,6 +46,7 @@ const FIELDS: [&str; 11] = [
     "decision",
     "method",
     "x_forwarded_for",
+    "cost",
 ];
 
 pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Jsonl> {
@@ -84,6 +85,9 @@ impl LineFormat for Jsonl {
             rec.source.push_str(&source);
         }
         rec.method = r.method.as_deref().and_then(parse_method);
+        if let Some(cost) = r.cost {
+            rec.cost = parse_cost(&cost.to_string()).map_err(|m| (Some("cost"), m))?;
+        }
         if let Some(xff) = r.x_forwarded_for {
             rec.forwarded_for.push_str(&xff);
         }
@@ -135,6 +139,7 @@ struct JsonRecord<'a> {
     method: Option<Cow<'a, str>>,
     #[serde(borrow)]
     x_forwarded_for: Option<Cow<'a, str>>,
+    cost: Option<serde_json::Number>,
 }
 
 /// `status`: a number, or a string (as some loggers quote every field).

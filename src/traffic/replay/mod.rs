@@ -56,6 +56,7 @@ pub use split::split_sources;
 
 use super::Role;
 use super::method::Method;
+use crate::algorithms::Cost;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec};
 use crate::time::{NANOS_PER_DAY, Nanos};
@@ -237,6 +238,10 @@ pub struct ReplayOptions {
     /// apart by their path (a `[[contender]]`'s, [`crate::traffic::Keeps::FieldsAndPaths`]), so
     /// a record's `X-Forwarded-For` is part of its identity.
     pub identity_paths: bool,
+    /// The first contender that cannot weigh a request (a library profile that counts
+    /// requests, not under `unit = "requests"`), when the scenario has one: a record that
+    /// weighs more than 1 is then an error naming it.
+    pub unweighed: Option<String>,
 }
 
 impl Default for ReplayOptions {
@@ -261,6 +266,7 @@ impl Default for ReplayOptions {
             log_format: None,
             haproxy_log_format: None,
             identity_paths: false,
+            unweighed: None,
         }
     }
 }
@@ -324,6 +330,8 @@ pub struct Record {
     pub method: Option<Method>,
     /// The `X-Forwarded-For` header as logged (empty without one).
     pub forwarded_for: String,
+    /// What the request weighs, when the trace says (a `cost` column or field).
+    pub cost: Option<Cost>,
     /// The record's line in the trace file, from 1 (for messages).
     pub line: u64,
 }
@@ -393,6 +401,7 @@ impl Record {
         self.production = None;
         self.method = None;
         self.forwarded_for.clear();
+        self.cost = None;
     }
 }
 
@@ -642,6 +651,20 @@ fn parse_status(raw: &str) -> std::result::Result<Option<u16>, String> {
         _ => Err(format!(
             "`{raw}` is not an HTTP status code (100 to 599, or 0: no response)"
         )),
+    }
+}
+
+/// A `cost` column's value: empty or `-` for none, else a whole number from 1.
+fn parse_cost(raw: &str) -> std::result::Result<Option<Cost>, String> {
+    match raw {
+        "" | "-" => Ok(None),
+        _ => match raw.parse::<Cost>() {
+            Ok(c) if c >= 1 => Ok(Some(c)),
+            _ => Err(format!(
+                "cost `{raw}` is not a whole number from 1 to {}",
+                Cost::MAX
+            )),
+        },
     }
 }
 

@@ -864,6 +864,7 @@ mod tests {
             production,
             method,
             forwarded_for: forwarded_for.into(),
+            cost: None,
             line,
         }
     }

@@ -351,10 +351,23 @@ impl Source for ReplaySource {
                 return Ok(None);
             }
             let method = self.records[slot].method.unwrap_or_default().code();
+            let cost = self.records[slot].cost.unwrap_or(1);
+            if let (true, Some(name)) = (cost > 1, &self.options.unweighed) {
+                return Err(trace_error(
+                    &self.path,
+                    self.records[slot].line,
+                    Some("cost"),
+                    format!(
+                        "this request weighs {cost}, but contender `{name}` cannot weigh a \
+                         request: drop it, or count its requests (`unit = \"requests\"` on its rule)"
+                    ),
+                ));
+            }
             let (key, client) = self.intern(slot, keys);
             self.released = Some(slot);
             let mut arrival = Arrival::new(time, key, client, self.source);
             arrival.method = method;
+            arrival.cost = cost;
             let rec = &self.records[slot];
             if rec.production.is_some() || rec.status.is_some() {
                 let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);

@@ -80,6 +80,7 @@ impl RecordReader for TapeReader {
                 rec.status = r.status;
                 rec.production = r.production;
                 rec.method = r.method;
+                rec.cost = r.cost;
                 rec.forwarded_for.clone_from(&r.forwarded_for);
                 rec.line = r.line;
                 Outcome::Record
