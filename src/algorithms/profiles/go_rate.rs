@@ -2,22 +2,25 @@
 //! `durationFromTokens`, `tokensFromDuration`, `Every`), one `Limiter` per key.
 //!
 //! A token bucket of `burst` float64 tokens, starting full, refilled continuously at `limit`
-//! tokens per second (`limit = Every(every) = 1 / every.Seconds()`). A request takes one token:
-//! `tokens = min(burst, tokens + elapsed.Seconds()·limit) − 1`; when that is negative the wait
-//! is `time.Duration((−tokens / limit)·1e9)`, truncated to whole nanoseconds. `Allow` admits
-//! only when that wait is 0 (so a wait under 1 ns admits, leaving the tokens slightly negative:
-//! the float edge is reproduced); `Reserve` always admits and delays by the wait, taking the
-//! token now (the bucket goes negative).
+//! tokens per second (`limit = Every(every) = 1 / every.Seconds()`). A request of cost `n` is
+//! `AllowN(t, n)` / `ReserveN(t, n)`: `tokens = min(burst, tokens + elapsed.Seconds()·limit) − n`;
+//! when that is negative the wait is `time.Duration((−tokens / limit)·1e9)`, truncated to whole
+//! nanoseconds. `Allow` admits only when that wait is 0 (so a wait under 1 ns admits, leaving
+//! the tokens slightly negative: the float edge is reproduced); `Reserve` always admits and
+//! delays by the wait, taking the tokens now (the bucket goes negative). `n` above `burst` is
+//! never OK (`reserveN`: `ok := n <= lim.burst && …`): refused in any state, taking nothing, in
+//! every mode; a refused `AllowN` takes nothing either.
 //!
 //! With `max_delay` it is Traefik's `rateLimit` middleware (`pkg/middlewares/ratelimiter/
 //! in_memory_limiter.go`, `Allow`): `Reserve`, and when the reservation's delay is over
 //! `max_delay`, `res.Cancel()` and a 429. `Reservation.CancelAt` at the reservation's own instant
-//! restores its token: `tokens = min(burst, (advance(now) − 1) + 1)`, `last = now` (the float
-//! sum is kept as Go computes it). `average` and `period` give the limit as Traefik computes it,
-//! `float64(average·1e9) / float64(period ns)`, instead of `Every`.
+//! restores its tokens: `tokens = min(burst, (advance(now) − n) + n)`, `last = now` (the float
+//! sum is kept as Go computes it). Traefik itself always reserves 1; a cost there is
+//! `ReserveN(t, n)` and `CancelAt(t)` as the package does them. `average` and `period` give the
+//! limit as Traefik computes it, `float64(average·1e9) / float64(period ns)`, instead of `Every`.
 
 use super::{Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns};
-use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, beyond_capacity};
 use crate::time::{NANOS_PER_SEC, Nanos};
 
 /// `rate.NewLimiter(rate.Every(every), burst)`, used through `Allow` or `Reserve`.
@@ -49,6 +52,11 @@ impl GoRateState {
     }
 }
 
+/// Whole tokens left for unit requests at this instant (none while the bucket is negative).
+fn whole(tokens: f64) -> u64 {
+    if tokens >= 0.0 { tokens as u64 } else { 0 }
+}
+
 /// `time.Duration.Seconds()`.
 fn seconds(d: Nanos) -> f64 {
     (d / NANOS_PER_SEC) as f64 + (d % NANOS_PER_SEC) as f64 / 1e9
@@ -57,8 +65,9 @@ fn seconds(d: Nanos) -> f64 {
 impl ProfileDef for GoRate {
     const NAME: &'static str = "go-x-time-rate";
     const DESCRIPTION: &'static str = "Go golang.org/x/time/rate v0.13 Limiter: float64 token bucket starting full; Allow refuses, Reserve delays";
-    const WEIGHT: Weight =
-        Weight::Requests("AllowN / ReserveN with n above 1 are not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "AllowN(t, n) / ReserveN(t, n): n float64 tokens at once; n above the burst is never OK and takes nothing",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "every",
@@ -191,34 +200,44 @@ impl Limiter for GoRate {
         }
     }
 
+    /// `AllowN(t, n)` / `ReserveN(t, n)` (then `CancelAt(t)` past `max_delay`): `n` tokens at
+    /// once, the float64 deficit's wait truncated to the nanosecond. `n` above the burst is
+    /// never OK and takes nothing.
     fn decide_n(&self, s: &mut GoRateState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
-        let tokens = self.advance(s, now) - 1.0;
+        let n = f64::from(cost);
+        if u64::from(cost) > self.burst {
+            // reserveN: `ok := n <= lim.burst && …`; a reservation that is not OK leaves the
+            // limiter untouched, whatever the mode.
+            return beyond_capacity(now, self.full_at(s, now), whole(self.advance(s, now)));
+        }
+        let tokens = self.advance(s, now) - n;
         let wait = self.wait(tokens);
         if let Some(max) = self.max_delay
             && wait > max
         {
-            // Reserve, then Cancel at the same instant: the token comes back.
-            let at = first_ns(now, |x| self.wait(self.advance(s, x) - 1.0) <= max);
+            // Reserve, then Cancel at the same instant: its n tokens come back (restoreTokens
+            // is n: no later reservation), `tokens = min(burst, (advance − n) + n)`.
+            let at = first_ns(now, |x| self.wait(self.advance(s, x) - n) <= max);
             *s = GoRateState {
-                tokens: (tokens + 1.0).min(self.burst as f64),
+                tokens: (tokens + n).min(self.burst as f64),
                 last: Some(now),
             };
             return Decision {
                 outcome: Outcome::Reject {
                     retry_after: (at - now).max(1),
                 },
-                remaining: 0,
+                remaining: whole(s.tokens),
                 reset_at: self.full_at(s, now),
             };
         }
         if wait > 0 && !self.reserve {
-            let at = first_ns(now, |x| self.wait(self.advance(s, x) - 1.0) == 0);
+            // AllowN refuses and takes nothing; smaller requests may still fit.
+            let at = first_ns(now, |x| self.wait(self.advance(s, x) - n) == 0);
             return Decision {
                 outcome: Outcome::Reject {
                     retry_after: (at - now).max(1),
                 },
-                remaining: 0,
+                remaining: whole(self.advance(s, now)),
                 reset_at: self.full_at(s, now),
             };
         }
@@ -232,8 +251,7 @@ impl Limiter for GoRate {
             } else {
                 Outcome::Delay(wait)
             },
-            // Whole tokens left for requests at this instant.
-            remaining: if tokens >= 0.0 { tokens as u64 } else { 0 },
+            remaining: whole(tokens),
             reset_at: self.full_at(s, now),
         }
     }
@@ -334,6 +352,103 @@ mod tests {
             "the bucket is left slightly negative: {}",
             s.tokens
         );
+    }
+
+    #[test]
+    fn a_cost_above_the_burst_is_never_ok_and_takes_nothing() {
+        // Every(100ms) = 10/s, burst 3: AllowN(t, 4) is false even from a full bucket, and
+        // ReserveN(t, 4) is not OK (reserveN: `ok := n <= lim.burst && …`).
+        for reserve in [false, true] {
+            let g = go(100 * MS, 3, reserve);
+            let mut s = g.new_state(0);
+            // A fresh bucket is already full: the state is fresh at once, retry the minimum.
+            let d = g.decide_n(&mut s, 0, 4);
+            assert_eq!(d.outcome, Outcome::Reject { retry_after: 1 });
+            assert_eq!((d.remaining, s.last), (3, None));
+            assert_eq!(g.decide_n(&mut s, 0, 2), Decision::allow(1, 200 * MS));
+            // 1 token left: full again when 0.2 s · 10 = 2 tokens are back, at 200 ms.
+            let d = g.decide_n(&mut s, 0, 4);
+            assert_eq!(
+                d.outcome,
+                Outcome::Reject {
+                    retry_after: 200 * MS
+                }
+            );
+            assert_eq!((d.remaining, s.tokens), (1, 1.0));
+        }
+    }
+
+    #[test]
+    fn allow_n_refuses_a_costly_request_and_leaves_room_for_smaller_ones() {
+        // Every(100ms), burst 5. AllowN(0, 3) leaves 2 tokens.
+        let g = go(100 * MS, 5, false);
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 3), Decision::allow(2, 300 * MS));
+        // AllowN(0, 4): 2 − 4 = −2, a wait of 200 ms: refused, nothing taken, 2 units still fit.
+        // Admitted 1 ns early by the truncation: at 199 999 999 ns the deficit is
+        // 9.99999993922529e−9 tokens, a wait of 0.9999999939 ns → 0 (Go agrees).
+        let d = g.decide_n(&mut s, 0, 4);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 200 * MS - 1
+            }
+        );
+        assert_eq!((d.remaining, d.reset_at, s.tokens), (2, 300 * MS, 2.0));
+        assert_eq!(g.decide_n(&mut s, 0, 2), Decision::allow(0, 500 * MS));
+        // At 150 ms: 0 + 1.5 − 2 = −0.5, a wait of 50 ms: refused; 1 unit fits.
+        let d = g.decide_n(&mut s, 150 * MS, 2);
+        assert!(!d.outcome.is_admitted());
+        assert_eq!(d.remaining, 1);
+    }
+
+    #[test]
+    fn reserve_n_takes_n_tokens_into_debt() {
+        // Every(100ms), burst 3: ReserveN(0, 3) empties the bucket; ReserveN(0, 3) again waits
+        // 3 tokens = 300 ms (tokens −3); at 100 ms, −3 + 1 − 2 = −4: a wait of 400 ms.
+        let g = go(100 * MS, 3, true);
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 3).outcome, Outcome::Allow);
+        assert_eq!(g.decide_n(&mut s, 0, 3).outcome, Outcome::Delay(300 * MS));
+        assert_eq!(s.tokens, -3.0);
+        assert_eq!(
+            g.decide_n(&mut s, 100 * MS, 2).outcome,
+            Outcome::Delay(400 * MS)
+        );
+        // 7 tokens short of full: 700 ms after 100 ms.
+        assert_eq!((s.tokens, g.full_at(&s, 100 * MS)), (-4.0, 800 * MS));
+    }
+
+    #[test]
+    fn traefik_cancels_a_costly_reservation_and_restores_its_tokens() {
+        // limit 10/s, burst 4, max_delay 150 ms. ReserveN(0, 4) empties the bucket.
+        let g = GoRate {
+            limit: 10.0,
+            burst: 4,
+            reserve: true,
+            max_delay: Some(150 * MS),
+        };
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 4).outcome, Outcome::Allow);
+        // ReserveN(0, 2) would wait 200 ms > 150 ms: cancelled, (0 − 2) + 2 = 0 tokens again.
+        // It fits once 0.5 token is back, at 50 ms: (2 − 0.5)/10 s = 150 ms (at 49 999 999 ns
+        // the wait is 150.000001 ms, as Go computes it).
+        let d = g.decide_n(&mut s, 0, 2);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 50 * MS
+            }
+        );
+        assert_eq!((s.tokens, s.last, d.remaining), (0.0, Some(0), 0));
+        assert_eq!(
+            g.decide_n(&mut s, 50 * MS, 2).outcome,
+            Outcome::Delay(150 * MS)
+        );
+        // Above the burst: not OK, nothing reserved, nothing cancelled.
+        let before = s;
+        assert!(!g.decide_n(&mut s, 50 * MS, 5).outcome.is_admitted());
+        assert_eq!(s, before);
     }
 
     #[test]

@@ -8,9 +8,14 @@
 //! `nextFreeTicketMicros` (a long). A request is admitted unless `nextFreeTicketMicros −
 //! timeout > now` (`tryAcquire`'s `canAcquire`), and then pays *forward*: it waits until the old
 //! `nextFreeTicketMicros` (zero for the first after an idle spell) and pushes the next free
-//! ticket by the cost of its permit: stored permits cost nothing (bursty) or the integral of the
-//! warm-up ramp, fresh ones `stableIntervalMicros` each. `acquire()` has no timeout: it always
-//! admits and delays. The doubles follow the Java expressions operation by operation
+//! ticket by the cost of its permits: stored permits cost nothing (bursty) or the integral of
+//! the warm-up ramp over the ones taken from storage, fresh ones `stableIntervalMicros` each.
+//! `acquire()` has no timeout: it always admits and delays.
+//!
+//! A request of cost `n` is `tryAcquire(n, timeout, MICROSECONDS)` / `acquire(n)`
+//! (`reserveEarliestAvailable(n, now)`: `min(n, storedPermits)` from storage, the rest fresh).
+//! Admission never looks at `n`: any number of permits, above `maxPermits` too, is admitted at
+//! once by a free limiter, and the *next* request waits for them (the debt). The doubles follow the Java expressions operation by operation
 //! (`resync`, `reserveEarliestAvailable`, `storedPermitsToWaitTime`, `doSetRate`), and Java's
 //! `(long)` cast truncates as Rust's `as i64` does.
 
@@ -32,7 +37,7 @@ struct Smooth {
     stable_interval: f64,
     max_permits: f64,
     ramp: Option<Ramp>,
-    /// `tryAcquire(1, timeout)` in µs; `None`: `acquire()`.
+    /// `tryAcquire(permits, timeout)` in µs; `None`: `acquire(permits)`.
     timeout: Option<i64>,
 }
 
@@ -88,12 +93,15 @@ impl Smooth {
         micros.wrapping_add((self.stable_interval * take) as i64)
     }
 
-    /// `reserveAndGetWaitLength(1, nowMicros)`: the µs to wait.
-    fn reserve(&self, s: &mut GuavaState, now_micros: i64) -> i64 {
+    /// `reserveAndGetWaitLength(permits, nowMicros)`: the µs to wait. The wait is the previous
+    /// requests' debt; these permits only push the next free ticket.
+    fn reserve(&self, s: &mut GuavaState, now_micros: i64, permits: Cost) -> i64 {
         self.resync(s, now_micros);
         let moment_available = s.next_free;
-        let spend = s.stored.min(1.0);
-        let fresh = 1.0 - spend;
+        // `min(requiredPermits, storedPermits)`, the int widened to a double.
+        let required = f64::from(permits);
+        let spend = required.min(s.stored);
+        let fresh = required - spend;
         let wait = self
             .stored_wait(s.stored, spend)
             .wrapping_add((fresh * self.stable_interval) as i64);
@@ -122,7 +130,10 @@ impl Smooth {
         }
     }
 
-    fn decide(&self, s: &mut GuavaState, now: Nanos) -> Decision {
+    /// `tryAcquire(permits, timeout, MICROSECONDS)` or `acquire(permits)`. `canAcquire` looks
+    /// at the next free ticket only, so the permits never decide admission (none is too many):
+    /// they are paid for by the next request.
+    fn decide(&self, s: &mut GuavaState, now: Nanos, permits: Cost) -> Decision {
         let now_micros = Self::micros(s, now);
         if let Some(timeout) = self.timeout
             && s.next_free.saturating_sub(timeout) > now_micros
@@ -138,7 +149,7 @@ impl Smooth {
                 reset_at: self.full_at(s, now),
             };
         }
-        let wait = self.reserve(s, now_micros);
+        let wait = self.reserve(s, now_micros, permits);
         Decision {
             outcome: match wait {
                 0 => Outcome::Allow,
@@ -158,6 +169,9 @@ impl Smooth {
     }
 }
 
+/// Both Guava profiles weigh a request alike.
+const GUAVA_WEIGHT: &str = "acquire(permits) / tryAcquire(permits, timeout, unit): admitted on the next free ticket alone, any number of permits (above maxPermits too), paid for by the next request";
+
 /// `permitsPerSecond`: `1e6 / pps` is the stable interval (µs).
 const PERMITS_PER_SECOND: ParamSpec = ParamSpec {
     name: "permitsPerSecond",
@@ -169,15 +183,15 @@ const PERMITS_PER_SECOND: ParamSpec = ParamSpec {
 const TIMEOUT: ParamSpec = ParamSpec {
     name: "timeout",
     ty: ParamType::Duration,
-    default: "0 (tryAcquire(): refuse unless a permit is free now)",
-    doc: "tryAcquire(1, timeout): admit (and wait) when the next free permit is at most this far off; whole µs",
+    default: "0 (tryAcquire(permits): refuse unless the next ticket is free now)",
+    doc: "tryAcquire(permits, timeout): admit (and wait) when the next free ticket is at most this far off; whole µs",
 };
 
 const ACQUIRE: ParamSpec = ParamSpec {
     name: "acquire",
     ty: ParamType::Bool,
     default: "false",
-    doc: "true: acquire(), which never refuses and waits as long as it takes",
+    doc: "true: acquire(permits), which never refuses and waits as long as it takes",
 };
 
 fn permits_per_second(policy: Params, args: &Args<'_>) -> Result<f64, ProfileError> {
@@ -219,8 +233,7 @@ macro_rules! guava_limiter {
             }
 
             fn decide_n(&self, s: &mut GuavaState, now: Nanos, cost: Cost) -> Decision {
-                debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
-                self.0.decide(s, now)
+                self.0.decide(s, now, cost)
             }
 
             fn is_idle(&self, _: &GuavaState, _: Nanos) -> bool {
@@ -248,7 +261,7 @@ impl Eq for GuavaBursty {}
 impl ProfileDef for GuavaBursty {
     const NAME: &'static str = "guava-bursty";
     const DESCRIPTION: &'static str = "Java Guava 31 RateLimiter.create(pps) (SmoothBursty): up to 1 s of unused permits saved, each request pays the next one's wait, µs clock, doubles";
-    const WEIGHT: Weight = Weight::Requests("acquire(permits) above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(GUAVA_WEIGHT);
     const PARAMS: &'static [ParamSpec] = &[PERMITS_PER_SECOND, TIMEOUT, ACQUIRE];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -274,7 +287,7 @@ impl Eq for GuavaWarmup {}
 impl ProfileDef for GuavaWarmup {
     const NAME: &'static str = "guava-warmup";
     const DESCRIPTION: &'static str = "Java Guava 31 RateLimiter.create(pps, warmupPeriod) (SmoothWarmingUp): starts cold, permits cost up to 3 intervals until warm, µs clock, doubles";
-    const WEIGHT: Weight = Weight::Requests("acquire(permits) above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(GUAVA_WEIGHT);
     const PARAMS: &'static [ParamSpec] = &[
         PERMITS_PER_SECOND,
         ParamSpec {
@@ -383,14 +396,55 @@ mod tests {
         );
     }
 
-    /// 1 permit/s warming up over 4 s: threshold = 0.5·4e6/1e6 = 2 permits, max = 2 +
-    /// 2·4e6/(1e6 + 3e6) = 4, slope = (3e6 − 1e6)/(4 − 2) = 1e6 µs per permit above the
-    /// threshold. Cold (4 stored), the first request is free and costs the ramp from 4 to 3
-    /// stored: (3e6 + 2e6)/2 = 2.5 s, the next ticket. One at 1 s is refused (1.5 s early); at
-    /// 2.5 s (3 stored, nothing saved since: the ticket was not in the past) it costs
-    /// (2e6 + 1e6)/2 = 1.5 s; at 4 s (2 stored, at the threshold) the stable 1 s.
+    /// 2 permits/s, maxPermits 2, tryAcquire(permits): a free limiter admits 5 permits at once
+    /// (none stored: 5 fresh, 5 × 500 ms), booking the next ticket at 2.5 s; the request after
+    /// pays: refused at 1 s (1.5 s early), admitted at 2.5 s. acquire(5) likewise, and the next
+    /// acquire waits the 2.5 s.
     #[test]
-    fn warmup_starts_cold() {
+    fn bursty_admits_permits_above_max_permits_into_debt() {
+        let g = bursty(2.0, Some(0));
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 5).outcome, Outcome::Allow);
+        assert_eq!((s.stored, s.next_free), (0.0, 2_500_000));
+        let d = g.decide_n(&mut s, 1000 * MS, 1);
+        assert_eq!(
+            d.outcome,
+            Outcome::Reject {
+                retry_after: 1500 * MS
+            }
+        );
+        // A refusal takes nothing; the same request with more permits is refused alike.
+        assert_eq!(g.decide_n(&mut s, 1000 * MS, 7), d);
+        assert_eq!(s.next_free, 2_500_000);
+        assert_eq!(g.decide_n(&mut s, 2500 * MS, 1).outcome, Outcome::Allow);
+        assert_eq!(s.next_free, 3_000_000);
+
+        let g = bursty(2.0, None);
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 5).outcome, Outcome::Allow);
+        assert_eq!(g.decide_n(&mut s, 0, 1).outcome, Outcome::Delay(2500 * MS));
+    }
+
+    /// 2 permits/s: one at 0 books 0.5 s; idle until 3 s saves (3 − 0.5)/0.5 = 5 permits,
+    /// capped at 2. tryAcquire(3) at 3 s takes the 2 stored (free) and 1 fresh (500 ms): next
+    /// ticket 3.5 s, nothing stored; one at 3.2 s is refused for 300 ms.
+    #[test]
+    fn bursty_takes_stored_permits_first() {
+        let g = bursty(2.0, Some(0));
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 1).outcome, Outcome::Allow);
+        let d = g.decide_n(&mut s, 3000 * MS, 3);
+        assert_eq!((d.outcome, d.remaining), (Outcome::Allow, 0));
+        assert_eq!((s.stored, s.next_free), (0.0, 3_500_000));
+        assert_eq!(
+            g.decide_n(&mut s, 3200 * MS, 1).outcome,
+            Outcome::Reject {
+                retry_after: 300 * MS
+            }
+        );
+    }
+
+    fn warmup_1pps_4s() -> GuavaWarmup {
         let policy = Params {
             limit: 1,
             window: NANOS_PER_SEC,
@@ -411,6 +465,40 @@ mod tests {
         else {
             panic!("guava-warmup configures")
         };
+        g
+    }
+
+    /// 1 permit/s warming up over 4 s (threshold 2, maxPermits 4, slope 1e6 µs per permit, as
+    /// below). Cold, 4 stored. 3 permits from storage: the 2 above the threshold cost the ramp
+    /// from 4 to 2, 2·(3e6 + 1e6)/2 = 4 s, the third the stable 1 s: next ticket 5 s, 1 stored.
+    /// 6 permits (above maxPermits) from cold: 4 s + 2 s for the 4 stored, 2 fresh × 1 s: 8 s.
+    #[test]
+    fn warmup_prices_the_permits_taken_from_storage_on_the_ramp() {
+        let g = warmup_1pps_4s();
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 3).outcome, Outcome::Allow);
+        assert_eq!((s.stored, s.next_free), (1.0, 5_000_000));
+        // The next request pays: refused until 5 s.
+        assert_eq!(
+            g.decide_n(&mut s, 0, 1).outcome,
+            Outcome::Reject {
+                retry_after: 5 * NANOS_PER_SEC
+            }
+        );
+        let mut s = g.new_state(0);
+        assert_eq!(g.decide_n(&mut s, 0, 6).outcome, Outcome::Allow);
+        assert_eq!((s.stored, s.next_free), (0.0, 8_000_000));
+    }
+
+    /// 1 permit/s warming up over 4 s: threshold = 0.5·4e6/1e6 = 2 permits, max = 2 +
+    /// 2·4e6/(1e6 + 3e6) = 4, slope = (3e6 − 1e6)/(4 − 2) = 1e6 µs per permit above the
+    /// threshold. Cold (4 stored), the first request is free and costs the ramp from 4 to 3
+    /// stored: (3e6 + 2e6)/2 = 2.5 s, the next ticket. One at 1 s is refused (1.5 s early); at
+    /// 2.5 s (3 stored, nothing saved since: the ticket was not in the past) it costs
+    /// (2e6 + 1e6)/2 = 1.5 s; at 4 s (2 stored, at the threshold) the stable 1 s.
+    #[test]
+    fn warmup_starts_cold() {
+        let g = warmup_1pps_4s();
         assert_eq!(g.0.max_permits, 4.0);
         let mut s = g.new_state(0);
         assert_eq!(g.decide(&mut s, 0).outcome, Outcome::Allow);

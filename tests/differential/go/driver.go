@@ -1,14 +1,16 @@
 // The differential driver for golang.org/x/time/rate (tests/integration/differential/go.rs).
 //
-// Input: a config line `config LIMIT BURST allow|reserve [MAX_DELAY_NS]`, then `TIME_NS KEY` per
-// hit, for as many traces as given; a new config starts new limiters. LIMIT is `every:NS`
+// Input: a config line `config LIMIT BURST allow|reserve [MAX_DELAY_NS]`, then `TIME_NS KEY [COST]`
+// per hit (COST n, 1 when absent: AllowN / ReserveN with n), for as many traces as given; a new
+// config starts new limiters. LIMIT is `every:NS`
 // (rate.Every) or `avg:AVERAGE:PERIOD_NS` (Traefik's float64(average*1e9)/float64(period)).
 // One rate.Limiter per key, created at the key's first hit, as a keyed Go service does. Output
 // per hit: `A TOKENS` when Allow admits, `R TOKENS` when it refuses, `D DELAY_NS TOKENS` for a
 // Reserve, and with MAX_DELAY_NS, `C TOKENS` when the Reserve's delay is over it and the
 // reservation is cancelled at the same instant (Traefik's rateLimit middleware: Reserve,
-// `if delay > maxDelay { res.Cancel() }`); TOKENS is TokensAt the hit's instant after the
-// call, as float64 bits in hex (exact).
+// `if delay > maxDelay { res.Cancel() }`), `X TOKENS` when the reservation is not OK (n above
+// the burst); TOKENS is TokensAt the hit's instant after the call, as float64 bits in hex
+// (exact).
 package main
 
 import (
@@ -53,13 +55,17 @@ func main() {
 			limiters = map[string]*rate.Limiter{}
 			continue
 		}
-		if len(f) != 2 {
+		if len(f) != 2 && len(f) != 3 {
 			fmt.Fprintln(os.Stderr, "bad hit line:", in.Text())
 			os.Exit(2)
 		}
 		ns, err := strconv.ParseInt(f[0], 10, 64)
+		n := 1
+		if err == nil && len(f) == 3 {
+			n, err = strconv.Atoi(f[2])
+		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "bad time:", in.Text())
+			fmt.Fprintln(os.Stderr, "bad time or cost:", in.Text())
 			os.Exit(2)
 		}
 		lim, ok := limiters[f[1]]
@@ -69,9 +75,9 @@ func main() {
 		}
 		t := time.Unix(0, ns)
 		if reserve {
-			r := lim.ReserveN(t, 1)
+			r := lim.ReserveN(t, n)
 			if !r.OK() {
-				fmt.Fprintln(out, "X")
+				fmt.Fprintf(out, "X %x\n", math.Float64bits(lim.TokensAt(t)))
 				continue
 			}
 			delay := r.DelayFrom(t)
@@ -81,7 +87,7 @@ func main() {
 				continue
 			}
 			fmt.Fprintf(out, "D %d %x\n", delay.Nanoseconds(), math.Float64bits(lim.TokensAt(t)))
-		} else if lim.AllowN(t, 1) {
+		} else if lim.AllowN(t, n) {
 			fmt.Fprintf(out, "A %x\n", math.Float64bits(lim.TokensAt(t)))
 		} else {
 			fmt.Fprintf(out, "R %x\n", math.Float64bits(lim.TokensAt(t)))

@@ -5,8 +5,9 @@
 // and `RateLimiter.create(pps, warmup, MICROSECONDS, 3.0, stopwatch)` (SmoothWarmingUp), the
 // ones the public `create` methods call with the system timer.
 //
-// Input: `config bursty|warmup PPS WARMUP_MICROS TIMEOUT_MICROS|acquire`, then `TIME_NS KEY`
-// per hit, for as many traces as given. One limiter per key, created at the key's first hit
+// Input: `config bursty|warmup PPS WARMUP_MICROS TIMEOUT_MICROS|acquire`, then
+// `TIME_NS KEY [PERMITS]` per hit (1 permit when absent: `acquire(permits)` or
+// `tryAcquire(permits, TIMEOUT_MICROS, MICROSECONDS)`), for as many traces as given. One limiter per key, created at the key's first hit
 // (its stopwatch's zero). Output per hit: `A SLEEP_MICROS STORED` or `R STORED`, STORED being
 // `storedPermits` after the call as the double's bits in hex.
 package com.google.common.util.concurrent;
@@ -72,11 +73,12 @@ public final class RlsimGuavaDriver {
         limiters = new HashMap<>();
         continue;
       }
-      if (f.length != 2) {
+      if (f.length != 2 && f.length != 3) {
         System.err.println("bad hit line: " + line);
         System.exit(2);
       }
       long nanos = Long.parseLong(f[0]);
+      int permits = f.length == 3 ? Integer.parseInt(f[2]) : 1;
       Keyed k = limiters.get(f[1]);
       if (k == null) {
         FakeStopwatch sw = new FakeStopwatch(nanos);
@@ -91,10 +93,10 @@ public final class RlsimGuavaDriver {
       k.stopwatch.slept = 0;
       boolean admitted;
       if (acquire) {
-        k.limiter.acquire();
+        k.limiter.acquire(permits);
         admitted = true;
       } else {
-        admitted = k.limiter.tryAcquire(1, timeoutMicros, TimeUnit.MICROSECONDS);
+        admitted = k.limiter.tryAcquire(permits, timeoutMicros, TimeUnit.MICROSECONDS);
       }
       String stored = Long.toHexString(
           Double.doubleToRawLongBits(((SmoothRateLimiter) k.limiter).storedPermits));

@@ -1,7 +1,8 @@
 //! Go `golang.org/x/time/rate` (Debian's golang-golang-x-time-dev), driven by
 //! tests/differential/go/driver.go at explicit instants (`AllowN`, `ReserveN`, `TokensAt` take
 //! the time as an argument, so no clock is faked): every decision, every Reserve delay to the
-//! nanosecond and the bucket's float64 tokens after each admission, bit for bit.
+//! nanosecond and the bucket's float64 tokens after each admission, bit for bit; with unit
+//! requests, then with random costs (`AllowN(t, n)`, `ReserveN(t, n)`, n up to the burst + 2).
 
 use super::*;
 use std::collections::HashMap;
@@ -161,8 +162,13 @@ fn traefik_configs() -> Vec<Config> {
 enum Go {
     Allowed(u64),
     Refused,
-    Reserved { delay: Nanos, tokens: u64 },
+    Reserved {
+        delay: Nanos,
+        tokens: u64,
+    },
     Cancelled(u64),
+    /// `ReserveN` not OK: n above the burst.
+    NotOk,
 }
 
 fn parse(line: &str) -> Go {
@@ -171,6 +177,8 @@ fn parse(line: &str) -> Go {
     match f.as_slice() {
         ["A", t] => Go::Allowed(bits(t)),
         ["R", _] => Go::Refused,
+        // The tokens are the untouched bucket's: the next hits' tokens show it was untouched.
+        ["X", _] => Go::NotOk,
         ["C", t] => Go::Cancelled(bits(t)),
         ["D", d, t] => Go::Reserved {
             delay: d.parse().unwrap_or_else(|_| panic!("`{line}`")),
@@ -189,8 +197,11 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
     hits.iter()
         .map(|h| {
             let s = states.entry(h.key).or_insert_with(|| go.new_state(h.at));
-            let d = go.decide(s, h.at);
+            let d = go.decide_n(s, h.at, h.cost);
             match d.outcome {
+                Outcome::Reject { .. } if config.reserve && h.cost as i64 > config.burst => {
+                    Go::NotOk
+                }
                 Outcome::Reject { .. } if config.max_delay.is_some() => {
                     Go::Cancelled(s.tokens().to_bits())
                 }
@@ -209,16 +220,37 @@ fn ours(config: Config, hits: &[Hit]) -> Vec<Go> {
         .collect()
 }
 
-/// Every hit of every configuration, rlsim against Go; the counts of (decisions, refused or
-/// cancelled, delayed). Instants as Unix nanoseconds from 2026-01-01 (virtual time 0 there).
-fn compare(driver: Command, configs: Vec<Config>, seed0: u64) -> (usize, usize, usize) {
+/// What a comparison went through.
+#[derive(Debug, Default)]
+struct Counts {
+    decisions: usize,
+    /// Refused by `AllowN`, or cancelled past the maximum delay.
+    refused: usize,
+    delayed: usize,
+    /// Hits costing more than one.
+    costly: usize,
+    /// Hits costing more than the burst: refused, or a reservation not OK.
+    beyond: usize,
+}
+
+/// Every hit of every configuration, rlsim against Go, each hit of cost 1 or, with `costs`,
+/// half of them of a random cost up to the burst + 2. Instants as Unix nanoseconds from
+/// 2026-01-01 (virtual time 0 there).
+fn compare(driver: Command, configs: Vec<Config>, seed0: u64, costs: bool) -> Counts {
     let cases: Vec<(Config, Vec<Hit>)> = configs
         .into_iter()
         .enumerate()
         .map(|(seed, c)| {
             let window_ms = (c.every() / NANOS_PER_MILLI).max(1);
             let keys = 1 + (seed % 4) as u32 * 5;
-            (c, trace(seed as u64 + seed0, window_ms, keys, HITS))
+            let seed = seed as u64 + seed0;
+            let hits = trace(seed, window_ms, keys, HITS);
+            let hits = if costs {
+                with_costs(hits, seed, c.burst as Cost + 2)
+            } else {
+                hits
+            };
+            (c, hits)
         })
         .collect();
     let start = rlsim::time::DEFAULT_START;
@@ -236,7 +268,7 @@ fn compare(driver: Command, configs: Vec<Config>, seed0: u64) -> (usize, usize, 
         })
         .collect();
     let answers = run_driver(driver, &traces, 1);
-    let (mut total, mut refused, mut delayed) = (0, 0, 0);
+    let mut counts = Counts::default();
     for ((config, hits), lines) in cases.iter().zip(&answers) {
         let theirs: Vec<Go> = lines.iter().map(|l| parse(l)).collect();
         let mine = ours(*config, hits);
@@ -248,30 +280,46 @@ fn compare(driver: Command, configs: Vec<Config>, seed0: u64) -> (usize, usize, 
                 hits[i].at, hits[i].key
             );
         }
-        total += mine.len();
-        refused += mine
-            .iter()
-            .filter(|g| matches!(g, Go::Refused | Go::Cancelled(_)))
-            .count();
-        delayed += mine
-            .iter()
-            .filter(|g| matches!(g, Go::Reserved { delay, .. } if *delay > 0))
-            .count();
+        counts.decisions += mine.len();
+        for (m, h) in mine.iter().zip(hits) {
+            counts.costly += usize::from(h.cost > 1);
+            if h.cost as i64 > config.burst {
+                counts.beyond += 1;
+            } else if matches!(m, Go::Refused | Go::Cancelled(_)) {
+                counts.refused += 1;
+            } else if matches!(m, Go::Reserved { delay, .. } if *delay > 0) {
+                counts.delayed += 1;
+            }
+        }
     }
-    (total, refused, delayed)
+    counts
 }
 
 #[test]
 fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
     let Some(driver) = go_driver() else { return };
-    let (total, refused, delayed) = compare(driver, configs(), 9000);
+    let c = compare(driver, configs(), 9000, false);
     // The traces reach both sides of the edge: some refused, some delayed.
+    assert!(c.refused > 1000 && c.delayed > 1000, "{c:?}");
+    eprintln!(
+        "go-x-time-rate: {} decisions identical to Go's x/time/rate ({} refused, {} delayed)",
+        c.decisions, c.refused, c.delayed
+    );
+}
+
+/// The same configurations with costs: `AllowN(t, n)` and `ReserveN(t, n)`, n above the burst
+/// included (never OK, taking nothing).
+#[test]
+fn go_x_time_rate_weighs_requests_as_allow_n_and_reserve_n() {
+    let Some(driver) = go_driver() else { return };
+    let c = compare(driver, configs(), 9000, true);
     assert!(
-        refused > 1000 && delayed > 1000,
-        "{refused} refused, {delayed} delayed"
+        c.refused > 1000 && c.delayed > 1000 && c.costly > 10_000 && c.beyond > 1000,
+        "{c:?}"
     );
     eprintln!(
-        "go-x-time-rate: {total} decisions identical to Go's x/time/rate ({refused} refused, {delayed} delayed)"
+        "go-x-time-rate costs: {} decisions identical to Go's AllowN/ReserveN ({} costing more than 1, {} above the burst, {} refused, {} delayed)",
+        c.decisions, c.costly, c.beyond, c.refused, c.delayed
     );
 }
 
@@ -281,12 +329,26 @@ fn go_x_time_rate_agrees_with_the_go_package_bit_for_bit() {
 #[test]
 fn traefik_reserve_and_cancel_agrees_with_the_go_package_bit_for_bit() {
     let Some(driver) = go_driver() else { return };
-    let (total, cancelled, delayed) = compare(driver, traefik_configs(), 19000);
+    let c = compare(driver, traefik_configs(), 19000, false);
+    assert!(c.refused > 1000 && c.delayed > 1000, "{c:?}");
+    eprintln!(
+        "go-x-time-rate max_delay: {} decisions identical to Go's Reserve/CancelAt ({} cancelled, {} delayed)",
+        c.decisions, c.refused, c.delayed
+    );
+}
+
+/// Traefik's configurations with costs: `ReserveN(t, n)`, cancelled past the maximum delay
+/// with its n tokens restored; n above the burst not OK.
+#[test]
+fn traefik_reserve_n_and_cancel_agrees_with_the_go_package_bit_for_bit() {
+    let Some(driver) = go_driver() else { return };
+    let c = compare(driver, traefik_configs(), 19000, true);
     assert!(
-        cancelled > 1000 && delayed > 1000,
-        "{cancelled} cancelled, {delayed} delayed"
+        c.refused > 1000 && c.delayed > 1000 && c.costly > 10_000 && c.beyond > 1000,
+        "{c:?}"
     );
     eprintln!(
-        "go-x-time-rate max_delay: {total} decisions identical to Go's Reserve/CancelAt ({cancelled} cancelled, {delayed} delayed)"
+        "go-x-time-rate max_delay costs: {} decisions identical to Go's ReserveN/CancelAt ({} costing more than 1, {} above the burst, {} cancelled, {} delayed)",
+        c.decisions, c.costly, c.beyond, c.refused, c.delayed
     );
 }

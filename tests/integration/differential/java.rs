@@ -2,7 +2,8 @@
 //! tests/differential/java/RlsimGuavaDriver.java with a fake stopwatch per key: every
 //! decision, every wait to the microsecond and `storedPermits` after each call, bit for bit,
 //! for `guava-bursty` and `guava-warmup` under `tryAcquire()`, `tryAcquire(timeout)` and
-//! `acquire()`.
+//! `acquire()`; with one permit per request, then with random permits (`tryAcquire(permits,
+//! timeout, unit)`, `acquire(permits)`, up to `maxPermits` + 2).
 
 use super::*;
 use std::collections::HashMap;
@@ -139,7 +140,7 @@ fn ours(c: Config, hits: &[Hit]) -> Vec<Guava> {
                     let s = states
                         .entry(h.key)
                         .or_insert_with(|| $limiter.new_state(h.at));
-                    let d = $limiter.decide(s, h.at);
+                    let d = $limiter.decide_n(s, h.at, h.cost);
                     answer(d, s.stored_permits())
                 })
                 .collect()
@@ -152,16 +153,43 @@ fn ours(c: Config, hits: &[Hit]) -> Vec<Guava> {
     }
 }
 
-#[test]
-fn guava_profiles_agree_with_the_guava_jar_bit_for_bit() {
-    let Some(driver) = java_driver() else { return };
+/// `maxPermits` (bursty: one second of permits; warming up: `warmupPeriod / stableInterval`),
+/// rounded up: the most a limiter stores.
+fn max_permits(c: Config) -> Cost {
+    let seconds = c.warmup_micros.unwrap_or(1_000_000) as f64 / 1e6;
+    (c.pps * seconds).ceil() as Cost
+}
+
+/// What a comparison went through.
+#[derive(Debug, Default)]
+struct Counts {
+    decisions: usize,
+    refused: usize,
+    waited: usize,
+    /// Hits of more than one permit.
+    costly: usize,
+    /// Hits of more permits than the limiter stores, admitted (at once, or after the debt
+    /// before them).
+    beyond_admitted: usize,
+}
+
+/// Every hit of every configuration, rlsim against Guava, one permit each or, with `costs`,
+/// half of them random up to `maxPermits` + 2.
+fn compare(driver: Command, costs: bool) -> Counts {
     let cases: Vec<(Config, Vec<Hit>)> = configs()
         .into_iter()
         .enumerate()
         .map(|(seed, c)| {
             let interval_ms = ((1000.0 / c.pps) as u64).max(1);
             let keys = 1 + (seed % 4) as u32 * 5;
-            (c, trace(seed as u64 + 11_000, interval_ms, keys, HITS))
+            let seed = seed as u64 + 11_000;
+            let hits = trace(seed, interval_ms, keys, HITS);
+            let hits = if costs {
+                with_costs(hits, seed, max_permits(c) + 2)
+            } else {
+                hits
+            };
+            (c, hits)
         })
         .collect();
     let traces: Vec<(String, Vec<Hit>)> = cases
@@ -185,34 +213,57 @@ fn guava_profiles_agree_with_the_guava_jar_bit_for_bit() {
         })
         .collect();
     let answers = run_driver(driver, &traces, 1);
-    let (mut total, mut refused, mut waited) = (0, 0, 0);
+    let mut counts = Counts::default();
     for ((config, hits), lines) in cases.iter().zip(&answers) {
         let theirs: Vec<Guava> = lines.iter().map(|l| parse(l)).collect();
         let mine = ours(*config, hits);
         for (i, (m, t)) in mine.iter().zip(&theirs).enumerate() {
             assert_eq!(
                 m, t,
-                "{config:?}: hit #{i} at {} ns on key {}: rlsim {m:?}, Guava {t:?}",
-                hits[i].at, hits[i].key
+                "{config:?}: hit #{i} at {} ns on key {} of cost {}: rlsim {m:?}, Guava {t:?}",
+                hits[i].at, hits[i].key, hits[i].cost
             );
         }
-        total += mine.len();
-        refused += mine
-            .iter()
-            .filter(|g| matches!(g, Guava::Refused { .. }))
-            .count();
-        waited += mine
-            .iter()
-            .filter(|g| matches!(g, Guava::Admitted { sleep, .. } if *sleep > 0))
-            .count();
+        counts.decisions += mine.len();
+        for (m, h) in mine.iter().zip(hits) {
+            counts.costly += usize::from(h.cost > 1);
+            match m {
+                Guava::Refused { .. } => counts.refused += 1,
+                Guava::Admitted { sleep, .. } => {
+                    counts.waited += usize::from(*sleep > 0);
+                    counts.beyond_admitted += usize::from(h.cost > max_permits(*config));
+                }
+            }
+        }
     }
     // Both edges are reached: refusals (tryAcquire) and waits (timeouts, acquire).
-    assert!(
-        refused > 1000 && waited > 1000,
-        "{refused} refused, {waited} waited"
-    );
+    assert!(counts.refused > 1000 && counts.waited > 1000, "{counts:?}");
+    counts
+}
+
+#[test]
+fn guava_profiles_agree_with_the_guava_jar_bit_for_bit() {
+    let Some(driver) = java_driver() else { return };
+    let c = compare(driver, false);
     eprintln!(
-        "guava-bursty, guava-warmup: {total} decisions over {} traces identical to Guava ({refused} refused, {waited} waited)",
-        cases.len()
+        "guava-bursty, guava-warmup: {} decisions over {} traces identical to Guava ({} refused, {} waited)",
+        c.decisions,
+        2 * TRACES,
+        c.refused,
+        c.waited
+    );
+}
+
+/// The same configurations with permits: `tryAcquire(permits, timeout, MICROSECONDS)` and
+/// `acquire(permits)`, more permits than the limiter stores included (admitted, paid by the
+/// next request).
+#[test]
+fn guava_profiles_weigh_permits_as_the_guava_jar_does() {
+    let Some(driver) = java_driver() else { return };
+    let c = compare(driver, true);
+    assert!(c.costly > 30_000 && c.beyond_admitted > 1000, "{c:?}");
+    eprintln!(
+        "guava-bursty, guava-warmup costs: {} decisions identical to Guava ({} of several permits, {} above maxPermits admitted, {} refused, {} waited)",
+        c.decisions, c.costly, c.beyond_admitted, c.refused, c.waited
     );
 }
