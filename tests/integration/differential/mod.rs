@@ -40,7 +40,6 @@ pub struct Hit {
 
 /// `hits` with random costs drawn from `rng`: half of them 1, the others 1 to `most` (give it
 /// above the library's capacity to reach its costliest edge).
-#[allow(dead_code)] // each driver takes costs in turn
 pub fn with_costs(hits: Vec<Hit>, seed: u64, most: Cost) -> Vec<Hit> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xC057);
     hits.into_iter()
