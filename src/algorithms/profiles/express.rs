@@ -32,8 +32,9 @@ pub struct ExpressState {
 impl ProfileDef for ExpressRateLimit {
     const NAME: &'static str = "express-rate-limit";
     const DESCRIPTION: &'static str = "npm express-rate-limit 8 (MemoryStore): fixed window from each key's first hit, ms clock, rejected hits counted";
-    const WEIGHT: Weight =
-        Weight::Requests("express-rate-limit's store increments a key by one per request");
+    const WEIGHT: Weight = Weight::Requests(
+        "the Store interface's increment(key) takes no weight: MemoryStore adds 1 to totalHits per request",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "windowMs",

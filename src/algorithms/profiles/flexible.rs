@@ -2,11 +2,16 @@
 //! `lib/component/MemoryStorage/MemoryStorage.js` `incrby`/`set`).
 //!
 //! A fixed window per key from its first hit: the record expires at `now + duration·1000` (ms).
-//! Each `consume` adds its point while `expiresAt − now > 0`, else starts a new record at 1, so
-//! rejected hits count. Over `points`, the hit is refused; with `blockDuration > 0` the first
-//! refused hit (count ≤ points + 1) rewrites the record to expire at `now + blockDuration·1000`,
-//! keeping the count: the block replaces the window's end, even when it ends sooner. The
-//! record's deletion timer fires at its expiry, when `incrby` would restart it anyway.
+//! Each `consume(key, cost)` adds its points while `expiresAt − now > 0`, else starts a new
+//! record at `cost`, so rejected points count. Over `points`, the call is refused; with
+//! `blockDuration > 0` the first refused call (count ≤ points + cost, i.e. the count was within
+//! `points` before it) rewrites the record to expire at `now + blockDuration·1000`, keeping the
+//! count: the block replaces the window's end, even when it ends sooner. The record's deletion
+//! timer fires at its expiry, when `incrby` would restart it anyway.
+//!
+//! A cost above `points` is refused whatever the state, but, unlike rlsim's exact algorithms,
+//! it is still added to the count (and may start the block): the library adds before it
+//! compares. `remainingPoints` is `max(points − count, 0)`; `msBeforeNext` the record's expiry.
 //!
 //! `duration` and `blockDuration` may be fractional seconds, as the library takes them. Then
 //! `duration·1000` is a double (`1.1 · 1000 = 1100.0000000000002`) and the record dies at the
@@ -22,7 +27,7 @@ use super::{
 use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
 use crate::time::Nanos;
 
-/// `new RateLimiterMemory({ points, duration, blockDuration })`, one point per `consume`.
+/// `new RateLimiterMemory({ points, duration, blockDuration })`, `consume(key, cost)` per request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RateLimiterFlexible {
     points: u64,
@@ -43,8 +48,9 @@ pub struct FlexibleState {
 impl ProfileDef for RateLimiterFlexible {
     const NAME: &'static str = "rate-limiter-flexible";
     const DESCRIPTION: &'static str = "npm rate-limiter-flexible 11 (RateLimiterMemory): fixed window from each key's first hit, ms clock, rejected hits counted, optional block";
-    const WEIGHT: Weight =
-        Weight::Requests("consume(key, points) with points above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "consume(key, points): the points are counted even when refused; above `points` always refused",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "points",
@@ -121,18 +127,20 @@ impl Limiter for RateLimiterFlexible {
     }
 
     fn decide_n(&self, s: &mut FlexibleState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
+        let cost = u64::from(cost);
         let now_ms = ms(now);
+        // `incrby` adds before `consume` compares: refused points stay counted.
         if s.expires_at > now_ms {
-            s.value += 1;
+            s.value += cost;
         } else {
             *s = FlexibleState {
-                value: 1,
+                value: cost,
                 expires_at: now_ms + self.duration_ms,
             };
         }
         if s.value > self.points {
-            if self.block_ms > 0 && s.value <= self.points + 1 {
+            // Only the call that crossed `points` blocks (the count was within it before).
+            if self.block_ms > 0 && s.value <= self.points + cost {
                 s.expires_at = now_ms + self.block_ms;
             }
             Decision {
@@ -191,6 +199,70 @@ mod tests {
         assert_eq!(s.value, 4);
         // At 1002 ms the record restarts: a fresh window of 10 s.
         assert_eq!(f.decide(&mut s, 1002 * MS), Decision::allow(1, 11_002 * MS));
+    }
+
+    fn reject(retry_ms: u64, reset_ms: u64) -> Decision {
+        Decision {
+            outcome: Outcome::Reject {
+                retry_after: retry_ms * MS,
+            },
+            remaining: 0,
+            reset_at: reset_ms * MS,
+        }
+    }
+
+    #[test]
+    fn a_cost_above_points_is_refused_and_still_counted() {
+        // 3 points per 10 s. consume(k, 5) at 0 starts the record at 5 (`set(key, 5, 10)`),
+        // 5 > 3: refused until the record expires at 10 000 ms.
+        let f = RateLimiterFlexible {
+            points: 3,
+            duration_ms: 10_000,
+            block_ms: 0,
+        };
+        let mut s = f.new_state(0);
+        assert_eq!(f.decide_n(&mut s, 0, 5), reject(10_000, 10_000));
+        assert_eq!(s.value, 5);
+        // The 5 points stay: a unit at 1 ms makes 6 > 3, refused for the 9 999 ms left.
+        assert_eq!(f.decide(&mut s, MS), reject(9_999, 10_000));
+        // At 10 000 ms the record restarts at 1: 2 points left, until 20 000 ms.
+        assert_eq!(
+            f.decide(&mut s, 10_000 * MS),
+            Decision::allow(2, 20_000 * MS)
+        );
+        // With a 2 s block, the costly call crosses `points` from 0 (5 <= 3 + 5): blocked
+        // until 2 000 ms, sooner than the window's 10 000 ms.
+        let b = RateLimiterFlexible {
+            block_ms: 2000,
+            ..f
+        };
+        let mut s = b.new_state(0);
+        assert_eq!(b.decide_n(&mut s, 0, 5), reject(2000, 2000));
+    }
+
+    #[test]
+    fn a_refused_costly_call_counts_and_blocks_once() {
+        // 5 points per 10 s, block 1 s.
+        let f = RateLimiterFlexible {
+            points: 5,
+            duration_ms: 10_000,
+            block_ms: 1000,
+        };
+        let mut s = f.new_state(0);
+        // 3 points at 0: count 3, 2 left.
+        assert_eq!(f.decide_n(&mut s, 0, 3), Decision::allow(2, 10_000 * MS));
+        // 3 more at 1 ms: count 6 > 5, and 6 <= 5 + 3 (it crossed): blocked until 1 001 ms.
+        assert_eq!(f.decide_n(&mut s, MS, 3), reject(1000, 1001));
+        assert_eq!(s.value, 6);
+        // The refused 3 ate the 2 points left: a unit at 2 ms makes 7 > 5, and 7 > 5 + 1 so
+        // the block is not renewed: 999 ms to go.
+        assert_eq!(f.decide(&mut s, 2 * MS), reject(999, 1001));
+        assert_eq!(s.value, 7);
+        // At 1 001 ms the record restarts with the call's 2 points: 3 left until 11 001 ms.
+        assert_eq!(
+            f.decide_n(&mut s, 1001 * MS, 2),
+            Decision::allow(3, 11_001 * MS)
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub struct NestjsState {
 impl ProfileDef for NestjsThrottler {
     const NAME: &'static str = "nestjs-throttler";
     const DESCRIPTION: &'static str = "npm @nestjs/throttler 6 (in-memory storage): sliding log of hits on a ms clock, blocks for blockDuration once over the limit";
-    const WEIGHT: Weight = Weight::Requests("@nestjs/throttler records one hit per request");
+    const WEIGHT: Weight = Weight::Requests(
+        "ThrottlerStorage.increment(key, ttl, limit, blockDuration, name) takes no weight: one logged hit per request",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "ttl",

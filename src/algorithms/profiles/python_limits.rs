@@ -11,11 +11,17 @@
 //! depends on the magnitude of the time. The storage's background expiry thread (every 10 ms of
 //! wall time) is not modelled: it only drops entries, and the decisions below are those of the
 //! storage calls themselves (see docs/profiles.md for the one edge where the thread matters).
+//!
+//! Each strategy weighs a request as `hit(item, key, cost=n)` does. The moving window and the
+//! sliding counter refuse `n > amount` up front (`acquire_entry`, `acquire_sliding_window_entry`:
+//! `if amount > limit: return False`), leaving the storage untouched; the fixed window has no
+//! such test: `incr` adds `n` before the comparison, so a refused cost, even one above the
+//! limit, still counts.
 
 use super::{
     Args, ParamSpec, ParamType, ProfileDef, ProfileError, Weight, first_ns, policy_seconds,
 };
-use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params};
+use crate::algorithms::{AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, beyond_capacity};
 use crate::time::{DEFAULT_START, Nanos};
 use std::collections::VecDeque;
 
@@ -105,13 +111,13 @@ fn build_rate(policy: Params, args: &Args<'_>) -> Result<(u64, u64), ProfileErro
     }
 }
 
-/// A refusal that may retry at `at`.
-fn reject(now: Nanos, at: Nanos, reset_at: Nanos) -> Decision {
+/// A refusal that may retry at `at`, with `remaining` units left for cheaper requests.
+fn reject(now: Nanos, at: Nanos, reset_at: Nanos, remaining: u64) -> Decision {
     Decision {
         outcome: Outcome::Reject {
             retry_after: at.saturating_sub(now).max(1),
         },
-        remaining: 0,
+        remaining,
         reset_at,
     }
 }
@@ -138,7 +144,9 @@ pub struct LimitsMovingWindowState {
 impl ProfileDef for PythonLimitsMovingWindow {
     const NAME: &'static str = "python-limits-moving-window";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 MovingWindowRateLimiter (MemoryStorage): a log of admissions, float seconds, closed edge";
-    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "hit(item, key, cost=n): n entries at once; n above the limit is refused, logging nothing",
+    );
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -152,10 +160,20 @@ impl ProfileDef for PythonLimitsMovingWindow {
 }
 
 impl PythonLimitsMovingWindow {
-    /// `acquire_entry`'s refusal test: the `amount`-th newest entry is at or after `t − expiry`.
-    fn refuses(&self, s: &LimitsMovingWindowState, t: f64) -> bool {
-        let n = s.atimes.len();
-        n as u64 >= self.amount && s.atimes[n - self.amount as usize] >= t - self.expiry as f64
+    /// `acquire_entry`'s refusal test for `cost <= amount` entries: the entry at index
+    /// `amount − cost` of the newest-first log (the `(amount − cost + 1)`-th newest) is at or
+    /// after `t − expiry`.
+    fn refuses(&self, s: &LimitsMovingWindowState, t: f64, cost: u64) -> bool {
+        let n = s.atimes.len() as u64;
+        let newer = self.amount - cost;
+        n > newer && s.atimes[(n - 1 - newer) as usize] >= t - self.expiry as f64
+    }
+
+    /// `amount` less the entries with `atime >= t − expiry` (the closed edge `acquire_entry`
+    /// refuses on): the units of cost 1 still admitted at `t`.
+    fn remaining(&self, s: &LimitsMovingWindowState, t: f64) -> u64 {
+        let floor = t - self.expiry as f64;
+        self.amount - s.atimes.iter().filter(|&&a| a >= floor).count() as u64
     }
 
     fn idle_at(&self, s: &LimitsMovingWindowState, from: Nanos) -> Nanos {
@@ -176,19 +194,21 @@ impl Limiter for PythonLimitsMovingWindow {
     }
 
     fn decide_n(&self, s: &mut LimitsMovingWindowState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
+        let cost = u64::from(cost);
         let t = self.t(now);
-        if self.refuses(s, t) {
-            let at = first_ns(now, |x| !self.refuses(s, self.t(x)));
-            return reject(now, at, self.idle_at(s, now));
+        if cost > self.amount {
+            return beyond_capacity(now, self.idle_at(s, now), self.remaining(s, t));
         }
-        s.atimes.push_back(t);
+        if self.refuses(s, t, cost) {
+            let at = first_ns(now, |x| !self.refuses(s, self.t(x), cost));
+            return reject(now, at, self.idle_at(s, now), self.remaining(s, t));
+        }
+        // `[Entry(expiry)] * amount`: `cost` entries of the same `atime`.
+        s.atimes.extend(std::iter::repeat_n(t, cost as usize));
         while s.atimes.len() as u64 > self.amount {
             s.atimes.pop_front();
         }
-        let floor = t - self.expiry as f64;
-        let live = s.atimes.iter().filter(|&&a| a >= floor).count() as u64;
-        Decision::allow(self.amount - live, self.idle_at(s, now))
+        Decision::allow(self.remaining(s, t), self.idle_at(s, now))
     }
 
     fn is_idle(&self, s: &LimitsMovingWindowState, now: Nanos) -> bool {
@@ -230,7 +250,9 @@ pub struct LimitsFixedWindowState {
 impl ProfileDef for PythonLimitsFixedWindow {
     const NAME: &'static str = "python-limits-fixed-window";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 FixedWindowRateLimiter (MemoryStorage): a counter from each key's first hit, float seconds, rejected hits counted";
-    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "hit(item, key, cost=n): incr by n, then count <= limit; a refused n still counts, even above the limit",
+    );
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -252,13 +274,15 @@ impl Limiter for PythonLimitsFixedWindow {
     }
 
     fn decide_n(&self, s: &mut LimitsFixedWindowState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
+        let cost = u64::from(cost);
         let t = self.t(now);
         if s.expiration <= t {
             *s = LimitsFixedWindowState::default();
         }
-        s.count += 1;
-        if s.count == 1 {
+        // `incr` adds before `hit` compares, whatever the cost: refused units count.
+        s.count += cost;
+        // `if self.storage[key] == amount`: the counter was 0, a new window.
+        if s.count == cost {
             s.expiration = t + self.expiry as f64;
         }
         let expiration = s.expiration;
@@ -266,7 +290,7 @@ impl Limiter for PythonLimitsFixedWindow {
         if s.count <= self.amount {
             Decision::allow(self.amount - s.count, reset_at)
         } else {
-            reject(now, reset_at, reset_at)
+            reject(now, reset_at, reset_at, 0)
         }
     }
 
@@ -311,7 +335,9 @@ impl LimitsSlidingWindowState {
 impl ProfileDef for PythonLimitsSlidingWindow {
     const NAME: &'static str = "python-limits-sliding-window-counter";
     const DESCRIPTION: &'static str = "PyPI limits 5.8 SlidingWindowCounterRateLimiter (MemoryStorage): epoch-aligned windows, previous one weighted by its remaining time, floats";
-    const WEIGHT: Weight = Weight::Requests("hit(..., cost=) above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "hit(item, key, cost=n): floor(weighted) + n <= limit, then n added; n above the limit is refused",
+    );
     const PARAMS: &'static [ParamSpec] = &[LIMIT_PARAM];
 
     fn build(policy: Params, args: &Args<'_>) -> Result<Self, ProfileError> {
@@ -346,12 +372,24 @@ impl PythonLimitsSlidingWindow {
         (pc as f64 * pttl / e, s.get(c, t))
     }
 
-    fn admits(&self, s: &LimitsSlidingWindowState, t: f64) -> bool {
+    /// `acquire_sliding_window_entry` for `cost <= amount`: `floor(weighted) + cost <= limit`,
+    /// then the check after the increment (a lost race in the library) on the same float sum.
+    fn admits(&self, s: &LimitsSlidingWindowState, t: f64, cost: u64) -> bool {
         let (prev, cc) = self.weighted_parts(s, t);
         let before = (prev + cc as f64).floor() as u64;
-        // The check after the increment (a lost race in the library) on the same float sum.
-        let after = (prev + (cc + 1) as f64).floor() as u64;
-        before < self.amount && after <= self.amount
+        let after = (prev + (cc + cost) as f64).floor() as u64;
+        before + cost <= self.amount && after <= self.amount
+    }
+
+    /// `get_window_stats`' remaining, `max(0, amount − floor(weighted))`, where a request of
+    /// cost 1 would be admitted; 0 where it would not.
+    fn remaining(&self, s: &LimitsSlidingWindowState, t: f64) -> u64 {
+        if !self.admits(s, t, 1) {
+            return 0;
+        }
+        let (prev, cc) = self.weighted_parts(s, t);
+        self.amount
+            .saturating_sub((prev + cc as f64).floor() as u64)
     }
 
     fn idle(&self, s: &LimitsSlidingWindowState, t: f64) -> bool {
@@ -359,14 +397,14 @@ impl PythonLimitsSlidingWindow {
         s.windows.iter().all(|w| w.2 <= t || w.0 < p)
     }
 
-    /// The first instant a hit would be admitted: indices change at window edges, and between
-    /// two changes a later time only weighs the previous window less.
-    fn retry_at(&self, s: &LimitsSlidingWindowState, now: Nanos) -> Nanos {
+    /// The first instant a hit of `cost` would be admitted: indices change at window edges, and
+    /// between two changes a later time only weighs the previous window less.
+    fn retry_at(&self, s: &LimitsSlidingWindowState, now: Nanos, cost: u64) -> Nanos {
         let mut x = now;
         for _ in 0..8 {
             let keys = self.keys(self.t(x));
             let end = first_ns(x, |y| self.keys(self.t(y)) != keys);
-            let at = first_ns(x, |y| y >= end || self.admits(s, self.t(y)));
+            let at = first_ns(x, |y| y >= end || self.admits(s, self.t(y), cost));
             if at < end {
                 return at;
             }
@@ -386,20 +424,26 @@ impl Limiter for PythonLimitsSlidingWindow {
     }
 
     fn decide_n(&self, s: &mut LimitsSlidingWindowState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
+        let cost = u64::from(cost);
         let t = self.t(now);
         let (p, c) = self.keys(t);
         // Windows before the previous one are never read again.
         s.windows.retain(|w| w.0 >= p);
         let idle_at = |s: &LimitsSlidingWindowState| first_ns(now, |x| self.idle(s, self.t(x)));
-        if !self.admits(s, t) {
-            return reject(now, self.retry_at(s, now), idle_at(s));
+        if cost > self.amount {
+            return beyond_capacity(now, idle_at(s), self.remaining(s, t));
         }
-        // `incr(current_key, 2·expiry)`: restart an expired counter, set the expiration on 1.
+        if !self.admits(s, t, cost) {
+            let at = self.retry_at(s, now, cost);
+            return reject(now, at, idle_at(s), self.remaining(s, t));
+        }
+        // `incr(current_key, 2·expiry, amount=cost)`: restart an expired counter, set the
+        // expiration when it was 0.
+        let fresh = (c, cost, t + (2 * self.expiry) as f64);
         match s.windows.iter_mut().find(|w| w.0 == c) {
-            Some(w) if w.2 > t => w.1 += 1,
-            Some(w) => *w = (c, 1, t + (2 * self.expiry) as f64),
-            None => s.windows.push((c, 1, t + (2 * self.expiry) as f64)),
+            Some(w) if w.2 > t => w.1 += cost,
+            Some(w) => *w = fresh,
+            None => s.windows.push(fresh),
         }
         let (prev, cc) = self.weighted_parts(s, t);
         let used = (prev + cc as f64).floor() as u64;
@@ -481,6 +525,99 @@ mod tests {
         assert_eq!(s.count, 2);
         assert!(!f.decide(&mut s, 1300 * MS - 1000).outcome.is_admitted());
         assert!(f.decide(&mut s, 1300 * MS).outcome.is_admitted());
+    }
+
+    use crate::time::NANOS_PER_SEC as SEC;
+
+    fn retry(d: Decision) -> Nanos {
+        match d.outcome {
+            Outcome::Reject { retry_after } => retry_after,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn moving_window_takes_cost_entries_at_once() {
+        // 3 per 10 s from the Unix epoch (time.time() is then exact in whole seconds).
+        let m = PythonLimitsMovingWindow {
+            amount: 3,
+            expiry: 10,
+            epoch_ns: 0,
+        };
+        let mut s = m.new_state(0);
+        // cost 4 > 3: `if amount > limit: return False`, the log untouched; the key is as new
+        // (retry 1 ns), all 3 units left.
+        let d = m.decide_n(&mut s, 0, 4);
+        assert_eq!(d, beyond_capacity(0, 0, 3));
+        assert!(s.atimes.is_empty());
+        // cost 2 at 0: index 3 − 2 = 1 of an empty log is missing: two entries at 0, 1 left.
+        assert_eq!(m.decide_n(&mut s, 0, 2).remaining, 1);
+        // cost 2 at 1 s: events[1] is an entry of atime 0 >= 1 − 10: refused, nothing logged,
+        // and the unit left stays. It passes once 0 < t − 10, the first float after 10 s.
+        let d = m.decide_n(&mut s, SEC, 2);
+        assert_eq!(d.remaining, 1);
+        assert_eq!(retry(d), 9 * SEC + 1);
+        assert_eq!(s.atimes.len(), 2);
+        // A unit at 1 s: events[2] does not exist, admitted; none left.
+        assert_eq!(m.decide_n(&mut s, SEC, 1), Decision::allow(0, 11 * SEC + 1));
+    }
+
+    #[test]
+    fn fixed_window_counts_a_refused_cost_even_above_the_limit() {
+        // 3 per 10 s from the Unix epoch.
+        let f = PythonLimitsFixedWindow {
+            amount: 3,
+            expiry: 10,
+            epoch_ns: 0,
+        };
+        let mut s = f.new_state(0);
+        // cost 5 at 0: incr makes the counter 5 (== amount: a new window to 10 s), 5 > 3.
+        let reject_until = |now: Nanos, at: Nanos| reject(now, at, at, 0);
+        assert_eq!(f.decide_n(&mut s, 0, 5), reject_until(0, 10 * SEC));
+        assert_eq!(s.count, 5);
+        // A unit at 1 s makes 6: refused until the window ends at 10 s.
+        assert_eq!(f.decide(&mut s, SEC), reject_until(SEC, 10 * SEC));
+        // At 10 s (expiration 10.0 <= 10.0) the counter restarts at 2: 1 left, to 20 s.
+        assert_eq!(
+            f.decide_n(&mut s, 10 * SEC, 2),
+            Decision::allow(1, 20 * SEC)
+        );
+        // cost 2 at 11 s: 4 > 3, refused, and counted: the unit left is gone.
+        assert_eq!(
+            f.decide_n(&mut s, 11 * SEC, 2),
+            reject_until(11 * SEC, 20 * SEC)
+        );
+        assert_eq!(s.count, 4);
+        assert!(!f.decide(&mut s, 12 * SEC).outcome.is_admitted());
+    }
+
+    #[test]
+    fn sliding_counter_refuses_a_cost_over_the_weighted_count() {
+        // 4 per 10 s from 2026-01-01 (a multiple of 10 s: virtual 0 starts a window).
+        let w = PythonLimitsSlidingWindow {
+            amount: 4,
+            expiry: 10,
+            epoch_ns: DEFAULT_START,
+        };
+        let mut s = w.new_state(0);
+        // cost 5 > 4: refused up front, no counter touched; the key is as new.
+        assert_eq!(w.decide_n(&mut s, 0, 5), beyond_capacity(0, 0, 4));
+        assert!(s.windows.is_empty());
+        // cost 3 at 0: floor(0) + 3 <= 4, the current counter is 3: 1 left.
+        assert_eq!(w.decide_n(&mut s, 0, 3).remaining, 1);
+        // cost 2 at 1 s: floor(0·… + 3) + 2 = 5 > 4, refused, nothing added; a unit would
+        // pass (3 + 1 <= 4), so 4 − 3 = 1 left.
+        let d = w.decide_n(&mut s, SEC, 2);
+        assert_eq!(d.remaining, 1);
+        // It passes once the 3 weigh less than 3: in the next window (from 10 s) the previous
+        // count weighs 3·(1 − u/10) for u into it, under 3 from the first float after 10 s
+        // (doubles near 1.77e9 s are 2^-22 s ≈ 238 ns apart).
+        let r = retry(d);
+        assert!(r > 9 * SEC && r < 9 * SEC + 300, "{r}");
+        assert!(!w.peek_n(&s, 10 * SEC, 2).outcome.is_admitted());
+        assert!(w.peek_n(&s, SEC + r, 2).outcome.is_admitted());
+        // The refused 2 consumed nothing: a unit at 1 s passes, leaving 0.
+        assert_eq!(w.decide_n(&mut s, SEC, 1).remaining, 0);
     }
 
     #[test]

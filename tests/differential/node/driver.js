@@ -2,8 +2,9 @@
 // tests (tests/integration/differential.rs). Our own code; the libraries come from npm (.ci/run).
 //
 // stdin: traces one after the other, each a JSON line {"profile": NAME, ...the library's
-// options} then one line per hit, "TIME_MS KEY", times never decreasing. Each trace runs on a
-// fresh limiter and a fresh fake clock. stdout: one line per hit,
+// options} then one line per hit, "TIME_MS KEY" or "TIME_MS KEY COST" (a weight above 1, which
+// only rate-limiter-flexible takes: consume(key, COST)), times never decreasing. Each trace runs
+// on a fresh limiter and a fresh fake clock. stdout: one line per hit,
 // "A|R REMAINING INSTANT_MS SECONDS", "-" where the library exposes no such value:
 //   express-rate-limit:    RateLimit-Remaining header, the client's resetTime, then Retry-After
 //                          (refused) or RateLimit-Reset (admitted) header.
@@ -81,9 +82,9 @@ function flexibleLimiter(cfg) {
     duration: cfg.duration,
     blockDuration: cfg.blockDuration,
   });
-  return async (key) => {
+  return async (key, cost) => {
     try {
-      const res = await limiter.consume(key);
+      const res = await limiter.consume(key, cost);
       return `A ${res.remainingPoints} ${Date.now() + res.msBeforeNext} -`;
     } catch (res) {
       if (res instanceof Error) throw res;
@@ -157,22 +158,27 @@ const LIMITERS = {
 async function main() {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   let hit = null;
+  let cfg = null;
   const out = [];
   for await (const line of lines) {
     if (line.startsWith('{')) {
       freshClock();
-      const cfg = JSON.parse(line);
+      cfg = JSON.parse(line);
       const make = LIMITERS[cfg.profile];
       if (!make) throw new Error(`unknown profile ${cfg.profile}`);
       hit = make(cfg);
       continue;
     }
     if (line === '') continue;
-    const [t, key] = line.split(' ');
+    const [t, key, c] = line.split(' ');
     const at = Number(t);
+    const cost = c === undefined ? 1 : Number(c);
+    if (cost !== 1 && cfg.profile !== 'rate-limiter-flexible') {
+      throw new Error(`${cfg.profile} takes no cost`);
+    }
     // Advancing fires the library's own timers (sweeps, expiries) on the way.
     if (at > clock.now) clock.tick(at - clock.now);
-    out.push(await hit(key));
+    out.push(await hit(key, cost));
   }
   process.stdout.write(out.join('\n') + '\n');
 }

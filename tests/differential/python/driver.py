@@ -4,8 +4,8 @@ comes from PyPI (.ci/run).
 
 stdin: traces one after the other, each a JSON line {"strategy": ..., "limit": "N/unit"} (and
 optionally "epoch_ns", the instant virtual time 0 stands for) then one line per hit,
-"TIME_NS KEY" (virtual nanoseconds, never decreasing). Each trace gets a fresh
-storage. stdout, per hit: "A|R REMAINING RESET" from `get_window_stats` right after the hit
+"TIME_NS KEY" or "TIME_NS KEY COST" (virtual nanoseconds, never decreasing; COST, default 1,
+is passed as `hit(item, key, cost=COST)`). Each trace gets a fresh storage. stdout, per hit: "A|R REMAINING RESET" from `get_window_stats` right after the hit
 (RESET as repr of the float).
 
 `time.time()` reads float(epoch_ns + t) / 1e9 (epoch_ns defaults to EPOCH_NS, 2026-01-01), as
@@ -57,9 +57,9 @@ def main():
             item = limits.parse(cfg["limit"])
             epoch_ns = int(cfg.get("epoch_ns", EPOCH_NS))
             continue
-        t, key = line.split(" ")
+        t, key, *cost = line.split(" ")
         NOW[0] = float(epoch_ns + int(t)) / 1e9
-        ok = limiter.hit(item, key)
+        ok = limiter.hit(item, key, cost=int(cost[0]) if cost else 1)
         stats = limiter.get_window_stats(item, key)
         out.append(f"{'A' if ok else 'R'} {stats.remaining} {stats.reset_time!r}")
     sys.stdout.write("\n".join(out) + "\n")

@@ -117,8 +117,11 @@ fn nestjs_throttler_agrees_with_the_npm_package() {
 #[test]
 fn rate_limiter_flexible_agrees_with_the_npm_package() {
     let Some(driver) = node() else { return };
-    let cases: Vec<Case> = (0..TRACES)
-        .map(|seed| {
+    // Each configuration twice: one point per `consume`, then random costs up to points + 2
+    // (`consume(key, cost)`, above `points` included).
+    let cases: Vec<Case> = (0..2 * TRACES)
+        .map(|n| {
+            let (seed, costly) = (n % TRACES, n >= TRACES);
             let points = 1 + seed % 6;
             let duration = [1, 2, 60, 5][seed as usize % 4];
             let block = [0, 1, 3, 120][(seed / 4) as usize % 4];
@@ -131,7 +134,10 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
                     ("duration", Str(format!("{duration}s"))),
                     ("blockDuration", Int(block as i64)),
                 ],
-                hits: trace(seed + 2000, duration * 1000, keys(seed), HITS),
+                hits: match trace(seed + 2000, duration * 1000, keys(seed), HITS) {
+                    hits if costly => with_costs(hits, seed, points as Cost + 2),
+                    hits => hits,
+                },
             }
         })
         .collect();
@@ -143,7 +149,7 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
             seconds: None,
         }
     });
-    assert_eq!(total, TRACES as usize * HITS);
+    assert_eq!(total, 2 * TRACES as usize * HITS);
 }
 
 #[test]

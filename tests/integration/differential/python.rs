@@ -49,6 +49,22 @@ fn dividing_traces() -> Vec<Trace> {
         .collect()
 }
 
+/// [`dividing_traces`] with half the hits weighing 1 to the limit + 2 (`hit(..., cost=n)`,
+/// above the limit included).
+fn costly_traces() -> Vec<Trace> {
+    dividing_traces()
+        .into_iter()
+        .zip(0..)
+        .map(|(t, seed)| {
+            let amount = 1 + seed % 7;
+            Trace {
+                hits: with_costs(t.hits, seed, amount as Cost + 2),
+                ..t
+            }
+        })
+        .collect()
+}
+
 /// Windows that divide no usual start instant (11 s, 13 s, 17 min, the library's 30-day month
 /// and 360-day year), from random absolute instants (any nanosecond between 2001 and 2033), so
 /// that the epoch-aligned windows fall anywhere in virtual time.
@@ -207,36 +223,42 @@ fn strategy(
 fn python_limits_moving_window_agrees_with_the_pypi_package() {
     // get_window_stats counts entries strictly inside the window while acquire_entry refuses
     // on one at its edge: the figures differ at the edge, so only decisions are compared.
-    strategy(
-        ProfileKind::PythonLimitsMovingWindow,
-        "moving-window",
-        &dividing_traces(),
-        false,
-        false,
-    );
+    for traces in [dividing_traces(), costly_traces()] {
+        strategy(
+            ProfileKind::PythonLimitsMovingWindow,
+            "moving-window",
+            &traces,
+            false,
+            false,
+        );
+    }
 }
 
 #[test]
 fn python_limits_fixed_window_agrees_with_the_pypi_package() {
-    strategy(
-        ProfileKind::PythonLimitsFixedWindow,
-        "fixed-window",
-        &dividing_traces(),
-        true,
-        true,
-    );
+    for traces in [dividing_traces(), costly_traces()] {
+        strategy(
+            ProfileKind::PythonLimitsFixedWindow,
+            "fixed-window",
+            &traces,
+            true,
+            true,
+        );
+    }
 }
 
 #[test]
 fn python_limits_sliding_window_counter_agrees_with_the_pypi_package() {
     // The stats' reset is a float modulo per window, not a decision figure rlsim carries.
-    strategy(
-        ProfileKind::PythonLimitsSlidingWindow,
-        "sliding-window-counter",
-        &dividing_traces(),
-        true,
-        false,
-    );
+    for traces in [dividing_traces(), costly_traces()] {
+        strategy(
+            ProfileKind::PythonLimitsSlidingWindow,
+            "sliding-window-counter",
+            &traces,
+            true,
+            false,
+        );
+    }
 }
 
 #[test]
