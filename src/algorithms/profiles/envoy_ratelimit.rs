@@ -3,7 +3,8 @@
 //! the Unix time in whole seconds, so windows are aligned to the Unix epoch),
 //! `src/utils/utilities.go` (`UnitToDivider`: second 1 … month 30 days, year 365 days;
 //! `CalculateReset`: `divider − now % divider`), `src/redis/fixed_cache_impl.go` (`DoLimit`:
-//! `INCRBY key hits_addend` for every request, over the limit or not, as
+//! `INCRBY key hits_addend` for every request, over the limit or not (a request's cost is its
+//! `hits_addend`), as
 //! `STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT` defaults to false) and `src/limiter/base_limiter.go`
 //! (`GetResponseDescriptorStatus`: OVER_LIMIT when the count after the increment exceeds
 //! `requests_per_unit`; remaining `limit − count`).
@@ -46,7 +47,9 @@ pub struct EnvoyRatelimitState {
 impl ProfileDef for EnvoyRatelimit {
     const NAME: &'static str = "envoy-ratelimit";
     const DESCRIPTION: &'static str = "envoyproxy/ratelimit service (Redis): a counter per window aligned to the Unix epoch (now/divider, whole seconds; month 30 d, year 365 d), every request counted, over the limit past requests_per_unit";
-    const WEIGHT: Weight = Weight::Requests("hits_addend above 1 is not reproduced yet");
+    const WEIGHT: Weight = Weight::Takes(
+        "hits_addend: INCRBY by the cost before the comparison, so a refused cost counts too",
+    );
     const PARAMS: &'static [ParamSpec] = &[
         ParamSpec {
             name: "requests_per_unit",
@@ -134,14 +137,14 @@ impl Limiter for EnvoyRatelimit {
     }
 
     fn decide_n(&self, s: &mut EnvoyRatelimitState, now: Nanos, cost: Cost) -> Decision {
-        debug_assert_eq!(cost, 1, "validation hands a unit-only profile cost 1");
         let window = self.window(now);
         // A new window is a new cache key, which starts from 0.
         if s.window != window {
             *s = EnvoyRatelimitState { window, count: 0 };
         }
-        // INCRBY before the comparison, refused requests included.
-        s.count += 1;
+        // INCRBY hits_addend before the comparison, refused requests included: a cost above
+        // the limit is counted, and refused with everything after it in the window.
+        s.count = s.count.saturating_add(u64::from(cost));
         let end = self.end(window);
         if s.count > self.requests_per_unit {
             Decision {
@@ -294,5 +297,28 @@ mod tests {
             e.reason,
             "\"fortnight\" is not a unit (second, minute, hour, day, week, month, year)"
         );
+    }
+
+    /// hits_addend: 4 + 4 of a limit of 10 pass (8), 4 more are refused and counted (12): the
+    /// window is closed to a unit request too; a cost of 11 on a new window is counted and
+    /// refused at once.
+    #[test]
+    fn hits_addend_is_counted_before_the_comparison() {
+        let l = limiter(10, 60, DEFAULT_START);
+        let mut s = l.new_state(HALF_MINUTE_IN);
+        assert_eq!(l.decide_n(&mut s, HALF_MINUTE_IN, 4).remaining, 6);
+        assert_eq!(l.decide_n(&mut s, HALF_MINUTE_IN, 4).remaining, 2);
+        let refused = l.decide_n(&mut s, HALF_MINUTE_IN, 4);
+        assert_eq!(
+            refused.outcome,
+            Outcome::Reject {
+                retry_after: 30 * S
+            }
+        );
+        assert_eq!(s.count, 12);
+        assert!(!l.decide(&mut s, HALF_MINUTE_IN).outcome.is_admitted());
+        let next = HALF_MINUTE_IN + 30 * S;
+        assert!(!l.decide_n(&mut s, next, 11).outcome.is_admitted());
+        assert_eq!(s.count, 11);
     }
 }
