@@ -93,6 +93,29 @@ impl Counts {
     }
 }
 
+/// Units of cost offered, admitted and refused, for traffic whose requests weigh more than one
+/// (`offered = admitted + rejected`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct CostCounts {
+    /// The cost of every request that arrived, retries included.
+    pub offered: u64,
+    /// Of `offered`, the cost of the requests admitted, at once or after a delay.
+    pub admitted: u64,
+    /// Of `offered`, the cost of the requests refused.
+    pub rejected: u64,
+}
+
+impl CostCounts {
+    /// These counts and `other`'s, field by field.
+    pub fn plus(self, other: &CostCounts) -> CostCounts {
+        CostCounts {
+            offered: self.offered + other.offered,
+            admitted: self.admitted + other.admitted,
+            rejected: self.rejected + other.rejected,
+        }
+    }
+}
+
 /// One traffic source's fate under one algorithm.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct SourceReport {
@@ -118,6 +141,9 @@ pub struct SourceReport {
     pub attempts_per_request: f64,
     /// `admitted / (offered − retries)`: original requests eventually served.
     pub request_success_rate: f64,
+    /// The same in units of cost, when the scenario's requests weigh more than one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostCounts>,
     /// Distinct keys a real client of this source produced under the policy's key: the most
     /// any client produced (a whole number, written as a float so role totals do not sum it)
     /// and the mean over the clients that sent. Only for scenarios about client identity.
@@ -157,6 +183,7 @@ impl SourceReport {
             admitted_share: ratio(c.admitted(), c.offered),
             attempts_per_request: ratio(c.offered, c.requests()),
             request_success_rate: ratio(c.admitted(), c.requests()),
+            cost: None,
             keys_per_client_max: None,
             keys_per_client_mean: None,
             policy_violations: 0,
@@ -287,6 +314,10 @@ pub struct AlgorithmReport {
     pub delayed: u64,
     /// Refused; `offered = admitted + rejected`.
     pub rejected: u64,
+    /// Offered, admitted and refused in units of cost, when the scenario's requests weigh
+    /// more than one (docs/metrics.md, "Costs").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostCounts>,
     /// Of `offered`, retries of rejected requests by closed-loop clients.
     pub retries: u64,
     /// Rejected requests whose client gave up.

@@ -218,7 +218,7 @@ impl Recorder {
             }
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
-        self.sources.on_decision(a.source, retry, &outcome);
+        self.sources.on_decision(a.source, retry, &outcome, a.cost);
         self.retries.on_request(t, retry);
         let delayed = matches!(outcome, Outcome::Delay(_));
         self.timeline
@@ -381,6 +381,7 @@ impl Recorder {
             allowed: total.allowed,
             delayed: total.delayed,
             rejected: total.rejected,
+            cost: self.sources.costs().map(|(_, total)| total),
             retries: total.retries,
             abandoned: total.abandoned,
             attempts_per_request: ratio(total.offered, total.requests()),
@@ -505,7 +506,9 @@ fn source_reports(
     harm: &[SourceHarm],
 ) -> (Vec<SourceReport>, Counts) {
     let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
+    let costs = counts.costs().map(|(each, _)| each);
     for (i, report) in sources.iter_mut().enumerate() {
+        report.cost = costs.map(|c| c[i]);
         if let Some((max, mean)) = keys_per_client.of(i) {
             report.keys_per_client_max = Some(max);
             report.keys_per_client_mean = Some(mean);

@@ -117,7 +117,11 @@ pub struct SourceInfo<'a> {
 /// `10 per 1m per client; pro 1000 per 1m` ([`crate::metrics::Intent::text`]). Every output that shows those figures names it: the table's note, the
 /// reports' key figures, `summary.json`'s `verdict.yardstick`, `summary.csv`'s last column.
 pub fn yardstick(scenario: &Scenario) -> String {
-    scenario.intent.text()
+    match scenario.has_costs() {
+        // The judge counts requests: say so where the limiters count cost.
+        true => format!("{}, in requests whatever they cost", scenario.intent.text()),
+        false => scenario.intent.text(),
+    }
 }
 
 /// The JSON schema of a document rlsim writes, as it serializes (a field skipped when empty is

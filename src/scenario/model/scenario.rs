@@ -293,6 +293,12 @@ impl Contender {
 }
 
 impl Scenario {
+    /// Whether a generated source's requests may weigh more than 1 (`cost`, `cost_dist`,
+    /// `costs`, a method's `cost`). A replayed trace's costs are known only as it is read.
+    pub fn has_costs(&self) -> bool {
+        self.traffic.iter().any(|s| !s.population.costs.is_unit())
+    }
+
     /// The scenario with malformed trace lines counted and skipped instead of refused (the
     /// `--skip-bad-lines` flag).
     pub fn with_skip_bad_lines(mut self) -> Scenario {
