@@ -40,9 +40,10 @@ impl SourceCounts {
         }
     }
 
-    /// The units of cost of every source and their total, when a request weighed more than 1.
-    pub fn costs(&self) -> Option<(&[CostCounts], CostCounts)> {
-        self.costly.then(|| {
+    /// The units of cost of every source and their total, when a request weighed more than 1
+    /// or the scenario says its requests may (`costed`).
+    pub fn costs(&self, costed: bool) -> Option<(&[CostCounts], CostCounts)> {
+        (self.costly || costed).then(|| {
             let total = self
                 .costs
                 .iter()

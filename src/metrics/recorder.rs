@@ -381,7 +381,7 @@ impl Recorder {
             allowed: total.allowed,
             delayed: total.delayed,
             rejected: total.rejected,
-            cost: self.sources.costs().map(|(_, total)| total),
+            cost: self.sources.costs(costed(traffic)).map(|(_, total)| total),
             retries: total.retries,
             abandoned: total.abandoned,
             attempts_per_request: ratio(total.offered, total.requests()),
@@ -506,7 +506,7 @@ fn source_reports(
     harm: &[SourceHarm],
 ) -> (Vec<SourceReport>, Counts) {
     let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-    let costs = counts.costs().map(|(each, _)| each);
+    let costs = counts.costs(costed(traffic)).map(|(each, _)| each);
     for (i, report) in sources.iter_mut().enumerate() {
         report.cost = costs.map(|c| c[i]);
         if let Some((max, mean)) = keys_per_client.of(i) {
@@ -520,4 +520,9 @@ fn source_reports(
         report.clients_hurt = h.clients_hurt;
     }
     (sources, total)
+}
+
+/// Whether a generated source's requests may weigh more than 1.
+fn costed(traffic: &[SourceSpec]) -> bool {
+    traffic.iter().any(|s| !s.population.costs.is_unit())
 }

@@ -15,6 +15,8 @@ pub struct Features {
     pub deployments: bool,
     /// The keys-per-client figures are kept ([`super::keys_per_client_kept`]).
     pub keys_per_client: bool,
+    /// A generated source's requests may weigh more than 1: the volume in units of cost.
+    pub costs: bool,
 }
 
 impl Features {
@@ -47,6 +49,12 @@ impl Features {
             for source in &mut report.sources {
                 source.keys_per_client_max.get_or_insert(0.0);
                 source.keys_per_client_mean.get_or_insert(0.0);
+            }
+        }
+        if self.costs {
+            report.cost.get_or_insert_default();
+            for source in &mut report.sources {
+                source.cost.get_or_insert_default();
             }
         }
     }

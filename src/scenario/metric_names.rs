@@ -16,6 +16,7 @@ impl Scenario {
                 .iter()
                 .any(|c| c.stack().is_some_and(|s| s.dry_runs())),
             keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
+            costs: self.has_costs(),
         }
     }
 }
