@@ -2,7 +2,7 @@
 //! does, and the parameters a scenario can set for it (with their defaults).
 
 use super::AlgorithmKind;
-use super::profiles::{ParamSpec, ParamType};
+use super::profiles::{ParamSpec, ParamType, Weight};
 
 /// One algorithm or profile.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -15,6 +15,8 @@ pub struct Entry {
     /// Where a scenario sets the parameters.
     pub table: String,
     pub parameters: Vec<ParamSpec>,
+    /// What it does with a request's cost: `weighs: ...` or `counts requests: ...`.
+    pub cost: String,
 }
 
 const LIMIT: ParamSpec = ParamSpec {
@@ -46,12 +48,20 @@ pub fn entries() -> Vec<Entry> {
                 _ => ("algorithm", vec![LIMIT, WINDOW]),
             };
             let table = format!("[{kind_name}.{}]", kind.name());
+            let cost = match kind {
+                AlgorithmKind::Profile(p) => match p.weight() {
+                    Weight::Takes(how) => format!("weighs: {how}"),
+                    Weight::Requests(why) => format!("counts requests: {why}"),
+                },
+                _ => "weighs: a cost of c is c requests at once, all or none; above the capacity, never".to_string(),
+            };
             Entry {
                 name: kind.name(),
                 kind: kind_name,
                 description: kind.description(),
                 table,
                 parameters,
+                cost,
             }
         })
         .collect()
@@ -73,6 +83,7 @@ pub fn text(entries: &[Entry]) -> String {
                 p.doc
             ));
         }
+        out.push_str(&format!("{:<width$}    cost: {}\n", "", e.cost));
     }
     out
 }
@@ -99,5 +110,8 @@ mod tests {
         assert_eq!(nginx.table, "[profile.nginx-limit-req]");
         let names: Vec<_> = nginx.parameters.iter().map(|p| p.name).collect();
         assert_eq!(names, ["rate", "burst", "nodelay", "delay"]);
+        assert!(nginx.cost.starts_with("counts requests: nginx's limit_req"));
+        let governor = e.iter().find(|e| e.name == "governor").unwrap();
+        assert!(governor.cost.starts_with("weighs: check_n(n)"));
     }
 }

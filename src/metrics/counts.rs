@@ -6,17 +6,16 @@ use crate::traffic::Role;
 
 pub(super) struct SourceCounts {
     counts: Vec<Counts>,
-    costs: Vec<CostCounts>,
-    /// Whether a request weighed more than 1: only then are costs reported.
-    costly: bool,
+    /// Per source, the units of cost beyond one per request: the counts in units of cost are
+    /// the request counts plus these (kept apart so a request of cost 1 adds nothing here).
+    extra: Vec<CostCounts>,
 }
 
 impl SourceCounts {
     pub fn new(sources: usize) -> Self {
         SourceCounts {
             counts: vec![Counts::default(); sources],
-            costs: vec![CostCounts::default(); sources],
-            costly: false,
+            extra: vec![CostCounts::default(); sources],
         }
     }
 
@@ -30,25 +29,34 @@ impl SourceCounts {
             Outcome::Delay(_) => c.delayed += 1,
             Outcome::Reject { .. } => c.rejected += 1,
         }
-        let cost = u64::from(cost);
-        self.costly |= cost > 1;
-        let w = &mut self.costs[source as usize];
-        w.offered += cost;
-        match outcome {
-            Outcome::Reject { .. } => w.rejected += cost,
-            _ => w.admitted += cost,
+        if cost > 1 {
+            let extra = u64::from(cost - 1);
+            let w = &mut self.extra[source as usize];
+            w.offered += extra;
+            match outcome {
+                Outcome::Reject { .. } => w.rejected += extra,
+                _ => w.admitted += extra,
+            }
         }
     }
 
     /// The units of cost of every source and their total, when a request weighed more than 1
     /// or the scenario says its requests may (`costed`).
-    pub fn costs(&self, costed: bool) -> Option<(&[CostCounts], CostCounts)> {
-        (self.costly || costed).then(|| {
-            let total = self
-                .costs
+    pub fn costs(&self, costed: bool) -> Option<(Vec<CostCounts>, CostCounts)> {
+        let costly = self.extra.iter().any(|e| e.offered > 0);
+        (costly || costed).then(|| {
+            let each: Vec<CostCounts> = self
+                .counts
                 .iter()
-                .fold(CostCounts::default(), |t, c| t.plus(c));
-            (self.costs.as_slice(), total)
+                .zip(&self.extra)
+                .map(|(c, e)| CostCounts {
+                    offered: c.offered + e.offered,
+                    admitted: c.admitted() + e.admitted,
+                    rejected: c.rejected + e.rejected,
+                })
+                .collect();
+            let total = each.iter().fold(CostCounts::default(), |t, c| t.plus(c));
+            (each, total)
         })
     }
 

@@ -508,7 +508,7 @@ fn source_reports(
     let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
     let costs = counts.costs(costed(traffic)).map(|(each, _)| each);
     for (i, report) in sources.iter_mut().enumerate() {
-        report.cost = costs.map(|c| c[i]);
+        report.cost = costs.as_ref().map(|c| c[i]);
         if let Some((max, mean)) = keys_per_client.of(i) {
             report.keys_per_client_max = Some(max);
             report.keys_per_client_mean = Some(mean);

@@ -36,6 +36,14 @@ fn the_short_form_counts_cost() {
     // 30 → 20, 23 → 13, 16 → 6, 9 (refused), 12 → 2, 5, 8 (refused), 11 → 1, 4, 7 (refused):
     // admitted at 0, 1, 2, 4 and 7.
     assert_eq!(admitted, [3, 5]);
+    // In points: 100 offered; 30 and 50 admitted.
+    let points: Vec<(u64, u64, u64)> = report
+        .algorithms
+        .iter()
+        .map(|r| r.cost.map(|c| (c.offered, c.admitted, c.rejected)).unwrap())
+        .collect();
+    assert_eq!(points, [(100, 30, 70), (100, 50, 50)]);
+    assert_eq!(report.algorithms[1].sources[0].cost.unwrap().admitted, 50);
 }
 
 /// A stack counting requests and points on one key: the points rule (30 a window) refuses

@@ -55,6 +55,7 @@ struct Entry {
     description: String,
     table: String,
     parameters: Vec<Param>,
+    cost: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -87,6 +88,12 @@ fn algorithms_json_has_the_documented_shape() {
         .unwrap();
     assert_eq!(express.kind, "profile");
     assert_eq!(express.table, "[profile.express-rate-limit]");
+    assert!(
+        express.cost.starts_with("counts requests: "),
+        "{}",
+        express.cost
+    );
+    assert!(gcra.cost.starts_with("weighs: "), "{}", gcra.cost);
     let params: Vec<(&str, &str, &str)> = express
         .parameters
         .iter()
