@@ -45,7 +45,7 @@ impl<L: Limiter> Gate for Shadowed<L> {
     }
 
     fn decide(&mut self, arrival: &Arrival) -> (Decision, Detail<'_>) {
-        let model = self.keyed.decide(arrival.key, arrival.time);
+        let model = self.keyed.decide_n(arrival.key, arrival.time, arrival.cost);
         (self.remote.decide(arrival, &model), Detail::default())
     }
 

@@ -29,6 +29,17 @@ pub struct Verification<'a> {
     pub tallies: &'a [Tally],
     /// Contenders that decide in memory only (stacked rules, simulated deployments).
     pub in_memory: &'a [&'a str],
+    /// The scenario's requests weigh more than one: nothing goes through the store, whose
+    /// scripts count one per request.
+    pub weighed: bool,
+}
+
+/// Why a contender of `in_memory` was not stored.
+fn in_memory_reason(weighed: bool) -> &'static str {
+    match weighed {
+        true => "its requests weigh more than one, and the store's scripts count one per request",
+        false => "stacked rules and simulated deployments decide in memory only",
+    }
 }
 
 impl Verification<'_> {
@@ -88,7 +99,8 @@ pub fn text(v: &Verification) -> String {
     for name in v.in_memory {
         let _ = writeln!(
             out,
-            "  {name:width$}  not stored: stacked rules and simulated deployments decide in memory only"
+            "  {name:width$}  not stored: {}",
+            in_memory_reason(v.weighed)
         );
     }
     if let Some(n) = v.limit {
@@ -103,7 +115,8 @@ pub fn text(v: &Verification) -> String {
 /// The same report as one JSON document (`rlsim verify --format json`).
 pub fn json(v: &Verification) -> Vec<u8> {
     let mut algorithms: Vec<Row> = v.tallies.iter().map(Row::compared).collect();
-    algorithms.extend(v.in_memory.iter().copied().map(Row::in_memory));
+    let reason = in_memory_reason(v.weighed);
+    algorithms.extend(v.in_memory.iter().map(|name| Row::in_memory(name, reason)));
     let doc = Doc {
         rlsim_version: env!("CARGO_PKG_VERSION"),
         scenario: v.scenario,
@@ -167,11 +180,11 @@ impl Row<'_> {
     }
 
     /// A contender that decides in memory only: nothing to compare.
-    fn in_memory(name: &str) -> Row<'_> {
+    fn in_memory<'a>(name: &'a str, reason: &'static str) -> Row<'a> {
         Row {
             algorithm: name,
             script: None,
-            not_stored: Some("stacked rules and simulated deployments decide in memory only"),
+            not_stored: Some(reason),
             decisions: 0,
             agreed: 0,
             admissions_agreed: 0,
@@ -252,6 +265,7 @@ mod tests {
             limit: None,
             tallies: &tallies,
             in_memory: &["stack"],
+            weighed: false,
         };
         assert_eq!((v.verified(), v.passed()), (1, false));
         let report = text(&v);
@@ -274,6 +288,14 @@ mod tests {
         assert!(
             report.contains("stack  not stored: stacked rules"),
             "{report}"
+        );
+        let weighed = text(&Verification {
+            weighed: true,
+            ..v.clone()
+        });
+        assert!(
+            weighed.contains("stack  not stored: its requests weigh more than one"),
+            "{weighed}"
         );
         let doc: serde_json::Value = serde_json::from_slice(&json(&v)).unwrap();
         assert_eq!(
