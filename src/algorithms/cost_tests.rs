@@ -273,33 +273,54 @@ proptest! {
 
     #[test]
     fn gcra_equals_governor_check_n((p, requests) in cost_case()) {
-        use governor::clock::{Clock, FakeRelativeClock};
-        use governor::{Quota, RateLimiter};
-        use std::num::NonZeroU32;
-        use std::time::Duration;
+        agrees_with_governor(p, &requests)?;
+    }
+}
 
-        let ours = Gcra::new(p).unwrap();
-        let period = Duration::from_nanos(p.window / p.limit);
-        let burst = NonZeroU32::new(p.burst as u32).unwrap();
-        let quota = Quota::with_period(period).unwrap().allow_burst(burst);
-        let clock = FakeRelativeClock::default();
-        let gov = RateLimiter::direct_with_clock(quota, clock.clone());
-        let (mut state, mut clock_at) = (ours.new_state(requests[0].0), 0);
-        for &(now, cost) in &requests {
-            clock.advance(Duration::from_nanos(now - clock_at));
-            clock_at = now;
-            let d = ours.decide_n(&mut state, now, cost);
-            match (gov.check_n(NonZeroU32::new(cost).unwrap()), d.outcome) {
-                (Ok(Ok(())), Outcome::Allow) => {}
-                (Ok(Err(not_until)), Outcome::Reject { retry_after }) => {
-                    let wait = not_until.wait_time_from(clock.now());
-                    prop_assert_eq!(wait, Duration::from_nanos(retry_after), "at {}", now);
-                }
-                (Err(_insufficient), Outcome::Reject { .. }) => {
-                    prop_assert!(u64::from(cost) > p.burst, "cost {} at {}", cost, now);
-                }
-                (g, o) => prop_assert!(false, "at {} cost {}: governor {:?}, ours {:?}", now, cost, g, o),
+/// GCRA decides every request as governor does, with `check` for a cost of 1 and `check_n`
+/// otherwise (`InsufficientCapacity` a refusal above the burst), and advertises governor's wait.
+pub(super) fn agrees_with_governor(
+    p: Params,
+    requests: &[(Nanos, Cost)],
+) -> Result<(), TestCaseError> {
+    use governor::clock::{Clock, FakeRelativeClock};
+    use governor::{Quota, RateLimiter};
+    use std::num::NonZeroU32;
+    use std::time::Duration;
+
+    let ours = Gcra::new(p).unwrap();
+    let period = Duration::from_nanos(p.window / p.limit);
+    let burst = NonZeroU32::new(p.burst as u32).unwrap();
+    let quota = Quota::with_period(period).unwrap().allow_burst(burst);
+    let clock = FakeRelativeClock::default();
+    let gov = RateLimiter::direct_with_clock(quota, clock.clone());
+    let (mut state, mut clock_at) = (ours.new_state(requests[0].0), 0);
+    for &(now, cost) in requests {
+        clock.advance(Duration::from_nanos(now - clock_at));
+        clock_at = now;
+        let d = ours.decide_n(&mut state, now, cost);
+        let theirs = match cost {
+            1 => Ok(gov.check()),
+            n => gov.check_n(NonZeroU32::new(n).unwrap()),
+        };
+        match (theirs, d.outcome) {
+            (Ok(Ok(())), Outcome::Allow) => {}
+            (Ok(Err(not_until)), Outcome::Reject { retry_after }) => {
+                let wait = not_until.wait_time_from(clock.now());
+                prop_assert_eq!(wait, Duration::from_nanos(retry_after), "at {}", now);
             }
+            (Err(_insufficient), Outcome::Reject { .. }) => {
+                prop_assert!(u64::from(cost) > p.burst, "cost {} at {}", cost, now);
+            }
+            (g, o) => prop_assert!(
+                false,
+                "at {} cost {}: governor {:?}, ours {:?}",
+                now,
+                cost,
+                g,
+                o
+            ),
         }
     }
+    Ok(())
 }

@@ -255,31 +255,8 @@ proptest! {
 
     #[test]
     fn gcra_equals_governor((p, times) in gcra_case()) {
-        use governor::clock::{Clock, FakeRelativeClock};
-        use governor::{Quota, RateLimiter};
-        use std::num::NonZeroU32;
-        use std::time::Duration;
-
-        let ours = Gcra::new(p).unwrap();
-        let period = Duration::from_nanos(p.window / p.limit);
-        let burst = NonZeroU32::new(p.burst as u32).unwrap();
-        let quota = Quota::with_period(period).unwrap().allow_burst(burst);
-        let clock = FakeRelativeClock::default();
-        let gov = RateLimiter::direct_with_clock(quota, clock.clone());
-        let (mut state, mut clock_at) = (ours.new_state(times[0]), 0);
-        for &now in &times {
-            clock.advance(Duration::from_nanos(now - clock_at));
-            clock_at = now;
-            let d = ours.decide(&mut state, now);
-            match (gov.check(), d.outcome) {
-                (Ok(()), Outcome::Allow) => {}
-                (Err(not_until), Outcome::Reject { retry_after }) => {
-                    let wait = not_until.wait_time_from(clock.now());
-                    prop_assert_eq!(wait, Duration::from_nanos(retry_after), "at {}", now);
-                }
-                (g, o) => prop_assert!(false, "at {}: governor {:?}, ours {:?}", now, g, o),
-            }
-        }
+        let requests: Vec<(Nanos, Cost)> = times.iter().map(|&t| (t, 1)).collect();
+        super::cost_tests::agrees_with_governor(p, &requests)?;
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! batches). Only a source whose costs vary draws, from its own `Stream::Costs` (`rng.rs`), so
 //! the arrivals of every source, costly or not, are the ones it always sent.
 
+use super::Arrival;
 use super::method::Method;
 use super::population::Picker;
-use super::{Arrival, KeySpace, Source};
+use super::stamp::Stamp;
 use crate::algorithms::Cost;
-use crate::error::Result;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
@@ -97,17 +97,16 @@ enum Draw {
     Zipf(Zipf<f64>),
 }
 
-/// Sets each request's cost, over the source it wraps.
+/// Sets each request's cost.
 pub struct Costs {
-    inner: Box<dyn Source>,
     draw: Draw,
     per_method: [Option<Cost>; Method::VARIANTS.len()],
     rng: ChaCha8Rng,
 }
 
 impl Costs {
-    /// Costs by `model` over `inner`'s requests, drawn from `rng`.
-    pub fn new(inner: Box<dyn Source>, model: &CostModel, rng: ChaCha8Rng) -> Self {
+    /// Costs by `model`, drawn from `rng`.
+    pub fn new(model: &CostModel, rng: ChaCha8Rng) -> Self {
         let draw = match &model.dist {
             CostDist::Fixed(c) => Draw::Fixed(*c),
             CostDist::Mix(list) => {
@@ -125,7 +124,6 @@ impl Costs {
             ),
         };
         Costs {
-            inner,
             draw,
             per_method: model.per_method,
             rng,
@@ -149,11 +147,8 @@ impl Costs {
     }
 }
 
-impl Source for Costs {
-    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
-        let Some(mut a) = self.inner.next_arrival(keys)? else {
-            return Ok(None);
-        };
+impl Stamp for Costs {
+    fn stamp(&mut self, a: &mut Arrival) {
         a.cost = match self
             .per_method
             .get(usize::from(a.method))
@@ -163,21 +158,15 @@ impl Source for Costs {
             Some(c) => c,
             None => self.draw(),
         };
-        Ok(Some(a))
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn replay_end(&self) -> Option<super::ReplayEnd> {
-        self.inner.replay_end()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Result;
+    use crate::traffic::stamp::Stamped;
+    use crate::traffic::{KeySpace, Source};
     use rand::SeedableRng;
 
     /// A source of `n` requests at times 0, 1, ..., methods alternating GET and POST.
@@ -197,7 +186,7 @@ mod tests {
     fn costs(model: CostModel, n: u64) -> Vec<Cost> {
         let mut keys = KeySpace::default();
         let rng = ChaCha8Rng::seed_from_u64(7);
-        let mut s = Costs::new(Box::new(Plain(0, n)), &model, rng);
+        let mut s = Stamped::new(Box::new(Plain(0, n)), Costs::new(&model, rng));
         std::iter::from_fn(|| s.next_arrival(&mut keys).unwrap())
             .map(|a| a.cost)
             .collect()

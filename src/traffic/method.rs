@@ -5,9 +5,9 @@
 //! the source's own `Stream::Methods` (`rng.rs`), so a source without one
 //! sends exactly the requests it always did.
 
+use super::Arrival;
 use super::population::Picker;
-use super::{Arrival, KeySpace, Source};
-use crate::error::Result;
+use super::stamp::Stamp;
 use crate::suggest;
 use rand_chacha::ChaCha8Rng;
 use strum::VariantArray;
@@ -75,7 +75,6 @@ impl Method {
 
 /// Sets each request's method: one for the whole source, or one drawn per request.
 pub struct Methods {
-    inner: Box<dyn Source>,
     codes: Vec<u8>,
     picker: Picker,
     rng: ChaCha8Rng,
@@ -83,10 +82,9 @@ pub struct Methods {
 
 impl Methods {
     /// `methods` with their weights (one entry: every request has it, nothing is drawn).
-    pub fn new(inner: Box<dyn Source>, methods: &[(Method, u32)], rng: ChaCha8Rng) -> Self {
+    pub fn new(methods: &[(Method, u32)], rng: ChaCha8Rng) -> Self {
         let weights: Vec<f64> = methods.iter().map(|m| f64::from(m.1)).collect();
         Methods {
-            inner,
             codes: methods.iter().map(|m| m.0.code()).collect(),
             picker: Picker::new(&weights),
             rng,
@@ -94,24 +92,12 @@ impl Methods {
     }
 }
 
-impl Source for Methods {
-    fn next_arrival(&mut self, keys: &mut KeySpace) -> Result<Option<Arrival>> {
-        let Some(mut a) = self.inner.next_arrival(keys)? else {
-            return Ok(None);
-        };
+impl Stamp for Methods {
+    fn stamp(&mut self, a: &mut Arrival) {
         a.method = match self.codes.as_slice() {
             [only] => *only,
             codes => codes[self.picker.pick(&mut self.rng)],
         };
-        Ok(Some(a))
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn replay_end(&self) -> Option<super::ReplayEnd> {
-        self.inner.replay_end()
     }
 }
 

@@ -20,6 +20,7 @@ mod poisson;
 pub(crate) mod population;
 mod reaction;
 mod replay;
+mod stamp;
 pub(crate) mod via;
 
 pub use direct::Direct;
@@ -384,14 +385,16 @@ fn build_source(
         inner
     } else {
         let rng = rng::rng(seed, Stream::Methods, index);
-        Direct::other(method::Methods::new(inner.boxed(), methods, rng))
+        let methods = method::Methods::new(methods, rng);
+        Direct::other(stamp::Stamped::new(inner.boxed(), methods))
     };
     let costs = &spec.population.costs;
     if costs.is_unit() {
         return Ok(inner);
     }
     let rng = rng::rng(seed, Stream::Costs, index);
-    Ok(Direct::other(cost::Costs::new(inner.boxed(), costs, rng)))
+    let costs = cost::Costs::new(costs, rng);
+    Ok(Direct::other(stamp::Stamped::new(inner.boxed(), costs)))
 }
 
 /// Clients a population's setup renders before interning them ([`keys::Staged`]): enough for
