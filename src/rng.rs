@@ -38,6 +38,8 @@ pub enum Stream {
     Timing,
     /// A source's request costs, drawn per request (`cost_dist`, `costs = [...]`).
     Costs,
+    /// A source's actual shares of its requested costs (`actual_share_min`).
+    Settles,
 }
 
 impl Stream {
@@ -56,6 +58,7 @@ impl Stream {
             Stream::Replicates => 7,
             Stream::Timing => 8,
             Stream::Costs => 9,
+            Stream::Settles => 10,
         }
     }
 }

@@ -17,6 +17,8 @@ pub struct Entry {
     pub parameters: Vec<ParamSpec>,
     /// What it does with a request's cost: `weighs: ...` or `counts requests: ...`.
     pub cost: String,
+    /// Whether a rule with it can give back what a response did not cost (`refunds = true`).
+    pub refunds: bool,
 }
 
 const LIMIT: ParamSpec = ParamSpec {
@@ -62,6 +64,7 @@ pub fn entries() -> Vec<Entry> {
                 table,
                 parameters,
                 cost,
+                refunds: kind.refunds(),
             }
         })
         .collect()
@@ -84,6 +87,11 @@ pub fn text(entries: &[Entry]) -> String {
             ));
         }
         out.push_str(&format!("{:<width$}    cost: {}\n", "", e.cost));
+        let refunds = match e.refunds {
+            true => "yes: a rule with `refunds = true` gives back what a response did not cost",
+            false => "no",
+        };
+        out.push_str(&format!("{:<width$}    refunds: {refunds}\n", ""));
     }
     out
 }

@@ -324,3 +324,137 @@ pub(super) fn agrees_with_governor(
     }
     Ok(())
 }
+
+/// A refund handed to a limiter at `now` for a request charged at `charged_at`.
+fn refunded<L: Limiter>(l: &L, s: &mut L::State, now: Nanos, charged_at: Nanos, units: Cost) {
+    l.refund(s, now, charged_at, units);
+}
+
+#[test]
+fn a_shopify_bucket_gives_back_what_a_query_did_not_cost() {
+    // Shopify's Admin API: 1000 points, restored at 50 a second. A query requesting 600 points
+    // is charged 600; its response costs 100, so 500 come back. Without the refund a second
+    // 600-point query a second later finds 400 + 50 = 450 points and waits 3 s for 150 more.
+    let l = TokenBucket::new(params(50, S, 1000)).unwrap();
+    let mut s = l.new_state(0);
+    assert_eq!(l.decide_n(&mut s, 0, 600), Decision::allow(400, 12 * S));
+    let mut without = s;
+    assert_eq!(
+        l.decide_n(&mut without, S, 600).outcome,
+        Outcome::Reject { retry_after: 3 * S }
+    );
+    // The refund lands when the first response ends, at 200 ms: 400 + 10 + 500 = 910 points.
+    refunded(&l, &mut s, 200 * MS, 0, 500);
+    assert_eq!(l.peek_n(&s, 200 * MS, 1).remaining, 909);
+    let d = l.decide_n(&mut s, S, 600);
+    assert_eq!(d, Decision::allow(350, S + 13 * S));
+    // A refund never fills the bucket past its capacity.
+    refunded(&l, &mut s, 20 * S, S, 600);
+    assert!(l.is_idle(&s, 20 * S));
+    assert_eq!(l.peek_n(&s, 20 * S, 1).remaining, 999);
+}
+
+#[test]
+fn every_algorithm_gives_back_only_what_it_still_holds() {
+    // Fixed window, 10 per second: 8 at 100 ms, 6 back at 500 ms leaves 2 counted; a refund
+    // for the previous window's request does nothing.
+    let fw = FixedWindow::new(params(10, S, 1)).unwrap();
+    let mut s = fw.new_state(0);
+    fw.decide_n(&mut s, 100 * MS, 8);
+    refunded(&fw, &mut s, 500 * MS, 100 * MS, 6);
+    assert_eq!(s.count, 2);
+    fw.decide_n(&mut s, 1100 * MS, 3);
+    refunded(&fw, &mut s, 1200 * MS, 100 * MS, 2);
+    assert_eq!(s.count, 3);
+    // Sliding window counter, 10 per second: a refund lands in the window it was charged to,
+    // current or previous, and nowhere once that has rolled out.
+    let sc = SlidingWindowCounter::new(params(10, S, 1)).unwrap();
+    let mut s = sc.new_state(0);
+    sc.decide_n(&mut s, 100 * MS, 6);
+    sc.decide_n(&mut s, 1100 * MS, 2);
+    refunded(&sc, &mut s, 1200 * MS, 100 * MS, 5);
+    assert_eq!((s.prev, s.curr), (1, 2));
+    refunded(&sc, &mut s, 1200 * MS, 1100 * MS, 9);
+    assert_eq!((s.prev, s.curr), (1, 0));
+    sc.decide_n(&mut s, 3100 * MS, 1);
+    refunded(&sc, &mut s, 3200 * MS, 1100 * MS, 1);
+    assert_eq!((s.prev, s.curr), (0, 1));
+    // Sliding log, 5 per second: 3 entries at 100 ms and 2 at 200 ms; 2 back for the request
+    // of 100 ms removes two of its own entries, not the later ones.
+    let sl = SlidingWindowLog::new(params(5, S, 1)).unwrap();
+    let mut log = sl.new_state(0);
+    sl.decide_n(&mut log, 100 * MS, 3);
+    sl.decide_n(&mut log, 200 * MS, 2);
+    refunded(&sl, &mut log, 300 * MS, 100 * MS, 2);
+    assert_eq!(Vec::from(log.clone()), [100 * MS, 200 * MS, 200 * MS]);
+    refunded(&sl, &mut log, 300 * MS, 100 * MS, 4);
+    assert_eq!(Vec::from(log), [200 * MS, 200 * MS]);
+    // GCRA, 10 per second (T = 100 ms), burst 5: 4 cells at 0 put tat at 400 ms; 3 back at
+    // 100 ms bring it to 100 ms, and no further back than now.
+    let g = Gcra::new(params(10, S, 5)).unwrap();
+    let mut s = g.new_state(0);
+    g.decide_n(&mut s, 0, 4);
+    refunded(&g, &mut s, 100 * MS, 0, 3);
+    assert_eq!(s.tat, 100 * MS);
+    refunded(&g, &mut s, 150 * MS, 0, 1);
+    assert_eq!(s.tat, 150 * MS);
+    // Leaky bucket, 10 per second, 5 places: 3 places at 0 (the queue drains by 300 ms); 2
+    // back at 100 ms leave it drained from 100 ms, so 5 places are free again there.
+    let lb = LeakyBucket::new(params(10, S, 5)).unwrap();
+    let mut s = lb.new_state(0);
+    lb.decide_n(&mut s, 0, 3);
+    refunded(&lb, &mut s, 100 * MS, 0, 2);
+    assert!(lb.is_idle(&s, 100 * MS));
+    assert_eq!(lb.peek_n(&s, 100 * MS, 5).outcome, Outcome::Allow);
+}
+
+/// After a request of cost `c` is admitted, an immediate refund of `c − a` leaves the state
+/// as a request of cost `a` would have; a refund never leaves a state fuller than fresh.
+struct RefundContract<'a> {
+    requests: &'a [(Nanos, Cost)],
+}
+
+impl LimiterVisitor for RefundContract<'_> {
+    type Output = Result<(), TestCaseError>;
+    fn visit<L: Limiter + 'static>(self, l: L) -> Self::Output {
+        let mut state = l.new_state(self.requests[0].0);
+        for (i, &(now, cost)) in self.requests.iter().enumerate() {
+            let before = state.clone();
+            if !l.decide_n(&mut state, now, cost).outcome.is_admitted() {
+                continue;
+            }
+            let actual = 1 + (i as Cost * 7) % cost;
+            let mut charged_actual = before.clone();
+            prop_assert!(
+                l.decide_n(&mut charged_actual, now, actual)
+                    .outcome
+                    .is_admitted()
+            );
+            l.refund(&mut state, now, now, cost - actual);
+            prop_assert_eq!(state_text::<L>(&state), state_text::<L>(&charged_actual));
+            // A refund of everything a later instant could hold leaves the key fresh at most.
+            let mut all_back = state.clone();
+            l.refund(&mut all_back, now, now, Cost::MAX);
+            let fresh = l.new_state(now);
+            for c in [1, cost] {
+                prop_assert!(
+                    l.peek_n(&all_back, now, c).remaining <= l.peek_n(&fresh, now, c).remaining
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_refund_at_once_charges_the_actual_cost((p, requests) in cost_case()) {
+        for kind in AlgorithmKind::ALL {
+            kind.visit(p, RefundContract { requests: &requests })
+                .expect("valid parameters")
+                .map_err(|e| TestCaseError::fail(format!("{kind}: {e}")))?;
+        }
+    }
+}

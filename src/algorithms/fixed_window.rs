@@ -84,6 +84,13 @@ impl Limiter for FixedWindow {
         }
     }
 
+    /// The window's count drops by `units` while the window charged is still the key's.
+    fn refund(&self, s: &mut FixedWindowState, _: Nanos, charged_at: Nanos, units: Cost) {
+        if s.window == charged_at / self.window {
+            s.count = s.count.saturating_sub(u64::from(units));
+        }
+    }
+
     fn redis_bytes(_: &FixedWindowState) -> usize {
         super::redis::STRING_KEY
     }

@@ -115,6 +115,13 @@ impl Limiter for Gcra {
         }
     }
 
+    /// `units` cells back: the theoretical arrival time moves `units·T` earlier, never before
+    /// `now` (Shopify's leaky bucket of points, whose level is `(tat − now)/T`, drops by them).
+    fn refund(&self, s: &mut GcraState, now: Nanos, _: Nanos, units: Cost) {
+        let back = Nanos::from(units).saturating_mul(self.interval);
+        s.tat = s.tat.saturating_sub(back).max(now);
+    }
+
     fn redis_bytes(_: &GcraState) -> usize {
         super::redis::STRING_KEY
     }

@@ -210,6 +210,21 @@ impl<L: Limiter> KeyedLimiter<L> {
         decision
     }
 
+    /// Gives back `units` of what `key`'s request at `charged_at` was charged ([`Limiter::refund`]),
+    /// at `now`; nothing for a key evicted since (its state was already fresh). A refund only
+    /// shrinks a state, so it raises no peak.
+    pub fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost) {
+        let i = key as usize;
+        if self.live_keys.get(i) != Some(true) {
+            return;
+        }
+        let state = &mut self.states[i];
+        let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
+        self.limiter.refund(state, now, charged_at, units);
+        self.heap_bytes = self.heap_bytes + L::heap_bytes(state) - heap;
+        self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
+    }
+
     /// Room for key ids up to `i`.
     #[cold]
     #[inline(never)]

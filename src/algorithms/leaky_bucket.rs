@@ -119,6 +119,13 @@ impl Limiter for LeakyBucket {
         }
     }
 
+    /// The queue gives back `units` places: its next free slot moves `units` intervals
+    /// earlier, never before `now` (a drained queue has nothing to give back).
+    fn refund(&self, s: &mut LeakyBucketState, now: Nanos, _: Nanos, units: Cost) {
+        let back = units as u128 * self.interval as u128;
+        s.tat = s.tat.saturating_sub(back).max(self.scaled(now));
+    }
+
     fn redis_bytes(_: &LeakyBucketState) -> usize {
         super::redis::STRING_KEY
     }

@@ -173,6 +173,14 @@ pub trait Limiter: Clone + Send + Sync {
         self.peek_n(state, now, 1)
     }
 
+    /// Gives back, at `now`, `units` of what a request admitted at `charged_at` was charged:
+    /// its response settled an actual cost below the requested one (Shopify's refund). Units
+    /// the state no longer holds are not given back: a passed window's count, tokens the bucket
+    /// has refilled since, cells already drained. A state never ends fuller than a fresh one.
+    /// Only the algorithms whose kind refunds ([`AlgorithmKind::refunds`]) are handed refunds;
+    /// for the others (validation refuses them) it does nothing.
+    fn refund(&self, _state: &mut Self::State, _now: Nanos, _charged_at: Nanos, _units: Cost) {}
+
     /// Whether the key's state is equivalent to a fresh one at `now`, so it can be dropped.
     fn is_idle(&self, state: &Self::State, now: Nanos) -> bool;
 
@@ -308,6 +316,13 @@ impl AlgorithmKind {
             AlgorithmKind::Profile(p) => matches!(p.weight(), profiles::Weight::Takes(_)),
             _ => true,
         }
+    }
+
+    /// Whether the algorithm can give units back when a response settles a smaller actual
+    /// cost ([`Limiter::refund`]): every exact algorithm; no library profile (none of their
+    /// libraries has a refund but rate-limiter-flexible's `reward`, not reproduced yet).
+    pub fn refunds(self) -> bool {
+        !matches!(self, AlgorithmKind::Profile(_))
     }
 
     /// Whether the algorithm uses the `burst` parameter (the others ignore it).

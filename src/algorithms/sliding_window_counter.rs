@@ -133,6 +133,17 @@ impl Limiter for SlidingWindowCounter {
         }
     }
 
+    /// The counter of the window charged drops by `units`, while the state still holds it
+    /// (current or previous window).
+    fn refund(&self, s: &mut SlidingWindowCounterState, _: Nanos, charged_at: Nanos, units: Cost) {
+        let units = u64::from(units);
+        match s.window.checked_sub(charged_at / self.window) {
+            Some(0) => s.curr = s.curr.saturating_sub(units),
+            Some(1) => s.prev = s.prev.saturating_sub(units),
+            _ => {}
+        }
+    }
+
     fn redis_bytes(s: &SlidingWindowCounterState) -> usize {
         // The previous window's key is kept while the current one fills.
         if s.prev > 0 {

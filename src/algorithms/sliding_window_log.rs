@@ -100,6 +100,15 @@ impl Limiter for SlidingWindowLog {
         self.decide_live(log, expired, now, cost)
     }
 
+    /// Up to `units` of the entries logged at `charged_at` leave the log (`ZREM`); entries
+    /// already pruned are gone.
+    fn refund(&self, log: &mut SlidingWindowLogState, _: Nanos, charged_at: Nanos, units: Cost) {
+        let end = log.partition_point(|&t| t <= charged_at);
+        let start = log.partition_point(|&t| t < charged_at);
+        let from = end - (end - start).min(units as usize);
+        log.drain(from..end);
+    }
+
     fn redis_bytes(log: &SlidingWindowLogState) -> usize {
         super::redis::sorted_set(log.len())
     }

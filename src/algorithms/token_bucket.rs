@@ -99,6 +99,14 @@ impl Limiter for TokenBucket {
         }
     }
 
+    /// `units` tokens back into the bucket refilled to `now`, up to its capacity.
+    fn refund(&self, s: &mut TokenBucketState, now: Nanos, _: Nanos, units: Cost) {
+        s.level = self.level_at(s, now);
+        s.last = s.last.max(now);
+        let back = u64::from(units).saturating_mul(self.token);
+        s.level = s.level.saturating_add(back).min(self.capacity);
+    }
+
     fn redis_bytes(_: &TokenBucketState) -> usize {
         super::redis::SMALL_HASH_KEY
     }

@@ -9,6 +9,8 @@ pub(super) struct SourceCounts {
     /// Per source, the units of cost beyond one per request: the counts in units of cost are
     /// the request counts plus these (kept apart so a request of cost 1 adds nothing here).
     extra: Vec<CostCounts>,
+    /// Per source, the units the admitted requests' responses gave back.
+    refunds: Vec<u64>,
 }
 
 impl SourceCounts {
@@ -16,11 +18,13 @@ impl SourceCounts {
         SourceCounts {
             counts: vec![Counts::default(); sources],
             extra: vec![CostCounts::default(); sources],
+            refunds: vec![0; sources],
         }
     }
 
     #[inline]
-    pub fn on_decision(&mut self, source: u16, retry: bool, outcome: &Outcome, cost: Cost) {
+    pub fn on_decision(&mut self, source: u16, retry: bool, outcome: &Outcome, cost: (Cost, Cost)) {
+        let (cost, refund) = cost;
         let c = &mut self.counts[source as usize];
         c.offered += 1;
         c.retries += retry as u64;
@@ -38,21 +42,28 @@ impl SourceCounts {
                 _ => w.admitted += extra,
             }
         }
+        if refund > 0 && outcome.is_admitted() {
+            self.refunds[source as usize] += u64::from(refund);
+        }
     }
 
     /// The units of cost of every source and their total, when a request weighed more than 1
-    /// or the scenario says its requests may (`costed`).
-    pub fn costs(&self, costed: bool) -> Option<(Vec<CostCounts>, CostCounts)> {
+    /// or the scenario says its requests may (`costed`); what they settled, when a response
+    /// gave back or the scenario says its responses may (`settles`).
+    pub fn costs(&self, costed: bool, settles: bool) -> Option<(Vec<CostCounts>, CostCounts)> {
+        let settles = settles || self.refunds.iter().any(|&r| r > 0);
         let costly = self.extra.iter().any(|e| e.offered > 0);
         (costly || costed).then(|| {
             let each: Vec<CostCounts> = self
                 .counts
                 .iter()
                 .zip(&self.extra)
-                .map(|(c, e)| CostCounts {
+                .zip(&self.refunds)
+                .map(|((c, e), refunds)| CostCounts {
                     offered: c.offered + e.offered,
                     admitted: c.admitted() + e.admitted,
                     rejected: c.rejected + e.rejected,
+                    settled: settles.then(|| c.admitted() + e.admitted - refunds),
                 })
                 .collect();
             let total = each.iter().fold(CostCounts::default(), |t, c| t.plus(c));

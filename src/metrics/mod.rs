@@ -103,6 +103,11 @@ pub struct CostCounts {
     pub admitted: u64,
     /// Of `offered`, the cost of the requests refused.
     pub rejected: u64,
+    /// What the admitted requests actually cost once their responses settled (at most
+    /// `admitted`): only where the traffic states actual costs (`actual_cost`, `actual_share`,
+    /// a trace's `actual_cost`). A rule with `refunds` gives back `admitted − settled`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settled: Option<u64>,
 }
 
 impl CostCounts {
@@ -112,6 +117,10 @@ impl CostCounts {
             offered: self.offered + other.offered,
             admitted: self.admitted + other.admitted,
             rejected: self.rejected + other.rejected,
+            settled: match (self.settled, other.settled) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            },
         }
     }
 }

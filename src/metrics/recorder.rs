@@ -218,7 +218,8 @@ impl Recorder {
             }
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
-        self.sources.on_decision(a.source, retry, &outcome, a.cost);
+        self.sources
+            .on_decision(a.source, retry, &outcome, (a.cost, a.refund));
         self.retries.on_request(t, retry);
         let delayed = matches!(outcome, Outcome::Delay(_));
         self.timeline
@@ -381,7 +382,10 @@ impl Recorder {
             allowed: total.allowed,
             delayed: total.delayed,
             rejected: total.rejected,
-            cost: self.sources.costs(costed(traffic)).map(|(_, total)| total),
+            cost: self
+                .sources
+                .costs(costed(traffic), settles(traffic))
+                .map(|(_, total)| total),
             retries: total.retries,
             abandoned: total.abandoned,
             attempts_per_request: ratio(total.offered, total.requests()),
@@ -506,7 +510,9 @@ fn source_reports(
     harm: &[SourceHarm],
 ) -> (Vec<SourceReport>, Counts) {
     let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-    let costs = counts.costs(costed(traffic)).map(|(each, _)| each);
+    let costs = counts
+        .costs(costed(traffic), settles(traffic))
+        .map(|(each, _)| each);
     for (i, report) in sources.iter_mut().enumerate() {
         report.cost = costs.as_ref().map(|c| c[i]);
         if let Some((max, mean)) = keys_per_client.of(i) {
@@ -525,4 +531,8 @@ fn source_reports(
 /// Whether a generated source's requests may weigh more than 1.
 fn costed(traffic: &[SourceSpec]) -> bool {
     traffic.iter().any(|s| !s.population.costs.is_unit())
+}
+
+fn settles(traffic: &[SourceSpec]) -> bool {
+    traffic.iter().any(|s| s.population.costs.settles())
 }

@@ -281,6 +281,13 @@ pub struct RawTraffic {
     pub cost_sigma: Option<S<Num>>,
     pub cost_exponent: Option<S<Num>>,
     pub costs: Option<S<Vec<RawCost>>>,
+    /// What a request's response settles as its actual cost (`actual_cost = 3`, or a share of
+    /// the requested cost `actual_share`, drawn from `actual_share_min`), and when
+    /// (`response_time` after its admission).
+    pub actual_cost: Option<S<Int>>,
+    pub actual_share: Option<S<Num>>,
+    pub actual_share_min: Option<S<Num>>,
+    pub response_time: Option<S<String>>,
     /// A constant source's timing jitter, a share of its gap (`"5%"`, docs/replicates.md).
     pub jitter: Option<S<String>>,
 }
@@ -505,6 +512,10 @@ impl RawTraffic {
             span("cost_sigma", &self.cost_sigma),
             span("cost_exponent", &self.cost_exponent),
             span("costs", &self.costs),
+            span("actual_cost", &self.actual_cost),
+            span("actual_share", &self.actual_share),
+            span("actual_share_min", &self.actual_share_min),
+            span("response_time", &self.response_time),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),
@@ -639,6 +650,9 @@ pub struct RawRule {
     /// What the rule counts: `cost` (each request's weight, the default) or `requests`.
     #[serde(default)]
     pub unit: Option<S<String>>,
+    /// Whether the rule gives back what a response settles below the cost it charged.
+    #[serde(default)]
+    pub refunds: Option<S<bool>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -21,6 +21,8 @@ use crate::time::Nanos;
 use crate::traffic::via::Wire;
 use crate::traffic::{self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace};
 use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// One rule's keyed limiter, whatever its algorithm.
@@ -30,6 +32,7 @@ trait RuleLimiter: Send {
     fn evict_idle(&mut self, now: Nanos);
     /// Memory held now (O(1) after a decision).
     fn current(&self) -> MemoryUsage;
+    fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost);
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -45,7 +48,14 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn current(&self) -> MemoryUsage {
         KeyedLimiter::memory(self)
     }
+    fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost) {
+        KeyedLimiter::refund(self, key, now, charged_at, units)
+    }
 }
+
+/// A refund due when an admitted request's response ends: `(ends, order, rule, rule key,
+/// charged at, units)`, the order breaking ties as the requests came.
+type Refund = (Nanos, u64, usize, KeyId, Nanos, Cost);
 
 struct Build;
 impl LimiterVisitor for Build {
@@ -173,6 +183,13 @@ pub(super) struct StackGate<'a> {
     peak: MemoryUsage,
     /// Whether the rules' tallies (metrics, not decisions) are kept: not while timing.
     tallies: bool,
+    /// Refunds not yet due, soonest first (only for rules with `refunds`).
+    refunds: BinaryHeap<Reverse<Refund>>,
+    refunds_made: u64,
+    /// Per source, how long after its admission a response ends (`response_time`).
+    response_time: Vec<Nanos>,
+    /// Whether a rule gives back what responses settle.
+    refunding: bool,
 }
 
 /// The key `spec` gives a request with identity `fields` seen through `wire` (`None`: a direct
@@ -313,6 +330,9 @@ impl Gate for StackGate<'_> {
 
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
         let now = a.time;
+        if self.refunds.peek().is_some_and(|r| r.0.0 <= now) {
+            self.settle(now);
+        }
         let known = self.known(a);
         let unlimited = (
             Decision::allow(0, now),
@@ -346,6 +366,38 @@ impl Gate for StackGate<'_> {
 }
 
 impl StackGate<'_> {
+    /// Gives back every refund due by `now`, in the order the responses ended.
+    #[cold]
+    fn settle(&mut self, now: Nanos) {
+        while let Some(&Reverse((ends, _, rule, key, charged_at, units))) = self.refunds.peek() {
+            if ends > now {
+                break;
+            }
+            self.refunds.pop();
+            self.rules[rule]
+                .limiter
+                .refund(key, ends, charged_at, units);
+        }
+    }
+
+    /// Schedules what the response of `a`, admitted and served after `delay`, gives back to
+    /// each rule that admitted it and refunds.
+    fn schedule_refunds(&mut self, a: &Arrival, delay: Nanos) {
+        let ends = a
+            .time
+            .saturating_add(delay)
+            .saturating_add(self.response_time[a.source as usize]);
+        for &(i, key, d, _) in &self.decisions {
+            let rule = &self.stack.rules[i];
+            if rule.refunds && d.outcome.is_admitted() {
+                let order = self.refunds_made;
+                self.refunds_made += 1;
+                self.refunds
+                    .push(Reverse((ends, order, i, key, a.time, a.refund)));
+            }
+        }
+    }
+
     fn rules_dry(&self, rule: usize) -> bool {
         self.stack.rules[rule].dry_run
     }
@@ -456,8 +508,11 @@ impl StackGate<'_> {
             let key = self.keys_now[r];
             self.decisions.push((r, key, d, 0));
             // A dry-run rule admits what it refused; its refusal counted as its commit counts.
+            let dry = self.stack.rules[r].dry_run;
+            if dry && self.refunding && a.refund > 0 {
+                self.schedule_refunds(a, 0);
+            }
             let rule = &self.stack.rules[r];
-            let dry = rule.dry_run;
             self.would_refuse += dry as u64;
             let detail = Detail {
                 rule: &rule.name,
@@ -500,6 +555,9 @@ impl StackGate<'_> {
             }
         }
         self.warned += warned as u64;
+        if self.refunding && a.refund > 0 {
+            self.schedule_refunds(a, delay);
+        }
         let outcome = if delay > 0 {
             Outcome::Delay(delay)
         } else {
@@ -579,6 +637,14 @@ impl<'a> StackGate<'a> {
             warned: 0,
             peak: MemoryUsage::default(),
             tallies: true,
+            refunds: BinaryHeap::new(),
+            refunds_made: 0,
+            response_time: scenario
+                .traffic
+                .iter()
+                .map(|s| s.population.costs.response_time)
+                .collect(),
+            refunding: stack.rules.iter().any(|r| r.refunds),
         }
     }
 }

@@ -187,3 +187,82 @@ fn cost_fields_are_checked_with_their_names() {
     let e = bad(r#"endpoints = [{ path = "/a", cost = 3 }]"#);
     assert!(e.contains("traffic[0].endpoints[0].cost"), "{e}");
 }
+
+/// Shopify's refund: each request asks for 10 points and settles 4, its response ending
+/// 1.5 s after it; the refunding rule gets 6 points back then.
+#[test]
+fn a_refunding_rule_gets_back_what_responses_did_not_cost() {
+    let text = scenario(
+        r#"
+        actual_cost = 4
+        response_time = "1500ms"
+        [[contender]]
+        name = "refunding"
+        [[contender.rule]]
+        name = "points"
+        algorithm = "fixed_window"
+        limit = 30
+        window = "10s"
+        refunds = true
+        "#,
+    );
+    let scenario = Scenario::parse(&text, "t.toml".as_ref()).unwrap();
+    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let r = |n: &str| report.algorithms.iter().find(|r| r.algorithm == n).unwrap();
+    // Counts at each second (charge 10, 6 back 1.5 s later): 10, 20, (14) 24, (18) 28,
+    // (22) 32 refused, (16) 26, 36 refused, (20) 30, 40 refused, (24) 34 refused.
+    let refunding = r("refunding");
+    assert_eq!((refunding.offered, refunding.admitted), (10, 6));
+    let cost = refunding.cost.unwrap();
+    assert_eq!((cost.admitted, cost.settled), (60, Some(24)));
+    // The short form's limiters keep what they charged: 3 and 5 admitted, as without refunds.
+    assert_eq!(r("fixed_window").admitted, 3);
+    assert_eq!(r("fixed_window").cost.unwrap().settled, Some(12));
+    assert_eq!(r("token_bucket").admitted, 5);
+}
+
+#[test]
+fn refunds_are_refused_where_nothing_can_be_given_back() {
+    let refused = |rest: &str, field: &str, says: &str| {
+        let err = Scenario::parse(&scenario(rest), "t.toml".as_ref()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(field) && text.contains(says), "{text}");
+        assert_eq!(err.exit_code(), 2);
+    };
+    let rule = |extra: &str| {
+        format!(
+            "actual_cost = 4\n[[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"r\"\n{extra}\nrefunds = true\n"
+        )
+    };
+    refused(
+        &rule("algorithm = \"fixed_window\"\nlimit = 5\nwindow = \"10s\"\nunit = \"requests\""),
+        "contender[0].rule[0].refunds",
+        "nothing to give back",
+    );
+    refused(
+        &rule("algorithm = \"governor\"\nlimit = 5\nwindow = \"10s\""),
+        "contender[0].rule[0].refunds",
+        "cannot give back",
+    );
+    refused("actual_share = 1.5", "traffic[0].actual_share", "[0, 1]");
+    refused(
+        "actual_share = 0.5\nactual_share_min = 0.6",
+        "traffic[0].actual_share_min",
+        "above actual_share",
+    );
+    refused(
+        "actual_share_min = 0.5",
+        "traffic[0].actual_share_min",
+        "needs",
+    );
+    refused(
+        "response_time = \"1s\"",
+        "traffic[0].response_time",
+        "nothing settles",
+    );
+    refused(
+        "actual_cost = 4\nactual_share = 0.5",
+        "traffic[0].actual_share",
+        "not both",
+    );
+}

@@ -8,6 +8,7 @@ use super::method::Method;
 use super::population::Picker;
 use super::stamp::Stamp;
 use crate::algorithms::Cost;
+use crate::time::Nanos;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal, Zipf};
@@ -48,13 +49,58 @@ pub enum CostDist {
     },
 }
 
-/// A source's costs: drawn from `dist`, except for the methods that have their own.
+/// What a request's response settles as its actual cost, below the cost charged up front
+/// (Shopify's GraphQL refund): the difference is given back to the limiters that refund.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Actual {
+    /// The requested cost: nothing comes back.
+    #[default]
+    Requested,
+    /// At most this (`actual_cost`): a request that asked for less costs what it asked.
+    Fixed(Cost),
+    /// A share of the requested cost, rounded to the nearest whole unit (`actual_share`),
+    /// drawn uniformly from `min` to `max` per request when `actual_share_min` is given.
+    /// Floating point draws the share; the refund is whole.
+    Share {
+        /// The smallest share.
+        min: f64,
+        /// The largest share.
+        max: f64,
+    },
+}
+
+impl Actual {
+    /// The units a request of `cost` gives back, its share drawn from `rng` if it varies.
+    fn refund(self, cost: Cost, rng: &mut ChaCha8Rng) -> Cost {
+        let actual = match self {
+            Actual::Requested => cost,
+            Actual::Fixed(c) => c.min(cost),
+            Actual::Share { min, max } => {
+                let share = if min < max {
+                    rng.random_range(min..=max)
+                } else {
+                    max
+                };
+                (f64::from(cost) * share).round() as Cost
+            }
+        };
+        cost - actual.min(cost)
+    }
+}
+
+/// A source's costs: drawn from `dist`, except for the methods that have their own; what
+/// their responses settle, and when.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostModel {
     /// The cost of a request whose method has none of its own.
     pub dist: CostDist,
     /// Per method code ([`Method::code`]), a fixed cost for its requests.
     pub per_method: [Option<Cost>; Method::VARIANTS.len()],
+    /// What each response settles as the request's actual cost.
+    pub actual: Actual,
+    /// How long after its admission (and any delay) a request's response ends and settles
+    /// its actual cost (`response_time`), in ns.
+    pub response_time: Nanos,
 }
 
 impl Default for CostModel {
@@ -62,11 +108,18 @@ impl Default for CostModel {
         CostModel {
             dist: CostDist::Fixed(1),
             per_method: [None; Method::VARIANTS.len()],
+            actual: Actual::Requested,
+            response_time: 0,
         }
     }
 }
 
 impl CostModel {
+    /// Whether a response may settle less than its request was charged.
+    pub fn settles(&self) -> bool {
+        self.actual != Actual::Requested
+    }
+
     /// Whether every request weighs 1 (nothing to draw or set).
     pub fn is_unit(&self) -> bool {
         self.dist == CostDist::Fixed(1) && self.per_method.iter().all(|c| c.is_none_or(|c| c == 1))
@@ -97,16 +150,20 @@ enum Draw {
     Zipf(Zipf<f64>),
 }
 
-/// Sets each request's cost.
+/// Sets each request's cost, and what its response gives back.
 pub struct Costs {
     draw: Draw,
     per_method: [Option<Cost>; Method::VARIANTS.len()],
     rng: ChaCha8Rng,
+    actual: Actual,
+    /// The draws of actual shares, apart from the costs' (`Stream::Settles`): stating an
+    /// actual cost leaves every cost as it was.
+    settles: ChaCha8Rng,
 }
 
 impl Costs {
-    /// Costs by `model`, drawn from `rng`.
-    pub fn new(model: &CostModel, rng: ChaCha8Rng) -> Self {
+    /// Costs by `model`, drawn from `rng`, actual shares from `settles`.
+    pub fn new(model: &CostModel, rng: ChaCha8Rng, settles: ChaCha8Rng) -> Self {
         let draw = match &model.dist {
             CostDist::Fixed(c) => Draw::Fixed(*c),
             CostDist::Mix(list) => {
@@ -127,6 +184,8 @@ impl Costs {
             draw,
             per_method: model.per_method,
             rng,
+            actual: model.actual,
+            settles,
         }
     }
 
@@ -158,6 +217,7 @@ impl Stamp for Costs {
             Some(c) => c,
             None => self.draw(),
         };
+        a.refund = self.actual.refund(a.cost, &mut self.settles);
     }
 }
 
@@ -185,8 +245,8 @@ mod tests {
 
     fn costs(model: CostModel, n: u64) -> Vec<Cost> {
         let mut keys = KeySpace::default();
-        let rng = ChaCha8Rng::seed_from_u64(7);
-        let mut s = Stamped::new(Box::new(Plain(0, n)), Costs::new(&model, rng));
+        let (rng, settles) = (ChaCha8Rng::seed_from_u64(7), ChaCha8Rng::seed_from_u64(8));
+        let mut s = Stamped::new(Box::new(Plain(0, n)), Costs::new(&model, rng, settles));
         std::iter::from_fn(|| s.next_arrival(&mut keys).unwrap())
             .map(|a| a.cost)
             .collect()
@@ -199,6 +259,7 @@ mod tests {
         let model = CostModel {
             dist: CostDist::Fixed(2),
             per_method,
+            ..CostModel::default()
         };
         assert_eq!(costs(model.clone(), 4), [10, 2, 10, 2]);
         assert_eq!(model.max(), 10);

@@ -43,6 +43,11 @@ pub struct Request<'a> {
     /// Whether the pass has costs: a source with costs, or a replayed trace whose first
     /// record has one (the same for every request of the pass).
     pub costed: bool,
+    /// What its response gives back (the cost minus the actual cost).
+    pub refund: Cost,
+    /// Whether the pass has actual costs: a source that states them, or a replayed trace
+    /// whose first record has one (the same for every request of the pass).
+    pub settles: bool,
 }
 
 /// What one pass over a scenario's traffic gave.
@@ -75,7 +80,12 @@ pub fn for_each_request(
         }
         pending.push(a);
     }
-    let costed = specs.iter().any(|s| !s.population.costs.is_unit())
+    let settles = specs.iter().any(|s| s.population.costs.settles())
+        || sources
+            .iter()
+            .any(|s| s.last_record().is_some_and(|r| r.actual_cost.is_some()));
+    let costed = settles
+        || specs.iter().any(|s| !s.population.costs.is_unit())
         || sources
             .iter()
             .any(|s| s.last_record().is_some_and(|r| r.cost.is_some()));
@@ -96,6 +106,8 @@ pub fn for_each_request(
             wire: keys.wire(a.key),
             cost: a.cost,
             costed,
+            refund: a.refund,
+            settles,
         })?;
         count += 1;
         pending[i] = sources[i].next_arrival(&mut keys)?;
@@ -127,7 +139,7 @@ pub fn write_trace(
     let recorded = specs
         .iter()
         .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }));
-    let header = |w: &mut csv::Writer<&mut dyn Write>, costed: bool| {
+    let header = |w: &mut csv::Writer<&mut dyn Write>, costed: bool, settles: bool| {
         let mut header = vec![
             "time", "ip", "user", "api_key", "endpoint", "source", "role", "method",
         ];
@@ -137,17 +149,21 @@ pub fn write_trace(
         if costed {
             header.push("cost");
         }
+        if settles {
+            header.push("actual_cost");
+        }
         w.write_record(&header).map_err(io)
     };
     let mut headed = false;
-    let (mut time, mut status, mut cost) = (
+    let (mut time, mut status, mut cost, mut actual) = (
+        itoa::Buffer::new(),
         itoa::Buffer::new(),
         itoa::Buffer::new(),
         itoa::Buffer::new(),
     );
     let pass = for_each_request(specs, seed, |r| {
         if !headed {
-            header(&mut w, r.costed)?;
+            header(&mut w, r.costed, r.settles)?;
             headed = true;
         }
         let [ip, user, api_key, endpoint] = r.fields;
@@ -164,7 +180,12 @@ pub fn write_trace(
             r.role.name(),
             method,
         ];
-        let costs = r.costed.then(|| cost.format(r.cost));
+        let actual = r.settles.then(|| actual.format(r.cost - r.refund));
+        let costs = r
+            .costed
+            .then(|| cost.format(r.cost))
+            .into_iter()
+            .chain(actual);
         if !recorded {
             return w.write_record(row.into_iter().chain(costs)).map_err(io);
         }
@@ -176,7 +197,7 @@ pub fn write_trace(
             .map_err(io)
     })?;
     if !headed {
-        header(&mut w, false)?;
+        header(&mut w, false, false)?;
     }
     w.flush().map_err(|e| Error::io(name, e))?;
     Ok(pass)

@@ -66,11 +66,16 @@ const IDENTITY: &[&str] = &[
     "cost_sigma",
     "cost_exponent",
     "costs",
+    "actual_cost",
+    "actual_share",
+    "actual_share_min",
+    "response_time",
 ];
 
 /// The replay options.
 const REPLAY: &[&str] = &[
     "path",
+    "response_time",
     "format",
     "speed",
     "offset",

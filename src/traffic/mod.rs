@@ -257,6 +257,9 @@ pub struct Arrival {
     pub logged: Logged,
     /// What the request weighs ([`Cost`]): 1 unless its source or trace says.
     pub cost: Cost,
+    /// What its response gives back when it ends: the requested `cost` minus the actual cost
+    /// (Shopify's refund); 0 unless its source or trace states an actual cost.
+    pub refund: Cost,
 }
 
 impl Arrival {
@@ -273,6 +276,7 @@ impl Arrival {
             method: 0,
             logged: Logged::NONE,
             cost: 1,
+            refund: 0,
         }
     }
 }
@@ -393,7 +397,8 @@ fn build_source(
         return Ok(inner);
     }
     let rng = rng::rng(seed, Stream::Costs, index);
-    let costs = cost::Costs::new(costs, rng);
+    let settles = rng::rng(seed, Stream::Settles, index);
+    let costs = cost::Costs::new(costs, rng, settles);
     Ok(Direct::other(stamp::Stamped::new(inner.boxed(), costs)))
 }
 

@@ -397,3 +397,140 @@ fn request_costs_round_trip_through_the_csv_trace() {
         "{err}"
     );
 }
+
+/// Actual costs survive `rlsim traffic`: the trace carries `actual_cost` beside `cost`, and a
+/// refunding contender replaying it decides exactly as on the generating scenario. A record
+/// that settled more than it asked for is refused by line and field.
+#[test]
+fn actual_costs_round_trip_through_the_csv_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let contender = r#"
+        [[contender]]
+        name = "shopify"
+        [[contender.rule]]
+        name = "points"
+        algorithm = "token_bucket"
+        limit = 60
+        window = "1m"
+        burst = 100
+        refunds = true
+        "#;
+    let gen_path = write(
+        dir.path(),
+        "gen.toml",
+        &format!(
+            r#"
+        name = "refunds"
+        seed = 4
+        duration = "2m"
+        algorithms = ["token_bucket"]
+        [policy]
+        limit = 60
+        window = "1m"
+        burst = 100
+        key = "user"
+        [[traffic]]
+        name = "queries"
+        kind = "poisson"
+        users = 3
+        rate = "30/min"
+        cost_dist = "uniform"
+        cost_max = 40
+        actual_share = 0.9
+        actual_share_min = 0.1
+        response_time = "400ms"
+        {contender}"#
+        ),
+    );
+    let trace = dir.path().join("trace.csv");
+    rlsim()
+        .args(["traffic", "--quiet", "--out"])
+        .arg(&trace)
+        .arg(&gen_path)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        text.starts_with("time,ip,user,api_key,endpoint,source,role,method,cost,actual_cost\n")
+    );
+    let mut refunded = 0;
+    for line in text.lines().skip(1) {
+        let cols: Vec<&str> = line.split(',').collect();
+        let (cost, actual): (u32, u32) = (cols[8].parse().unwrap(), cols[9].parse().unwrap());
+        // round(cost · share), share in [0.1, 0.9].
+        let (lo, hi) = ((cost as f64 * 0.1).round(), (cost as f64 * 0.9).round());
+        assert!((lo..=hi).contains(&(actual as f64)), "{line}");
+        refunded += cost - actual;
+    }
+    let replay_path = write(
+        dir.path(),
+        "replay.toml",
+        &format!(
+            r#"
+        name = "refunds"
+        seed = 4
+        duration = "2m"
+        algorithms = ["token_bucket"]
+        [policy]
+        limit = 60
+        window = "1m"
+        burst = 100
+        key = "user"
+        [[traffic]]
+        name = "queries"
+        kind = "replay"
+        path = "trace.csv"
+        response_time = "400ms"
+        {contender}"#
+        ),
+    );
+    let summary = |path: &std::path::Path| {
+        let out = rlsim()
+            .args(["run", "--quiet", "--format", "json"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["algorithm"].clone(),
+                    a["admitted"].clone(),
+                    a["cost"].clone(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let generated = summary(&gen_path);
+    assert_eq!(generated, summary(&replay_path));
+    // The refunding bucket admits more than the one that keeps what it charged.
+    let admitted = |i: usize| generated[i].1.as_u64().unwrap();
+    assert!(admitted(1) > admitted(0), "{generated:?}");
+    let settled = generated[0].2["settled"].as_u64().unwrap();
+    assert!(settled < generated[0].2["admitted"].as_u64().unwrap() && refunded > 0);
+    // A record that settled more than its cost.
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let cols: Vec<&str> = lines[3].split(',').collect();
+    let cost: u32 = cols[8].parse().unwrap();
+    lines[3] = format!("{},{}", cols[..9].join(","), cost + 1);
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let out = rlsim()
+        .args(["run", "--quiet"])
+        .arg(&replay_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("trace.csv:4") && err.contains("field `actual_cost`"),
+        "{err}"
+    );
+}

@@ -56,6 +56,7 @@ struct Entry {
     table: String,
     parameters: Vec<Param>,
     cost: String,
+    refunds: bool,
 }
 
 #[derive(serde::Deserialize)]
@@ -94,6 +95,8 @@ fn algorithms_json_has_the_documented_shape() {
         express.cost
     );
     assert!(gcra.cost.starts_with("weighs: "), "{}", gcra.cost);
+    // Every exact algorithm gives refunds back; no profile does.
+    assert!(entries.iter().all(|e| e.refunds == (e.kind == "algorithm")));
     let params: Vec<(&str, &str, &str)> = express
         .parameters
         .iter()

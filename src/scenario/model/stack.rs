@@ -151,6 +151,9 @@ pub struct Rule {
     /// The rule counts requests, one each, whatever they weigh (`unit = "requests"`); else it
     /// weighs each by its cost.
     pub counts_requests: bool,
+    /// The rule gives back what a response settles below the cost it charged, when the
+    /// response ends (`refunds = true`, Shopify's refund; [`crate::algorithms::Limiter::refund`]).
+    pub refunds: bool,
 }
 
 /// Requests no rule limits, counted as bypassed.

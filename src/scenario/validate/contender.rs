@@ -556,6 +556,24 @@ impl Ctx<'_> {
             }
         };
         let kind = base.limiter.kind();
+        if let Some(refunds) = r.refunds.as_ref().filter(|r| *r.get_ref()) {
+            let why = if base.counts_requests {
+                "a rule counting requests charges 1 each and has nothing to give back: drop \
+                 `refunds`, or count the cost"
+                    .to_string()
+            } else if !kind.refunds() {
+                format!(
+                    "`{kind}` cannot give back units once charged (its library has no refund \
+                     rlsim reproduces): drop `refunds`, or use an exact algorithm"
+                )
+            } else {
+                String::new()
+            };
+            if !why.is_empty() {
+                return Err(self.err(refunds.span(), &f("refunds"), why));
+            }
+            base.refunds = true;
+        }
         if let (false, false, Some(costly)) = (
             base.counts_requests,
             kind.weighs(),
@@ -689,6 +707,7 @@ impl Ctx<'_> {
             dry_run: false,
             refuse_status: DEFAULT_REFUSE_STATUS,
             counts_requests: false,
+            refunds: false,
         })
     }
 

@@ -5,7 +5,7 @@ use super::ctx::Ctx;
 use crate::algorithms::Cost;
 use crate::error::Result;
 use crate::scenario::raw::{Int, Num, RawCost, RawTraffic, RawWeighted, S};
-use crate::traffic::cost::{CostDist, CostModel};
+use crate::traffic::cost::{Actual, CostDist, CostModel};
 use crate::traffic::method::Method;
 use crate::traffic::{self, IdGen, Population, RateDist, TrafficKind};
 use strum::VariantArray;
@@ -255,7 +255,80 @@ impl Ctx<'_> {
                     Some(self.cost(c, &f(&format!("methods[{i}].cost")))?);
             }
         }
-        Ok(CostModel { dist, per_method })
+        let mut model = CostModel {
+            dist,
+            per_method,
+            ..CostModel::default()
+        };
+        self.settle(t, f, &mut model)?;
+        Ok(model)
+    }
+
+    /// `actual_cost` or `actual_share` (with `actual_share_min`), and `response_time`.
+    fn settle(
+        &self,
+        t: &RawTraffic,
+        f: &dyn Fn(&str) -> String,
+        model: &mut CostModel,
+    ) -> Result<()> {
+        let share = |v: &S<Num>, field: &str| match v.get_ref().0 {
+            x if (0.0..=1.0).contains(&x) => Ok(x),
+            x => Err(self.err(v.span(), &f(field), format!("must be in [0, 1], got {x}"))),
+        };
+        model.actual = match (&t.actual_cost, &t.actual_share, &t.actual_share_min) {
+            (None, None, None) => Actual::Requested,
+            (Some(c), None, None) => {
+                let what = "a whole number of cost units";
+                let c = self.whole(c, &f("actual_cost"), what, 0, i64::from(Cost::MAX))?;
+                Actual::Fixed(c as Cost)
+            }
+            (Some(_), Some(s), _) => {
+                let why = "give `actual_cost` or `actual_share`, not both";
+                return Err(self.err(s.span(), &f("actual_share"), why));
+            }
+            (_, None, Some(m)) => {
+                let why = "needs `actual_share`, the largest share";
+                return Err(self.err(m.span(), &f("actual_share_min"), why));
+            }
+            (None, Some(s), min) => {
+                let max = share(s, "actual_share")?;
+                let min = match min {
+                    Some(m) => share(m, "actual_share_min")?,
+                    None => max,
+                };
+                if min > max {
+                    let why = format!("{min} is above actual_share {max}");
+                    let span = t
+                        .actual_share_min
+                        .as_ref()
+                        .map(|m| m.span())
+                        .unwrap_or_default();
+                    return Err(self.err(span, &f("actual_share_min"), why));
+                }
+                Actual::Share { min, max }
+            }
+        };
+        let stated = t.actual_cost.as_ref().map(|v| v.span());
+        let stated = stated.or(t.actual_share.as_ref().map(|v| v.span()));
+        if let (Some(span), true) = (stated.clone(), model.is_unit()) {
+            let field = if t.actual_cost.is_some() {
+                "actual_cost"
+            } else {
+                "actual_share"
+            };
+            let why = "every request of this source costs 1: give its `cost` (or `costs`, \
+                       `cost_dist`) for a response to settle less";
+            return Err(self.err(span, &f(field), why));
+        }
+        if let Some(r) = &t.response_time {
+            let replay = t.path.is_some();
+            if stated.is_none() && !replay {
+                let why = "nothing settles: give `actual_cost` or `actual_share`";
+                return Err(self.err(r.span(), &f("response_time"), why));
+            }
+            model.response_time = self.duration(r, &f("response_time"), false)?;
+        }
+        Ok(())
     }
 
     /// One request's cost: a whole number from 1.

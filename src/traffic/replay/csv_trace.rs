@@ -8,8 +8,8 @@
 use super::format::{Detect, Format};
 use super::input::{Capped, MAX_LINE};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_cost, parse_method, parse_role,
-    parse_status, parse_time, trace_error,
+    Outcome, Production, Record, RecordReader, field_index, parse_actual_cost, parse_cost,
+    parse_method, parse_role, parse_status, parse_time, trace_error,
 };
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
@@ -47,6 +47,7 @@ pub struct CsvReader {
     decision_col: Option<usize>,
     method_col: Option<usize>,
     cost_col: Option<usize>,
+    actual_cost_col: Option<usize>,
     xff_col: Option<usize>,
 }
 
@@ -99,6 +100,7 @@ impl CsvReader {
             decision_col: col("decision"),
             method_col: col("method"),
             cost_col: col("cost"),
+            actual_cost_col: col("actual_cost"),
             xff_col: col("x_forwarded_for"),
         })
     }
@@ -149,6 +151,12 @@ impl RecordReader for CsvReader {
             match parse_cost(&self.record[c]) {
                 Ok(cost) => rec.cost = cost,
                 Err(m) => return bad(Some("cost"), m),
+            }
+        }
+        if let Some(c) = self.actual_cost_col {
+            match parse_actual_cost(&self.record[c]) {
+                Ok(actual) => rec.actual_cost = actual,
+                Err(m) => return bad(Some("actual_cost"), m),
             }
         }
         if let Some(c) = self.xff_col {

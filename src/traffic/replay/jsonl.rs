@@ -7,8 +7,8 @@ use super::common::{json_error, json_field};
 use super::format::{Detect, Format};
 use super::input::{LineFormat, Lines};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_cost, parse_method, parse_role,
-    parse_status, parse_time,
+    Outcome, Production, Record, RecordReader, field_index, parse_actual_cost, parse_cost,
+    parse_method, parse_role, parse_status, parse_time,
 };
 use crate::error::Result;
 use crate::policy::KeyField;
@@ -34,7 +34,7 @@ pub(super) const FORMAT: Format = Format {
 pub struct Jsonl;
 
 /// The keys a record is read from, to name the one a line gets wrong.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "time",
     "ip",
     "user",
@@ -47,6 +47,7 @@ const FIELDS: [&str; 12] = [
     "method",
     "x_forwarded_for",
     "cost",
+    "actual_cost",
 ];
 
 pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Jsonl> {
@@ -87,6 +88,10 @@ impl LineFormat for Jsonl {
         rec.method = r.method.as_deref().and_then(parse_method);
         if let Some(cost) = r.cost {
             rec.cost = parse_cost(&cost.to_string()).map_err(|m| (Some("cost"), m))?;
+        }
+        if let Some(actual) = r.actual_cost {
+            rec.actual_cost =
+                parse_actual_cost(&actual.to_string()).map_err(|m| (Some("actual_cost"), m))?;
         }
         if let Some(xff) = r.x_forwarded_for {
             rec.forwarded_for.push_str(&xff);
@@ -140,6 +145,7 @@ struct JsonRecord<'a> {
     #[serde(borrow)]
     x_forwarded_for: Option<Cow<'a, str>>,
     cost: Option<serde_json::Number>,
+    actual_cost: Option<serde_json::Number>,
 }
 
 /// `status`: a number, or a string (as some loggers quote every field).

@@ -332,6 +332,9 @@ pub struct Record {
     pub forwarded_for: String,
     /// What the request weighs, when the trace says (a `cost` column or field).
     pub cost: Option<Cost>,
+    /// What the request cost once its response settled, when the trace says (an
+    /// `actual_cost` column or field): at most `cost`, the rest given back.
+    pub actual_cost: Option<Cost>,
     /// The record's line in the trace file, from 1 (for messages).
     pub line: u64,
 }
@@ -402,6 +405,7 @@ impl Record {
         self.method = None;
         self.forwarded_for.clear();
         self.cost = None;
+        self.actual_cost = None;
     }
 }
 
@@ -665,6 +669,19 @@ fn parse_cost(raw: &str) -> std::result::Result<Option<Cost>, String> {
                 Cost::MAX
             )),
         },
+    }
+}
+
+/// An `actual_cost` column's value: empty or `-` for none, else a whole number from 0.
+fn parse_actual_cost(raw: &str) -> std::result::Result<Option<Cost>, String> {
+    match raw {
+        "" | "-" => Ok(None),
+        _ => raw.parse::<Cost>().map(Some).map_err(|_| {
+            format!(
+                "actual cost `{raw}` is not a whole number from 0 to {}",
+                Cost::MAX
+            )
+        }),
     }
 }
 

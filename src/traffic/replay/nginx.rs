@@ -865,6 +865,7 @@ mod tests {
             method,
             forwarded_for: forwarded_for.into(),
             cost: None,
+            actual_cost: None,
             line,
         }
     }

@@ -363,11 +363,27 @@ impl Source for ReplaySource {
                     ),
                 ));
             }
+            let refund = match self.records[slot].actual_cost {
+                Some(actual) if actual > cost => {
+                    return Err(trace_error(
+                        &self.path,
+                        self.records[slot].line,
+                        Some("actual_cost"),
+                        format!(
+                            "the request settled {actual} but asked for {cost} (its `cost`, 1 \
+                             if none): an actual cost is at most the cost charged up front"
+                        ),
+                    ));
+                }
+                Some(actual) => cost - actual,
+                None => 0,
+            };
             let (key, client) = self.intern(slot, keys);
             self.released = Some(slot);
             let mut arrival = Arrival::new(time, key, client, self.source);
             arrival.method = method;
             arrival.cost = cost;
+            arrival.refund = refund;
             let rec = &self.records[slot];
             if rec.production.is_some() || rec.status.is_some() {
                 let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);

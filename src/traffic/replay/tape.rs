@@ -81,6 +81,7 @@ impl RecordReader for TapeReader {
                 rec.production = r.production;
                 rec.method = r.method;
                 rec.cost = r.cost;
+                rec.actual_cost = r.actual_cost;
                 rec.forwarded_for.clone_from(&r.forwarded_for);
                 rec.line = r.line;
                 Outcome::Record
