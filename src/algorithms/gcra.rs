@@ -111,7 +111,8 @@ impl Limiter for Gcra {
         // (cost − 1)·T on top of the first, which τ must cover (else no state admits them).
         match (Nanos::from(cost) - 1).checked_mul(self.interval) {
             Some(extra) if extra <= self.tolerance => self.decide_cells(s, now, extra),
-            _ => beyond_capacity(now, s.tat, self.remaining(s.tat, now)),
+            // A stale state's `tat` is in the past: fresh from now, as an evicted key's.
+            _ => beyond_capacity(now, s.tat.max(now), self.remaining(s.tat, now)),
         }
     }
 

@@ -217,7 +217,6 @@ fn targets(o: &RunOptions, scenario: &Scenario) -> Result<Targets> {
             for c in &scenario.algorithms {
                 c.through_store(&scenario.path)?;
             }
-            scenario.weighs_through_store()?;
             Some(RedisStore::open(url, Mode::Drive)?)
         }
         None => None,

@@ -31,22 +31,15 @@ pub fn verify(o: &VerifyOptions, stdout: &mut dyn Write, stderr: &mut dyn Write)
         },
     )?;
     // Stacked contenders and simulated deployments decide in memory only: listed, not compared.
-    let weighed = scenario.has_costs();
     let (stored, stacked): (Vec<_>, Vec<_>) = scenario
         .algorithms
         .iter()
         .cloned()
-        .partition(|a| !weighed && a.through_store(&scenario.path).is_ok());
+        .partition(|a| a.through_store(&scenario.path).is_ok());
     scenario.algorithms = stored;
-    // Costly traffic goes through no store (its scripts count one per request): nothing runs.
-    let tallies: Vec<_> = match weighed {
-        true => Vec::new(),
-        false => {
-            let options = sim::RunOptions::new().through(Some(&store));
-            let (report, _) = sim::run_all(&scenario, options)?;
-            report.stored.into_iter().flatten().collect()
-        }
-    };
+    let options = sim::RunOptions::new().through(Some(&store));
+    let (report, _) = sim::run_all(&scenario, options)?;
+    let tallies: Vec<_> = report.stored.into_iter().flatten().collect();
     let url = store.url().to_string();
     store.close()?;
     let in_memory: Vec<&str> = stacked.iter().map(|c| c.name.as_str()).collect();
@@ -57,7 +50,6 @@ pub fn verify(o: &VerifyOptions, stdout: &mut dyn Write, stderr: &mut dyn Write)
         limit: o.limit,
         tallies: &tallies,
         in_memory: &in_memory,
-        weighed,
     };
     match o.format {
         Format::Json => print(stdout, &verify::json(&verification))?,

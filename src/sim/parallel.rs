@@ -109,7 +109,6 @@ pub fn run_all<S: DecisionSink + Send>(
         for c in &scenario.algorithms {
             c.through_store(&scenario.path)?;
         }
-        scenario.weighs_through_store()?;
     }
     let kept: Vec<(usize, &Contender)> = scenario
         .algorithms

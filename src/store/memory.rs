@@ -184,7 +184,11 @@ fn write_keys(
                 call.arg(format!("{names}:exp"));
             }
             let time = bound.time_arg(t).expect("times are small");
-            call.arg(time).arg(GC_TTL_MS).arg(&bound.args[..]).ignore();
+            call.arg(time)
+                .arg(GC_TTL_MS)
+                .arg(&bound.args[..])
+                .arg(1)
+                .ignore();
             queued += 1;
             if queued == BATCH {
                 pipe.query::<()>(con)?;

@@ -345,6 +345,7 @@ impl RedisRemote {
             .arg(time)
             .arg(GC_TTL_MS)
             .arg(&bound.args[..])
+            .arg(arrival.cost)
             .invoke(con)
             .map_err(|e| describe(&e))?;
         bound

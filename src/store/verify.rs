@@ -29,18 +29,10 @@ pub struct Verification<'a> {
     pub tallies: &'a [Tally],
     /// Contenders that decide in memory only (stacked rules, simulated deployments).
     pub in_memory: &'a [&'a str],
-    /// The scenario's requests weigh more than one: nothing goes through the store, whose
-    /// scripts count one per request.
-    pub weighed: bool,
 }
 
 /// Why a contender of `in_memory` was not stored.
-fn in_memory_reason(weighed: bool) -> &'static str {
-    match weighed {
-        true => "its requests weigh more than one, and the store's scripts count one per request",
-        false => "stacked rules and simulated deployments decide in memory only",
-    }
-}
+const IN_MEMORY: &str = "stacked rules and simulated deployments decide in memory only";
 
 impl Verification<'_> {
     /// Algorithms compared through a script.
@@ -97,11 +89,7 @@ pub fn text(v: &Verification) -> String {
         }
     }
     for name in v.in_memory {
-        let _ = writeln!(
-            out,
-            "  {name:width$}  not stored: {}",
-            in_memory_reason(v.weighed)
-        );
+        let _ = writeln!(out, "  {name:width$}  not stored: {IN_MEMORY}");
     }
     if let Some(n) = v.limit {
         let _ = writeln!(
@@ -115,8 +103,11 @@ pub fn text(v: &Verification) -> String {
 /// The same report as one JSON document (`rlsim verify --format json`).
 pub fn json(v: &Verification) -> Vec<u8> {
     let mut algorithms: Vec<Row> = v.tallies.iter().map(Row::compared).collect();
-    let reason = in_memory_reason(v.weighed);
-    algorithms.extend(v.in_memory.iter().map(|name| Row::in_memory(name, reason)));
+    algorithms.extend(
+        v.in_memory
+            .iter()
+            .map(|name| Row::in_memory(name, IN_MEMORY)),
+    );
     let doc = Doc {
         rlsim_version: env!("CARGO_PKG_VERSION"),
         scenario: v.scenario,
@@ -265,7 +256,6 @@ mod tests {
             limit: None,
             tallies: &tallies,
             in_memory: &["stack"],
-            weighed: false,
         };
         assert_eq!((v.verified(), v.passed()), (1, false));
         let report = text(&v);
@@ -288,14 +278,6 @@ mod tests {
         assert!(
             report.contains("stack  not stored: stacked rules"),
             "{report}"
-        );
-        let weighed = text(&Verification {
-            weighed: true,
-            ..v.clone()
-        });
-        assert!(
-            weighed.contains("stack  not stored: its requests weigh more than one"),
-            "{weighed}"
         );
         let doc: serde_json::Value = serde_json::from_slice(&json(&v)).unwrap();
         assert_eq!(

@@ -846,36 +846,3 @@ fn several_mistakes_are_reported_in_file_order() {
         "{stderr}"
     );
 }
-
-/// A store's scripts count one per request: costly traffic is refused before any connection
-/// (the port below has no server), naming the source's field.
-#[test]
-fn a_store_is_refused_for_requests_that_weigh_more_than_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write(
-        dir.path(),
-        "costly.toml",
-        r#"
-        name = "costly"
-        duration = "10s"
-        algorithms = ["token_bucket"]
-        [policy]
-        limit = 10
-        window = "1s"
-        [[traffic]]
-        name = "queries"
-        kind = "constant"
-        rate = "1/s"
-        cost = 3
-        "#,
-    );
-    let out = rlsim()
-        .args(["run", "--store", "redis://127.0.0.1:1"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("field `traffic[0].cost`"), "{err}");
-    assert!(err.contains("count one per request"), "{err}");
-}

@@ -148,17 +148,19 @@ const SCRIPTED: [AlgorithmKind; 8] = [
     AlgorithmKind::Profile(ProfileKind::ArticleLuaFixedWindow),
 ];
 
-/// Replays `hits` (key, time) through the model and the store; (decisions, agreed, first).
+/// Replays `hits` (key, time, cost) through the model and the store; (decisions, agreed,
+/// first). A kind that cannot weigh gets every request at cost 1.
 fn replay(
     url: &str,
     kind: AlgorithmKind,
     params: Params,
-    hits: &[(u32, u64)],
+    hits: &[(u32, u64, u32)],
 ) -> (u64, u64, String) {
     struct V<'a> {
         store: &'a RedisStore,
         spec: LimiterSpec,
-        hits: &'a [(u32, u64)],
+        hits: &'a [(u32, u64, u32)],
+        weighs: bool,
     }
     impl LimiterVisitor for V<'_> {
         type Output = Tally;
@@ -168,9 +170,12 @@ fn replay(
                 .open(0, self.spec.kind().name(), self.spec)
                 .unwrap();
             let mut keyed = KeyedLimiter::new(limiter);
-            for &(key, time) in self.hits {
-                let model: Decision = keyed.decide(key, time);
-                remote.decide(&Arrival::new(time, key, 0, 0), &model);
+            for &(key, time, cost) in self.hits {
+                let cost = if self.weighs { cost } else { 1 };
+                let model: Decision = keyed.decide_n(key, time, cost);
+                let mut arrival = Arrival::new(time, key, 0, 0);
+                arrival.cost = cost;
+                remote.decide(&arrival, &model);
             }
             remote.finish().unwrap()
         }
@@ -183,6 +188,7 @@ fn replay(
                 store: &store,
                 spec: LimiterSpec::new(kind, params).unwrap(),
                 hits,
+                weighs: kind.weighs(),
             },
         )
         .unwrap();
@@ -191,8 +197,9 @@ fn replay(
 }
 
 /// Random traces: a few keys, bursts at one instant, gaps up to several windows, times on
-/// the ns and on the ms grid (the seed scripts' clock).
-fn traces() -> impl Strategy<Value = (u64, u64, u64, Vec<(u32, u64)>)> {
+/// the ns and on the ms grid (the seed scripts' clock), costs mostly 1, up to two above the
+/// capacity.
+fn traces() -> impl Strategy<Value = (u64, u64, u64, Vec<(u32, u64, u32)>)> {
     (1u64..8, 1u64..2000, 1u64..6).prop_flat_map(|(limit, window_ms, burst)| {
         let window = window_ms * 1_000_000;
         let step = prop_oneof![
@@ -201,13 +208,15 @@ fn traces() -> impl Strategy<Value = (u64, u64, u64, Vec<(u32, u64)>)> {
             0..3 * window,
             (0..4u64).prop_map(|ms| ms * 1_000_000),
         ];
-        let hits = proptest::collection::vec((0u32..3, step), 1..120).prop_map(|steps| {
+        let most = (limit.max(burst) + 2) as u32;
+        let cost = prop_oneof![3 => Just(1u32), 2 => 1..=most];
+        let hits = proptest::collection::vec((0u32..3, step, cost), 1..120).prop_map(|steps| {
             let mut t = 0u64;
             steps
                 .into_iter()
-                .map(|(k, dt)| {
+                .map(|(k, dt, c)| {
                     t += dt;
-                    (k, t)
+                    (k, t, c)
                 })
                 .collect::<Vec<_>>()
         });
@@ -293,6 +302,39 @@ fn verify_agrees_on_seeded_scenarios_with_retries() {
             });
         }
     });
+}
+
+/// Requests that weigh more than one, with retries: every algorithm's script weighs them as
+/// its model does (beyond the capacity too: costs reach 25 against a limit of 10 and a burst
+/// of 20).
+#[test]
+fn verify_agrees_on_costly_requests() {
+    let Some((_server, url)) = some_redis() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "costly.toml",
+        "name = \"costly\"\nseed = 5\nduration = \"30s\"\n\
+         algorithms = [\"fixed_window\", \"sliding_window_log\", \"sliding_window_counter\", \
+         \"token_bucket\", \"leaky_bucket\", \"gcra\"]\n\
+         [policy]\nlimit = 10\nwindow = \"2s\"\nburst = 20\n\
+         [[traffic]]\nname = \"queries\"\nkind = \"poisson\"\nrate = \"4/s\"\nusers = 3\n\
+         cost_dist = \"zipf\"\ncost_max = 25\n\
+         on_reject = { retry = \"retry_after\", max_retries = 2, rtt = \"5ms\" }\n",
+    );
+    let out = rlsim()
+        .args(["verify", path.to_str().unwrap(), "--store", &url])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches(" ok ").count(), 6, "{text}");
 }
 
 /// `rlsim verify` of a shipped scenario over its first 5 000 requests agrees (or, with nothing

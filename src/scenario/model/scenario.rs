@@ -299,32 +299,6 @@ impl Scenario {
         self.traffic.iter().any(|s| !s.population.costs.is_unit())
     }
 
-    /// Refuses an external store (`--store`) for traffic whose requests weigh more than one:
-    /// the store's scripts count one per request.
-    pub fn weighs_through_store(&self) -> Result<()> {
-        let Some((i, costly)) = self
-            .traffic
-            .iter()
-            .enumerate()
-            .find(|(_, s)| !s.population.costs.is_unit())
-        else {
-            return Ok(());
-        };
-        Err(crate::error::Error::Scenario {
-            location: Location {
-                path: self.path.clone(),
-                line: None,
-                column: None,
-            },
-            field: Some(format!("traffic[{i}].cost")),
-            message: format!(
-                "source `{}` sends requests that weigh more than one, and an external store's \
-                 scripts (--store) count one per request: run it in memory",
-                costly.name
-            ),
-        })
-    }
-
     /// The scenario with malformed trace lines counted and skipped instead of refused (the
     /// `--skip-bad-lines` flag).
     pub fn with_skip_bad_lines(mut self) -> Scenario {

@@ -2,6 +2,7 @@
 -- nanoseconds; Lua 5.1 numbers are doubles, exact for integers below 2^53, and rlsim refuses
 -- any call whose values could pass that (see src/store/scripts.rs). ARGV[2] is a wall-clock
 -- TTL in ms that only garbage-collects the keys of a run that died: decisions never read it.
+-- ARGV[3..5] configure the algorithm; ARGV[6] is the request's cost (1 for a plain request).
 local now = tonumber(ARGV[1])
 local gc_ms = ARGV[2]
 -- floor(a / b) for 0 <= a and 0 < b, corrected for the rounding of a / b.
