@@ -530,9 +530,9 @@ fn source_reports(
 
 /// Whether a generated source's requests may weigh more than 1.
 fn costed(traffic: &[SourceSpec]) -> bool {
-    traffic.iter().any(|s| !s.population.costs.is_unit())
+    traffic.iter().any(|s| s.has_costs())
 }
 
 fn settles(traffic: &[SourceSpec]) -> bool {
-    traffic.iter().any(|s| s.population.costs.settles())
+    traffic.iter().any(|s| s.settles())
 }

@@ -80,12 +80,12 @@ pub fn for_each_request(
         }
         pending.push(a);
     }
-    let settles = specs.iter().any(|s| s.population.costs.settles())
+    let settles = specs.iter().any(|s| s.settles())
         || sources
             .iter()
             .any(|s| s.last_record().is_some_and(|r| r.actual_cost.is_some()));
     let costed = settles
-        || specs.iter().any(|s| !s.population.costs.is_unit())
+        || specs.iter().any(|s| s.has_costs())
         || sources
             .iter()
             .any(|s| s.last_record().is_some_and(|r| r.cost.is_some()));

@@ -197,6 +197,18 @@ impl Arrivals {
 }
 
 impl SourceSpec {
+    /// Whether its requests may weigh more than 1 (a generated source's costs; a replayed
+    /// trace's are known only as it is read).
+    pub fn has_costs(&self) -> bool {
+        !self.population.costs.is_unit()
+    }
+
+    /// Whether its responses may settle less than their requests were charged (a generated
+    /// source's actual costs; a replayed trace's are known only as it is read).
+    pub fn settles(&self) -> bool {
+        self.population.costs.settles()
+    }
+
     /// About how many first tries the source sends (`None` for a replay, which is as long as
     /// its file). Floating point: an estimate for sanity checks, never for generation.
     pub fn expected_requests(&self) -> Option<f64> {

@@ -296,7 +296,7 @@ impl Scenario {
     /// Whether a generated source's requests may weigh more than 1 (`cost`, `cost_dist`,
     /// `costs`, a method's `cost`). A replayed trace's costs are known only as it is read.
     pub fn has_costs(&self) -> bool {
-        self.traffic.iter().any(|s| !s.population.costs.is_unit())
+        self.traffic.iter().any(|s| s.has_costs())
     }
 
     /// The scenario with malformed trace lines counted and skipped instead of refused (the

@@ -819,7 +819,7 @@ fn could_match(rule: &Rule, sources: &[SourceSpec]) -> bool {
 
 /// The first source whose requests may weigh more than 1.
 pub(super) fn costly_source(sources: &[SourceSpec]) -> Option<&SourceSpec> {
-    sources.iter().find(|s| !s.population.costs.is_unit())
+    sources.iter().find(|s| s.has_costs())
 }
 
 /// Why `kind` cannot take the traffic of `costly`, a source with costs.
