@@ -211,18 +211,46 @@ impl<L: Limiter> KeyedLimiter<L> {
     }
 
     /// Gives back `units` of what `key`'s request at `charged_at` was charged ([`Limiter::refund`]),
-    /// at `now`; nothing for a key evicted since (its state was already fresh). A refund only
-    /// shrinks a state, so it raises no peak.
+    /// at `now`. A key evicted since is fresh, and stays so unless its library's refund opens
+    /// a state of its own (rate-limiter-flexible's `reward` of an expired key starts a record
+    /// of negative points). A refund of a live key only shrinks its state: it raises no peak.
     pub fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost) {
         let i = key as usize;
         if self.live_keys.get(i) != Some(true) {
-            return;
+            let mut fresh = self.limiter.new_state(now);
+            self.limiter.refund(&mut fresh, now, charged_at, units);
+            if self.limiter.is_idle(&fresh, now) {
+                return;
+            }
+            self.revive(key, now);
         }
         let state = &mut self.states[i];
         let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
         self.limiter.refund(state, now, charged_at, units);
         self.heap_bytes = self.heap_bytes + L::heap_bytes(state) - heap;
         self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
+    }
+
+    /// Makes `key` live in a fresh state at `now`, accounted as a new key (as a decision on
+    /// it would be), for a refund to change.
+    #[cold]
+    fn revive(&mut self, key: KeyId, now: Nanos) {
+        let i = key as usize;
+        if i >= self.states.len() {
+            self.grow(i);
+        }
+        self.states[i] = self.limiter.new_state(now);
+        self.live_keys.set(i, true);
+        self.heap_bytes += L::heap_bytes(&self.states[i]);
+        self.redis_bytes += L::redis_bytes(&self.states[i]);
+        self.live += 1;
+        self.peak.live_keys = self.peak.live_keys.max(self.live);
+        self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
+        let shadow = self.shadow.get_mut();
+        shadow.arrived.push(key);
+        if std::mem::needs_drop::<L::State>() {
+            shadow.arrived_heap.push(self.heap_bytes);
+        }
     }
 
     /// Room for key ids up to `i`.

@@ -319,10 +319,13 @@ impl AlgorithmKind {
     }
 
     /// Whether the algorithm can give units back when a response settles a smaller actual
-    /// cost ([`Limiter::refund`]): every exact algorithm; no library profile (none of their
-    /// libraries has a refund but rate-limiter-flexible's `reward`, not reproduced yet).
+    /// cost ([`Limiter::refund`]): every exact algorithm, and rate-limiter-flexible (its
+    /// `reward`), the one library of the profiles that gives points back.
     pub fn refunds(self) -> bool {
-        !matches!(self, AlgorithmKind::Profile(_))
+        match self {
+            AlgorithmKind::Profile(p) => p == ProfileKind::RateLimiterFlexible,
+            _ => true,
+        }
     }
 
     /// Whether the algorithm uses the `burst` parameter (the others ignore it).

@@ -40,7 +40,8 @@ pub struct RateLimiterFlexible {
 /// The memory storage's `Record`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FlexibleState {
-    pub(crate) value: u64,
+    /// Points consumed: negative after a `reward` of more than was consumed.
+    pub(crate) value: i64,
     /// `expiresAt` (ms); 0 for a key never seen.
     pub expires_at: u64,
 }
@@ -127,7 +128,7 @@ impl Limiter for RateLimiterFlexible {
     }
 
     fn decide_n(&self, s: &mut FlexibleState, now: Nanos, cost: Cost) -> Decision {
-        let cost = u64::from(cost);
+        let (cost, points) = (i64::from(cost), self.points as i64);
         let now_ms = ms(now);
         // `incrby` adds before `consume` compares: refused points stay counted.
         if s.expires_at > now_ms {
@@ -138,9 +139,9 @@ impl Limiter for RateLimiterFlexible {
                 expires_at: now_ms + self.duration_ms,
             };
         }
-        if s.value > self.points {
+        if s.value > points {
             // Only the call that crossed `points` blocks (the count was within it before).
-            if self.block_ms > 0 && s.value <= self.points + cost {
+            if self.block_ms > 0 && s.value <= points + cost {
                 s.expires_at = now_ms + self.block_ms;
             }
             Decision {
@@ -151,7 +152,23 @@ impl Limiter for RateLimiterFlexible {
                 reset_at: at_ms(s.expires_at),
             }
         } else {
-            Decision::allow(self.points - s.value, at_ms(s.expires_at))
+            // `remainingPoints`: above `points` after a reward of more than was consumed.
+            Decision::allow((points - s.value) as u64, at_ms(s.expires_at))
+        }
+    }
+
+    /// `reward(key, units)`: `incrby(key, −units)`, which takes the points off a live record
+    /// (below zero if it had fewer) and, for an expired or missing one, starts a record of
+    /// `−units` points for a whole `duration`.
+    fn refund(&self, s: &mut FlexibleState, now: Nanos, _: Nanos, units: Cost) {
+        let now_ms = ms(now);
+        if s.expires_at > now_ms {
+            s.value -= i64::from(units);
+        } else {
+            *s = FlexibleState {
+                value: -i64::from(units),
+                expires_at: now_ms + self.duration_ms,
+            };
         }
     }
 
@@ -306,5 +323,34 @@ mod tests {
         assert!(f.decide(&mut s, 0).outcome.is_admitted());
         assert!(!f.decide(&mut s, 1099 * MS).outcome.is_admitted());
         assert!(f.decide(&mut s, 1100 * MS).outcome.is_admitted());
+    }
+
+    #[test]
+    fn reward_takes_points_off_and_opens_a_record_of_its_own() {
+        use crate::algorithms::KeyedLimiter;
+        // 5 points per 10 s. 4 consumed, 6 rewarded: -2 consumed, 7 remaining.
+        let f = RateLimiterFlexible {
+            points: 5,
+            duration_ms: 10_000,
+            block_ms: 0,
+        };
+        let mut keyed = KeyedLimiter::new(f);
+        assert_eq!(keyed.decide_n(0, 0, 4), Decision::allow(1, 10_000 * MS));
+        keyed.refund(0, 100 * MS, 0, 6);
+        assert_eq!(
+            keyed.decide_n(0, 200 * MS, 7),
+            Decision::allow(0, 10_000 * MS)
+        );
+        // After the record expires (and the key is evicted), a reward starts a record of -3
+        // points for a whole duration, from the reward's time.
+        keyed.evict_idle(10_000 * MS);
+        assert_eq!(keyed.memory().live_keys, 0);
+        keyed.refund(0, 12_000 * MS, 11_000 * MS, 3);
+        assert_eq!(keyed.memory().live_keys, 1);
+        assert_eq!(
+            keyed.decide_n(0, 13_000 * MS, 8),
+            Decision::allow(0, 22_000 * MS)
+        );
+        assert!(!keyed.decide(0, 13_000 * MS).outcome.is_admitted());
     }
 }

@@ -3,7 +3,8 @@
 //
 // stdin: traces one after the other, each a JSON line {"profile": NAME, ...the library's
 // options} then one line per hit, "TIME_MS KEY" or "TIME_MS KEY COST" (a weight above 1, which
-// only rate-limiter-flexible takes: consume(key, COST)), times never decreasing. Each trace runs
+// only rate-limiter-flexible takes: consume(key, COST); a negative COST is reward(key, -COST)),
+// times never decreasing. Each trace runs
 // on a fresh limiter and a fresh fake clock. stdout: one line per hit,
 // "A|R REMAINING INSTANT_MS SECONDS", "-" where the library exposes no such value:
 //   express-rate-limit:    RateLimit-Remaining header, the client's resetTime, then Retry-After
@@ -82,7 +83,7 @@ function flexibleLimiter(cfg) {
     duration: cfg.duration,
     blockDuration: cfg.blockDuration,
   });
-  return async (key, cost) => {
+  const consume = async (key, cost) => {
     try {
       const res = await limiter.consume(key, cost);
       return `A ${res.remainingPoints} ${Date.now() + res.msBeforeNext} -`;
@@ -91,6 +92,14 @@ function flexibleLimiter(cfg) {
       return `R ${res.remainingPoints} ${Date.now() + res.msBeforeNext} -`;
     }
   };
+  // A line "TIME KEY -POINTS": reward(key, POINTS), then what the record says (over `points`
+  // or not, its remainingPoints and expiry).
+  consume.reward = async (key, points) => {
+    const res = await limiter.reward(key, points);
+    const over = res.consumedPoints > cfg.points;
+    return `${over ? 'R' : 'A'} ${res.remainingPoints} ${Date.now() + res.msBeforeNext} -`;
+  };
+  return consume;
 }
 
 // The article “Rate Limiting em Produção”'s TokenBucketRateLimiter, as printed (one instance per
@@ -178,7 +187,7 @@ async function main() {
     }
     // Advancing fires the library's own timers (sweeps, expiries) on the way.
     if (at > clock.now) clock.tick(at - clock.now);
-    out.push(await hit(key, cost));
+    out.push(await (cost < 0 ? hit.reward(key, -cost) : hit(key, cost)));
   }
   process.stdout.write(out.join('\n') + '\n');
 }

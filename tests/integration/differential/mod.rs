@@ -30,12 +30,15 @@ use std::process::{Command, Stdio};
 pub const TRACES: u64 = 24;
 pub const HITS: usize = 3000;
 
-/// One hit: virtual time (ns), key index and what it weighs (1 for a plain request).
+/// One hit: virtual time (ns), key index and what it weighs (1 for a plain request); or,
+/// with `refund` above 0, no request but that many units given back to the key (a response
+/// settling less than it was charged: rate-limiter-flexible's `reward`).
 #[derive(Debug, Clone, Copy)]
 pub struct Hit {
     pub at: Nanos,
     pub key: u32,
     pub cost: Cost,
+    pub refund: Cost,
 }
 
 /// `hits` with random costs drawn from `rng`: half of them 1, the others 1 to `most` (give it
@@ -48,6 +51,21 @@ pub fn with_costs(hits: Vec<Hit>, seed: u64, most: Cost) -> Vec<Hit> {
                 1
             } else {
                 rng.random_range(1..=most)
+            },
+            ..h
+        })
+        .collect()
+}
+
+/// `hits` with about one in four turned into a refund of 1 to `most` units to its key.
+pub fn with_refunds(hits: Vec<Hit>, seed: u64, most: Cost) -> Vec<Hit> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5E77);
+    hits.into_iter()
+        .map(|h| Hit {
+            refund: if rng.random_bool(0.25) {
+                rng.random_range(1..=most)
+            } else {
+                0
             },
             ..h
         })
@@ -80,6 +98,7 @@ pub fn trace(seed: u64, window_ms: u64, keys: u32, hits: usize) -> Vec<Hit> {
             at,
             key: rng.random_range(0..keys),
             cost: 1,
+            refund: 0,
         });
     }
     out
@@ -132,9 +151,10 @@ pub fn run_driver(
         input.push_str(config);
         input.push('\n');
         for h in hits {
-            match h.cost {
-                1 => input.push_str(&format!("{} k{}\n", h.at / unit, h.key)),
-                c => input.push_str(&format!("{} k{} {c}\n", h.at / unit, h.key)),
+            match (h.refund, h.cost) {
+                (0, 1) => input.push_str(&format!("{} k{}\n", h.at / unit, h.key)),
+                (0, c) => input.push_str(&format!("{} k{} {c}\n", h.at / unit, h.key)),
+                (r, _) => input.push_str(&format!("{} k{} -{r}\n", h.at / unit, h.key)),
             }
         }
     }
@@ -183,7 +203,14 @@ pub fn decide_at(
             let mut keyed = KeyedLimiter::new(limiter);
             self.0
                 .iter()
-                .map(|h| keyed.decide_n(h.key, h.at, h.cost))
+                .map(|h| match h.refund {
+                    0 => keyed.decide_n(h.key, h.at, h.cost),
+                    // What the key says right after: a request of no cost, looked at only.
+                    r => {
+                        keyed.refund(h.key, h.at, h.at, r);
+                        keyed.peek_n(h.key, h.at, 0)
+                    }
+                })
                 .collect()
         }
     }

@@ -117,11 +117,12 @@ fn nestjs_throttler_agrees_with_the_npm_package() {
 #[test]
 fn rate_limiter_flexible_agrees_with_the_npm_package() {
     let Some(driver) = node() else { return };
-    // Each configuration twice: one point per `consume`, then random costs up to points + 2
-    // (`consume(key, cost)`, above `points` included).
-    let cases: Vec<Case> = (0..2 * TRACES)
+    // Each configuration three times: one point per `consume`, then random costs up to
+    // points + 2 (`consume(key, cost)`, above `points` included), then costs and rewards
+    // (`reward(key, points)`, of live, expired and missing records).
+    let cases: Vec<Case> = (0..3 * TRACES)
         .map(|n| {
-            let (seed, costly) = (n % TRACES, n >= TRACES);
+            let (seed, costly, rewarded) = (n % TRACES, n >= TRACES, n >= 2 * TRACES);
             let points = 1 + seed % 6;
             let duration = [1, 2, 60, 5][seed as usize % 4];
             let block = [0, 1, 3, 120][(seed / 4) as usize % 4];
@@ -135,6 +136,11 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
                     ("blockDuration", Int(block as i64)),
                 ],
                 hits: match trace(seed + 2000, duration * 1000, keys(seed), HITS) {
+                    hits if rewarded => with_refunds(
+                        with_costs(hits, seed, points as Cost + 2),
+                        seed,
+                        points as Cost + 2,
+                    ),
                     hits if costly => with_costs(hits, seed, points as Cost + 2),
                     hits => hits,
                 },
@@ -149,7 +155,7 @@ fn rate_limiter_flexible_agrees_with_the_npm_package() {
             seconds: None,
         }
     });
-    assert_eq!(total, 2 * TRACES as usize * HITS);
+    assert_eq!(total, 3 * TRACES as usize * HITS);
 }
 
 #[test]

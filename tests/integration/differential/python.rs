@@ -121,6 +121,7 @@ fn traces_from(seeds: u64, epoch: fn(&mut ChaCha8Rng) -> u64) -> Vec<Trace> {
                         at,
                         key: rng.random_range(0..keys),
                         cost: 1,
+                        refund: 0,
                     }
                 })
                 .collect();
