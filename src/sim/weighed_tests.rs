@@ -266,3 +266,50 @@ fn refunds_are_refused_where_nothing_can_be_given_back() {
         "not both",
     );
 }
+
+/// A shaper's refund lands when the delayed response ends: its delay plus the response time.
+#[test]
+fn a_delayed_request_refunds_when_its_response_ends() {
+    let text = |refunds: bool| {
+        format!(
+            r#"
+        name = "shaped"
+        duration = "10s"
+        algorithms = ["fixed_window"]
+        [policy]
+        limit = 100
+        window = "10s"
+        [[traffic]]
+        name = "client"
+        kind = "constant"
+        rate = "1/s"
+        ip = "198.51.100.1"
+        cost = 4
+        actual_cost = 1
+        response_time = "5s"
+        [[contender]]
+        name = "queue"
+        [[contender.rule]]
+        name = "points"
+        algorithm = "leaky_bucket"
+        limit = 10
+        window = "10s"
+        burst = 10
+        refunds = {refunds}
+        "#
+        )
+    };
+    let run = |refunds: bool| {
+        let scenario = Scenario::parse(&text(refunds), "t.toml".as_ref()).unwrap();
+        let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+        let r = report.algorithms.into_iter().find(|r| r.algorithm == "queue");
+        let r = r.unwrap();
+        (r.admitted, r.delayed, r.rejected)
+    };
+    // One place a second drains; a request takes 4 and fits while under 7 s are queued ahead.
+    // Refunds of 3 land 5 s after each request leaves the queue: at 5 s (the first's), 9 s
+    // (the second's, delayed 3 s). Admitted at 0, 1 (3 s), 2 (6 s), 5 (4 s), 7 (6 s), 9 (5 s).
+    assert_eq!(run(true), (6, 5, 4));
+    // Without: the queue holds 12 s after 2 s, and only the request at 6 s fits again.
+    assert_eq!(run(false), (4, 3, 6));
+}
