@@ -10,6 +10,7 @@ use super::{Arrival, Client, KeySpace, Source};
 use crate::algorithms::KeyId;
 use crate::error::Result;
 use rand::Rng;
+use rand::distr::uniform::SampleRange;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 use rustc_hash::FxHashMap;
@@ -197,7 +198,9 @@ impl Picker {
     pub fn pick(&self, rng: &mut ChaCha8Rng) -> usize {
         match self {
             Picker::Uniform(1) => 0,
-            Picker::Uniform(n) => rng.random_range(0..*n),
+            // `random_range(0..n)`'s own body: the sampler is `#[inline]`, `random_range` is
+            // not, and once other modules shared its copy it stayed a call per request.
+            Picker::Uniform(n) => (0..*n).sample_single(rng).expect("a client"),
             Picker::Weighted(c) => {
                 let u = rng.random::<f64>() * c[c.len() - 1];
                 c.partition_point(|&x| x <= u).min(c.len() - 1)
