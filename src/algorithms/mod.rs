@@ -40,6 +40,9 @@ pub type Cost = u32;
 /// A refusal of a request costlier than the key's whole capacity: no state would admit it.
 /// It advertises the time until the key's state is fresh, `reset_at` (at least 1 ns), and the
 /// `remaining` units smaller requests still have.
+// Inlined: a call returns the decision through memory, and a keyed limiter's caller then read
+// it back with wider loads than the stores (a store-forwarding stall on every request).
+#[inline]
 pub(crate) fn beyond_capacity(now: Nanos, reset_at: Nanos, remaining: u64) -> Decision {
     Decision {
         outcome: Outcome::Reject {
