@@ -302,7 +302,10 @@ fn a_delayed_request_refunds_when_its_response_ends() {
     let run = |refunds: bool| {
         let scenario = Scenario::parse(&text(refunds), "t.toml".as_ref()).unwrap();
         let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
-        let r = report.algorithms.into_iter().find(|r| r.algorithm == "queue");
+        let r = report
+            .algorithms
+            .into_iter()
+            .find(|r| r.algorithm == "queue");
         let r = r.unwrap();
         (r.admitted, r.delayed, r.rejected)
     };
@@ -312,4 +315,21 @@ fn a_delayed_request_refunds_when_its_response_ends() {
     assert_eq!(run(true), (6, 5, 4));
     // Without: the queue holds 12 s after 2 s, and only the request at 6 s fits again.
     assert_eq!(run(false), (4, 3, 6));
+}
+
+#[test]
+fn a_deployed_contender_neither_refunds_nor_counts_requests() {
+    for rule in ["refunds = true", "unit = \"requests\""] {
+        let text = scenario(&format!(
+            "actual_cost = 4\n[[contender]]\nname = \"c\"\n\
+             deployment = {{ replicas = 2, store = \"shared\" }}\n\
+             rule = [{{ name = \"r\", algorithm = \"fixed_window\", limit = 30, window = \"10s\", {rule} }}]\n"
+        ));
+        let err = Scenario::parse(&text, "t.toml".as_ref()).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("contender[0].deployment") && text.contains("not modelled"),
+            "{text}"
+        );
+    }
 }

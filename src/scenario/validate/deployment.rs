@@ -353,6 +353,17 @@ impl Ctx<'_> {
                  behind replicas are not modelled",
             ));
         }
+        // Its replicas weigh each request by its cost, and keep what they charged.
+        if let Some(rule) = spec.stack().and_then(|s| s.rules.first())
+            && (rule.counts_requests || rule.refunds)
+        {
+            return Err(self.err(
+                raw.span(),
+                &field,
+                "a deployed contender's rule counts each request's cost and gives nothing back: \
+                 `unit = \"requests\"` and `refunds` behind replicas are not modelled",
+            ));
+        }
         self.deploy(spec, raw, &field, duration)
     }
 
