@@ -270,6 +270,36 @@ fn generated_traffic_round_trips_through_the_csv_trace() {
     assert_eq!(original, replayed);
 }
 
+/// `rlsim run --format json` of `path`: each row's name, admitted requests and `field`.
+fn figures(
+    path: &std::path::Path,
+    field: &str,
+) -> Vec<(serde_json::Value, serde_json::Value, serde_json::Value)> {
+    let out = rlsim()
+        .args(["run", "--quiet", "--format", "json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["algorithms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["algorithm"].clone(),
+                a["admitted"].clone(),
+                a[field].clone(),
+            )
+        })
+        .collect()
+}
+
 /// Costs survive `rlsim traffic`: the trace carries a `cost` column, a scenario replaying it
 /// decides exactly as the generating one, and exporting the replay gives the same file. A
 /// limiter that cannot weigh is refused at the first costly record, by line and field.
@@ -344,31 +374,7 @@ fn request_costs_round_trip_through_the_csv_trace() {
         .replace(",status,decision,x_forwarded_for", "")
         .replace(",,,,", ",");
     assert_eq!(again, text);
-    let summary = |path: &std::path::Path| {
-        let out = rlsim()
-            .args(["run", "--quiet", "--format", "json"])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["algorithms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| {
-                (
-                    a["algorithm"].clone(),
-                    a["admitted"].clone(),
-                    a["rejected"].clone(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
+    let summary = |path: &std::path::Path| figures(path, "rejected");
     let generated = summary(&gen_path);
     assert_eq!(generated, summary(&replay_path));
     // Costs bite: the fixed window refuses some of 600 requests averaging about 10 points.
@@ -484,31 +490,7 @@ fn actual_costs_round_trip_through_the_csv_trace() {
         {contender}"#
         ),
     );
-    let summary = |path: &std::path::Path| {
-        let out = rlsim()
-            .args(["run", "--quiet", "--format", "json"])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["algorithms"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| {
-                (
-                    a["algorithm"].clone(),
-                    a["admitted"].clone(),
-                    a["cost"].clone(),
-                )
-            })
-            .collect::<Vec<_>>()
-    };
+    let summary = |path: &std::path::Path| figures(path, "cost");
     let generated = summary(&gen_path);
     assert_eq!(generated, summary(&replay_path));
     // The refunding bucket admits more than the one that keeps what it charged.
