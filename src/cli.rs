@@ -528,8 +528,9 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "columns")]
     pub wide: bool,
     /// The table's columns, in this order after the contender's name: offered, admitted,
-    /// delayed, rejected, burst_factor, violations, needless, collateral, legit_goodput,
-    /// abuse_leak, legit_delay_p99, delay_p99, state_per_key, peak_state.
+    /// delayed, rejected, cost_admitted, cost_settled, burst_factor, violations, needless,
+    /// collateral, legit_goodput, abuse_leak, legit_delay_p99, delay_p99, state_per_key,
+    /// peak_state.
     #[arg(long, value_name = "A,B,...", value_delimiter = ',')]
     pub columns: Vec<String>,
 }

@@ -108,6 +108,8 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
         (Column::Admitted, "admitted"),
         (Column::Delayed, "delayed"),
         (Column::Rejected, "rejected"),
+        (Column::CostAdmitted, "cost admitted"),
+        (Column::CostSettled, "cost settled"),
         (Column::BurstFactor, "burst factor"),
         (Column::Violations, "violations"),
         (Column::Needless, "needless"),
@@ -117,7 +119,10 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
         (Column::LegitDelayP99, "legit p99 delay"),
         (Column::StatePerKey, "state/key"),
     ];
-    let columns = &columns[usize::from(same && !algorithms.is_empty())..];
+    let columns: Vec<_> = columns[usize::from(same && !algorithms.is_empty())..]
+        .iter()
+        .filter(|(c, _)| c.applies(algorithms))
+        .collect();
     let mut header = vec!["contender".to_string()];
     header.extend(columns.iter().map(|(_, h)| h.to_string()));
     let rows = algorithms

@@ -25,6 +25,12 @@ pub enum Column {
     Delayed,
     /// `rejected`: requests refused.
     Rejected,
+    /// `cost_admitted`: the cost of the requests admitted (`cost.admitted`); shown only where
+    /// requests weigh more than one.
+    CostAdmitted,
+    /// `cost_settled`: what the admitted requests actually cost (`cost.settled`); shown only
+    /// where the traffic states actual costs.
+    CostSettled,
     /// `burst_factor`: the worst client's most admissions in one rolling window over its
     /// entitlement, to two decimals.
     BurstFactor,
@@ -76,6 +82,17 @@ impl Column {
         Column::LegitDelayP99,
     ];
 
+    /// The same where the table shows costs: requests and cost side by side are what such a
+    /// scenario is about, so the delays and collateral go first.
+    const COSTED_DROPPED_FIRST: [Column; 6] = [
+        Column::LegitDelayP99,
+        Column::Collateral,
+        Column::CostSettled,
+        Column::Needless,
+        Column::Rejected,
+        Column::Admitted,
+    ];
+
     /// The column's header, and its name in `--columns`.
     pub fn name(self) -> &'static str {
         match self {
@@ -83,6 +100,8 @@ impl Column {
             Column::Admitted => "admitted",
             Column::Delayed => "delayed",
             Column::Rejected => "rejected",
+            Column::CostAdmitted => "cost_admitted",
+            Column::CostSettled => "cost_settled",
             Column::BurstFactor => "burst_factor",
             Column::Violations => "violations",
             Column::Needless => "needless",
@@ -110,6 +129,11 @@ impl Column {
             Column::Admitted => a.admitted.to_string(),
             Column::Delayed => a.delayed.to_string(),
             Column::Rejected => a.rejected.to_string(),
+            Column::CostAdmitted => a.cost.map_or("-".into(), |c| c.admitted.to_string()),
+            Column::CostSettled => a
+                .cost
+                .and_then(|c| c.settled)
+                .map_or("-".into(), |s| s.to_string()),
             Column::BurstFactor => format!("{:.2}", a.burst_factor),
             Column::Violations => a.policy_violations.to_string(),
             Column::Needless => a.needless_rejections.to_string(),
@@ -123,6 +147,18 @@ impl Column {
             Column::DelayP99 => delay(a.delay.count, a.delay.p99_ns),
             Column::StatePerKey => human_bytes(a.state_bytes_per_key.round() as u64),
             Column::PeakState => human_bytes(a.peak_state_bytes),
+        }
+    }
+
+    /// Whether the column has a figure for some row of `algorithms` (the cost columns only
+    /// where requests weigh more than one, or responses settle less).
+    pub fn applies(self, algorithms: &[AlgorithmReport]) -> bool {
+        match self {
+            Column::CostAdmitted => algorithms.iter().any(|a| a.cost.is_some()),
+            Column::CostSettled => algorithms
+                .iter()
+                .any(|a| a.cost.is_some_and(|c| c.settled.is_some())),
+            _ => true,
         }
     }
 
@@ -189,11 +225,32 @@ impl Columns {
     /// table fits [`WIDTH`] (or none is left to drop).
     fn resolve(&self, algorithms: &[AlgorithmReport]) -> Vec<Column> {
         match self {
-            Columns::Wide => Column::VARIANTS.to_vec(),
+            Columns::Wide => {
+                let mut columns = Column::VARIANTS.to_vec();
+                columns.retain(|c| c.applies(algorithms));
+                columns
+            }
             Columns::Chosen(c) => c.clone(),
             Columns::Default => {
+                // Where requests have costs, what was admitted in cost follows the requests.
                 let mut columns = Column::DEFAULT.to_vec();
-                for drop in Column::DROPPED_FIRST {
+                let costs = [Column::CostAdmitted, Column::CostSettled];
+                let at = columns
+                    .iter()
+                    .position(|c| *c == Column::Rejected)
+                    .map_or(0, |i| i + 1);
+                for (k, c) in costs
+                    .into_iter()
+                    .filter(|c| c.applies(algorithms))
+                    .enumerate()
+                {
+                    columns.insert(at + k, c);
+                }
+                let order: &[Column] = match columns.contains(&Column::CostAdmitted) {
+                    true => &Column::COSTED_DROPPED_FIRST,
+                    false => &Column::DROPPED_FIRST,
+                };
+                for &drop in order {
                     if table_width(&columns, algorithms) <= WIDTH {
                         break;
                     }
@@ -312,7 +369,7 @@ pub fn styled_table(
         let cells: Vec<&str> = row.iter().map(String::as_str).collect();
         out.push_str(&line(&cells, Some(report)));
     }
-    out.push_str(&note(scenario, &chosen));
+    out.push_str(&note(scenario, &chosen, algorithms));
     if timing.is_some_and(|t| t.iter().any(|t| t.decisions_timed < WELL_MEASURED)) {
         out.push_str(
             "* decisions/s timed on fewer than 10^6 decisions: indicative only \
@@ -324,7 +381,7 @@ pub fn styled_table(
 
 /// The line under the table: what the judged columns are judged against, and where the rest
 /// is.
-fn note(scenario: &Scenario, chosen: &[Column]) -> String {
+fn note(scenario: &Scenario, chosen: &[Column], algorithms: &[AlgorithmReport]) -> String {
     let judged: Vec<&str> = chosen
         .iter()
         .filter(|c| c.judged())
@@ -342,7 +399,8 @@ fn note(scenario: &Scenario, chosen: &[Column]) -> String {
             crate::report::yardstick(scenario)
         ));
     }
-    let hidden = Column::VARIANTS.len() - chosen.len();
+    let all = Column::VARIANTS.iter().filter(|c| c.applies(algorithms));
+    let hidden = all.filter(|c| !chosen.contains(c)).count();
     if hidden > 0 {
         if !text.is_empty() {
             text.push(' ');
@@ -468,6 +526,49 @@ pub fn human_rate(per_sec: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cost_columns_show_only_where_requests_have_costs() {
+        use crate::metrics::CostCounts;
+        let plain = AlgorithmReport {
+            algorithm: "a".into(),
+            ..AlgorithmReport::default()
+        };
+        let costly = |settled| AlgorithmReport {
+            cost: Some(CostCounts {
+                offered: 50,
+                admitted: 30,
+                rejected: 20,
+                settled,
+            }),
+            ..plain.clone()
+        };
+        let shown = |rows: &[AlgorithmReport], c: &Columns| {
+            c.resolve(rows)
+                .into_iter()
+                .map(Column::name)
+                .collect::<Vec<_>>()
+        };
+        let rows = [plain.clone()];
+        for c in [Columns::Default, Columns::Wide] {
+            assert!(!shown(&rows, &c).iter().any(|n| n.starts_with("cost")));
+        }
+        let rows = [costly(None)];
+        let default = shown(&rows, &Columns::Default);
+        assert_eq!(default[..3], ["admitted", "rejected", "cost_admitted"]);
+        assert!(!default.contains(&"cost_settled"));
+        let rows = [costly(Some(12))];
+        assert_eq!(shown(&rows, &Columns::Default)[3], "cost_settled");
+        assert!(shown(&rows, &Columns::Wide).contains(&"cost_settled"));
+        assert_eq!(
+            (
+                Column::CostAdmitted.cell(&rows[0]),
+                Column::CostSettled.cell(&rows[0])
+            ),
+            ("30".to_string(), "12".to_string())
+        );
+        assert_eq!(Column::CostAdmitted.cell(&plain), "-");
+    }
 
     #[test]
     fn units() {
