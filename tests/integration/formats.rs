@@ -421,10 +421,9 @@ fn actual_costs_round_trip_through_the_csv_trace() {
         burst = 100
         refunds = true
         "#;
-    let gen_path = write(
-        dir.path(),
-        "gen.toml",
-        &format!(
+    // The same scenario, its one source generated or replayed from the trace.
+    let with_source = |source: &str| {
+        format!(
             r#"
         name = "refunds"
         seed = 4
@@ -437,15 +436,22 @@ fn actual_costs_round_trip_through_the_csv_trace() {
         key = "user"
         [[traffic]]
         name = "queries"
-        kind = "poisson"
+        response_time = "400ms"
+        {source}
+        {contender}"#
+        )
+    };
+    let gen_path = write(
+        dir.path(),
+        "gen.toml",
+        &with_source(
+            r#"kind = "poisson"
         users = 3
         rate = "30/min"
         cost_dist = "uniform"
         cost_max = 40
         actual_share = 0.9
-        actual_share_min = 0.1
-        response_time = "400ms"
-        {contender}"#
+        actual_share_min = 0.1"#,
         ),
     );
     let trace = dir.path().join("trace.csv");
@@ -471,24 +477,7 @@ fn actual_costs_round_trip_through_the_csv_trace() {
     let replay_path = write(
         dir.path(),
         "replay.toml",
-        &format!(
-            r#"
-        name = "refunds"
-        seed = 4
-        duration = "2m"
-        algorithms = ["token_bucket"]
-        [policy]
-        limit = 60
-        window = "1m"
-        burst = 100
-        key = "user"
-        [[traffic]]
-        name = "queries"
-        kind = "replay"
-        path = "trace.csv"
-        response_time = "400ms"
-        {contender}"#
-        ),
+        &with_source("kind = \"replay\"\n        path = \"trace.csv\""),
     );
     let summary = |path: &std::path::Path| figures(path, "cost");
     let generated = summary(&gen_path);
