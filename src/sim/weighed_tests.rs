@@ -2,8 +2,14 @@
 //! cost, a stack's rules count cost or requests, and validation refuses a limiter that cannot
 //! weigh what the traffic sends.
 
-use super::{RunOptions, run_all};
+use super::{RunOptions, RunReport, run_all};
 use crate::scenario::Scenario;
+
+/// The run of the scenario `text`.
+fn run(text: &str) -> RunReport {
+    let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
+    run_all(&scenario, RunOptions::new()).unwrap().0
+}
 
 /// One client, one request a second for 10 s, each of cost 10, and `rest` appended.
 fn scenario(rest: &str) -> String {
@@ -28,8 +34,7 @@ fn scenario(rest: &str) -> String {
 
 #[test]
 fn the_short_form_counts_cost() {
-    let scenario = Scenario::parse(&scenario(""), "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let report = run(&scenario(""));
     let admitted: Vec<u64> = report.algorithms.iter().map(|r| r.admitted).collect();
     // Fixed window: 30 points in the one 10 s window, three requests of 10.
     // Token bucket: 30 tokens, 3 more a second. Levels before each request (t = 0..9):
@@ -67,8 +72,7 @@ fn a_stack_counts_requests_and_points_and_the_points_rule_refuses_first() {
         window = "10s"
         "#,
     );
-    let scenario = Scenario::parse(&text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let report = run(&text);
     let r = report
         .algorithms
         .iter()
@@ -102,8 +106,7 @@ fn a_method_has_a_cost_of_its_own() {
         rate = "1/s"
         ip = "198.51.100.2"
     "#;
-    let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let report = run(text);
     let r = &report.algorithms[0];
     let source = |n: &str| r.sources.iter().find(|s| s.name == n).unwrap();
     // Each address its own key of 25 points: two writes of 10, and every read of 1.
@@ -148,8 +151,7 @@ fn a_limiter_that_cannot_weigh_is_refused_with_the_field_to_change() {
     // Counting its requests, nginx decides the costly traffic as it would the same requests
     // of cost 1.
     let admitted = |text: &str| {
-        let scenario = Scenario::parse(text, "t.toml".as_ref()).unwrap();
-        let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+        let report = run(text);
         let nginx = report.algorithms.iter().find(|r| r.algorithm == "nginx");
         nginx.unwrap().admitted
     };
@@ -206,8 +208,7 @@ fn a_refunding_rule_gets_back_what_responses_did_not_cost() {
         refunds = true
         "#,
     );
-    let scenario = Scenario::parse(&text, "t.toml".as_ref()).unwrap();
-    let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+    let report = run(&text);
     let r = |n: &str| report.algorithms.iter().find(|r| r.algorithm == n).unwrap();
     // Counts at each second (charge 10, 6 back 1.5 s later): 10, 20, (14) 24, (18) 28,
     // (22) 32 refused, (16) 26, 36 refused, (20) 30, 40 refused, (24) 34 refused.
@@ -300,8 +301,7 @@ fn a_delayed_request_refunds_when_its_response_ends() {
         )
     };
     let run = |refunds: bool| {
-        let scenario = Scenario::parse(&text(refunds), "t.toml".as_ref()).unwrap();
-        let (report, _) = run_all(&scenario, RunOptions::new()).unwrap();
+        let report = run(&text(refunds));
         let r = report
             .algorithms
             .into_iter()
