@@ -64,6 +64,7 @@ impl SourceCounts {
                     admitted: c.admitted() + e.admitted,
                     rejected: c.rejected + e.rejected,
                     settled: settles.then(|| c.admitted() + e.admitted - refunds),
+                    ..CostCounts::default()
                 })
                 .collect();
             let total = each.iter().fold(CostCounts::default(), |t, c| t.plus(c));

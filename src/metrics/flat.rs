@@ -122,15 +122,16 @@ fn insert_number(values: &mut Values, name: String, v: &Value) {
 
 fn flat_source(value: &Value) -> FlatSource {
     let mut source = FlatSource::default();
-    for (key, v) in value.as_object().into_iter().flatten() {
-        match (key.as_str(), v) {
+    // Nested figures (`cost`) by their flattened names (`cost_admitted`), as the report's.
+    for (key, v) in super::flatten_value(value.clone()) {
+        match (key.as_str(), &v) {
             ("name", Value::String(s)) => source.name = s.clone(),
             ("role", Value::String(s)) => source.role = s.clone(),
             (_, Value::Number(n)) if n.is_u64() || n.is_i64() => {
                 source.counts.insert(key.clone());
-                insert_number(&mut source.values, key.clone(), v);
+                insert_number(&mut source.values, key, &v);
             }
-            _ => insert_number(&mut source.values, key.clone(), v),
+            _ => insert_number(&mut source.values, key, &v),
         }
     }
     source

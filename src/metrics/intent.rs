@@ -37,9 +37,14 @@ impl Entitlement {
         }
     }
 
-    fn text(&self) -> String {
+    /// "10 per 1m burst 20"; `unit` follows the limit: "1000 cost per 1m".
+    fn text(&self, unit: IntentUnit) -> String {
+        let unit = match unit {
+            IntentUnit::Requests => "",
+            IntentUnit::Cost => " cost",
+        };
         let mut s = format!(
-            "{} per {}",
+            "{}{unit} per {}",
             self.limit,
             crate::time::format_duration(self.window)
         );
@@ -108,9 +113,30 @@ impl RouteEntitlement {
     }
 }
 
+/// What an entitlement's limit counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum IntentUnit {
+    /// Requests, one each (the default).
+    #[default]
+    Requests,
+    /// Units of cost: each admitted request weighs what it settled (its actual cost where the
+    /// traffic states one, else its cost).
+    Cost,
+}
+
+impl IntentUnit {
+    /// Whether the limit counts requests.
+    pub fn is_requests(&self) -> bool {
+        *self == IntentUnit::Requests
+    }
+}
+
 /// The validated intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Intent {
+    /// What every limit of the intent counts: requests, or units of cost.
+    pub unit: IntentUnit,
     /// The entitlement of a client with no tier entry (and of each key, judging keys).
     pub base: Entitlement,
     /// Whom the figures judge: each real client, or each policy key.
@@ -136,6 +162,9 @@ pub struct IntentReport {
     pub per_tier: Vec<TierEntitlement>,
     /// Budgets of their own, per client, for the requests to some routes.
     pub per_route: Vec<RouteEntitlement>,
+    /// What every limit counts: absent for requests, `cost` for units of cost.
+    #[serde(skip_serializing_if = "IntentUnit::is_requests")]
+    pub unit: IntentUnit,
     /// One line: "10 per 1m per client; pro 1000 per 1m; /login 5 per 1m".
     pub text: String,
 }
@@ -144,6 +173,7 @@ impl Intent {
     /// The default intent: the policy's limit, window and burst per real client.
     pub fn of_policy(policy: &Policy) -> Intent {
         Intent {
+            unit: IntentUnit::Requests,
             base: Entitlement {
                 limit: policy.limit,
                 window: policy.window,
@@ -178,19 +208,19 @@ impl Intent {
             Per::Client => "client".to_string(),
             Per::Key(k) => format!("key {k}"),
         };
-        let mut s = format!("{} per {per}", self.base.text());
+        let mut s = format!("{} per {per}", self.base.text(self.unit));
         for t in &self.per_tier {
             s.push_str(&format!(
                 "; {} {}",
                 t.tiers.join("+"),
-                t.entitlement().text()
+                t.entitlement().text(self.unit)
             ));
         }
         for r in &self.per_route {
             s.push_str(&format!(
                 "; {} {}",
                 r.routes.join("+"),
-                r.entitlement().text()
+                r.entitlement().text(self.unit)
             ));
         }
         s
@@ -208,6 +238,7 @@ impl Intent {
             },
             per_tier: self.per_tier.clone(),
             per_route: self.per_route.clone(),
+            unit: self.unit,
             text: self.text(),
         }
     }
@@ -357,6 +388,7 @@ mod tests {
 
     fn intent() -> Intent {
         Intent {
+            unit: IntentUnit::Requests,
             base: Entitlement {
                 limit: 10,
                 window: 60_000_000_000,

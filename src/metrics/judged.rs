@@ -131,8 +131,9 @@ mod tests {
     const W: Nanos = 10;
 
     fn judged(ceilings: &[u64]) -> Judged {
-        use super::super::intent::{Entitlement, Intent, Per, TierEntitlement};
+        use super::super::intent::{Entitlement, Intent, IntentUnit, Per, TierEntitlement};
         let intent = Intent {
+            unit: IntentUnit::Requests,
             base: Entitlement {
                 limit: ceilings[0],
                 window: W,

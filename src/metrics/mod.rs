@@ -29,6 +29,7 @@ mod shape;
 mod throughput;
 mod timeline;
 mod timelog;
+mod weighed;
 mod windows;
 
 pub use backtest::{
@@ -38,7 +39,9 @@ pub use backtest::{
 pub use deployment::{DeploymentReport, DeploymentTally};
 pub use flat::{Flat, FlatSource, Values};
 pub use harm::SourceHarm;
-pub use intent::{Entitlement, Intent, IntentReport, Per, RouteEntitlement, TierEntitlement};
+pub use intent::{
+    Entitlement, Intent, IntentReport, IntentUnit, Per, RouteEntitlement, TierEntitlement,
+};
 pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 #[cfg(test)]
@@ -108,6 +111,14 @@ pub struct CostCounts {
     /// a trace's `actual_cost`). A rule with `refunds` gives back `admitted − settled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settled: Option<u64>,
+    /// Against an intent in units of cost (`[intent] unit = "cost"`): the units admitted
+    /// beyond their clients' entitlements (an admission taking its window `u` over the ceiling
+    /// puts `min(u, its cost)` over).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub over_intent: Option<u64>,
+    /// Against an intent in units of cost: the units of the needless rejections.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needless: Option<u64>,
 }
 
 impl CostCounts {
@@ -117,11 +128,18 @@ impl CostCounts {
             offered: self.offered + other.offered,
             admitted: self.admitted + other.admitted,
             rejected: self.rejected + other.rejected,
-            settled: match (self.settled, other.settled) {
-                (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
-            },
+            settled: plus(self.settled, other.settled),
+            over_intent: plus(self.over_intent, other.over_intent),
+            needless: plus(self.needless, other.needless),
         }
+    }
+}
+
+/// `a + b`, absent when both are.
+fn plus(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 
@@ -413,6 +431,11 @@ pub struct AlgorithmReport {
     pub last_event_ns: Nanos,
     /// The delays a shaper added, over every delayed request.
     pub delay: DelayStats,
+    /// Where requests weigh more than one: the same delays with each request counted once per
+    /// unit of its cost, so the percentiles are those of a unit of cost (the waits of costly
+    /// requests weigh as much as they cost). `count` is the units delayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_delay: Option<DelayStats>,
     /// Totals per role: legit goodput and delay, abusive leakage.
     pub roles: RoleReport,
     /// Each traffic source's fate, in the scenario's order.
@@ -458,6 +481,10 @@ pub struct AlgorithmReport {
     /// `worst_window_end_ns`, oldest first: the worst-moment chart's data.
     #[serde(skip)]
     pub worst_window_admissions: Vec<Nanos>,
+    /// Against an intent in units of cost, the units of each of `worst_window_admissions`;
+    /// empty when each weighs one.
+    #[serde(skip)]
+    pub worst_window_units: Vec<u64>,
     /// Per `timeseries` bucket, the most admissions of one key in its rolling window at an
     /// admission in the bucket (0 when nothing was admitted): the busiest-key chart's data.
     #[serde(skip)]

@@ -145,12 +145,12 @@ impl MetricNames {
         let (mut source, mut counts) = (Vec::new(), Vec::new());
         if let Some(first) = report.sources.first() {
             let value = serde_json::to_value(first).expect("plain data serialises");
-            for (name, v) in value.as_object().into_iter().flatten() {
-                if numeric(v) {
-                    source.push(name.clone());
-                }
+            for (name, v) in flatten_value(value) {
                 if v.is_u64() || v.is_i64() {
                     counts.push(name.clone());
+                }
+                if numeric(&v) {
+                    source.push(name);
                 }
             }
         }

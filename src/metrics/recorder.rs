@@ -20,7 +20,7 @@ use super::counts::SourceCounts;
 use super::delays::Delays;
 use super::harm::{LEGIT, SHARED, SourceHarm};
 use super::headers::Headers;
-use super::intent::{Bounds, Intent};
+use super::intent::{Bounds, Intent, IntentUnit};
 use super::judged::Judged;
 use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
@@ -28,8 +28,9 @@ use super::per_key::PerKey;
 use super::retries::Retries;
 use super::row::RowParts;
 use super::timeline::Timeline;
-use super::{AlgorithmReport, Counts, RoleReport, SourceReport, ratio};
-use crate::algorithms::{Decision, KeyId, Outcome, Params};
+use super::weighed::{Decided, UnitsPart, Weighed};
+use super::{AlgorithmReport, CostCounts, Counts, RoleReport, SourceReport, ratio};
+use crate::algorithms::{Cost, Decision, KeyId, Outcome, Params};
 use crate::policy::Policy;
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId, Identity, KeySpace, Role, SourceSpec};
@@ -48,6 +49,9 @@ pub struct Recorder {
     /// The per-client judge, once clients are not their keys (or from the start with tiers);
     /// `None` while the per-key tallies judge the clients, or when the intent judges keys.
     judged: Option<Judged>,
+    /// With an intent in units of cost, the judge of every client (or key) in units, from the
+    /// start: the per-key tallies then judge nothing the report shows but the rate error.
+    weighed: Option<Weighed>,
     /// With `[intent] per_route`: per source, the entry judging its requests plus one (0: the
     /// base), and the judged ids per client ([`Bounds::stride`]); empty and 1 without.
     routes: Vec<u8>,
@@ -82,16 +86,18 @@ impl Recorder {
     ) -> Self {
         let (ceiling, window) = (intent.base.ceiling(), intent.base.window);
         let routed = intent.per_client() && !intent.per_route.is_empty();
-        let tiered = intent.per_client() && !intent.per_tier.is_empty() || routed;
+        let weighed = intent.unit == IntentUnit::Cost;
+        let tiered = (intent.per_client() && !intent.per_tier.is_empty() || routed) && !weighed;
         Recorder {
             window,
             intent: intent.clone(),
-            tiers: if tiered {
+            tiers: if tiered || weighed && intent.per_client() {
                 users_tiers(sources)
             } else {
                 Vec::new()
             },
             judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
+            weighed: weighed.then(|| Weighed::new(Bounds::of_intent(intent, 0, |_| None))),
             routes: match routed {
                 true => source_routes(intent, sources),
                 false => Vec::new(),
@@ -108,7 +114,7 @@ impl Recorder {
             keys: Keys::new(ceiling, window),
             headers: Headers::default(),
             retries: Retries::default(),
-            delays: Delays::new(),
+            delays: Delays::new(costed(sources)),
             timeline: Timeline::new(duration, bucket),
             keys_per_client: KeysPerClient::new(&policy.key, sources),
             entries: PerKey::default(),
@@ -138,7 +144,7 @@ impl Recorder {
     /// fills them, instead of being copied at every doubling. Changes no figure.
     pub fn reserve_for(&mut self, keys: &KeySpace) {
         self.entries.reserve(keys.len(), keys.clients());
-        if !self.tiers.is_empty() || self.judged.is_some() {
+        if !self.tiers.is_empty() || self.judged.is_some() || self.weighed.is_some() {
             // Each client's entitlement, once: its name's tier (clients interned later, of
             // replayed traces, have the base).
             let tier = |id: usize| {
@@ -150,7 +156,11 @@ impl Recorder {
             };
             let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
             let ids = keys.clients() * self.stride as usize;
-            self.judged = Some(Judged::new(bounds, ids));
+            match &mut self.weighed {
+                Some(w) if self.intent.per_client() => *w = Weighed::new(bounds),
+                Some(_) => {}
+                None => self.judged = Some(Judged::new(bounds, ids)),
+            }
         }
     }
 
@@ -189,6 +199,10 @@ impl Recorder {
                 .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
                     bursts.count_now(a.key, history, t)
                 });
+        let over_policy = match &mut self.weighed {
+            Some(w) => !w.key_within(a.key, t, u64::from(a.settled())),
+            None => !exact_admits,
+        };
         let key_shared = self.keys.on_decision(
             Seen {
                 key: a.key,
@@ -197,7 +211,7 @@ impl Recorder {
                 legit,
                 admitted,
                 limited: !matches!(outcome, Outcome::Allow),
-                over_policy: !exact_admits,
+                over_policy,
             },
             &mut key.stats,
             client.map(|c| ClientPart {
@@ -216,6 +230,19 @@ impl Recorder {
                 true => judged.on_decision(a, outcome, flags),
                 false => judged.on_decision(&routed(a, &self.routes, self.stride), outcome, flags),
             }
+        }
+        if let Some(w) = &mut self.weighed {
+            let id = match self.intent.per_client() {
+                true => routed(a, &self.routes, self.stride).client,
+                false => a.key,
+            };
+            let decided = Decided {
+                admitted: outcome == Outcome::Allow,
+                delayed: matches!(outcome, Outcome::Delay(_)),
+                source: a.source,
+                flags,
+            };
+            w.on_decision(id, t, u64::from(a.settled()), decided);
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources
@@ -236,7 +263,7 @@ impl Recorder {
                 let in_window = self.bursts.on_admit(a.key, &mut key.history, t, a.source);
                 self.timeline.on_admit(t, in_window);
             }
-            Outcome::Delay(d) => self.delays.on_delay(d, legit),
+            Outcome::Delay(d) => self.delays.on_delay(d, legit, a.cost),
             Outcome::Reject { .. } => {
                 self.bursts
                     .on_reject(a.key, &mut key.history, t, a.source, flags)
@@ -254,7 +281,7 @@ impl Recorder {
     /// Whether the per-key tallies still judge the clients of a per-client intent.
     #[inline]
     fn judging_keys(&self) -> bool {
-        self.judged.is_none() && self.intent.per_client()
+        self.judged.is_none() && self.weighed.is_none() && self.intent.per_client()
     }
 
     /// Clients stop mirroring keys (see [`PerKey`]): every tally keeps them from now on, and
@@ -290,10 +317,17 @@ impl Recorder {
         self.retries.on_scheduled(pending);
     }
 
-    /// A delayed request of `key` (its client `client`, from `source`) is released now and
-    /// reaches the backend. Times passed here never decrease.
+    /// A delayed request of `key` (its client `client`, from `source`, settling `units`) is
+    /// released now and reaches the backend. Times passed here never decrease.
     #[inline]
-    pub fn on_admit(&mut self, key: KeyId, client: ClientId, source: u16, time: Nanos) {
+    pub fn on_admit(
+        &mut self,
+        key: KeyId,
+        client: ClientId,
+        source: u16,
+        time: Nanos,
+        units: Cost,
+    ) {
         self.bursts.judge_due(self.entries.keys(), time);
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time, source);
@@ -304,6 +338,16 @@ impl Recorder {
                 None => client,
             };
             judged.on_admit(id, source, time);
+        }
+        if let Some(w) = &mut self.weighed {
+            let id = match self.intent.per_client() {
+                true => match self.routes.get(source as usize) {
+                    Some(&r) => client * self.stride + u32::from(r),
+                    None => client,
+                },
+                false => key,
+            };
+            w.admit(id, source, time, u64::from(units));
         }
     }
 
@@ -326,6 +370,9 @@ impl Recorder {
         if let Some(judged) = &mut self.judged {
             judged.sweep(now);
         }
+        if let Some(w) = &mut self.weighed {
+            w.sweep(now);
+        }
     }
 
     /// The row of the finished run: the recorder's figures with the contender's `parts`, the
@@ -344,28 +391,38 @@ impl Recorder {
         }
         let mut accuracy = self.accuracy.finish();
         let mut bursts = self.bursts.finish(self.entries.keys());
-        let judged_clients = self.judged.is_some();
+        let judged_clients =
+            self.judged.is_some() || self.weighed.is_some() && self.intent.per_client();
+        // Per real client; the rate error stays the estimate's, of its own key.
+        let mean_rate_error = accuracy.mean_rate_error;
         if let Some(judged) = self.judged.take() {
-            // Per real client; the rate error stays the estimate's, of its own key.
-            let mean_rate_error = accuracy.mean_rate_error;
             (accuracy, bursts) = judged.finish();
-            accuracy.mean_rate_error = mean_rate_error;
         }
+        let mut units = None;
+        if let Some(w) = self.weighed.take() {
+            let part;
+            (accuracy, bursts, part) = w.finish();
+            units = Some(part);
+        }
+        accuracy.mean_rate_error = mean_rate_error;
         let (intent, stride) = (self.intent.clone(), self.stride);
         let worst_name = |id| match judged_clients {
             true => judged_name(&intent, stride, keys, id),
             false => keys.name(id).to_string(),
         };
+        let costed = costed(traffic) || units.is_some();
         let (sources, total) = source_reports(
             &self.sources,
             &self.keys_per_client,
-            traffic,
+            (traffic, costed),
             &bursts.harm.by_source,
+            units.as_ref(),
         );
         let k = Keys::finish(self.entries.key_stats(), self.entries.kept_client_stats());
         let headers = self.headers.finish();
         let retries = self.retries.finish();
-        let (delay, legit_delay, abusive_delay) = self.delays.finish();
+        let delays = self.delays.finish();
+        let (delay, legit_delay, abusive_delay) = (delays.all, delays.legit, delays.abusive);
         let timeline = self.timeline.finish();
         let admitted = total.admitted();
         let per_key = |bytes: usize| ratio(bytes as u64, peak.live_keys as u64);
@@ -384,8 +441,15 @@ impl Recorder {
             rejected: total.rejected,
             cost: self
                 .sources
-                .costs(costed(traffic), settles(traffic))
-                .map(|(_, total)| total),
+                .costs(costed, settles(traffic))
+                .map(|(_, total)| match &units {
+                    Some(u) => CostCounts {
+                        over_intent: Some(u.total.over_intent),
+                        needless: Some(u.total.needless),
+                        ..total
+                    },
+                    None => total,
+                }),
             retries: total.retries,
             abandoned: total.abandoned,
             attempts_per_request: ratio(total.offered, total.requests()),
@@ -429,6 +493,7 @@ impl Recorder {
             last_event_ns: timeline.last_event,
             roles: RoleReport::new(&sources, &legit_delay),
             delay,
+            cost_delay: delays.per_unit,
             sources,
             timeseries: timeline.buckets,
             busiest_key: timeline.busiest_key,
@@ -438,6 +503,7 @@ impl Recorder {
             legit_delay: legit_delay.clone(),
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,
+            worst_window_units: units.map(|u| u.worst_units).unwrap_or_default(),
             bypassed: gate.bypassed,
             unlimited: gate.unlimited,
             warned: gate.warned,
@@ -506,15 +572,24 @@ fn users_tiers(sources: &[SourceSpec]) -> Vec<(String, String)> {
 fn source_reports(
     counts: &SourceCounts,
     keys_per_client: &KeysPerClient,
-    traffic: &[SourceSpec],
+    (traffic, costed): (&[SourceSpec], bool),
     harm: &[SourceHarm],
+    units: Option<&UnitsPart>,
 ) -> (Vec<SourceReport>, Counts) {
     let (mut sources, total) = counts.finish(traffic.iter().map(|s| (s.name.as_str(), s.role)));
-    let costs = counts
-        .costs(costed(traffic), settles(traffic))
-        .map(|(each, _)| each);
+    let costs = counts.costs(costed, settles(traffic)).map(|(each, _)| each);
     for (i, report) in sources.iter_mut().enumerate() {
-        report.cost = costs.as_ref().map(|c| c[i]);
+        report.cost = costs.as_ref().map(|c| match units {
+            Some(u) => {
+                let mine = u.by_source.get(i).copied().unwrap_or_default();
+                CostCounts {
+                    over_intent: Some(mine.over_intent),
+                    needless: Some(mine.needless),
+                    ..c[i]
+                }
+            }
+            None => c[i],
+        });
         if let Some((max, mean)) = keys_per_client.of(i) {
             report.keys_per_client_max = Some(max);
             report.keys_per_client_mean = Some(mean);

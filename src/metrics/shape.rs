@@ -17,6 +17,8 @@ pub struct Features {
     pub keys_per_client: bool,
     /// A generated source's requests may weigh more than 1: the volume in units of cost.
     pub costs: bool,
+    /// The intent counts units of cost: the units over it and needlessly refused.
+    pub cost_intent: bool,
 }
 
 impl Features {
@@ -51,10 +53,21 @@ impl Features {
                 source.keys_per_client_mean.get_or_insert(0.0);
             }
         }
-        if self.costs {
-            report.cost.get_or_insert_default();
+        if self.costs || self.cost_intent {
+            let intent = self.cost_intent;
+            let fill = |c: &mut Option<super::CostCounts>| {
+                let c = c.get_or_insert_default();
+                if intent {
+                    c.over_intent.get_or_insert(0);
+                    c.needless.get_or_insert(0);
+                }
+            };
+            fill(&mut report.cost);
+            if self.costs {
+                report.cost_delay.get_or_insert_default();
+            }
             for source in &mut report.sources {
-                source.cost.get_or_insert_default();
+                fill(&mut source.cost);
             }
         }
     }

@@ -117,10 +117,14 @@ pub struct SourceInfo<'a> {
 /// `10 per 1m per client; pro 1000 per 1m` ([`crate::metrics::Intent::text`]). Every output that shows those figures names it: the table's note, the
 /// reports' key figures, `summary.json`'s `verdict.yardstick`, `summary.csv`'s last column.
 pub fn yardstick(scenario: &Scenario) -> String {
-    match scenario.has_costs() {
+    let text = scenario.intent.text();
+    match (scenario.intent.unit, scenario.has_costs()) {
+        (crate::metrics::IntentUnit::Cost, _) => {
+            format!("{text}, each admitted request weighing the cost it settled")
+        }
         // The judge counts requests: say so where the limiters count cost.
-        true => format!("{}, in requests whatever they cost", scenario.intent.text()),
-        false => scenario.intent.text(),
+        (_, true) => format!("{text}, in requests whatever they cost"),
+        (_, false) => text,
     }
 }
 

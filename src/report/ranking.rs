@@ -65,6 +65,8 @@ pub struct Criterion {
     pub cmp: fn(&AlgorithmReport, &AlgorithmReport) -> Ordering,
     pub better: &'static str,
     pub worse: &'static str,
+    /// `better` and `worse` against an intent in units of cost, where they differ.
+    pub in_cost: Option<(&'static str, &'static str)>,
     /// The figure's line in a contender's reason ("0 violations").
     pub show: fn(&AlgorithmReport) -> String,
     /// The figure's name and its value alone, to compare two contenders ("violations": "0").
@@ -72,27 +74,62 @@ pub struct Criterion {
     pub value: fn(&AlgorithmReport) -> String,
 }
 
+impl Criterion {
+    /// How a report better on this criterion is, in the unit of its intent.
+    pub fn better_for(&self, a: &AlgorithmReport) -> &'static str {
+        match self.in_cost {
+            Some((better, _)) if judged_in_cost(a) => better,
+            _ => self.better,
+        }
+    }
+
+    /// How a report worse on this criterion is, in the unit of its intent.
+    pub fn worse_for(&self, a: &AlgorithmReport) -> &'static str {
+        match self.in_cost {
+            Some((_, worse)) if judged_in_cost(a) => worse,
+            _ => self.worse,
+        }
+    }
+}
+
+/// Whether `a` was judged against an intent in units of cost.
+pub fn judged_in_cost(a: &AlgorithmReport) -> bool {
+    a.cost.is_some_and(|c| c.over_intent.is_some())
+}
+
 pub const CRITERIA: [Criterion; 6] = [
     Criterion {
         cmp: |x, y| goodput_permille(y).cmp(&goodput_permille(x)),
         better: "serves more legitimate requests",
         worse: "serves fewer legitimate requests",
+        in_cost: None,
         show: |a| format!("legit goodput {}", percent(a.roles.legit_goodput)),
         figure: "legit goodput",
         value: |a| percent(a.roles.legit_goodput),
     },
     Criterion {
-        cmp: |x, y| x.policy_violations.cmp(&y.policy_violations),
+        cmp: |x, y| over_intent(x).cmp(&over_intent(y)),
         better: "admits fewer requests beyond the intent",
         worse: "admits more requests beyond the intent",
-        show: |a| format!("{} violations", a.policy_violations),
+        in_cost: Some((
+            "admits less cost beyond the intent",
+            "admits more cost beyond the intent",
+        )),
+        show: |a| match a.cost.and_then(|c| c.over_intent) {
+            Some(units) => format!("{units} cost over the intent"),
+            None => format!("{} violations", a.policy_violations),
+        },
         figure: "violations",
-        value: |a| a.policy_violations.to_string(),
+        value: |a| match a.cost.and_then(|c| c.over_intent) {
+            Some(units) => format!("{units} cost"),
+            None => a.policy_violations.to_string(),
+        },
     },
     Criterion {
         cmp: |x, y| leakage_permille(x).cmp(&leakage_permille(y)),
         better: "lets less abusive traffic through",
         worse: "lets more abusive traffic through",
+        in_cost: None,
         show: |a| match a.roles.abusive_leakage {
             Some(l) => format!("abuse leak {}", percent(l)),
             None => "no abusive traffic".into(),
@@ -107,27 +144,54 @@ pub const CRITERIA: [Criterion; 6] = [
         },
         better: "delays requests less",
         worse: "delays requests more",
+        in_cost: None,
         show: delay_words,
         figure: "legit p99 delay",
         value: delay_value,
     },
     Criterion {
-        cmp: |x, y| x.needless_rejections.cmp(&y.needless_rejections),
+        cmp: |x, y| needless(x).cmp(&needless(y)),
         better: "rejects fewer requests needlessly",
         worse: "rejects more requests needlessly",
-        show: |a| format!("{} needless rejections", a.needless_rejections),
+        in_cost: Some((
+            "rejects less cost needlessly",
+            "rejects more cost needlessly",
+        )),
+        show: |a| match a.cost.and_then(|c| c.needless) {
+            Some(units) => format!("{units} cost needlessly rejected"),
+            None => format!("{} needless rejections", a.needless_rejections),
+        },
         figure: "needless rejections",
-        value: |a| a.needless_rejections.to_string(),
+        value: |a| match a.cost.and_then(|c| c.needless) {
+            Some(units) => format!("{units} cost"),
+            None => a.needless_rejections.to_string(),
+        },
     },
     Criterion {
         cmp: |x, y| x.state_bytes_per_key.total_cmp(&y.state_bytes_per_key),
         better: "keeps less state per key",
         worse: "keeps more state per key",
+        in_cost: None,
         show: |a| format!("{}/key", human_bytes(a.state_bytes_per_key.round() as u64)),
         figure: "state per key",
         value: |a| human_bytes(a.state_bytes_per_key.round() as u64),
     },
 ];
+
+/// What a row admitted beyond the intent, in the intent's unit: units of cost against an
+/// intent in cost, else the violations.
+fn over_intent(a: &AlgorithmReport) -> u64 {
+    a.cost
+        .and_then(|c| c.over_intent)
+        .unwrap_or(a.policy_violations)
+}
+
+/// What a row refused needlessly, in the intent's unit (see [`over_intent`]).
+fn needless(a: &AlgorithmReport) -> u64 {
+    a.cost
+        .and_then(|c| c.needless)
+        .unwrap_or(a.needless_rejections)
+}
 
 /// Legit goodput in tenths of a percent: differences below that are ties.
 fn goodput_permille(a: &AlgorithmReport) -> i64 {
@@ -330,7 +394,7 @@ mod tests {
         match decided(first, second) {
             Decided::Goals => Some("misses fewer goals"),
             Decided::SevereDelay => Some("does not delay legitimate requests past 10s"),
-            Decided::Criterion(i) => Some(CRITERIA[i].better),
+            Decided::Criterion(i) => Some(CRITERIA[i].better_for(first.report)),
             Decided::Order => None,
         }
     }

@@ -113,6 +113,8 @@ fn key_table(algorithms: &[AlgorithmReport]) -> Block {
         (Column::BurstFactor, "burst factor"),
         (Column::Violations, "violations"),
         (Column::Needless, "needless"),
+        (Column::CostOverIntent, "cost over intent"),
+        (Column::CostNeedless, "cost needlessly refused"),
         (Column::Collateral, "shared-key collateral"),
         (Column::LegitGoodput, "legit goodput"),
         (Column::AbuseLeak, "abuse leak"),

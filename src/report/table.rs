@@ -39,6 +39,12 @@ pub enum Column {
     /// `needless`: rejections that, admitted alone, would have kept the client within its
     /// entitlement (`needless_rejections`).
     Needless,
+    /// `cost_over_intent`: against an intent in units of cost, the units admitted beyond the
+    /// clients' entitlements (`cost.over_intent`); shown only there.
+    CostOverIntent,
+    /// `cost_needless`: against an intent in units of cost, the units of the needless
+    /// rejections (`cost.needless`); shown only there.
+    CostNeedless,
     /// `collateral`: needless rejections of legit clients on a key another client had used
     /// (`collateral_rejections`).
     Collateral,
@@ -105,6 +111,8 @@ impl Column {
             Column::BurstFactor => "burst_factor",
             Column::Violations => "violations",
             Column::Needless => "needless",
+            Column::CostOverIntent => "cost_over_intent",
+            Column::CostNeedless => "cost_needless",
             Column::Collateral => "collateral",
             Column::LegitGoodput => "legit_goodput",
             Column::AbuseLeak => "abuse_leak",
@@ -137,6 +145,12 @@ impl Column {
             Column::BurstFactor => format!("{:.2}", a.burst_factor),
             Column::Violations => a.policy_violations.to_string(),
             Column::Needless => a.needless_rejections.to_string(),
+            Column::CostOverIntent => {
+                (a.cost.and_then(|c| c.over_intent)).map_or("-".into(), |u| u.to_string())
+            }
+            Column::CostNeedless => {
+                (a.cost.and_then(|c| c.needless)).map_or("-".into(), |u| u.to_string())
+            }
             Column::Collateral => a.collateral_rejections.to_string(),
             Column::LegitGoodput => format!("{:.4}", a.roles.legit_goodput),
             Column::AbuseLeak => a
@@ -158,6 +172,7 @@ impl Column {
             Column::CostSettled => algorithms
                 .iter()
                 .any(|a| a.cost.is_some_and(|c| c.settled.is_some())),
+            Column::CostOverIntent | Column::CostNeedless => judged_in_cost(algorithms),
             _ => true,
         }
     }
@@ -166,7 +181,12 @@ impl Column {
     pub fn judged(self) -> bool {
         matches!(
             self,
-            Column::BurstFactor | Column::Violations | Column::Needless | Column::Collateral
+            Column::BurstFactor
+                | Column::Violations
+                | Column::Needless
+                | Column::CostOverIntent
+                | Column::CostNeedless
+                | Column::Collateral
         )
     }
 
@@ -177,6 +197,8 @@ impl Column {
             Column::BurstFactor if a.burst_factor > 1.0 => BAD,
             Column::Violations if a.policy_violations > 0 => BAD,
             Column::Needless if a.needless_rejections > 0 => WARN,
+            Column::CostOverIntent if a.cost.and_then(|c| c.over_intent) > Some(0) => BAD,
+            Column::CostNeedless if a.cost.and_then(|c| c.needless) > Some(0) => WARN,
             Column::Collateral if a.collateral_rejections > 0 => WARN,
             Column::LegitGoodput if a.roles.legit_goodput < 1.0 => WARN,
             Column::LegitDelayP99 if crate::report::ranking::severe_delay(a) => BAD,
@@ -246,11 +268,25 @@ impl Columns {
                 {
                     columns.insert(at + k, c);
                 }
+                // Against an intent in cost, the judged figures in its unit.
+                if judged_in_cost(algorithms) {
+                    for c in &mut columns {
+                        *c = match *c {
+                            Column::Violations => Column::CostOverIntent,
+                            Column::Needless => Column::CostNeedless,
+                            other => other,
+                        };
+                    }
+                }
                 let order: &[Column] = match columns.contains(&Column::CostAdmitted) {
                     true => &Column::COSTED_DROPPED_FIRST,
                     false => &Column::DROPPED_FIRST,
                 };
                 for &drop in order {
+                    let drop = match drop {
+                        Column::Needless if judged_in_cost(algorithms) => Column::CostNeedless,
+                        other => other,
+                    };
                     if table_width(&columns, algorithms) <= WIDTH {
                         break;
                     }
@@ -260,6 +296,11 @@ impl Columns {
             }
         }
     }
+}
+
+/// Whether the rows were judged against an intent in units of cost.
+fn judged_in_cost(algorithms: &[AlgorithmReport]) -> bool {
+    (algorithms.iter()).any(|a| a.cost.is_some_and(|c| c.over_intent.is_some()))
 }
 
 /// The width of a table of `columns` over `algorithms` (no timing column).
@@ -540,6 +581,7 @@ mod tests {
                 admitted: 30,
                 rejected: 20,
                 settled,
+                ..CostCounts::default()
             }),
             ..plain.clone()
         };

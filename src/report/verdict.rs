@@ -397,7 +397,11 @@ fn place(r: &Ranked) -> Place {
 /// `figure X against Y` for criterion `i` of `a` and `b`.
 fn against(i: usize, a: &AlgorithmReport, b: &AlgorithmReport) -> String {
     let c = &CRITERIA[i];
-    format!("{} {} against {}", c.figure, (c.value)(a), (c.value)(b))
+    match c.in_cost.is_some() && ranking::judged_in_cost(a) {
+        // "0 cost against 2820 cost": the unit names the figure.
+        true => format!("{} against {}", (c.value)(a), (c.value)(b)),
+        false => format!("{} {} against {}", c.figure, (c.value)(a), (c.value)(b)),
+    }
 }
 
 /// Why `first` ranks above `second`: what decided it, then the other figures on which it is
@@ -421,7 +425,7 @@ fn reasons(first: &Ranked, second: &Ranked) -> Vec<String> {
         Decided::Criterion(i) => format!(
             "{} {} ({})",
             a.algorithm,
-            CRITERIA[i].better,
+            CRITERIA[i].better_for(a),
             against(i, a, b)
         ),
         Decided::Order => format!(
@@ -436,7 +440,7 @@ fn reasons(first: &Ranked, second: &Ranked) -> Vec<String> {
             out.push(format!(
                 "{} also {} ({})",
                 a.algorithm,
-                c.better,
+                c.better_for(a),
                 against(i, a, b)
             ));
         }
@@ -449,7 +453,7 @@ fn trade_offs(a: &AlgorithmReport, b: &AlgorithmReport) -> Vec<String> {
     let state = CRITERIA.len() - 1;
     (CRITERIA.iter().enumerate().take(state))
         .filter(|(_, c)| (c.cmp)(a, b) == Ordering::Greater)
-        .map(|(i, c)| format!("{} {} ({})", a.algorithm, c.worse, against(i, a, b)))
+        .map(|(i, c)| format!("{} {} ({})", a.algorithm, c.worse_for(a), against(i, a, b)))
         .collect()
 }
 
@@ -565,7 +569,7 @@ fn delay_warnings(ranked: &[Ranked]) -> Vec<Warning> {
                 "{} {} than the {who}, {} ({}), but ranks {} of {}: it delays legitimate \
                  requests by a p99 of {}, over 10s.",
                 r.report.algorithm,
-                CRITERIA[i].better,
+                CRITERIA[i].better_for(r.report),
                 above.algorithm,
                 against(i, r.report, above),
                 r.rank,

@@ -17,6 +17,7 @@ impl Scenario {
                 .any(|c| c.stack().is_some_and(|s| s.dry_runs())),
             keys_per_client: crate::metrics::keys_per_client_kept(&self.policy.key, &self.traffic),
             costs: self.has_costs(),
+            cost_intent: !self.intent.unit.is_requests(),
         }
     }
 }

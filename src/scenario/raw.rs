@@ -114,6 +114,9 @@ pub struct RawPolicy {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawIntent {
+    /// `"requests"` (the default) or `"cost"`: what every limit of the intent counts.
+    #[serde(default)]
+    pub unit: Option<S<String>>,
     #[serde(default)]
     pub limit: Option<S<Int>>,
     #[serde(default)]

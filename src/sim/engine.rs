@@ -256,8 +256,10 @@ pub fn simulate<'a, G: Gate>(
                 key,
                 client,
                 source,
+                units,
             } => {
-                run.observers.recorder.on_admit(key, client, source, now);
+                let r = &mut run.observers.recorder;
+                r.on_admit(key, client, source, now, units);
                 run.queue.pop()
             }
             EventKind::Retry { slot } => {
@@ -362,7 +364,13 @@ impl<G: Gate> Run<'_, G> {
                 // Times saturate at the end of virtual time, as the algorithms' do.
                 let at = now.saturating_add(d);
                 self.queue
-                    .schedule_release(at, arrival.key, arrival.client, arrival.source)
+                    .schedule_release(
+                        at,
+                        arrival.key,
+                        arrival.client,
+                        arrival.source,
+                        arrival.settled(),
+                    )
                     .map_err(internal)?;
             }
             Outcome::Reject { retry_after } => {

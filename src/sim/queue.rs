@@ -6,7 +6,7 @@
 //! and arrivals their source order. Each source has at most one arrival queued, so its own
 //! requests keep the order it produced them. Nothing depends on heap internals.
 
-use crate::algorithms::KeyId;
+use crate::algorithms::{Cost, KeyId};
 use crate::time::Nanos;
 use crate::traffic::{Arrival, ClientId};
 use std::cmp::{Ordering, Reverse};
@@ -30,6 +30,8 @@ pub enum EventKind {
         client: ClientId,
         /// The index of the source that sent it.
         source: u16,
+        /// The units of cost the request settles (its actual cost, else its cost).
+        units: Cost,
     },
     /// A client retries a rejected request, kept in slot `slot` until it is taken
     /// ([`EventQueue::take_retry`]).
@@ -167,14 +169,15 @@ impl EventQueue {
         self.pop()
     }
 
-    /// Schedules the release of a delayed request of `key` and `client` (`time` may equal the
-    /// current time).
+    /// Schedules the release of a delayed request of `key` and `client` settling `units`
+    /// (`time` may equal the current time).
     pub fn schedule_release(
         &mut self,
         time: Nanos,
         key: KeyId,
         client: ClientId,
         source: u16,
+        units: Cost,
     ) -> Result<(), ScheduledInThePast> {
         self.schedule(
             time,
@@ -182,6 +185,7 @@ impl EventQueue {
                 key,
                 client,
                 source,
+                units,
             },
         )
     }
@@ -284,8 +288,8 @@ mod tests {
         let mut q = EventQueue::default();
         q.push_arrival(10, 2).unwrap();
         q.push_arrival(10, 0).unwrap();
-        q.schedule_release(10, 7, 7, 1).unwrap();
-        q.schedule_release(10, 8, 8, 1).unwrap();
+        q.schedule_release(10, 7, 7, 1, 1).unwrap();
+        q.schedule_release(10, 8, 8, 1, 1).unwrap();
         q.push_arrival(5, 1).unwrap();
         let kinds: Vec<EventKind> = std::iter::from_fn(|| q.pop()).map(|e| e.kind).collect();
         assert_eq!(
@@ -295,12 +299,14 @@ mod tests {
                 EventKind::Release {
                     key: 7,
                     client: 7,
-                    source: 1
+                    source: 1,
+                    units: 1
                 },
                 EventKind::Release {
                     key: 8,
                     client: 8,
-                    source: 1
+                    source: 1,
+                    units: 1
                 },
                 EventKind::Arrival { source: 0 },
                 EventKind::Arrival { source: 2 },
@@ -342,10 +348,10 @@ mod tests {
         q.push_arrival(10, 0).unwrap();
         q.pop();
         assert_eq!(
-            q.schedule_release(9, 0, 0, 0),
+            q.schedule_release(9, 0, 0, 0, 1),
             Err(ScheduledInThePast { at: 9, now: 10 })
         );
-        assert!(q.schedule_release(10, 0, 0, 0).is_ok());
+        assert!(q.schedule_release(10, 0, 0, 0, 1).is_ok());
         let past = Arrival::new(9, 0, 0, 0);
         assert_eq!(
             q.schedule_retry(past, 0),
@@ -501,7 +507,9 @@ mod tests {
                         self.queue_reference(now + d, 1, source as u64, Full::Arrival { source });
                     }
                     Op::Release(d, key, source) => {
-                        self.q.schedule_release(now + d, key, key, source).unwrap();
+                        self.q
+                            .schedule_release(now + d, key, key, source, 1)
+                            .unwrap();
                         self.queue_reference(now + d, 0, self.seq, Full::Release { key, source });
                         self.seq += 1;
                     }

@@ -333,3 +333,91 @@ fn a_deployed_contender_neither_refunds_nor_counts_requests() {
         );
     }
 }
+
+/// The figures judged against an intent in units of cost: `(violations, over_intent,
+/// needless rejections, needless units, max window units)` of each algorithm.
+fn judged_in_cost(rest: &str) -> Vec<(u64, u64, u64, u64, u64)> {
+    run(&scenario(rest))
+        .algorithms
+        .iter()
+        .map(|r| {
+            let c = r.cost.unwrap();
+            (
+                r.policy_violations,
+                c.over_intent.unwrap(),
+                r.needless_rejections,
+                c.needless.unwrap(),
+                r.max_window_admitted,
+            )
+        })
+        .collect()
+}
+
+/// Admitted (see `the_short_form_counts_cost`): fixed window at 0, 1, 2; token bucket at 0, 1,
+/// 2, 4 and 7, 10 points each. Against 30 points per 10 s the bucket's admissions at 4 and 7
+/// take the window to 40 and 50: two violations, 10 points over each. Every refusal finds a
+/// window of 30 already: none is needless.
+#[test]
+fn an_intent_in_cost_sums_points_in_its_windows() {
+    let intent = r#"
+        [intent]
+        unit = "cost"
+        limit = 30
+        window = "10s"
+    "#;
+    assert_eq!(
+        judged_in_cost(intent),
+        [(0, 0, 0, 0, 30), (2, 20, 0, 0, 50)]
+    );
+    let report = run(&scenario(intent));
+    let bucket = &report.algorithms[1];
+    // The weighted exact log admits 0, 1 and 2 and refuses the rest.
+    assert_eq!((bucket.wrongly_allowed, bucket.wrongly_rejected), (2, 0));
+    assert_eq!(bucket.sources[0].cost.unwrap().over_intent, Some(20));
+    assert_eq!(bucket.worst_window_units, [10, 10, 10, 10, 10]);
+}
+
+/// Against 60 points: no window of either goes over (50 at most), and every refusal is
+/// needless: the fixed window's 7 (after 0, 1, 2 nothing more is admitted in the run), the
+/// bucket's 5 (at 3, 5, 6, 8 and 9 the windows ending then and at 4 and 7 hold at most 50,
+/// with room for 10).
+#[test]
+fn refusals_with_room_in_every_window_are_needless_in_points() {
+    let intent = r#"
+        [intent]
+        unit = "cost"
+        limit = 60
+        window = "10s"
+    "#;
+    assert_eq!(
+        judged_in_cost(intent),
+        [(0, 0, 7, 70, 30), (0, 0, 5, 50, 50)]
+    );
+}
+
+/// Each request settles 5 of its 10 points: the intent weighs what was settled. The bucket
+/// (charging 10 up front, no refunds) then holds a window to 25 settled points: within 30, and
+/// each of its 5 refusals (5 points each) would have fit.
+#[test]
+fn an_intent_in_cost_weighs_what_requests_settled() {
+    let rest = r#"
+        actual_cost = 5
+        [intent]
+        unit = "cost"
+        limit = 30
+        window = "10s"
+    "#;
+    assert_eq!(judged_in_cost(rest), [(0, 0, 7, 35, 15), (0, 0, 5, 25, 25)]);
+}
+
+#[test]
+fn an_intent_unit_other_than_requests_or_cost_is_refused() {
+    let text = scenario("[intent]\nunit = \"points\"");
+    let err = Scenario::parse(&text, "t.toml".as_ref()).unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("intent.unit"), "{msg}");
+    assert!(
+        msg.contains(r#"expected "requests" or "cost", got "points""#),
+        "{msg}"
+    );
+}

@@ -291,6 +291,13 @@ impl Arrival {
             refund: 0,
         }
     }
+
+    /// What the request settles once its response ends: its actual cost where its source or
+    /// trace states one, else its cost.
+    #[inline]
+    pub fn settled(&self) -> Cost {
+        self.cost - self.refund
+    }
 }
 
 /// An interned user identity.

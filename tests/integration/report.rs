@@ -641,7 +641,7 @@ fn the_worst_moment_data_is_every_admission_of_the_worst_key_around_its_window()
                 "{file}: {}",
                 a.algorithm
             );
-            let steps = rlsim::report::charts::worst::rolling_count(&expected, end, window);
+            let steps = rlsim::report::charts::worst::rolling_count(&expected, &[], end, window);
             let peak = steps.iter().map(|s| s.1).max().unwrap();
             assert_eq!(peak, a.max_window_admitted, "{file}: {}", a.algorithm);
         }

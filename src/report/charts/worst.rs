@@ -20,15 +20,22 @@ use plotters::prelude::*;
 pub const FILE: &str = "worst_moment.svg";
 
 /// The rolling count `R(s) = |{a : s − W < a ≤ s}|` for `s` in `[end − W, end + W]`, as the
-/// corners of a step function, with `s` relative to `end`. `admissions` must hold every
-/// admission in `(end − 2W, end + W]` (what the recorder keeps), sorted.
-pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i128, u64)> {
+/// corners of a step function, with `s` relative to `end`; each admission weighing its
+/// `units` (empty: one each). `admissions` must hold every admission in `(end − 2W, end + W]`
+/// (what the recorder keeps), sorted.
+pub fn rolling_count(
+    admissions: &[Nanos],
+    units: &[u64],
+    end: Nanos,
+    window: Nanos,
+) -> Vec<(i128, u64)> {
     let (from, to) = (end as i128 - window as i128, end as i128 + window as i128);
     // An admission a enters the window at s = a and leaves at s = a + W.
     let mut changes: Vec<(i128, i64)> = Vec::with_capacity(admissions.len() * 2);
-    for &a in admissions {
-        changes.push((a as i128, 1));
-        changes.push((a as i128 + window as i128, -1));
+    for (i, &a) in admissions.iter().enumerate() {
+        let u = units.get(i).map_or(1, |&u| u as i64);
+        changes.push((a as i128, u));
+        changes.push((a as i128 + window as i128, -u));
     }
     changes.sort_unstable();
     let mut count: i64 = 0;
@@ -57,7 +64,8 @@ pub fn rolling_count(admissions: &[Nanos], end: Nanos, window: Nanos) -> Vec<(i1
 }
 
 /// What to see: the rows whose key peaks highest (every row of a tie named, each with its key).
-fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
+/// `what`: what a window holds (`admissions`, or `units of cost`).
+fn lead(algorithms: &[AlgorithmReport], what: &str) -> Option<String> {
     let top = super::most(algorithms, |a| a.burst_factor);
     let a = top.first()?;
     let mut keys: Vec<String> = top
@@ -71,11 +79,50 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
         _ => (" each", format!("keys {}", super::and_list(&keys))),
     };
     Some(format!(
-        "{} one key reach {} admissions in a rolling window{each} (burst factor {:.2}, {key}).",
+        "{} one key reach {} {what} in a rolling window{each} (burst factor {:.2}, {key}).",
         super::who(&top, "lets", "let"),
         a.max_window_admitted,
         a.burst_factor,
     ))
+}
+
+/// The line a row's rolling count is drawn against.
+struct Bound {
+    limit: u64,
+    window: Nanos,
+    limit_name: String,
+    /// The y axis: what a window holds.
+    counted: &'static str,
+    /// Against an intent in units of cost: the rows' worst windows are the intent's, in units.
+    weighed: bool,
+}
+
+impl Bound {
+    fn of(scenario: &Scenario) -> Bound {
+        match scenario.intent.unit.is_requests() {
+            true => {
+                let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+                Bound {
+                    limit,
+                    window,
+                    limit_name: format!("policy limit ({limit} per {})", format_duration(window)),
+                    counted: "admitted in the rolling window (requests)",
+                    weighed: false,
+                }
+            }
+            false => {
+                let base = &scenario.intent.base;
+                let (limit, window) = (base.ceiling(), base.window);
+                Bound {
+                    limit,
+                    window,
+                    limit_name: format!("intent ({limit} cost per {})", format_duration(window)),
+                    counted: "admitted in the rolling window (units of cost settled)",
+                    weighed: true,
+                }
+            }
+        }
+    }
 }
 
 /// The worst-moment chart of a run: one panel per row, its worst key's rolling admitted count
@@ -83,7 +130,13 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
     let title = format!("The worst moment: {}", scenario.name);
-    let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+    let Bound {
+        limit,
+        window,
+        limit_name,
+        counted,
+        weighed,
+    } = Bound::of(scenario);
     let (unit, unit_name) = time_unit(2 * window);
     let series = series(algorithms, window, unit);
     let tied = tied_rows(algorithms);
@@ -92,18 +145,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .map(|a| a.max_window_admitted)
         .fold(limit, u64::max) as f64;
     let half = window as f64 / unit;
-    let limit_name = format!("policy limit ({limit} per {})", format_duration(window));
     let legend = legend(algorithms, &names, &tied, &limit_name);
     let x_desc = format!("time from the end of the row's worst window ({unit_name})");
     let svg = render(FILE, &title, &legend, |area, marks: &mut Marks| {
-        let areas = panels(
-            FILE,
-            area,
-            &title,
-            &x_desc,
-            "admitted in the rolling window (requests)",
-            series.len(),
-        )?;
+        let areas = panels(FILE, area, &title, &x_desc, counted, series.len())?;
         let size = caption_size(series.len());
         for (i, (panel_area, (name, points))) in areas.iter().zip(&series).enumerate() {
             let a = &algorithms[i];
@@ -154,12 +199,27 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
-        lead: lead(algorithms),
-        caption: format!(
-            "For each algorithm, one panel: its worst key's admissions in the rolling window \
-             ending at each instant, around the window where that count peaked (the key and \
-             time are in the panel); above the black line ({limit}) the policy is violated."
+        lead: lead(
+            algorithms,
+            if weighed {
+                "units of cost"
+            } else {
+                "admissions"
+            },
         ),
+        caption: match weighed {
+            true => format!(
+                "For each algorithm, one panel: the units of cost its worst client's admissions \
+                 settled in the rolling window ending at each instant, around the window where \
+                 that sum peaked (the client and time are in the panel); above the black line \
+                 ({limit}) the intent is exceeded."
+            ),
+            false => format!(
+                "For each algorithm, one panel: its worst key's admissions in the rolling window \
+                 ending at each instant, around the window where that count peaked (the key and \
+                 time are in the panel); above the black line ({limit}) the policy is violated."
+            ),
+        },
         title,
         svg,
     })
@@ -174,7 +234,12 @@ fn series(
     algorithms
         .iter()
         .map(|a| {
-            let steps = rolling_count(&a.worst_window_admissions, a.worst_window_end_ns, window);
+            let steps = rolling_count(
+                &a.worst_window_admissions,
+                &a.worst_window_units,
+                a.worst_window_end_ns,
+                window,
+            );
             let points: Vec<(f64, f64)> = steps
                 .into_iter()
                 .map(|(s, n)| (s as f64 / unit, n as f64))
@@ -228,7 +293,7 @@ mod tests {
     #[test]
     fn rolling_count_steps() {
         // W = 10, end = 20, admissions at 5, 15, 15, 20. R(s) counts a in (s − 10, s].
-        let steps = rolling_count(&[5, 15, 15, 20], 20, 10);
+        let steps = rolling_count(&[5, 15, 15, 20], &[], 20, 10);
         let expected = [
             (-10, 1), // s = 10: (0, 10] holds 5
             (-5, 1),

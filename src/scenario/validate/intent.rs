@@ -4,7 +4,7 @@
 
 use super::ctx::{Ctx, Found};
 use crate::error::Result;
-use crate::metrics::{Entitlement, Intent, Per, RouteEntitlement, TierEntitlement};
+use crate::metrics::{Entitlement, Intent, IntentUnit, Per, RouteEntitlement, TierEntitlement};
 use crate::policy::Policy;
 use crate::scenario::raw::{RawIntent, RawKey, RawScenario, S};
 use crate::traffic::{Arrivals, SourceSpec};
@@ -34,6 +34,18 @@ impl Ctx<'_> {
             // The policy's burst goes with the policy's limit; a limit of its own has none.
             (None, l) if i.limit.is_none() => l.map(|_| policy.burst),
             (None, l) => l,
+        };
+        let unit = match &i.unit {
+            None => Some(IntentUnit::Requests),
+            Some(u) => found.ok(match u.get_ref().as_str() {
+                "requests" => Ok(IntentUnit::Requests),
+                "cost" => Ok(IntentUnit::Cost),
+                other => Err(self.err(
+                    u.span(),
+                    "intent.unit",
+                    format!("expected \"requests\" or \"cost\", got \"{other}\""),
+                )),
+            }),
         };
         let per = match &i.per {
             None => Some(Per::Client),
@@ -65,6 +77,7 @@ impl Ctx<'_> {
             return None;
         }
         Some(Intent {
+            unit: unit?,
             base,
             per: per?,
             per_tier: per_tier?,
