@@ -186,13 +186,7 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.heap_bytes = self.heap_bytes + new_heap - heap;
         self.redis_bytes = self.redis_bytes + new_redis - redis;
         if fresh {
-            self.live += 1;
-            self.peak.live_keys = self.peak.live_keys.max(self.live);
-            let shadow = self.shadow.get_mut();
-            shadow.arrived.push(key);
-            if std::mem::needs_drop::<L::State>() {
-                shadow.arrived_heap.push(self.heap_bytes);
-            }
+            self.note_new_key(key);
         } else if std::mem::needs_drop::<L::State>() {
             // Only a state that owns heap memory can make a known key's decision a new peak
             // (without, every figure it could give was noted when the table reached its size).
@@ -243,9 +237,16 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.live_keys.set(i, true);
         self.heap_bytes += L::heap_bytes(&self.states[i]);
         self.redis_bytes += L::redis_bytes(&self.states[i]);
+        self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
+        self.note_new_key(key);
+    }
+
+    /// Counts `key`, just made live (its bytes added), among the live keys and the arrivals the
+    /// memory figures replay.
+    #[inline(always)]
+    fn note_new_key(&mut self, key: KeyId) {
         self.live += 1;
         self.peak.live_keys = self.peak.live_keys.max(self.live);
-        self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
         let shadow = self.shadow.get_mut();
         shadow.arrived.push(key);
         if std::mem::needs_drop::<L::State>() {

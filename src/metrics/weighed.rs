@@ -27,6 +27,11 @@ use super::intent::{Bound, Bounds};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
+/// A history emptied by a sweep keeps a buffer this small: the id's next admission then
+/// allocates nothing (freeing every emptied buffer made most requests of a large keyspace
+/// allocate one again); a larger one, left by a burst, is given back.
+const KEPT_CAPACITY: usize = 8;
+
 /// One id's admitted history in units.
 #[derive(Debug, Default, Clone)]
 struct Ledger {
@@ -141,7 +146,7 @@ impl ExactLedger {
     /// Drops what expired by `now` with `window`; whether the log still holds something.
     fn expire(&mut self, now: Nanos, window: Nanos) -> bool {
         self.admits(now, 0, Bound { ceiling: 0, window });
-        if self.log.is_empty() {
+        if self.log.is_empty() && self.log.capacity() > KEPT_CAPACITY {
             self.log = VecDeque::new();
         }
         !self.log.is_empty()
@@ -387,9 +392,8 @@ impl Weighed {
         self.live.retain(|&id| {
             let s = &mut ids[id as usize];
             s.ledger.trim(now, keep);
-            if s.ledger.admitted.is_empty() {
+            if s.ledger.admitted.is_empty() && s.ledger.admitted.capacity() > KEPT_CAPACITY {
                 s.ledger.admitted = VecDeque::new();
-                s.ledger.window_start = 0;
             }
             let holds = s.exact.expire(now, longest) || !s.ledger.admitted.is_empty();
             s.listed = holds;
