@@ -126,8 +126,8 @@ fn time_keyed<L: Limiter>(limiter: L, capture: &Capture, window: Nanos) -> Timin
         &capture.arrivals,
         |a| a.1,
         window,
-        |&(key, _), t| {
-            black_box(fresh.decide(key, t));
+        |&(key, _, cost), t| {
+            black_box(fresh.decide_n(key, t, cost));
         },
     )
 }

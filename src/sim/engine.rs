@@ -7,7 +7,7 @@
 use super::clients::Clients;
 use super::progress::{Progress, REPORT_EVERY};
 use super::queue::{EventKind, EventQueue, ScheduledInThePast};
-use crate::algorithms::{Decision, KeyId, KeyedLimiter, Limiter, Outcome};
+use crate::algorithms::{Cost, Decision, KeyId, KeyedLimiter, Limiter, Outcome};
 use crate::error::{Error, Result};
 use crate::metrics::{Deciders, Recorder};
 use crate::scenario::Scenario;
@@ -149,10 +149,14 @@ impl<L: Limiter> Gate for KeyedLimiter<L> {
 
 /// The first arrivals of a run, kept to time the limiter on its own afterwards.
 pub struct Capture {
-    /// The `(key, time)` of the run's first arrivals, in arrival order, up to the capture's limit.
-    pub arrivals: Vec<(KeyId, Nanos)>,
+    /// The `(key, time, cost)` of the run's first arrivals, in arrival order, up to the
+    /// capture's limit (16 bytes each, as the pair alone).
+    pub arrivals: Vec<(KeyId, Nanos, Cost)>,
     limit: usize,
 }
+
+// The cost rides in the pair's padding: a capture of a million arrivals stays 16 MB.
+const _: () = assert!(std::mem::size_of::<(KeyId, Nanos, Cost)>() == 16);
 
 impl Capture {
     /// Keeps up to `limit` arrivals, room for `expected` of them (about how many the run will
@@ -172,9 +176,9 @@ impl Capture {
     }
 
     #[inline]
-    fn push(&mut self, key: KeyId, time: Nanos) {
+    fn push(&mut self, key: KeyId, time: Nanos, cost: Cost) {
         if self.arrivals.len() < self.limit {
-            self.arrivals.push((key, time));
+            self.arrivals.push((key, time, cost));
         }
     }
 }
@@ -342,7 +346,7 @@ impl<G: Gate> Run<'_, G> {
     fn request(&mut self, arrival: Arrival, previous_sleep: Nanos) -> Result<()> {
         let now = arrival.time;
         let obs = &mut self.observers;
-        obs.capture.push(arrival.key, now);
+        obs.capture.push(arrival.key, now, arrival.cost);
         let estimate = self.limiter.estimate(&arrival);
         // By reference, not moved out of the pair: a copy read the decision back with wider
         // loads than the stores that wrote it, and stalled on store forwarding.

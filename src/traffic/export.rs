@@ -50,6 +50,32 @@ pub struct Request<'a> {
     pub settles: bool,
 }
 
+/// Refuses the replayed record at `line` that weighs more than one or settles less than its
+/// cost (`cost`, `refund`) when the pass writes no such column (`costed`, `settles`): the
+/// columns follow the first records, chosen before the rest is read, and a later record's
+/// figure would be dropped without a word.
+fn unannounced_cost(
+    path: &Path,
+    line: u64,
+    (cost, refund): (Cost, Cost),
+    (costed, settles): (bool, bool),
+) -> Result<()> {
+    let (field, first) = match () {
+        _ if !costed && cost != 1 => ("cost", "a cost"),
+        _ if !settles && refund != 0 => ("actual_cost", "an actual cost"),
+        _ => return Ok(()),
+    };
+    Err(super::replay::trace_error(
+        path,
+        line,
+        Some(field),
+        format!(
+            "the trace's first record has no `{field}` but this one has {first}: the written \
+             trace's columns follow its first record, so give that one a `{field}` too"
+        ),
+    ))
+}
+
 /// What one pass over a scenario's traffic gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pass {
@@ -95,6 +121,10 @@ pub fn for_each_request(
         let fields = keys
             .fields(a.key)
             .ok_or_else(|| Error::Internal("a generated key has no recorded identity".into()))?;
+        let record = sources[i].last_record();
+        if let (Some(r), Arrivals::Replay { path, .. }) = (record, &specs[i].arrivals) {
+            unannounced_cost(path, r.line, (a.cost, a.refund), (costed, settles))?;
+        }
         f(Request {
             time: a.time,
             fields,
@@ -102,7 +132,7 @@ pub fn for_each_request(
             source_index: i as u16,
             role: specs[i].role,
             method: a.method,
-            record: sources[i].last_record(),
+            record,
             wire: keys.wire(a.key),
             cost: a.cost,
             costed,

@@ -505,3 +505,57 @@ fn actual_costs_round_trip_through_the_csv_trace() {
         "{err}"
     );
 }
+
+/// A JSONL trace whose first record has no `cost` (the written trace's columns follow it) but
+/// a later one weighs more: `rlsim traffic` refuses that record by line and field instead of
+/// dropping its cost; a later `cost` of 1 loses nothing and passes.
+#[test]
+fn a_later_records_cost_the_written_trace_has_no_column_for_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = |records: &str| {
+        write(dir.path(), "trace.jsonl", records);
+        write(
+            dir.path(),
+            "replay.toml",
+            r#"
+            name = "late cost"
+            duration = "1m"
+            algorithms = ["token_bucket"]
+            [policy]
+            limit = 10
+            window = "1m"
+            [[traffic]]
+            name = "trace"
+            kind = "replay"
+            path = "trace.jsonl"
+            "#,
+        )
+    };
+    let first = r#"{"time": 1000000000, "ip": "198.51.100.1"}"#;
+    let path = scenario(&format!(
+        "{first}\n{}\n",
+        r#"{"time": 2000000000, "ip": "198.51.100.1", "cost": 1}"#
+    ));
+    let out = dir.path().join("out.csv");
+    let run = |path: &std::path::Path| {
+        rlsim()
+            .args(["traffic", "--quiet", "--out"])
+            .arg(&out)
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    assert!(run(&path).status.success());
+    let path = scenario(&format!(
+        "{first}\n{}\n",
+        r#"{"time": 2000000000, "ip": "198.51.100.1", "cost": 7}"#
+    ));
+    let refused = run(&path);
+    assert_eq!(refused.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        err.contains("trace.jsonl:2") && err.contains("field `cost`"),
+        "{err}"
+    );
+    assert!(err.contains("first record has no `cost`"), "{err}");
+}
