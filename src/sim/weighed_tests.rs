@@ -353,18 +353,18 @@ fn judged_in_cost(rest: &str) -> Vec<(u64, u64, u64, u64, u64)> {
         .collect()
 }
 
+/// An intent of `limit` points per 10 s per client.
+fn cost_intent(limit: u32) -> String {
+    format!("[intent]\nunit = \"cost\"\nlimit = {limit}\nwindow = \"10s\"")
+}
+
 /// Admitted (see `the_short_form_counts_cost`): fixed window at 0, 1, 2; token bucket at 0, 1,
 /// 2, 4 and 7, 10 points each. Against 30 points per 10 s the bucket's admissions at 4 and 7
 /// take the window to 40 and 50: two violations, 10 points over each. Every refusal finds a
 /// window of 30 already: none is needless.
 #[test]
 fn an_intent_in_cost_sums_points_in_its_windows() {
-    let intent = r#"
-        [intent]
-        unit = "cost"
-        limit = 30
-        window = "10s"
-    "#;
+    let intent = &cost_intent(30);
     assert_eq!(
         judged_in_cost(intent),
         [(0, 0, 0, 0, 30), (2, 20, 0, 0, 50)]
@@ -383,12 +383,7 @@ fn an_intent_in_cost_sums_points_in_its_windows() {
 /// with room for 10).
 #[test]
 fn refusals_with_room_in_every_window_are_needless_in_points() {
-    let intent = r#"
-        [intent]
-        unit = "cost"
-        limit = 60
-        window = "10s"
-    "#;
+    let intent = &cost_intent(60);
     assert_eq!(
         judged_in_cost(intent),
         [(0, 0, 7, 70, 30), (0, 0, 5, 50, 50)]
@@ -400,13 +395,7 @@ fn refusals_with_room_in_every_window_are_needless_in_points() {
 /// each of its 5 refusals (5 points each) would have fit.
 #[test]
 fn an_intent_in_cost_weighs_what_requests_settled() {
-    let rest = r#"
-        actual_cost = 5
-        [intent]
-        unit = "cost"
-        limit = 30
-        window = "10s"
-    "#;
+    let rest = &format!("actual_cost = 5\n{}", cost_intent(30));
     assert_eq!(judged_in_cost(rest), [(0, 0, 7, 35, 15), (0, 0, 5, 25, 25)]);
 }
 

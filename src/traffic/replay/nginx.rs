@@ -20,6 +20,9 @@
 //!   logged);
 //! - `status`: `$status` (`%03ui`: `000` when no response was sent, `009` for HTTP/0.9, which
 //!   has no status line: none); `forwarded_for`: `$http_x_forwarded_for`;
+//! - `cost` and `actual_cost`: variables of those names, which nginx does not define: a
+//!   configuration that logs a query's cost defines them (`map $upstream_http_x_query_cost
+//!   $cost { default $upstream_http_x_query_cost; }`, or `set`), read as a trace's columns;
 //! - production's decision: `$limit_req_status` (`PASSED`, `DELAYED`, `REJECTED`,
 //!   `DELAYED_DRY_RUN`, `REJECTED_DRY_RUN`; `-`: no `limit_req` decided the request, and the
 //!   status stays for the back-test to compare with the contender's refusal status).
@@ -43,7 +46,8 @@ use super::format::{Detect, Format, Head};
 use super::input::{self, LineError, LineFormat, Lines, TraceData};
 use super::seconds::{Placement, placed};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_method, parse_status, seconds_ns,
+    Outcome, Production, Record, RecordReader, field_index, parse_actual_cost, parse_cost,
+    parse_method, parse_status, seconds_ns,
 };
 use crate::error::{Error, Result};
 use crate::policy::KeyField;
@@ -138,6 +142,8 @@ enum Var {
     RequestUri,
     Status,
     LimitReqStatus,
+    Cost,
+    ActualCost,
     Other,
 }
 
@@ -159,6 +165,8 @@ impl Var {
             "request_uri" => Var::RequestUri,
             "status" => Var::Status,
             "limit_req_status" => Var::LimitReqStatus,
+            "cost" => Var::Cost,
+            "actual_cost" => Var::ActualCost,
             _ => Var::Other,
         }
     }
@@ -309,6 +317,8 @@ struct Values<'a> {
     request_uri: &'a str,
     status: &'a str,
     limit_req_status: &'a str,
+    cost: &'a str,
+    actual_cost: &'a str,
 }
 
 impl<'a> Values<'a> {
@@ -329,6 +339,8 @@ impl<'a> Values<'a> {
             Var::RequestUri => &mut self.request_uri,
             Var::Status => &mut self.status,
             Var::LimitReqStatus => &mut self.limit_req_status,
+            Var::Cost => &mut self.cost,
+            Var::ActualCost => &mut self.actual_cost,
             Var::Other => return,
         };
         *slot = value;
@@ -378,6 +390,9 @@ impl<'a> Values<'a> {
         };
         rec.production =
             Production::parse(self.limit_req_status).map_err(|m| (Some("limit_req_status"), m))?;
+        rec.cost = parse_cost(self.cost).map_err(|m| (Some("cost"), m))?;
+        rec.actual_cost =
+            parse_actual_cost(self.actual_cost).map_err(|m| (Some("actual_cost"), m))?;
         let mut request = present(self.request).unwrap_or("").split(' ');
         let (method, target) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
         rec.method = parse_method(present(self.request_method).unwrap_or(method));
@@ -602,6 +617,8 @@ impl LineFormat for NginxJson {
         let request_uri = text(j.request_uri, "request_uri")?;
         let limit = text(j.limit_req_status, "limit_req_status")?;
         let status = text(j.status, "status")?;
+        let cost = text(j.cost, "cost")?;
+        let actual_cost = text(j.actual_cost, "actual_cost")?;
         let values = Values {
             msec: msec.as_str(),
             iso: iso.as_str(),
@@ -618,6 +635,8 @@ impl LineFormat for NginxJson {
             request_uri: request_uri.as_str(),
             status: status.as_str(),
             limit_req_status: limit.as_str(),
+            cost: cost.as_str(),
+            actual_cost: actual_cost.as_str(),
         };
         // The JSON parser has undone `escape=json` already.
         values.fill(rec, Escape::None, &mut self.stamps)
@@ -625,7 +644,7 @@ impl LineFormat for NginxJson {
 }
 
 /// The keys [`JsonLine`] reads.
-const KEYS: [&str; 15] = [
+const KEYS: [&str; 17] = [
     "msec",
     "time_iso8601",
     "time_local",
@@ -641,6 +660,8 @@ const KEYS: [&str; 15] = [
     "request_uri",
     "status",
     "limit_req_status",
+    "cost",
+    "actual_cost",
 ];
 
 /// The last key of a line cut short (the field it ends in), when it is one of [`KEYS`].
@@ -683,6 +704,10 @@ struct JsonLine<'a> {
     status: Option<Scalar<'a>>,
     #[serde(borrow)]
     limit_req_status: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    cost: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    actual_cost: Option<Scalar<'a>>,
 }
 
 /// A JSON value as nginx logs one: a string (`"$msec"`), a number (`$msec` unquoted), or null.
@@ -1095,6 +1120,52 @@ mod tests {
     /// `$limit_req_status`, statuses 499 and 000 and a 403 that is not the limiter's, JSON
     /// escapes undone, unquoted numbers, `$realip_remote_addr` when nothing else names the
     /// client, an integer `$msec`.
+    /// `$cost` and `$actual_cost`, variables a configuration defines to log a query's cost,
+    /// are the trace's `cost` and `actual_cost`, in a text template and as JSON keys (strings
+    /// or numbers); `-` or an empty value is none.
+    #[test]
+    fn reads_a_cost_and_an_actual_cost_the_configuration_logs() {
+        let template = "$msec $remote_addr \"$request\" $status $cost $actual_cost";
+        let text = concat!(
+            "1795953600.000 10.0.0.1 \"POST /graphql HTTP/1.1\" 200 150 30\n",
+            "1795953600.500 10.0.0.1 \"POST /graphql HTTP/1.1\" 200 12 -\n",
+            "1795953601.000 10.0.0.2 \"GET /health HTTP/1.1\" 200 - -\n",
+        );
+        let json = concat!(
+            r#"{"msec": "1795953600.000", "remote_addr": "10.0.0.1", "request": "POST /graphql HTTP/1.1", "status": 200, "cost": 150, "actual_cost": "30"}"#,
+            "\n",
+            r#"{"msec": "1795953600.500", "remote_addr": "10.0.0.1", "request": "POST /graphql HTTP/1.1", "status": 200, "cost": "12", "actual_cost": ""}"#,
+            "\n",
+            r#"{"msec": "1795953601.000", "remote_addr": "10.0.0.2", "request": "GET /health HTTP/1.1", "status": 200}"#,
+            "\n",
+        );
+        let costs = |records: Vec<Record>| {
+            records
+                .iter()
+                .map(|r| (r.cost, r.actual_cost))
+                .collect::<Vec<_>>()
+        };
+        let want = [(Some(150), Some(30)), (Some(12), None), (None, None)];
+        let text_options = options(TraceFormat::Nginx, Some(template));
+        assert_eq!(costs(read(&text_options, text)), want);
+        assert_eq!(
+            costs(read(&options(TraceFormat::NginxJson, None), json)),
+            want
+        );
+        let line = |cost: &str, actual: &str| {
+            format!(
+                r#"{{"msec": "1795953600.000", "remote_addr": "10.0.0.1", "cost": {cost}, "actual_cost": {actual}}}"#
+            )
+        };
+        let bad = [line("0", "0"), line("\"many\"", "1"), line("5", "-1")];
+        let cases: Vec<(&str, Option<&str>)> = vec![
+            (bad[0].as_str(), Some("cost")),
+            (bad[1].as_str(), Some("cost")),
+            (bad[2].as_str(), Some("actual_cost")),
+        ];
+        assert_eq!(bad_lines(TraceFormat::NginxJson, "", &cases), 3);
+    }
+
     #[test]
     fn reads_json_escaped_lines() {
         use Production::*;
