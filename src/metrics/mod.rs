@@ -311,6 +311,14 @@ pub struct TimeBucket {
     pub delayed: u64,
     /// Requests arriving in the bucket that were refused.
     pub rejected: u64,
+    /// The cost of the first tries arriving in the bucket (the rate chart's offered load
+    /// where requests weigh more than one; not in `timeseries.csv`).
+    #[serde(skip)]
+    pub cost_offered: u64,
+    /// The cost of the requests arriving in the bucket that were admitted, at once or after
+    /// a delay (counted when decided, not when released).
+    #[serde(skip)]
+    pub cost_admitted: u64,
 }
 
 /// The malformed trace lines each source of a run skipped, in the scenario's order

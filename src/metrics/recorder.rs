@@ -250,7 +250,7 @@ impl Recorder {
         self.retries.on_request(t, retry);
         let delayed = matches!(outcome, Outcome::Delay(_));
         self.timeline
-            .on_arrival(t, u32::from(a.source), retry, delayed, rejected);
+            .on_arrival(t, (u32::from(a.source), a.cost), retry, delayed, rejected);
         self.keys_per_client.record(a);
         // A retry is the client's reaction to the contender, not in production's log.
         if let Some(verdict) = a.logged.verdict()

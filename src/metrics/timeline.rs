@@ -5,6 +5,7 @@
 //! scenario's duration ([`TAIL_FACTOR`]) and everything later is counted in one final bucket.
 
 use super::TimeBucket;
+use crate::algorithms::Cost;
 use crate::time::Nanos;
 
 /// Buckets are kept one by one up to this many times the scenario's duration.
@@ -89,12 +90,13 @@ impl Timeline {
         i
     }
 
-    /// A request of `source` arrives at `t`; `delayed`/`rejected` say what the limiter did.
+    /// A request of `source` weighing `cost` arrives at `t`; `delayed`/`rejected` say what the
+    /// limiter did.
     #[inline]
     pub fn on_arrival(
         &mut self,
         t: Nanos,
-        source: u32,
+        (source, cost): (u32, Cost),
         retry: bool,
         delayed: bool,
         rejected: bool,
@@ -105,6 +107,9 @@ impl Timeline {
         b.retries += retry as u64;
         b.delayed += delayed as u64;
         b.rejected += rejected as u64;
+        let cost = u64::from(cost);
+        b.cost_offered += if retry { 0 } else { cost };
+        b.cost_admitted += if rejected { 0 } else { cost };
         if retry {
             let per_bucket = super::dense::slot(&mut self.retries_by_source, source);
             *super::dense::slot(per_bucket, i as u32) += 1;
@@ -135,6 +140,25 @@ impl Timeline {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bucket's cost: every first try's offered, every request not refused admitted (a
+    /// delayed one when decided), a retry's cost offered again only in `offered`'s count.
+    #[test]
+    fn a_bucket_weighs_its_requests() {
+        let mut t = Timeline::new(100, 10);
+        t.on_arrival(1, (0, 5), false, false, false);
+        t.on_arrival(2, (0, 7), false, true, false);
+        t.on_arrival(3, (0, 11), false, false, true);
+        t.on_arrival(4, (0, 11), true, false, false);
+        t.on_arrival(12, (1, 2), false, false, false);
+        let b = t.finish().buckets;
+        let costs: Vec<(u64, u64)> = b
+            .iter()
+            .map(|b| (b.cost_offered, b.cost_admitted))
+            .collect();
+        assert_eq!(costs, [(5 + 7 + 11, 5 + 7 + 11), (2, 2)]);
+        assert_eq!((b[0].offered, b[0].retries, b[0].rejected), (4, 1, 1));
+    }
 
     /// The cached bucket gives the index the division gives, in and out of order, up to the
     /// final bucket and the end of time.

@@ -45,10 +45,16 @@ fn lead(algorithms: &[AlgorithmReport]) -> Option<String> {
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let title = format!("Admitted rate over time: {}", scenario.name);
     let rates = Rates::new(scenario, algorithms);
-    let y_desc = format!(
-        "admitted requests/s (per {} bucket)",
-        format_duration(scenario.bucket)
-    );
+    let y_desc = match rates.costs {
+        true => format!(
+            "admitted cost/s (per {} bucket)",
+            format_duration(scenario.bucket)
+        ),
+        false => format!(
+            "admitted requests/s (per {} bucket)",
+            format_duration(scenario.bucket)
+        ),
+    };
     let x_desc = format!("time ({})", rates.timeline.unit_name);
     let svg = render(FILE, &title, &rates.legend(), |area, marks: &mut Marks| {
         let areas = panels(FILE, area, &title, &x_desc, &y_desc, algorithms.len())?;
@@ -61,11 +67,19 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     Ok(super::Chart {
         file: FILE,
         lead: lead(algorithms),
-        caption: format!(
-            "Requests reaching the backend per second under each algorithm, one panel each, over \
-             the offered load (grey), from 0 to the scenario's end ({}).",
-            format_duration(scenario.duration)
-        ),
+        caption: match rates.costs {
+            true => format!(
+                "The cost of the requests admitted per second under each algorithm, one panel \
+                 each, over the offered cost (grey), from 0 to the scenario's end ({}); a \
+                 delayed request's cost counts when it is decided.",
+                format_duration(scenario.duration)
+            ),
+            false => format!(
+                "Requests reaching the backend per second under each algorithm, one panel each, \
+                 over the offered load (grey), from 0 to the scenario's end ({}).",
+                format_duration(scenario.duration)
+            ),
+        },
         title,
         svg,
     })
@@ -81,20 +95,32 @@ struct Rates<'a> {
     /// The rows each row's series coincides with.
     tied: Vec<Vec<&'a str>>,
     y_max: f64,
+    /// Requests weigh more than one: the rates are of cost.
+    costs: bool,
 }
 
 impl<'a> Rates<'a> {
     fn new(scenario: &Scenario, algorithms: &'a [AlgorithmReport]) -> Rates<'a> {
         let timeline = Timeline::new(scenario);
+        let costs = algorithms.iter().any(|a| a.cost.is_some());
         // First tries are the same under every algorithm (retries depend on its rejections):
         // they are the load. Without retrying clients they are all that is offered.
         let offered = algorithms
             .first()
-            .map(|a| timeline.rates(a, |b| b.offered - b.retries))
+            .map(|a| match costs {
+                true => timeline.rates(a, |b| b.cost_offered),
+                false => timeline.rates(a, |b| b.offered - b.retries),
+            })
             .unwrap_or_default();
         let admitted: Vec<(&str, Vec<(f64, f64)>)> = algorithms
             .iter()
-            .map(|a| (a.algorithm.as_str(), timeline.rates(a, |b| b.admitted)))
+            .map(|a| {
+                let rates = match costs {
+                    true => timeline.rates(a, |b| b.cost_admitted),
+                    false => timeline.rates(a, |b| b.admitted),
+                };
+                (a.algorithm.as_str(), rates)
+            })
             .collect();
         let tied = ties(
             &algorithms
@@ -111,11 +137,16 @@ impl<'a> Rates<'a> {
         Rates {
             timeline,
             names: row_names(algorithms),
-            offered_name: offered_label(scenario),
+            offered_name: match (costs, offered_label(scenario)) {
+                (true, "offered load") => "offered cost",
+                (true, _) => "offered cost (first tries)",
+                (false, label) => label,
+            },
             offered,
             admitted,
             tied,
             y_max,
+            costs,
         }
     }
 
@@ -178,7 +209,10 @@ impl<'a> Rates<'a> {
             points,
             timeline.width(),
             c,
-            |x, y| format!("{name}, {}: {} req/s", timeline.at(x), figure(y)),
+            |x, y| {
+                let unit = if self.costs { "cost/s" } else { "req/s" };
+                format!("{name}, {}: {} {unit}", timeline.at(x), figure(y))
+            },
         )
     }
 }
