@@ -30,6 +30,7 @@ mod import_kong;
 mod import_locations;
 mod import_traefik;
 mod intent;
+mod intent_cost;
 mod io;
 mod layers;
 mod metrics;
