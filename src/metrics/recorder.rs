@@ -157,8 +157,10 @@ impl Recorder {
             let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
             let ids = keys.clients() * self.stride as usize;
             match &mut self.weighed {
-                Some(w) if self.intent.per_client() => *w = Weighed::new(bounds),
-                Some(_) => {}
+                Some(w) if self.intent.per_client() => {
+                    *w = Weighed::with_room(bounds, ids, keys.len())
+                }
+                Some(w) => *w = Weighed::with_room(bounds, keys.len(), keys.len()),
                 None => self.judged = Some(Judged::new(bounds, ids)),
             }
         }

@@ -18,22 +18,23 @@ const INLINE: usize = 3;
 /// histories advance in step then put their current slots in the same cache sets.
 const FIRST_RING: usize = 12;
 
-/// `N` times inline (most logs hold a few), the rest on the heap.
+/// `N` times inline (most logs hold a few), the rest on the heap. A time is a [`Nanos`], or an
+/// entry of its own (`T`) ordered by time, as a log of `(time, units)` is.
 #[derive(Debug, Clone)]
-pub(super) enum TimeLog<const N: usize = INLINE> {
-    Inline { len: u8, times: [Nanos; N] },
-    Spilled(Ring),
+pub(super) enum TimeLog<const N: usize = INLINE, T: Copy + Default = Nanos> {
+    Inline { len: u8, times: [T; N] },
+    Spilled(Ring<T>),
 }
 
 /// A ring of times on the heap: `len` times from slot `head`, wrapping.
 #[derive(Debug, Clone)]
-pub(super) struct Ring {
+pub(super) struct Ring<T> {
     head: u32,
     len: u32,
-    slots: Box<[Nanos]>,
+    slots: Box<[T]>,
 }
 
-impl Ring {
+impl<T: Copy + Default> Ring<T> {
     /// The slot of the `i`-th oldest time (`i` under the ring's size).
     #[inline]
     fn slot(&self, i: usize) -> usize {
@@ -47,7 +48,8 @@ impl Ring {
 
     /// Room for twice as many, the times moved to the front.
     fn grow(&mut self) {
-        let mut slots = vec![0; (self.slots.len() * 2).max(FIRST_RING)].into_boxed_slice();
+        let size = (self.slots.len() * 2).max(FIRST_RING);
+        let mut slots = vec![T::default(); size].into_boxed_slice();
         for (i, t) in slots.iter_mut().take(self.len as usize).enumerate() {
             *t = self.slots[self.slot(i)];
         }
@@ -56,16 +58,16 @@ impl Ring {
     }
 }
 
-impl<const N: usize> Default for TimeLog<N> {
+impl<const N: usize, T: Copy + Default> Default for TimeLog<N, T> {
     fn default() -> Self {
         TimeLog::Inline {
             len: 0,
-            times: [0; N],
+            times: [T::default(); N],
         }
     }
 }
 
-impl<const N: usize> TimeLog<N> {
+impl<const N: usize, T: Copy + Default> TimeLog<N, T> {
     #[inline]
     pub fn len(&self) -> usize {
         match self {
@@ -82,7 +84,7 @@ impl<const N: usize> TimeLog<N> {
     /// The `i`-th oldest time; `i` is under `len` (checked in debug builds: past the length,
     /// an inline log would return a stale time and a ring another slot's).
     #[inline]
-    pub fn get(&self, i: usize) -> Nanos {
+    pub fn get(&self, i: usize) -> T {
         debug_assert!(i < self.len(), "index out of range");
         match self {
             TimeLog::Inline { times, .. } => times[i],
@@ -92,7 +94,7 @@ impl<const N: usize> TimeLog<N> {
 
     // The oldest time is read on every request (expiry checks): straight from the head slot.
     #[inline]
-    pub fn front(&self) -> Option<Nanos> {
+    pub fn front(&self) -> Option<T> {
         match self {
             TimeLog::Inline { len, times } => (*len > 0).then_some(times[0]),
             TimeLog::Spilled(r) => (r.len > 0).then(|| r.slots[r.head as usize]),
@@ -100,14 +102,14 @@ impl<const N: usize> TimeLog<N> {
     }
 
     #[cfg(test)]
-    pub fn back(&self) -> Option<Nanos> {
+    pub fn back(&self) -> Option<T> {
         (!self.is_empty()).then(|| self.get(self.len() - 1))
     }
 
     /// Appends `t`; returns whether the log just moved to the heap (so its owner can list it
     /// for sweeping: inline logs hold nothing to free).
     #[inline]
-    pub fn push_back(&mut self, t: Nanos) -> bool {
+    pub fn push_back(&mut self, t: T) -> bool {
         match self {
             TimeLog::Inline { len, times } if (*len as usize) < N => {
                 times[*len as usize] = t;
@@ -126,7 +128,7 @@ impl<const N: usize> TimeLog<N> {
                 let mut slots = Vec::with_capacity(FIRST_RING);
                 slots.extend_from_slice(times);
                 slots.push(t);
-                slots.resize(FIRST_RING, 0);
+                slots.resize(FIRST_RING, T::default());
                 let slots = slots.into_boxed_slice();
                 *self = TimeLog::Spilled(Ring {
                     head: 0,
@@ -159,7 +161,7 @@ impl<const N: usize> TimeLog<N> {
             if r.len as usize > N {
                 return true;
             }
-            let mut times = [0; N];
+            let mut times = [T::default(); N];
             for (i, slot) in times.iter_mut().take(r.len as usize).enumerate() {
                 *slot = r.slots[r.slot(i)];
             }
@@ -177,7 +179,7 @@ impl<const N: usize> TimeLog<N> {
     }
 
     #[inline]
-    pub fn pop_front(&mut self) -> Option<Nanos> {
+    pub fn pop_front(&mut self) -> Option<T> {
         match self {
             TimeLog::Inline { len, times } => {
                 if *len == 0 {
@@ -208,7 +210,7 @@ impl<const N: usize> TimeLog<N> {
 
     /// The times in order, as two runs of memory (the second empty unless a ring wraps).
     #[inline]
-    fn as_slices(&self) -> (&[Nanos], &[Nanos]) {
+    fn as_slices(&self) -> (&[T], &[T]) {
         match self {
             TimeLog::Inline { len, times } => (&times[..*len as usize], &[]),
             TimeLog::Spilled(r) => {
@@ -224,7 +226,7 @@ impl<const N: usize> TimeLog<N> {
     /// The index of the first time for which `pred` is false (`pred` holds for a prefix): a
     /// binary search in each run of memory, as `VecDeque` does (judging a rejection takes five
     /// of them, and a search through `get` paid a branch on the log's kind per probe).
-    pub fn partition_point(&self, pred: impl Fn(&Nanos) -> bool) -> usize {
+    pub fn partition_point(&self, pred: impl Fn(&T) -> bool) -> usize {
         let (first, second) = self.as_slices();
         let i = first.partition_point(&pred);
         if i < first.len() {
@@ -234,7 +236,7 @@ impl<const N: usize> TimeLog<N> {
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = Nanos> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
 }

@@ -17,27 +17,30 @@
 //! property test holds them to it). Each id keeps its admissions as `(time, running total)`
 //! pairs, so the units of any span are a difference of two totals: judging a rejection is a
 //! few binary searches and one pass over the admissions in `(t, t + W)`. The histories are
-//! `VecDeque`s rather than the request judges' inline logs: a key's history allocates when it
-//! first admits (docs/performance.md).
+//! the request judges' logs ([`TimeLog`]) of pairs: a few inline in the id's entry, more on the
+//! heap until a sweep finds them short (docs/performance.md, "Judging in units of cost").
 
 use super::accuracy::AccuracyPart;
 use super::burst::BurstsPart;
 use super::harm::Harm;
 use super::intent::{Bound, Bounds};
+use super::timelog::TimeLog;
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
-/// A history emptied by a sweep keeps a buffer this small: the id's next admission then
-/// allocates nothing (freeing every emptied buffer made most requests of a large keyspace
-/// allocate one again); a larger one, left by a burst, is given back.
-const KEPT_CAPACITY: usize = 8;
+/// Admissions a history keeps inline, in the id's own entry: an id with more moves them to
+/// a ring on the heap until a sweep finds it short again (as the request judges' logs do).
+const INLINE: usize = 4;
+
+/// A log of `(time, units)` or `(time, running total)`, oldest first.
+type UnitLog = TimeLog<INLINE, (Nanos, u64)>;
 
 /// One id's admitted history in units.
 #[derive(Debug, Default, Clone)]
 struct Ledger {
     /// `(time, units admitted to the id up to and including this admission)`, oldest first,
     /// those after `now − keep` ([`Weighed::keep`]).
-    admitted: VecDeque<(Nanos, u64)>,
+    admitted: UnitLog,
     /// The running total before `admitted[0]` (what trimming dropped).
     before: u64,
     /// Index of the first admission inside `(now−W, now]`; only advances.
@@ -49,7 +52,7 @@ impl Ledger {
     #[inline]
     fn total_before(&self, i: usize) -> u64 {
         match i.checked_sub(1) {
-            Some(j) => self.admitted[j].1,
+            Some(j) => self.admitted.get(j).1,
             None => self.before,
         }
     }
@@ -64,7 +67,12 @@ impl Ledger {
     #[inline]
     fn units_now(&mut self, now: Nanos, window: Nanos) -> u64 {
         while self.window_start < self.admitted.len()
-            && self.admitted[self.window_start].0.saturating_add(window) <= now
+            && self
+                .admitted
+                .get(self.window_start)
+                .0
+                .saturating_add(window)
+                <= now
         {
             self.window_start += 1;
         }
@@ -73,7 +81,7 @@ impl Ledger {
 
     /// Drops admissions at or before `now − keep`.
     fn trim(&mut self, now: Nanos, keep: Nanos) {
-        while let Some(&(t, total)) = self.admitted.front() {
+        while let Some((t, total)) = self.admitted.front() {
             if t.saturating_add(keep) > now {
                 break;
             }
@@ -102,11 +110,11 @@ impl Ledger {
         let end = (self.admitted).partition_point(|&(a, _)| a < t.saturating_add(b.window));
         let mut left = (self.admitted).partition_point(|&(a, _)| a.saturating_add(b.window) <= t);
         for i in start..end {
-            let s = self.admitted[i].0;
-            if i + 1 < end && self.admitted[i + 1].0 == s {
+            let s = self.admitted.get(i).0;
+            if i + 1 < end && self.admitted.get(i + 1).0 == s {
                 continue;
             }
-            while self.admitted[left].0.saturating_add(b.window) <= s {
+            while self.admitted.get(left).0.saturating_add(b.window) <= s {
                 left += 1;
             }
             if self.total_before(i + 1) - self.total_before(left) + units > b.ceiling {
@@ -120,7 +128,7 @@ impl Ledger {
 /// One id's log under the exact limiter of the intent: `(time, units)` in its window.
 #[derive(Debug, Default, Clone)]
 struct ExactLedger {
-    log: VecDeque<(Nanos, u64)>,
+    log: UnitLog,
     units: u64,
 }
 
@@ -128,7 +136,7 @@ impl ExactLedger {
     /// Whether the weighted sliding log admits `units` at `now` (and records them).
     #[inline]
     fn admits(&mut self, now: Nanos, units: u64, b: Bound) -> bool {
-        while let Some(&(t, u)) = self.log.front() {
+        while let Some((t, u)) = self.log.front() {
             if t.saturating_add(b.window) > now {
                 break;
             }
@@ -143,12 +151,11 @@ impl ExactLedger {
         admit
     }
 
-    /// Drops what expired by `now` with `window`; whether the log still holds something.
+    /// Drops what expired by `now` with `window`, and moves a short log back inline;
+    /// whether the log still holds something.
     fn expire(&mut self, now: Nanos, window: Nanos) -> bool {
         self.admits(now, 0, Bound { ceiling: 0, window });
-        if self.log.is_empty() && self.log.capacity() > KEPT_CAPACITY {
-            self.log = VecDeque::new();
-        }
+        self.log.fit_inline();
         !self.log.is_empty()
     }
 }
@@ -226,12 +233,18 @@ pub(super) struct Weighed {
 
 impl Weighed {
     pub fn new(bounds: Bounds) -> Self {
+        Self::with_room(bounds, 0, 0)
+    }
+
+    /// A judge with room for `ids` judged ids and `keys` keys (those known before the run):
+    /// their tables then never move as the run fills them.
+    pub fn with_room(bounds: Bounds, ids: usize, keys: usize) -> Self {
         let stride = bounds.stride();
         Weighed {
             bounds,
-            ids: Vec::new(),
+            ids: Vec::with_capacity(ids),
             live: Vec::new(),
-            keys: Vec::new(),
+            keys: Vec::with_capacity(keys),
             pending: VecDeque::new(),
             harm: Harm::per_client(stride),
             units: UnitsHarm::default(),
@@ -367,7 +380,7 @@ impl Weighed {
             let ledger = &self.ids[id as usize].ledger;
             self.trace.clear();
             let mut before = ledger.before;
-            for &(at, total) in &ledger.admitted {
+            for (at, total) in ledger.admitted.iter() {
                 self.trace.push_back((at, total - before));
                 before = total;
             }
@@ -392,9 +405,7 @@ impl Weighed {
         self.live.retain(|&id| {
             let s = &mut ids[id as usize];
             s.ledger.trim(now, keep);
-            if s.ledger.admitted.is_empty() && s.ledger.admitted.capacity() > KEPT_CAPACITY {
-                s.ledger.admitted = VecDeque::new();
-            }
+            s.ledger.admitted.fit_inline();
             let holds = s.exact.expire(now, longest) || !s.ledger.admitted.is_empty();
             s.listed = holds;
             holds
