@@ -213,10 +213,10 @@ impl<L: Limiter> KeyedLimiter<L> {
         if self.live_keys.get(i) != Some(true) {
             let mut fresh = self.limiter.new_state(now);
             self.limiter.refund(&mut fresh, now, charged_at, units);
-            if self.limiter.is_idle(&fresh, now) {
-                return;
+            if !self.limiter.is_idle(&fresh, now) {
+                self.revive(key, fresh);
             }
-            self.revive(key, now);
+            return;
         }
         let state = &mut self.states[i];
         let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
@@ -225,15 +225,15 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
     }
 
-    /// Makes `key` live in a fresh state at `now`, accounted as a new key (as a decision on
-    /// it would be), for a refund to change.
+    /// Makes `key` live in `state` (a refund opened it), accounted as a new key (as a
+    /// decision on it would be).
     #[cold]
-    fn revive(&mut self, key: KeyId, now: Nanos) {
+    fn revive(&mut self, key: KeyId, state: L::State) {
         let i = key as usize;
         if i >= self.states.len() {
             self.grow(i);
         }
-        self.states[i] = self.limiter.new_state(now);
+        self.states[i] = state;
         self.live_keys.set(i, true);
         self.heap_bytes += L::heap_bytes(&self.states[i]);
         self.redis_bytes += L::redis_bytes(&self.states[i]);

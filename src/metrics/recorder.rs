@@ -235,7 +235,7 @@ impl Recorder {
         }
         if let Some(w) = &mut self.weighed {
             let id = match self.intent.per_client() {
-                true => routed(a, &self.routes, self.stride).client,
+                true => judged_id(a.client, a.source, &self.routes, self.stride),
                 false => a.key,
             };
             let decided = Decided {
@@ -334,21 +334,12 @@ impl Recorder {
         let history = &mut self.entries.key(key).history;
         let in_window = self.bursts.on_admit(key, history, time, source);
         self.timeline.on_admit(time, in_window);
+        let id = judged_id(client, source, &self.routes, self.stride);
         if let Some(judged) = &mut self.judged {
-            let id = match self.routes.get(source as usize) {
-                Some(&r) => client * self.stride + u32::from(r),
-                None => client,
-            };
             judged.on_admit(id, source, time);
         }
         if let Some(w) = &mut self.weighed {
-            let id = match self.intent.per_client() {
-                true => match self.routes.get(source as usize) {
-                    Some(&r) => client * self.stride + u32::from(r),
-                    None => client,
-                },
-                false => key,
-            };
+            let id = if self.intent.per_client() { id } else { key };
             w.admit(id, source, time, u64::from(units));
         }
     }
@@ -535,10 +526,19 @@ fn judged_name(intent: &Intent, stride: u32, keys: &KeySpace, id: u32) -> String
 /// its source's route entry (`routes`, [`source_routes`]).
 #[inline]
 fn routed(a: &Arrival, routes: &[u8], stride: u32) -> Arrival {
-    let r = routes.get(a.source as usize).copied().unwrap_or(0);
     Arrival {
-        client: a.client * stride + u32::from(r),
+        client: judged_id(a.client, a.source, routes, stride),
         ..*a
+    }
+}
+
+/// The judged id of `client`'s requests from `source`: the client, or under `per_route` its
+/// id for the source's route entry (`routes`, [`source_routes`]; `stride` ids per client).
+#[inline]
+fn judged_id(client: ClientId, source: u16, routes: &[u8], stride: u32) -> u32 {
+    match routes.get(source as usize) {
+        Some(&r) => client * stride + u32::from(r),
+        None => client,
     }
 }
 

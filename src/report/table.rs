@@ -269,24 +269,21 @@ impl Columns {
                     columns.insert(at + k, c);
                 }
                 // Against an intent in cost, the judged figures in its unit.
-                if judged_in_cost(algorithms) {
-                    for c in &mut columns {
-                        *c = match *c {
-                            Column::Violations => Column::CostOverIntent,
-                            Column::Needless => Column::CostNeedless,
-                            other => other,
-                        };
-                    }
+                let in_cost = judged_in_cost(algorithms);
+                let in_unit = |c: Column| match c {
+                    Column::Violations if in_cost => Column::CostOverIntent,
+                    Column::Needless if in_cost => Column::CostNeedless,
+                    other => other,
+                };
+                for c in &mut columns {
+                    *c = in_unit(*c);
                 }
                 let order: &[Column] = match columns.contains(&Column::CostAdmitted) {
                     true => &Column::COSTED_DROPPED_FIRST,
                     false => &Column::DROPPED_FIRST,
                 };
                 for &drop in order {
-                    let drop = match drop {
-                        Column::Needless if judged_in_cost(algorithms) => Column::CostNeedless,
-                        other => other,
-                    };
+                    let drop = in_unit(drop);
                     if table_width(&columns, algorithms) <= WIDTH {
                         break;
                     }
@@ -300,7 +297,9 @@ impl Columns {
 
 /// Whether the rows were judged against an intent in units of cost.
 fn judged_in_cost(algorithms: &[AlgorithmReport]) -> bool {
-    (algorithms.iter()).any(|a| a.cost.is_some_and(|c| c.over_intent.is_some()))
+    algorithms
+        .iter()
+        .any(crate::report::ranking::judged_in_cost)
 }
 
 /// The width of a table of `columns` over `algorithms` (no timing column).

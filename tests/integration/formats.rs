@@ -275,18 +275,7 @@ fn figures(
     path: &std::path::Path,
     field: &str,
 ) -> Vec<(serde_json::Value, serde_json::Value, serde_json::Value)> {
-    let out = rlsim()
-        .args(["run", "--quiet", "--format", "json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["algorithms"]
+    crate::util::summary(path)["algorithms"]
         .as_array()
         .unwrap()
         .iter()
