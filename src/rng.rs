@@ -40,6 +40,8 @@ pub enum Stream {
     Costs,
     /// A source's actual shares of its requested costs (`actual_share_min`).
     Settles,
+    /// An LLM source's tokens, drawn per request (`input_tokens`, `output_tokens`, ...).
+    Tokens,
 }
 
 impl Stream {
@@ -59,6 +61,7 @@ impl Stream {
             Stream::Timing => 8,
             Stream::Costs => 9,
             Stream::Settles => 10,
+            Stream::Tokens => 11,
         }
     }
 }

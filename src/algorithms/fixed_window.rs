@@ -64,7 +64,7 @@ impl Limiter for FixedWindow {
         let cost = u64::from(cost);
         if cost > self.limit {
             let fresh_at = if s.count == 0 { now } else { reset_at };
-            return beyond_capacity(now, fresh_at, self.limit - s.count);
+            return beyond_capacity(now, fresh_at, self.limit.saturating_sub(s.count));
         }
         if s.count + cost <= self.limit {
             s.count += cost;
@@ -78,10 +78,22 @@ impl Limiter for FixedWindow {
                 outcome: Outcome::Reject {
                     retry_after: reset_at - now,
                 },
-                remaining: self.limit - s.count,
+                remaining: self.limit.saturating_sub(s.count),
                 reset_at,
             }
         }
+    }
+
+    /// The current window's count grows by `units`, past the limit if need be (`INCRBY`).
+    fn charge(&self, s: &mut FixedWindowState, now: Nanos, units: Cost) {
+        let idx = now / self.window;
+        if idx != s.window {
+            *s = FixedWindowState {
+                window: idx,
+                count: 0,
+            };
+        }
+        s.count = s.count.saturating_add(u64::from(units));
     }
 
     /// The window's count drops by `units` while the window charged is still the key's.

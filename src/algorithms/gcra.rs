@@ -123,6 +123,13 @@ impl Limiter for Gcra {
         s.tat = s.tat.saturating_sub(back).max(now);
     }
 
+    /// `units` cells at once, conforming or not: the theoretical arrival time moves `units·T`
+    /// past `max(tat, now)`, so requests conform again once the debt has drained.
+    fn charge(&self, s: &mut GcraState, now: Nanos, units: Cost) {
+        let cells = Nanos::from(units).saturating_mul(self.interval);
+        s.tat = s.tat.max(now).saturating_add(cells);
+    }
+
     fn redis_bytes(_: &GcraState) -> usize {
         super::redis::STRING_KEY
     }

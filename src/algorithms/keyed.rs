@@ -187,15 +187,8 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.redis_bytes = self.redis_bytes + new_redis - redis;
         if fresh {
             self.note_new_key(key);
-        } else if std::mem::needs_drop::<L::State>() {
-            // Only a state that owns heap memory can make a known key's decision a new peak
-            // (without, every figure it could give was noted when the table reached its size).
-            let shadow = self.shadow.get_mut();
-            let most = match shadow.arrived_heap.last_mut() {
-                Some(most) => most,
-                None => shadow.heap_before.get_or_insert(0),
-            };
-            *most = (*most).max(self.heap_bytes);
+        } else {
+            self.note_heap();
         }
         // Only a new key or a state that grew can raise the peak.
         if fresh || new_redis > redis {
@@ -225,7 +218,43 @@ impl<L: Limiter> KeyedLimiter<L> {
         self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
     }
 
-    /// Makes `key` live in `state` (a refund opened it), accounted as a new key (as a
+    /// Charges `key` `units` at `now`, into debt if need be ([`Limiter::charge`]); a key evicted
+    /// since starts fresh. The state may grow (a log's entries), raising the peaks.
+    pub fn charge(&mut self, key: KeyId, now: Nanos, units: Cost) {
+        let i = key as usize;
+        if self.live_keys.get(i) != Some(true) {
+            let mut fresh = self.limiter.new_state(now);
+            self.limiter.charge(&mut fresh, now, units);
+            if !self.limiter.is_idle(&fresh, now) {
+                self.revive(key, fresh);
+            }
+            return;
+        }
+        let state = &mut self.states[i];
+        let (heap, redis) = (L::heap_bytes(state), L::redis_bytes(state));
+        self.limiter.charge(state, now, units);
+        self.heap_bytes = self.heap_bytes + L::heap_bytes(state) - heap;
+        self.redis_bytes = self.redis_bytes + L::redis_bytes(state) - redis;
+        self.peak.redis_bytes = self.peak.redis_bytes.max(self.redis_bytes);
+        self.note_heap();
+    }
+
+    /// Notes the heap a known key's state holds now among the peaks. Only a state that owns
+    /// heap memory can make a known key's change a new peak (without, every figure it could
+    /// give was noted when the table reached its size).
+    #[inline(always)]
+    fn note_heap(&mut self) {
+        if std::mem::needs_drop::<L::State>() {
+            let shadow = self.shadow.get_mut();
+            let most = match shadow.arrived_heap.last_mut() {
+                Some(most) => most,
+                None => shadow.heap_before.get_or_insert(0),
+            };
+            *most = (*most).max(self.heap_bytes);
+        }
+    }
+
+    /// Makes `key` live in `state` (a refund or a charge opened it), accounted as a new key (as a
     /// decision on it would be).
     #[cold]
     fn revive(&mut self, key: KeyId, state: L::State) {

@@ -126,6 +126,13 @@ impl Limiter for LeakyBucket {
         s.tat = s.tat.saturating_sub(back).max(self.scaled(now));
     }
 
+    /// `units` more places taken behind the queue, beyond its depth if need be: later requests
+    /// are refused until it has drained below the depth again.
+    fn charge(&self, s: &mut LeakyBucketState, now: Nanos, units: Cost) {
+        let more = units as u128 * self.interval as u128;
+        s.tat = s.tat.max(self.scaled(now)) + more;
+    }
+
     fn redis_bytes(_: &LeakyBucketState) -> usize {
         super::redis::STRING_KEY
     }

@@ -6,6 +6,8 @@
 
 pub(crate) mod catalogue;
 #[cfg(test)]
+mod charge_tests;
+#[cfg(test)]
 mod cost_tests;
 mod fixed_window;
 mod gcra;
@@ -184,6 +186,14 @@ pub trait Limiter: Clone + Send + Sync {
     /// for the others (validation refuses them) it does nothing.
     fn refund(&self, _state: &mut Self::State, _now: Nanos, _charged_at: Nanos, _units: Cost) {}
 
+    /// Charges `units` at `now` whatever the state holds: a response settled more than its
+    /// request was charged up front (a gateway that counts an LLM's tokens when the stream
+    /// ends). The state may go into debt, past its limit: later requests are refused until
+    /// the debt has been paid back, by refill or by the window moving on. Only the algorithms
+    /// whose kind charges ([`AlgorithmKind::charges`]) are handed charges; for the others
+    /// (validation refuses them) it does nothing.
+    fn charge(&self, _state: &mut Self::State, _now: Nanos, _units: Cost) {}
+
     /// Whether the key's state is equivalent to a fresh one at `now`, so it can be dropped.
     fn is_idle(&self, state: &Self::State, now: Nanos) -> bool;
 
@@ -329,6 +339,12 @@ impl AlgorithmKind {
             AlgorithmKind::Profile(p) => p == ProfileKind::RateLimiterFlexible,
             _ => true,
         }
+    }
+
+    /// Whether the algorithm can be charged after its decision, into debt ([`Limiter::charge`]):
+    /// every exact algorithm; no library profile (none of their libraries can).
+    pub fn charges(self) -> bool {
+        !matches!(self, AlgorithmKind::Profile(_))
     }
 
     /// Whether the algorithm uses the `burst` parameter (the others ignore it).

@@ -108,7 +108,8 @@ impl Limiter for SlidingWindowCounter {
         let e = now % self.window;
         let (l, w) = (self.limit as u128, self.window as u128);
         let cost = u64::from(cost);
-        // prev·(W−e) + (curr + cost − 1)·W < L·W, in exact integers (curr ≤ L always holds).
+        // prev·(W−e) + (curr + cost − 1)·W < L·W, in exact integers (curr ≤ L unless a charge
+        // put the key in debt, which the first test refuses).
         let weight = s.prev as u128 * (w - e as u128);
         // Further unit admissions at `now`: curr + k < (L·W − weight)/W.
         let room = (l * w).saturating_sub(weight).div_ceil(w) as u64;
@@ -142,6 +143,13 @@ impl Limiter for SlidingWindowCounter {
             Some(1) => s.prev = s.prev.saturating_sub(units),
             _ => {}
         }
+    }
+
+    /// The current window's counter grows by `units`, past the limit if need be; the
+    /// weighted count stays above the limit until enough of it has slid out.
+    fn charge(&self, s: &mut SlidingWindowCounterState, now: Nanos, units: Cost) {
+        Self::roll(s, now / self.window);
+        s.curr = s.curr.saturating_add(u64::from(units));
     }
 
     fn redis_bytes(s: &SlidingWindowCounterState) -> usize {

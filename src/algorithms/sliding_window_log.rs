@@ -52,7 +52,7 @@ impl SlidingWindowLog {
         let newest = log.back().map_or(now, |&t| self.expiry(t));
         if cost > self.limit {
             let fresh_at = if live == 0 { now } else { newest };
-            return beyond_capacity(now, fresh_at, self.limit - live);
+            return beyond_capacity(now, fresh_at, self.limit.saturating_sub(live));
         }
         if live + cost <= self.limit {
             Decision::allow(self.limit - live - cost, self.expiry(now))
@@ -64,7 +64,7 @@ impl SlidingWindowLog {
                 outcome: Outcome::Reject {
                     retry_after: self.expiry(leaving) - now,
                 },
-                remaining: self.limit - live,
+                remaining: self.limit.saturating_sub(live),
                 reset_at: newest,
             }
         }
@@ -107,6 +107,14 @@ impl Limiter for SlidingWindowLog {
         let start = log.partition_point(|&t| t < charged_at);
         let from = end - (end - start).min(units as usize);
         log.drain(from..end);
+    }
+
+    /// `units` entries at `now`, past the limit if need be (`ZADD` of `units` members).
+    fn charge(&self, log: &mut SlidingWindowLogState, now: Nanos, units: Cost) {
+        while log.front().is_some_and(|&t| self.expiry(t) <= now) {
+            log.pop_front();
+        }
+        log.extend(std::iter::repeat_n(now, units as usize));
     }
 
     fn redis_bytes(log: &SlidingWindowLogState) -> usize {

@@ -23,7 +23,9 @@ pub struct TokenBucket {
     capacity: u64,
 }
 
-/// Per-key state: the bucket level in units (`tokens · w`) as of time `last`.
+/// Per-key state: the bucket level in units (`tokens · w`) as of time `last`. A level above
+/// the capacity is a debt of `level − capacity` units (a charge took more than the bucket
+/// held, [`Limiter::charge`]): the bucket is empty until refill has paid it back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TokenBucketState {
     pub(crate) level: u64,
@@ -60,6 +62,52 @@ impl TokenBucket {
     fn time_to(&self, level: u64, target: u64) -> Nanos {
         (target - level).div_ceil(self.refill)
     }
+
+    /// The level at `now` of a key in debt at `last` (`Ok`, the debt paid back), or the units
+    /// it still owes (`Err`).
+    fn after_debt(&self, s: &TokenBucketState, now: Nanos) -> Result<u64, u64> {
+        let owed = (s.level - self.capacity) as u128;
+        let gained = self.refill as u128 * now.saturating_sub(s.last) as u128;
+        match gained.checked_sub(owed) {
+            Some(level) => Ok(level.min(self.capacity as u128) as u64),
+            None => Err((owed - gained).min(u64::MAX as u128) as u64),
+        }
+    }
+
+    /// The level at `now`, or the debt still owed, with the state brought to `now`.
+    fn settle_to(&self, s: &mut TokenBucketState, now: Nanos) -> Result<u64, u64> {
+        let level = if s.level > self.capacity {
+            self.after_debt(s, now)
+        } else {
+            Ok(self.level_at(s, now))
+        };
+        s.level = match level {
+            Ok(l) => l,
+            Err(owed) => self.capacity.saturating_add(owed),
+        };
+        s.last = s.last.max(now);
+        level
+    }
+
+    /// A request at `now` of a key in debt: refused while it still owes, decided as usual
+    /// once paid back.
+    #[cold]
+    fn decide_in_debt(&self, s: &mut TokenBucketState, now: Nanos, cost: Cost) -> Decision {
+        match self.settle_to(s, now) {
+            Ok(_) => self.decide_n(s, now, cost),
+            Err(owed) => {
+                let need = Nanos::from(cost).saturating_mul(self.token);
+                let wait = |units: u64| units.div_ceil(self.refill);
+                Decision {
+                    outcome: Outcome::Reject {
+                        retry_after: wait(owed.saturating_add(need.min(self.capacity))),
+                    },
+                    remaining: 0,
+                    reset_at: now.saturating_add(wait(owed.saturating_add(self.capacity))),
+                }
+            }
+        }
+    }
 }
 
 impl Limiter for TokenBucket {
@@ -74,6 +122,9 @@ impl Limiter for TokenBucket {
     }
 
     fn decide_n(&self, s: &mut TokenBucketState, now: Nanos, cost: Cost) -> Decision {
+        if s.level > self.capacity {
+            return self.decide_in_debt(s, now, cost);
+        }
         // Refilling is exact in units, so it is safe to store the refilled level on a reject too.
         s.level = self.level_at(s, now);
         s.last = now;
@@ -99,12 +150,29 @@ impl Limiter for TokenBucket {
         }
     }
 
-    /// `units` tokens back into the bucket refilled to `now`, up to its capacity.
+    /// `units` tokens back into the bucket refilled to `now`, up to its capacity (first paying
+    /// any debt).
     fn refund(&self, s: &mut TokenBucketState, now: Nanos, _: Nanos, units: Cost) {
-        s.level = self.level_at(s, now);
-        s.last = s.last.max(now);
         let back = u64::from(units).saturating_mul(self.token);
-        s.level = s.level.saturating_add(back).min(self.capacity);
+        s.level = match self.settle_to(s, now) {
+            Ok(level) => level.saturating_add(back).min(self.capacity),
+            Err(owed) if owed > back => self.capacity.saturating_add(owed - back),
+            Err(owed) => (back - owed).min(self.capacity),
+        };
+    }
+
+    /// `units` tokens out of the bucket refilled to `now`; what it lacks is owed.
+    fn charge(&self, s: &mut TokenBucketState, now: Nanos, units: Cost) {
+        let need = u64::from(units).saturating_mul(self.token);
+        let owed = match self.settle_to(s, now) {
+            Ok(level) if level >= need => {
+                s.level = level - need;
+                return;
+            }
+            Ok(level) => need - level,
+            Err(owed) => owed.saturating_add(need),
+        };
+        s.level = self.capacity.saturating_add(owed);
     }
 
     fn redis_bytes(_: &TokenBucketState) -> usize {
@@ -112,6 +180,9 @@ impl Limiter for TokenBucket {
     }
 
     fn is_idle(&self, s: &TokenBucketState, now: Nanos) -> bool {
+        if s.level > self.capacity {
+            return self.after_debt(s, now) == Ok(self.capacity);
+        }
         self.level_at(s, now) == self.capacity
     }
 }

@@ -29,6 +29,7 @@ mod shape;
 mod throughput;
 mod timeline;
 mod timelog;
+mod tokens;
 mod weighed;
 mod windows;
 
@@ -52,6 +53,7 @@ pub use rules::{RuleReport, RuleTally, SourceKeys};
 pub use shape::Features;
 pub use throughput::{Throughput, Timing};
 pub use timeline::{TAIL_FACTOR, final_bucket};
+pub use tokens::{RuleTokens, SourceTokens, TokenTally};
 
 use crate::time::Nanos;
 use crate::traffic::Role;

@@ -63,6 +63,10 @@ pub struct RuleReport {
     /// believes makes one key per request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keys_per_client: Option<Vec<SourceKeys>>,
+    /// For a rule counting an LLM's tokens, its figures in tokens (docs/llm.md); the figures
+    /// above count requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<super::RuleTokens>,
 }
 
 /// Distinct keys per real client of one source under one rule (`rules[].keys_per_client[]`).
@@ -235,6 +239,7 @@ impl RuleTally {
                     })
                     .collect()
             }),
+            tokens: None,
         }
     }
 }

@@ -291,6 +291,14 @@ pub struct RawTraffic {
     pub actual_share: Option<S<Num>>,
     pub actual_share_min: Option<S<Num>>,
     pub response_time: Option<S<String>>,
+    /// An LLM source's tokens (docs/llm.md): counts as a whole number or a distribution's
+    /// table.
+    pub input_tokens: Option<S<toml::Value>>,
+    pub cached_share: Option<S<Num>>,
+    pub max_tokens: Option<S<toml::Value>>,
+    pub max_tokens_share: Option<S<Num>>,
+    pub output_tokens: Option<S<toml::Value>>,
+    pub output_rate: Option<S<String>>,
     /// A constant source's timing jitter, a share of its gap (`"5%"`, docs/replicates.md).
     pub jitter: Option<S<String>>,
 }
@@ -519,6 +527,12 @@ impl RawTraffic {
             span("actual_share", &self.actual_share),
             span("actual_share_min", &self.actual_share_min),
             span("response_time", &self.response_time),
+            span("input_tokens", &self.input_tokens),
+            span("cached_share", &self.cached_share),
+            span("max_tokens", &self.max_tokens),
+            span("max_tokens_share", &self.max_tokens_share),
+            span("output_tokens", &self.output_tokens),
+            span("output_rate", &self.output_rate),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),
@@ -650,9 +664,24 @@ pub struct RawRule {
     /// The HTTP status this rule's refusals answer; default: the contender's `refuse_status`.
     #[serde(default)]
     pub refuse_status: Option<S<Int>>,
-    /// What the rule counts: `cost` (each request's weight, the default) or `requests`.
+    /// What the rule counts: `cost` (each request's weight, the default), `requests`, or an
+    /// LLM's `input_tokens`, `output_tokens` or `tokens`.
     #[serde(default)]
     pub unit: Option<S<String>>,
+    /// A rule counting tokens: when it charges them (`reserve`, `reconcile`, `after`), whether
+    /// cached prompt tokens count, what a request without `max_tokens` reserves, how the
+    /// estimate weighs prompt and output (`sum`, `max`), and what a check must find (`under`,
+    /// `not_over`). docs/llm.md.
+    #[serde(default)]
+    pub accounting: Option<S<String>>,
+    #[serde(default)]
+    pub cached: Option<S<bool>>,
+    #[serde(default)]
+    pub max_tokens_default: Option<S<Int>>,
+    #[serde(default)]
+    pub estimate: Option<S<String>>,
+    #[serde(default)]
+    pub check: Option<S<String>>,
     /// Whether the rule gives back what a response settles below the cost it charged.
     #[serde(default)]
     pub refunds: Option<S<bool>>,

@@ -12,11 +12,13 @@ use crate::algorithms::{
     Cost, Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
-use crate::metrics::{Deciders, GateFigures, RuleDecision, RuleTally, Timing};
+use crate::metrics::{Deciders, GateFigures, RuleDecision, RuleTally, Timing, TokenTally};
 use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
 use crate::scenario::Scenario;
-use crate::scenario::contender::{Commit, Facts, Stack, longest_window, source_signed_in};
+use crate::scenario::contender::{
+    Accounting, Charge, Commit, Facts, RuleUnit, Stack, longest_window, source_signed_in,
+};
 use crate::time::Nanos;
 use crate::traffic::via::Wire;
 use crate::traffic::{self, Arrival, ClientId, Direct, Identity, Keeps, KeyLayout, KeySpace};
@@ -33,6 +35,21 @@ trait RuleLimiter: Send {
     /// Memory held now (O(1) after a decision).
     fn current(&self) -> MemoryUsage;
     fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost);
+    fn charge(&mut self, key: KeyId, now: Nanos, units: Cost);
+
+    /// Decides on `charge`, or only checks it (a peek, the state left as it is: what it
+    /// advertises remaining is what the unit checked leaves, plus that unit).
+    #[inline]
+    fn decide_charge(&mut self, key: KeyId, now: Nanos, charge: Charge) -> Decision {
+        if !charge.check {
+            return self.decide(key, now, charge.units);
+        }
+        let mut d = self.peek(key, now, charge.units);
+        if d.outcome.is_admitted() {
+            d.remaining += u64::from(charge.units);
+        }
+        d
+    }
 }
 
 impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
@@ -51,11 +68,24 @@ impl<L: Limiter> RuleLimiter for KeyedLimiter<L> {
     fn refund(&mut self, key: KeyId, now: Nanos, charged_at: Nanos, units: Cost) {
         KeyedLimiter::refund(self, key, now, charged_at, units)
     }
+    fn charge(&mut self, key: KeyId, now: Nanos, units: Cost) {
+        KeyedLimiter::charge(self, key, now, units)
+    }
 }
 
-/// A refund due when an admitted request's response ends: `(ends, order, rule, rule key,
-/// charged at, units)`, the order breaking ties as the requests came.
-type Refund = (Nanos, u64, usize, KeyId, Nanos, Cost);
+/// What an admitted request's response settles with one rule when it ends: units given back
+/// (a refund, a reservation set right) or charged (tokens counted after). Ordered by when the
+/// response ends, then as the requests came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Settlement {
+    ends: Nanos,
+    order: u64,
+    rule: usize,
+    key: KeyId,
+    charged_at: Nanos,
+    units: Cost,
+    charge: bool,
+}
 
 struct Build;
 impl LimiterVisitor for Build {
@@ -131,6 +161,11 @@ struct RuleRun {
     /// Per rule key, its first client ([`NO_CLIENT`] before any, [`SHARED_KEY`] once another
     /// used it): a needless refusal on a shared key is collateral (`metrics::harm`).
     users: Vec<ClientId>,
+    /// A rule counting tokens: its token figures.
+    tokens: Option<TokenTally>,
+    /// A rule reserving tokens up front: the same rule charging each request what it used,
+    /// whose admissions judge the rule's refusals (`refused_for_reservations`).
+    exact: Option<Box<dyn RuleLimiter>>,
 }
 
 const NO_CLIENT: ClientId = ClientId::MAX;
@@ -183,13 +218,16 @@ pub(super) struct StackGate<'a> {
     peak: MemoryUsage,
     /// Whether the rules' tallies (metrics, not decisions) are kept: not while timing.
     tallies: bool,
-    /// Refunds not yet due, soonest first (only for rules with `refunds`).
-    refunds: BinaryHeap<Reverse<Refund>>,
-    refunds_made: u64,
+    /// Settlements not yet due, soonest first (only for rules with `refunds`, or counting
+    /// tokens that responses settle).
+    settlements: BinaryHeap<Reverse<Settlement>>,
+    settlements_made: u64,
     /// Per source, how long after its admission a response ends (`response_time`).
     response_time: Vec<Nanos>,
-    /// Whether a rule gives back what responses settle.
-    refunding: bool,
+    /// Whether a rule's charges change when responses end.
+    settling: bool,
+    /// Whether a rule counts tokens (and keeps their figures).
+    counts_tokens: bool,
 }
 
 /// The key `spec` gives a request with identity `fields` seen through `wire` (`None`: a direct
@@ -330,7 +368,7 @@ impl Gate for StackGate<'_> {
 
     fn decide(&mut self, a: &Arrival) -> (Decision, Detail<'_>) {
         let now = a.time;
-        if self.refunds.peek().is_some_and(|r| r.0.0 <= now) {
+        if self.settlements.peek().is_some_and(|s| s.0.ends <= now) {
             self.settle(now);
         }
         let known = self.known(a);
@@ -361,39 +399,123 @@ impl Gate for StackGate<'_> {
         for r in &mut self.rules {
             r.limiter.evict_idle(now);
             r.tally.sweep(now);
+            if let Some(t) = &mut r.tokens {
+                t.sweep(now);
+            }
         }
     }
 }
 
 impl StackGate<'_> {
-    /// Gives back every refund due by `now`, in the order the responses ended.
+    /// Settles every response ended by `now`, in the order they ended.
     #[cold]
     fn settle(&mut self, now: Nanos) {
-        while let Some(&Reverse((ends, _, rule, key, charged_at, units))) = self.refunds.peek() {
-            if ends > now {
+        while let Some(&Reverse(s)) = self.settlements.peek() {
+            if s.ends > now {
                 break;
             }
-            self.refunds.pop();
-            self.rules[rule]
-                .limiter
-                .refund(key, ends, charged_at, units);
+            self.settlements.pop();
+            let run = &mut self.rules[s.rule];
+            if s.charge {
+                run.limiter.charge(s.key, s.ends, s.units);
+            } else {
+                run.limiter.refund(s.key, s.ends, s.charged_at, s.units);
+            }
+            if let Some(t) = &mut run.tokens {
+                t.settled(u64::from(s.units), s.charge);
+            }
         }
     }
 
-    /// Schedules what the response of `a`, admitted and served after `delay`, gives back to
-    /// each rule that admitted it and refunds.
-    fn schedule_refunds(&mut self, a: &Arrival, delay: Nanos) {
+    /// Schedules what the response of `a`, admitted and served after `delay`, settles with
+    /// each rule that admitted it: a refund where the rule refunds, the tokens it used where
+    /// the rule counts them when responses end.
+    #[cold]
+    fn schedule_settlements(&mut self, a: &Arrival, delay: Nanos) {
         let ends = a
             .time
             .saturating_add(delay)
-            .saturating_add(self.response_time[a.source as usize]);
+            .saturating_add(self.response_time[a.source as usize])
+            .saturating_add(a.stream);
         for &(i, key, d, _) in &self.decisions {
             let rule = &self.stack.rules[i];
-            if rule.refunds && d.outcome.is_admitted() {
-                let order = self.refunds_made;
-                self.refunds_made += 1;
-                self.refunds
-                    .push(Reverse((ends, order, i, key, a.time, a.refund)));
+            if !d.outcome.is_admitted() {
+                continue;
+            }
+            let (units, charge) = match rule.unit {
+                RuleUnit::Tokens(t) => {
+                    let s = t.settles(&a.tokens);
+                    (s.unsigned_abs().min(u64::from(Cost::MAX)) as Cost, s > 0)
+                }
+                _ if rule.refunds => (a.refund, false),
+                _ => (0, false),
+            };
+            if units == 0 {
+                continue;
+            }
+            let order = self.settlements_made;
+            self.settlements_made += 1;
+            self.settlements.push(Reverse(Settlement {
+                ends,
+                order,
+                rule: i,
+                key,
+                charged_at: a.time,
+                units,
+                charge,
+            }));
+        }
+    }
+
+    /// What follows the decision on `a` (`admitted`, served after `delay`; else refused by
+    /// rule `refused_by`) under the rules of `applies`: what its response will settle, and
+    /// its tokens tallied.
+    #[inline]
+    fn follow_up(
+        &mut self,
+        a: &Arrival,
+        (admitted, delay): (bool, Nanos),
+        applies: u64,
+        refused_by: Option<usize>,
+    ) {
+        if admitted && self.settling {
+            self.schedule_settlements(a, delay);
+        }
+        if self.tallies && self.counts_tokens {
+            self.tally_tokens(a, applies, admitted, refused_by);
+        }
+    }
+
+    /// Tallies `a`'s tokens under each applying rule counting them (bit i of `applies`):
+    /// the contender `admitted` it, or rule `refused_by` refused it. A reserving rule's exact
+    /// twin decides it too.
+    #[cold]
+    fn tally_tokens(
+        &mut self,
+        a: &Arrival,
+        applies: u64,
+        admitted: bool,
+        refused_by: Option<usize>,
+    ) {
+        for (i, run) in self.rules.iter_mut().enumerate() {
+            let (Some(tally), RuleUnit::Tokens(t)) = (&mut run.tokens, self.stack.rules[i].unit)
+            else {
+                continue;
+            };
+            if applies & (1 << i) == 0 {
+                continue;
+            }
+            let key = self.keys_now[i];
+            let used = t.used(&a.tokens);
+            let exact_admits = match &mut run.exact {
+                Some(exact) if used > 0 => exact.decide(key, a.time, used).outcome.is_admitted(),
+                _ => true,
+            };
+            if admitted {
+                let up_front = u64::from(t.up_front(&a.tokens));
+                tally.admit(key, a.time, a.source, up_front, u64::from(used));
+            } else {
+                tally.reject(a.source, refused_by == Some(i), exact_admits);
             }
         }
     }
@@ -409,10 +531,11 @@ impl StackGate<'_> {
 
     /// When each deciding rule's key next admits (for the back-test's causes).
     #[cold]
-    fn note_openings(&mut self, now: Nanos, cost: Cost) {
+    fn note_openings(&mut self, a: &Arrival) {
         for (i, key, _, opens) in &mut self.decisions {
-            let cost = self.stack.rules[*i].weigh(cost);
-            *opens = opening(&self.rules[*i].limiter.peek(*key, now, cost), now);
+            let charge = self.stack.rules[*i].weigh(a);
+            let next = self.rules[*i].limiter.peek(*key, a.time, charge.units);
+            *opens = opening(&next, a.time);
         }
     }
 
@@ -424,9 +547,10 @@ impl StackGate<'_> {
     /// Decides the applying rules (`applies`, one bit per rule) by the stack's `commit`: the
     /// refusing rule and its decision, or `None` with every rule's decision in `decisions`.
     #[inline]
-    fn commit_rules(&mut self, now: Nanos, cost: Cost, applies: u64) -> Option<(usize, Decision)> {
+    fn commit_rules(&mut self, a: &Arrival, applies: u64) -> Option<(usize, Decision)> {
+        let now = a.time;
         let rules = &self.stack.rules;
-        let weigh = |i: usize| rules[i].weigh(cost);
+        let weigh = |i: usize| rules[i].weigh(a);
         let applying = (0..self.rules.len()).filter(|i| applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
@@ -436,13 +560,13 @@ impl StackGate<'_> {
                     let key = self.keys_now[i];
                     if !self.rules[i]
                         .limiter
-                        .peek(key, now, weigh(i))
+                        .peek(key, now, weigh(i).units)
                         .outcome
                         .is_admitted()
                     {
                         // The refusing rule records its refusal as its algorithm does (a
                         // profile may count the hit or start a block); the others nothing.
-                        let d = self.rules[i].limiter.decide(key, now, weigh(i));
+                        let d = self.rules[i].limiter.decide_charge(key, now, weigh(i));
                         refused = Some((i, d));
                         break;
                     }
@@ -450,7 +574,7 @@ impl StackGate<'_> {
                 if refused.is_none() {
                     for i in applying.clone() {
                         let key = self.keys_now[i];
-                        let d = self.rules[i].limiter.decide(key, now, weigh(i));
+                        let d = self.rules[i].limiter.decide_charge(key, now, weigh(i));
                         self.decisions.push((i, key, d, 0));
                     }
                 }
@@ -458,7 +582,7 @@ impl StackGate<'_> {
             Commit::InOrder => {
                 for i in applying.clone() {
                     let key = self.keys_now[i];
-                    let d = self.rules[i].limiter.decide(key, now, weigh(i));
+                    let d = self.rules[i].limiter.decide_charge(key, now, weigh(i));
                     if !d.outcome.is_admitted() {
                         refused = Some((i, d));
                         break;
@@ -470,7 +594,7 @@ impl StackGate<'_> {
                 // Every rule counts the request; the first refusing one (in rule order) names it.
                 for i in applying {
                     let key = self.keys_now[i];
-                    let d = self.rules[i].limiter.decide(key, now, weigh(i));
+                    let d = self.rules[i].limiter.decide_charge(key, now, weigh(i));
                     if d.outcome.is_admitted() {
                         self.decisions.push((i, key, d, 0));
                         continue;
@@ -492,9 +616,9 @@ impl StackGate<'_> {
 
     fn decide_rules(&mut self, a: &Arrival, known: Known) -> (Decision, Detail<'_>) {
         let now = a.time;
-        let refused = self.commit_rules(now, a.cost, known.applies);
+        let refused = self.commit_rules(a, known.applies);
         if a.logged.is_some() {
-            self.note_openings(now, a.cost);
+            self.note_openings(a);
         }
         let applying = (0..self.rules.len()).filter(|i| known.applies & (1 << i) != 0);
         self.note_memory();
@@ -505,13 +629,12 @@ impl StackGate<'_> {
                     self.rules[i].tally.reject(key, now, i == r);
                 }
             }
+
             let key = self.keys_now[r];
             self.decisions.push((r, key, d, 0));
             // A dry-run rule admits what it refused; its refusal counted as its commit counts.
             let dry = self.stack.rules[r].dry_run;
-            if dry && self.refunding && a.refund > 0 {
-                self.schedule_refunds(a, 0);
-            }
+            self.follow_up(a, (dry, 0), known.applies, Some(r));
             let rule = &self.stack.rules[r];
             self.would_refuse += dry as u64;
             let detail = Detail {
@@ -555,9 +678,7 @@ impl StackGate<'_> {
             }
         }
         self.warned += warned as u64;
-        if self.refunding && a.refund > 0 {
-            self.schedule_refunds(a, delay);
-        }
+        self.follow_up(a, (true, delay), known.applies, None);
         let outcome = if delay > 0 {
             Outcome::Delay(delay)
         } else {
@@ -611,6 +732,20 @@ impl<'a> StackGate<'a> {
                         tally
                     }
                 },
+                tokens: match r.unit {
+                    RuleUnit::Tokens(t) => Some(TokenTally::new(
+                        r.params().window,
+                        t.accounting != Accounting::After,
+                        scenario.traffic.len(),
+                    )),
+                    _ => None,
+                },
+                exact: match r.unit {
+                    RuleUnit::Tokens(t) if t.accounting != Accounting::After => {
+                        Some(r.limiter.visit(Build))
+                    }
+                    _ => None,
+                },
             })
             .collect();
         StackGate {
@@ -637,14 +772,21 @@ impl<'a> StackGate<'a> {
             warned: 0,
             peak: MemoryUsage::default(),
             tallies: true,
-            refunds: BinaryHeap::new(),
-            refunds_made: 0,
+            settlements: BinaryHeap::new(),
+            settlements_made: 0,
             response_time: scenario
                 .traffic
                 .iter()
                 .map(|s| s.population.costs.response_time)
                 .collect(),
-            refunding: stack.rules.iter().any(|r| r.refunds),
+            settling: stack.rules.iter().any(|r| match r.unit {
+                RuleUnit::Tokens(t) => t.settles_later(),
+                _ => r.refunds,
+            }),
+            counts_tokens: stack
+                .rules
+                .iter()
+                .any(|r| matches!(r.unit, RuleUnit::Tokens(_))),
         }
     }
 }
@@ -751,6 +893,8 @@ impl<'a> Contest for StackContest<'a> {
 
     fn figures(&self, gate: &mut Self::Gate) -> GateFigures {
         let gate = &mut gate.gate;
+        // Responses still streaming when the traffic ended settle, for the token figures.
+        gate.settle(Nanos::MAX);
         let source_names: Vec<String> = self
             .scenario
             .traffic
@@ -762,13 +906,20 @@ impl<'a> Contest for StackContest<'a> {
             .zip(&self.stack.rules)
             .map(|(run, rule)| {
                 let (name, key) = (rule.name.clone(), rule.key.clone());
-                run.tally.finish(
+                let mut report = run.tally.finish(
                     name,
                     rule.limiter.kind().name(),
                     rule.params(),
                     key,
                     &source_names,
-                )
+                );
+                if let (Some(tally), RuleUnit::Tokens(t)) = (run.tokens, rule.unit) {
+                    let names = (t.kind.name(), t.accounting.name());
+                    let key_name = |k| run.keys.name(k).to_string();
+                    report.tokens =
+                        Some(tally.finish(names, rule.params().limit, key_name, &source_names));
+                }
+                report
             })
             .collect();
         GateFigures {

@@ -141,13 +141,51 @@ impl CostModel {
     }
 }
 
-/// The draw of one cost.
-enum Draw {
+/// The draw of one cost (or token count) from a [`CostDist`].
+pub(super) enum Draw {
     Fixed(Cost),
     Mix(Vec<Cost>, Picker),
     Uniform(Cost, Cost),
     Lognormal { mean: f64, sigma: f64, max: Cost },
     Zipf(Zipf<f64>),
+}
+
+impl Draw {
+    /// Draws from `dist`.
+    pub(super) fn new(dist: &CostDist) -> Self {
+        match dist {
+            CostDist::Fixed(c) => Draw::Fixed(*c),
+            CostDist::Mix(list) => {
+                let weights: Vec<f64> = list.iter().map(|e| f64::from(e.1)).collect();
+                Draw::Mix(list.iter().map(|e| e.0).collect(), Picker::new(&weights))
+            }
+            CostDist::Uniform { min, max } => Draw::Uniform(*min, *max),
+            CostDist::Lognormal { mean, sigma, max } => Draw::Lognormal {
+                mean: *mean,
+                sigma: *sigma,
+                max: *max,
+            },
+            CostDist::Zipf { max, exponent } => Draw::Zipf(
+                Zipf::new(f64::from(*max), *exponent).expect("validated: max ≥ 1, s > 0"),
+            ),
+        }
+    }
+
+    /// One draw from `rng` (none for a fixed value).
+    pub(super) fn sample(&self, rng: &mut ChaCha8Rng) -> Cost {
+        match self {
+            Draw::Fixed(c) => *c,
+            Draw::Mix(costs, picker) => costs[picker.pick(rng)],
+            Draw::Uniform(min, max) => rng.random_range(*min..=*max),
+            Draw::Lognormal { mean, sigma, max } => {
+                let z: f64 = StandardNormal.sample(rng);
+                let x = (mean * (sigma * z - sigma * sigma / 2.0).exp()).round();
+                // `as` saturates: a draw beyond u32 is kept at `max` by the clamp.
+                (x as Cost).clamp(1, *max)
+            }
+            Draw::Zipf(z) => z.sample(rng) as Cost,
+        }
+    }
 }
 
 /// Sets each request's cost, and what its response gives back.
@@ -164,44 +202,12 @@ pub struct Costs {
 impl Costs {
     /// Costs by `model`, drawn from `rng`, actual shares from `settles`.
     pub fn new(model: &CostModel, rng: ChaCha8Rng, settles: ChaCha8Rng) -> Self {
-        let draw = match &model.dist {
-            CostDist::Fixed(c) => Draw::Fixed(*c),
-            CostDist::Mix(list) => {
-                let weights: Vec<f64> = list.iter().map(|e| f64::from(e.1)).collect();
-                Draw::Mix(list.iter().map(|e| e.0).collect(), Picker::new(&weights))
-            }
-            CostDist::Uniform { min, max } => Draw::Uniform(*min, *max),
-            CostDist::Lognormal { mean, sigma, max } => Draw::Lognormal {
-                mean: *mean,
-                sigma: *sigma,
-                max: *max,
-            },
-            CostDist::Zipf { max, exponent } => Draw::Zipf(
-                Zipf::new(f64::from(*max), *exponent).expect("validated: max ≥ 1, s > 0"),
-            ),
-        };
         Costs {
-            draw,
+            draw: Draw::new(&model.dist),
             per_method: model.per_method,
             rng,
             actual: model.actual,
             settles,
-        }
-    }
-
-    fn draw(&mut self) -> Cost {
-        let rng = &mut self.rng;
-        match &self.draw {
-            Draw::Fixed(c) => *c,
-            Draw::Mix(costs, picker) => costs[picker.pick(rng)],
-            Draw::Uniform(min, max) => rng.random_range(*min..=*max),
-            Draw::Lognormal { mean, sigma, max } => {
-                let z: f64 = StandardNormal.sample(rng);
-                let x = (mean * (sigma * z - sigma * sigma / 2.0).exp()).round();
-                // `as` saturates: a draw beyond u32 is kept at `max` by the clamp.
-                (x as Cost).clamp(1, *max)
-            }
-            Draw::Zipf(z) => z.sample(rng) as Cost,
         }
     }
 }
@@ -215,7 +221,7 @@ impl Stamp for Costs {
             .flatten()
         {
             Some(c) => c,
-            None => self.draw(),
+            None => self.draw.sample(&mut self.rng),
         };
         a.refund = self.actual.refund(a.cost, &mut self.settles);
     }

@@ -70,6 +70,12 @@ const IDENTITY: &[&str] = &[
     "actual_share",
     "actual_share_min",
     "response_time",
+    "input_tokens",
+    "cached_share",
+    "max_tokens",
+    "max_tokens_share",
+    "output_tokens",
+    "output_rate",
 ];
 
 /// The replay options.

@@ -21,6 +21,7 @@ pub(crate) mod population;
 mod reaction;
 mod replay;
 mod stamp;
+pub mod tokens;
 pub(crate) mod via;
 
 pub use direct::Direct;
@@ -41,6 +42,7 @@ pub use replay::{
     TraceData, TraceFormat, Verdict, detect_format, prepare_trace, replay_warnings, split_sources,
     trace_start,
 };
+pub use tokens::{TokenModel, Tokens};
 pub use via::{Hop, Network, Rotation, Wire};
 
 use crate::algorithms::{Cost, KeyId};
@@ -152,6 +154,8 @@ pub struct Population {
     pub methods: Vec<(method::Method, u32)>,
     /// What each request weighs (`cost`, `cost_dist`, `costs`, a method's `cost`).
     pub costs: cost::CostModel,
+    /// An LLM source's tokens (`input_tokens`, `output_tokens`, ...); `None` for any other.
+    pub tokens: Option<tokens::TokenModel>,
 }
 
 impl Population {
@@ -272,6 +276,11 @@ pub struct Arrival {
     /// What its response gives back when it ends: the requested `cost` minus the actual cost
     /// (Shopify's refund); 0 unless its source or trace states an actual cost.
     pub refund: Cost,
+    /// An LLM request's tokens; all 0 for any other request.
+    pub tokens: Tokens,
+    /// How long its response streams beyond its source's `response_time` (an LLM's output at
+    /// its `output_rate`), in ns; 0 for any other request.
+    pub stream: Nanos,
 }
 
 impl Arrival {
@@ -289,6 +298,8 @@ impl Arrival {
             logged: Logged::NONE,
             cost: 1,
             refund: 0,
+            tokens: Tokens::default(),
+            stream: 0,
         }
     }
 
@@ -410,6 +421,14 @@ fn build_source(
         let rng = rng::rng(seed, Stream::Methods, index);
         let methods = method::Methods::new(methods, rng);
         Direct::other(stamp::Stamped::new(inner.boxed(), methods))
+    };
+    let inner = match &spec.population.tokens {
+        Some(model) => {
+            let rng = rng::rng(seed, Stream::Tokens, index);
+            let draws = tokens::TokenDraws::new(model, rng);
+            Direct::other(stamp::Stamped::new(inner.boxed(), draws))
+        }
+        None => inner,
     };
     let costs = &spec.population.costs;
     if costs.is_unit() {

@@ -25,6 +25,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             network: Default::default(),
             methods: Vec::new(),
             costs: Default::default(),
+            tokens: None,
         },
         jitter_ppm: 0,
     }

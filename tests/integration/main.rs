@@ -33,6 +33,7 @@ mod intent;
 mod intent_cost;
 mod io;
 mod layers;
+mod llm;
 mod metrics;
 mod native_logs;
 mod numbers;

@@ -8,7 +8,7 @@
 use crate::algorithms::{Cost, LimiterSpec, Params};
 use crate::policy::KeySpec;
 use crate::time::Nanos;
-use crate::traffic::{Arrivals, SourceSpec};
+use crate::traffic::{Arrival, Arrivals, SourceSpec, Tokens};
 use ipnet::IpNet;
 
 /// How a contender commits state when one of several applying rules refuses.
@@ -148,9 +148,8 @@ pub struct Rule {
     /// The HTTP status the rule's refusals answer (its own `refuse_status`, else the
     /// contender's).
     pub refuse_status: u16,
-    /// The rule counts requests, one each, whatever they weigh (`unit = "requests"`); else it
-    /// weighs each by its cost.
-    pub counts_requests: bool,
+    /// What the rule counts (`unit`): each request's cost, requests, or an LLM's tokens.
+    pub unit: RuleUnit,
     /// The rule gives back what a response settles below the cost it charged, when the
     /// response ends (`refunds = true`, Shopify's refund; [`crate::algorithms::Limiter::refund`]).
     pub refunds: bool,
@@ -196,11 +195,195 @@ pub struct Stack {
     pub bypass: Bypass,
 }
 
+/// What a rule counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleUnit {
+    /// Each request's cost (`unit = "cost"`, the default).
+    Cost,
+    /// Requests, one each, whatever they weigh (`unit = "requests"`).
+    Requests,
+    /// An LLM request's tokens (`unit = "input_tokens"`, `"output_tokens"` or `"tokens"`),
+    /// charged as the rule's accounting says.
+    Tokens(TokenCount),
+}
+
+/// Which of an LLM request's tokens a rule counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// The prompt (`input_tokens`).
+    Input,
+    /// The output (`output_tokens`).
+    Output,
+    /// Prompt and output together (`tokens`).
+    Total,
+}
+
+impl TokenKind {
+    /// The unit's name in scenarios and outputs (`input_tokens`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TokenKind::Input => "input_tokens",
+            TokenKind::Output => "output_tokens",
+            TokenKind::Total => "tokens",
+        }
+    }
+}
+
+/// When a rule counting tokens charges them (`accounting`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accounting {
+    /// An estimate up front, kept whatever the response used (`reserve`: Azure OpenAI's
+    /// prompt + `max_tokens`, OpenAI's rate-limit guide).
+    Reserve,
+    /// An estimate up front, set right to what the response used when it ends (`reconcile`:
+    /// Anthropic's output tokens, LiteLLM's reservations, Azure's provisioned deployments).
+    Reconcile,
+    /// Nothing up front, the request only checked; what the response used, charged when it
+    /// ends (`after`: Envoy AI Gateway, LiteLLM's legacy limiter, Kong AI Rate Limiting).
+    After,
+}
+
+impl Accounting {
+    /// The accounting's name in scenarios and outputs (`reconcile`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Accounting::Reserve => "reserve",
+            Accounting::Reconcile => "reconcile",
+            Accounting::After => "after",
+        }
+    }
+}
+
+/// How a request's up-front estimate weighs its prompt and its `max_tokens` (`estimate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Estimate {
+    /// Prompt + `max_tokens` (`sum`, the default: Azure OpenAI, OpenAI's help center).
+    Sum,
+    /// The larger of the two (`max`: OpenAI's rate-limit guide).
+    Max,
+}
+
+/// What a request charged nothing up front must find to be admitted (`check`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// At least one unit left (`under`: LiteLLM's `current < limit`, Kong).
+    Under,
+    /// The count not above the limit (`not_over`: envoyproxy/ratelimit's `hits_addend = 0`,
+    /// over only when `count > limit`). Fixed windows only.
+    NotOver,
+}
+
+/// A rule counting an LLM's tokens: which, and when (docs/llm.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCount {
+    /// Which tokens.
+    pub kind: TokenKind,
+    /// Whether prompt tokens read from the cache count (`cached`, default true; Anthropic's
+    /// input limits leave them out).
+    pub cached: bool,
+    /// When they are charged.
+    pub accounting: Accounting,
+    /// The output a request stating no `max_tokens` reserves (`max_tokens_default`): a
+    /// gateway's fixed default, or a model's whole context.
+    pub max_tokens_default: u32,
+    /// How the estimate of `tokens` weighs prompt and output.
+    pub estimate: Estimate,
+    /// What a request charged nothing up front must find.
+    pub check: Check,
+}
+
+/// What a rule charges a request when deciding it: `units`, or nothing and only a check that
+/// `units` more would fit (`check`: 1, or 0 for [`Check::NotOver`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Charge {
+    /// The units charged (or checked).
+    pub units: Cost,
+    /// Whether the request is only checked, its state left as it is.
+    pub check: bool,
+}
+
+impl TokenCount {
+    fn prompt(&self, t: &Tokens) -> Cost {
+        if self.cached {
+            t.input
+        } else {
+            t.input - t.cached
+        }
+    }
+
+    /// The up-front estimate of the request's tokens.
+    fn estimated(&self, t: &Tokens) -> Cost {
+        let output = if t.states_max() {
+            t.max_output
+        } else {
+            self.max_tokens_default
+        };
+        match (self.kind, self.estimate) {
+            (TokenKind::Input, _) => self.prompt(t),
+            (TokenKind::Output, _) => output,
+            (TokenKind::Total, Estimate::Sum) => self.prompt(t).saturating_add(output),
+            (TokenKind::Total, Estimate::Max) => self.prompt(t).max(output),
+        }
+    }
+
+    /// What the request charges up front (0 when only checked).
+    pub fn up_front(&self, t: &Tokens) -> Cost {
+        match self.accounting {
+            Accounting::After => 0,
+            Accounting::Reserve | Accounting::Reconcile => self.estimated(t),
+        }
+    }
+
+    /// The tokens the request used, once its response has ended.
+    pub fn used(&self, t: &Tokens) -> Cost {
+        match self.kind {
+            TokenKind::Input => self.prompt(t),
+            TokenKind::Output => t.output,
+            TokenKind::Total => self.prompt(t).saturating_add(t.output),
+        }
+    }
+
+    /// What the end of the response settles: more charged (`> 0`) or given back (`< 0`).
+    pub fn settles(&self, t: &Tokens) -> i64 {
+        match self.accounting {
+            Accounting::Reserve => 0,
+            Accounting::Reconcile | Accounting::After => {
+                i64::from(self.used(t)) - i64::from(self.up_front(t))
+            }
+        }
+    }
+
+    /// Whether the end of a response can change what the rule charged.
+    pub fn settles_later(&self) -> bool {
+        self.accounting != Accounting::Reserve
+    }
+}
+
 impl Rule {
-    /// What a request of `cost` weighs under this rule: 1 when it counts requests.
+    /// What `a` weighs under this rule when it is decided: 1 when the rule counts requests,
+    /// its up-front tokens when it counts tokens (a check when that is nothing).
     #[inline]
-    pub fn weigh(&self, cost: Cost) -> Cost {
-        if self.counts_requests { 1 } else { cost }
+    pub fn weigh(&self, a: &Arrival) -> Charge {
+        let units = match self.unit {
+            RuleUnit::Cost => a.cost,
+            RuleUnit::Requests => 1,
+            RuleUnit::Tokens(t) => match t.up_front(&a.tokens) {
+                0 => {
+                    let units = (t.check == Check::Under) as Cost;
+                    return Charge { units, check: true };
+                }
+                n => n,
+            },
+        };
+        Charge {
+            units,
+            check: false,
+        }
+    }
+
+    /// Whether the rule counts requests, one each.
+    pub fn counts_requests(&self) -> bool {
+        self.unit == RuleUnit::Requests
     }
 
     /// The limit, window and burst the rule's limiter was built from.

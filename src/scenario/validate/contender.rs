@@ -7,7 +7,7 @@ use crate::algorithms::{AlgorithmKind, LimiterSpec, Params};
 use crate::error::Result;
 use crate::policy::Policy;
 use crate::scenario::model::scenario::{Contender, DEFAULT_REFUSE_STATUS, Origin, Shape};
-use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, Stack};
+use crate::scenario::model::stack::{Bypass, Commit, Facts, Matcher, Route, Rule, RuleUnit, Stack};
 use crate::scenario::raw::{Int, RawBypass, RawContender, RawRule, S};
 use crate::traffic::method::Method;
 use crate::traffic::{Arrivals, SourceSpec};
@@ -544,22 +544,15 @@ impl Ctx<'_> {
             Some(s) => self.refuse_status(s, &f("refuse_status"))?,
             None => refuse_status,
         };
-        base.counts_requests = match r.unit.as_ref().map(|u| (u.get_ref().as_str(), u.span())) {
-            None | Some(("cost", _)) => false,
-            Some(("requests", _)) => true,
-            Some((other, span)) => {
-                return Err(self.err(
-                    span,
-                    &f("unit"),
-                    format!("unknown unit `{other}` (expected cost or requests)"),
-                ));
-            }
-        };
         let kind = base.limiter.kind();
+        base.unit = self.rule_unit(r, &f, kind, sources)?;
         if let Some(refunds) = r.refunds.as_ref().filter(|r| *r.get_ref()) {
-            let why = if base.counts_requests {
+            let why = if base.counts_requests() {
                 "a rule counting requests charges 1 each and has nothing to give back: drop \
                  `refunds`, or count the cost"
+                    .to_string()
+            } else if matches!(base.unit, RuleUnit::Tokens(_)) {
+                "a rule counting tokens gives back what its `accounting` says: drop `refunds`"
                     .to_string()
             } else if !kind.refunds() {
                 format!(
@@ -575,7 +568,7 @@ impl Ctx<'_> {
             base.refunds = true;
         }
         if let (false, false, Some(costly)) = (
-            base.counts_requests,
+            base.counts_requests(),
             kind.weighs(),
             sources.and_then(costly_source),
         ) {
@@ -706,7 +699,7 @@ impl Ctx<'_> {
             warn_from,
             dry_run: false,
             refuse_status: DEFAULT_REFUSE_STATUS,
-            counts_requests: false,
+            unit: RuleUnit::Cost,
             refunds: false,
         })
     }

@@ -8,7 +8,7 @@ use crate::scenario::model::deployment::{
     Balancer, Deployment, FailMode, MAX_REPLICAS, Ops, Outage, Rtt, Store,
 };
 use crate::scenario::model::scenario::Contender;
-use crate::scenario::model::stack::Matcher;
+use crate::scenario::model::stack::{Matcher, RuleUnit};
 use crate::scenario::raw::{RawDeployment, S};
 use crate::time::Nanos;
 use strum::VariantArray;
@@ -355,13 +355,13 @@ impl Ctx<'_> {
         }
         // Its replicas weigh each request by its cost, and keep what they charged.
         if let Some(rule) = spec.stack().and_then(|s| s.rules.first())
-            && (rule.counts_requests || rule.refunds)
+            && (rule.unit != RuleUnit::Cost || rule.refunds)
         {
             return Err(self.err(
                 raw.span(),
                 &field,
                 "a deployed contender's rule counts each request's cost and gives nothing back: \
-                 `unit = \"requests\"` and `refunds` behind replicas are not modelled",
+                 `unit = \"requests\"`, tokens and `refunds` behind replicas are not modelled",
             ));
         }
         self.deploy(spec, raw, &field, duration)

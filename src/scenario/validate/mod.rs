@@ -16,4 +16,5 @@ mod population;
 mod process;
 mod replicates;
 mod scenario;
+mod tokens;
 mod traffic;

@@ -74,6 +74,7 @@ impl Ctx<'_> {
             network: self.network(t, kind, f)?,
             methods: self.methods(t, f)?,
             costs: self.costs(t, f)?,
+            tokens: self.tokens(t, f)?,
         })
     }
 
@@ -321,9 +322,10 @@ impl Ctx<'_> {
             return Err(self.err(span, &f(field), why));
         }
         if let Some(r) = &t.response_time {
-            let replay = t.path.is_some();
-            if stated.is_none() && !replay {
-                let why = "nothing settles: give `actual_cost` or `actual_share`";
+            let (replay, llm) = (t.path.is_some(), t.output_tokens.is_some());
+            if stated.is_none() && !replay && !llm {
+                let why = "nothing settles: give `actual_cost` or `actual_share` (or an LLM's \
+                           `output_tokens`)";
                 return Err(self.err(r.span(), &f("response_time"), why));
             }
             model.response_time = self.duration(r, &f("response_time"), false)?;

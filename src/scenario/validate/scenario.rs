@@ -604,7 +604,7 @@ fn unweighed(contenders: &[Contender]) -> Option<String> {
         Shape::Stack(stack) => stack
             .rules
             .iter()
-            .all(|r| r.counts_requests || r.limiter.kind().weighs()),
+            .all(|r| r.counts_requests() || r.limiter.kind().weighs()),
         _ => c.kind().is_none_or(|k| k.weighs()),
     };
     contenders

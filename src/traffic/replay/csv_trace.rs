@@ -8,8 +8,8 @@
 use super::format::{Detect, Format};
 use super::input::{Capped, MAX_LINE};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_actual_cost, parse_cost,
-    parse_method, parse_role, parse_status, parse_time, trace_error,
+    Outcome, Production, Record, RecordReader, TOKEN_FIELDS, field_index, parse_actual_cost,
+    parse_cost, parse_method, parse_role, parse_status, parse_time, trace_error,
 };
 use crate::error::Result;
 use crate::policy::{KeyField, KeySpec};
@@ -49,6 +49,8 @@ pub struct CsvReader {
     cost_col: Option<usize>,
     actual_cost_col: Option<usize>,
     xff_col: Option<usize>,
+    /// The LLM columns present: the token columns ([`TOKEN_FIELDS`]) and `stream`.
+    llm_cols: Vec<(&'static str, usize)>,
 }
 
 impl CsvReader {
@@ -102,6 +104,11 @@ impl CsvReader {
             cost_col: col("cost"),
             actual_cost_col: col("actual_cost"),
             xff_col: col("x_forwarded_for"),
+            llm_cols: TOKEN_FIELDS
+                .iter()
+                .chain(&["stream"])
+                .filter_map(|&name| Some((name, col(name)?)))
+                .collect(),
         })
     }
 }
@@ -161,6 +168,11 @@ impl RecordReader for CsvReader {
         }
         if let Some(c) = self.xff_col {
             rec.forwarded_for.push_str(&self.record[c]);
+        }
+        for &(name, c) in &self.llm_cols {
+            if let Err(m) = rec.set_llm(name, &self.record[c]) {
+                return bad(Some(name), m);
+            }
         }
         for (i, col) in self.cols.iter().enumerate() {
             if let Some(c) = col {

@@ -7,8 +7,8 @@ use super::common::{json_error, json_field};
 use super::format::{Detect, Format};
 use super::input::{LineFormat, Lines};
 use super::{
-    Outcome, Production, Record, RecordReader, field_index, parse_actual_cost, parse_cost,
-    parse_method, parse_role, parse_status, parse_time,
+    Outcome, Production, Record, RecordReader, TOKEN_FIELDS, field_index, parse_actual_cost,
+    parse_cost, parse_method, parse_role, parse_status, parse_time,
 };
 use crate::error::Result;
 use crate::policy::KeyField;
@@ -34,7 +34,7 @@ pub(super) const FORMAT: Format = Format {
 pub struct Jsonl;
 
 /// The keys a record is read from, to name the one a line gets wrong.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 18] = [
     "time",
     "ip",
     "user",
@@ -48,6 +48,11 @@ const FIELDS: [&str; 13] = [
     "x_forwarded_for",
     "cost",
     "actual_cost",
+    "input_tokens",
+    "cached_tokens",
+    "max_tokens",
+    "output_tokens",
+    "stream",
 ];
 
 pub fn reader(path: &Path, input: Box<dyn BufRead + Send>) -> Lines<Jsonl> {
@@ -95,6 +100,22 @@ impl LineFormat for Jsonl {
         }
         if let Some(xff) = r.x_forwarded_for {
             rec.forwarded_for.push_str(&xff);
+        }
+        let counts = [
+            r.input_tokens,
+            r.cached_tokens,
+            r.max_tokens,
+            r.output_tokens,
+        ];
+        for (name, n) in TOKEN_FIELDS.iter().zip(counts) {
+            if let Some(n) = n {
+                rec.set_llm(name, &n.to_string())
+                    .map_err(|m| (Some(*name), m))?;
+            }
+        }
+        if let Some(stream) = r.stream {
+            rec.set_llm("stream", &stream)
+                .map_err(|m| (Some("stream"), m))?;
         }
         for (field, value) in [
             (KeyField::Ip, r.ip),
@@ -146,6 +167,12 @@ struct JsonRecord<'a> {
     x_forwarded_for: Option<Cow<'a, str>>,
     cost: Option<serde_json::Number>,
     actual_cost: Option<serde_json::Number>,
+    input_tokens: Option<serde_json::Number>,
+    cached_tokens: Option<serde_json::Number>,
+    max_tokens: Option<serde_json::Number>,
+    output_tokens: Option<serde_json::Number>,
+    #[serde(borrow)]
+    stream: Option<Cow<'a, str>>,
 }
 
 /// `status`: a number, or a string (as some loggers quote every field).

@@ -56,6 +56,7 @@ pub use split::split_sources;
 
 use super::Role;
 use super::method::Method;
+use super::tokens::Tokens;
 use crate::algorithms::Cost;
 use crate::error::{Error, Location, Result};
 use crate::policy::{KeyField, KeySpec};
@@ -335,6 +336,11 @@ pub struct Record {
     /// What the request cost once its response settled, when the trace says (an
     /// `actual_cost` column or field): at most `cost`, the rest given back.
     pub actual_cost: Option<Cost>,
+    /// An LLM request's tokens, read from the `input_tokens`, `cached_tokens`, `max_tokens`
+    /// and `output_tokens` columns or fields (each `None` when empty or absent).
+    pub tokens: [Option<u32>; 4],
+    /// How long its response streamed (a `stream` duration: `2.5s`, `800ms`); 0 without.
+    pub stream: Nanos,
     /// The record's line in the trace file, from 1 (for messages).
     pub line: u64,
 }
@@ -406,8 +412,69 @@ impl Record {
         self.forwarded_for.clear();
         self.cost = None;
         self.actual_cost = None;
+        self.tokens = [None; 4];
+        self.stream = 0;
+    }
+
+    /// Sets the token column or field `name` (one of [`TOKEN_FIELDS`]) from `raw`, or
+    /// `stream`.
+    fn set_llm(&mut self, name: &str, raw: &str) -> std::result::Result<(), String> {
+        if raw.is_empty() || raw == "-" {
+            return Ok(());
+        }
+        if name == "stream" {
+            self.stream = crate::time::parse_duration(raw).map_err(|e| e.to_string())?;
+            return Ok(());
+        }
+        let i = TOKEN_FIELDS.iter().position(|&f| f == name).unwrap_or(0);
+        let n = raw.parse::<u32>().map_err(|_| {
+            format!(
+                "{name} `{raw}` is not a whole number of tokens from 0 to {}",
+                u32::MAX
+            )
+        })?;
+        self.tokens[i] = Some(n);
+        Ok(())
+    }
+
+    /// The record's tokens, if it is an LLM request (it states input or output tokens).
+    fn llm(&self) -> std::result::Result<Option<Tokens>, (&'static str, String)> {
+        let [input, cached, max, output] = self.tokens;
+        if input.is_none() && output.is_none() {
+            if let Some(i) = self.tokens.iter().position(Option::is_some) {
+                let why = "an LLM request states `input_tokens` or `output_tokens`";
+                return Err((TOKEN_FIELDS[i], why.to_string()));
+            }
+            return Ok(None);
+        }
+        let t = Tokens {
+            input: input.unwrap_or(0),
+            cached: cached.unwrap_or(0),
+            max_output: max.unwrap_or(0),
+            output: output.unwrap_or(0),
+        };
+        if t.cached > t.input {
+            let why = format!("{} cached tokens of a {}-token prompt", t.cached, t.input);
+            return Err(("cached_tokens", why));
+        }
+        if t.states_max() && t.output > t.max_output {
+            let why = format!(
+                "{} output tokens beyond its max_tokens {}",
+                t.output, t.max_output
+            );
+            return Err(("output_tokens", why));
+        }
+        Ok(Some(t))
     }
 }
+
+/// A trace's LLM token columns or fields, in the order of [`Record::tokens`].
+pub const TOKEN_FIELDS: [&str; 4] = [
+    "input_tokens",
+    "cached_tokens",
+    "max_tokens",
+    "output_tokens",
+];
 
 /// What one read gave.
 pub enum Outcome {

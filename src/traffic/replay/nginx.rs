@@ -891,6 +891,8 @@ mod tests {
             forwarded_for: forwarded_for.into(),
             cost: None,
             actual_cost: None,
+            tokens: [None; 4],
+            stream: 0,
             line,
         }
     }

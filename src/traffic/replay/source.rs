@@ -378,12 +378,17 @@ impl Source for ReplaySource {
                 Some(actual) => cost - actual,
                 None => 0,
             };
+            let tokens = self.records[slot].llm().map_err(|(field, m)| {
+                trace_error(&self.path, self.records[slot].line, Some(field), m)
+            })?;
             let (key, client) = self.intern(slot, keys);
             self.released = Some(slot);
             let mut arrival = Arrival::new(time, key, client, self.source);
             arrival.method = method;
             arrival.cost = cost;
             arrival.refund = refund;
+            arrival.tokens = tokens.unwrap_or_default();
+            arrival.stream = self.records[slot].stream;
             let rec = &self.records[slot];
             if rec.production.is_some() || rec.status.is_some() {
                 let route = keys.intern_route(&rec.fields[field_index(KeyField::Endpoint)]);

@@ -10,6 +10,8 @@ use std::sync::Arc;
 pub(super) const MAX_RECORDS: usize = 1 << 16;
 
 /// One read of the first reading: a record, or a malformed line that was skipped.
+// Nearly every entry is a record, so boxing them would only add an allocation each.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Entry {
     Record(Record),
     Skipped,
@@ -82,6 +84,8 @@ impl RecordReader for TapeReader {
                 rec.method = r.method;
                 rec.cost = r.cost;
                 rec.actual_cost = r.actual_cost;
+                rec.tokens = r.tokens;
+                rec.stream = r.stream;
                 rec.forwarded_for.clone_from(&r.forwarded_for);
                 rec.line = r.line;
                 Outcome::Record

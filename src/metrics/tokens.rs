@@ -1,0 +1,223 @@
+//! What a rule counting an LLM's tokens let through, in tokens (docs/llm.md "Figures"): the
+//! tokens its admitted requests really used, the most of them one key used in any rolling
+//! window of the rule's against its limit (the overshoot: concurrency under check-then-charge,
+//! a stream that ends past the budget), and the refusals an exact charge would have spared
+//! (reservations never used).
+
+use crate::algorithms::KeyId;
+use crate::time::Nanos;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// A rule's token figures (`rules[].tokens` in `summary.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct RuleTokens {
+    /// What the rule counts: `tokens`, `input_tokens` or `output_tokens`.
+    pub unit: String,
+    /// When it charges them: `reserve`, `reconcile` or `after`.
+    pub accounting: String,
+    /// Tokens the rule charged when deciding (its estimates; 0 for `after`).
+    pub charged_up_front: u64,
+    /// Tokens the rule charged when responses ended (`after`, and `reconcile` where a
+    /// response used more than its estimate).
+    pub charged_after: u64,
+    /// Tokens the rule gave back when responses ended (`reconcile`: estimates not used).
+    pub given_back: u64,
+    /// Tokens the contender's admitted requests used, as this rule counts them (the yardstick
+    /// of the figures below; each credited at its admission).
+    pub used: u64,
+    /// The most tokens one rule key's admitted requests used in any rolling window of the
+    /// rule's window (`(t − W, t]`).
+    pub max_window_used: u64,
+    /// `max_window_used / limit`: above 1, the key used more than its budget in a window.
+    pub overshoot: f64,
+    /// The rule key of that window (`None` when nothing was admitted).
+    pub worst_key: Option<String>,
+    /// The end of that window, in ns (`None` when nothing was admitted).
+    pub worst_window_end_ns: Option<Nanos>,
+    /// Refusals by this rule that the same rule, charging each request what it used up front
+    /// (an exact charge), would have admitted: refused for reservations never used. `None`
+    /// for `after`, which reserves nothing.
+    pub refused_for_reservations: Option<u64>,
+    /// The same per source, for sources with requests the rule applied to.
+    pub sources: Vec<SourceTokens>,
+}
+
+/// One source's tokens under one rule (`rules[].tokens.sources[]`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct SourceTokens {
+    /// The source's name.
+    pub source: String,
+    /// Tokens its admitted requests used.
+    pub used: u64,
+    /// Its requests the rule refused.
+    pub refused: u64,
+    /// Of those, the ones an exact charge would have admitted (`None` for `after`).
+    pub refused_for_reservations: Option<u64>,
+}
+
+/// One key's admitted usage still inside a window, and its total.
+#[derive(Default)]
+struct KeyUsage {
+    entries: VecDeque<(Nanos, u64)>,
+    total: u64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct PerSource {
+    applied: bool,
+    used: u64,
+    refused: u64,
+    spared: u64,
+}
+
+/// The running token tally of one rule.
+pub struct TokenTally {
+    window: Nanos,
+    reserves: bool,
+    keys: FxHashMap<KeyId, KeyUsage>,
+    charged_up_front: u64,
+    charged_after: u64,
+    given_back: u64,
+    used: u64,
+    worst: Option<(u64, KeyId, Nanos)>,
+    sources: Vec<PerSource>,
+}
+
+impl TokenTally {
+    /// A tally for a rule of `window` over `sources` sources; `reserves` when the rule
+    /// charges an estimate up front (its refusals are judged against an exact charge).
+    pub fn new(window: Nanos, reserves: bool, sources: usize) -> Self {
+        TokenTally {
+            window,
+            reserves,
+            keys: FxHashMap::default(),
+            charged_up_front: 0,
+            charged_after: 0,
+            given_back: 0,
+            used: 0,
+            worst: None,
+            sources: vec![PerSource::default(); sources],
+        }
+    }
+
+    /// The contender admitted a request of `source` on rule key `key` at `t`, the rule
+    /// charging `up_front` and the request using `used`.
+    pub fn admit(&mut self, key: KeyId, t: Nanos, source: u16, up_front: u64, used: u64) {
+        self.charged_up_front += up_front;
+        self.used += used;
+        let s = &mut self.sources[usize::from(source)];
+        s.applied = true;
+        s.used += used;
+        let k = self.keys.entry(key).or_default();
+        while k.entries.front().is_some_and(|e| e.0 + self.window <= t) {
+            let (_, u) = k.entries.pop_front().expect("checked");
+            k.total -= u;
+        }
+        k.entries.push_back((t, used));
+        k.total += used;
+        if self.worst.is_none_or(|w| k.total > w.0) {
+            self.worst = Some((k.total, key, t));
+        }
+    }
+
+    /// The contender refused a request of `source` the rule applied to; `by_this_rule` if
+    /// this rule refused it, `spared` if an exact charge would have admitted it.
+    pub fn reject(&mut self, source: u16, by_this_rule: bool, spared: bool) {
+        let s = &mut self.sources[usize::from(source)];
+        s.applied = true;
+        if by_this_rule {
+            s.refused += 1;
+            s.spared += spared as u64;
+        }
+    }
+
+    /// The end of a response settled `units`: charged (`charge`) or given back.
+    pub fn settled(&mut self, units: u64, charge: bool) {
+        if charge {
+            self.charged_after += units;
+        } else {
+            self.given_back += units;
+        }
+    }
+
+    /// Forgets the keys whose usage has all left the window by `now`.
+    pub fn sweep(&mut self, now: Nanos) {
+        let w = self.window;
+        self.keys
+            .retain(|_, k| k.entries.back().is_some_and(|e| e.0 + w > now));
+    }
+
+    /// The figures, for a rule counting `unit` by `accounting` with `limit` tokens a window;
+    /// `key_name` names rule keys, `source_names` the sources.
+    pub fn finish(
+        self,
+        (unit, accounting): (&str, &str),
+        limit: u64,
+        key_name: impl Fn(KeyId) -> String,
+        source_names: &[String],
+    ) -> RuleTokens {
+        let spared = |n: u64| self.reserves.then_some(n);
+        let max = self.worst.map_or(0, |w| w.0);
+        RuleTokens {
+            unit: unit.to_string(),
+            accounting: accounting.to_string(),
+            charged_up_front: self.charged_up_front,
+            charged_after: self.charged_after,
+            given_back: self.given_back,
+            used: self.used,
+            max_window_used: max,
+            overshoot: max as f64 / limit as f64,
+            worst_key: self.worst.map(|w| key_name(w.1)),
+            worst_window_end_ns: self.worst.map(|w| w.2),
+            refused_for_reservations: spared(self.sources.iter().map(|s| s.spared).sum()),
+            sources: self
+                .sources
+                .iter()
+                .zip(source_names)
+                .filter(|(s, _)| s.applied)
+                .map(|(s, name)| SourceTokens {
+                    source: name.clone(),
+                    used: s.used,
+                    refused: s.refused,
+                    refused_for_reservations: spared(s.spared),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_worst_window_is_the_most_one_key_used_in_a_rolling_window() {
+        // 60 s windows: key 1 uses 50 at 0, 70 at 30 s (120 in (−30, 30]), 40 at 60 s (the
+        // first has left: 110), 10 at 89.9 s (120 again, not more). Key 2 uses 100 once.
+        let mut t = TokenTally::new(60, false, 1);
+        for (key, time, used) in [
+            (1, 0, 50),
+            (1, 30, 70),
+            (2, 31, 100),
+            (1, 60, 40),
+            (1, 89, 10),
+        ] {
+            t.admit(key, time, 0, 0, used);
+        }
+        t.reject(0, true, true);
+        t.settled(30, true);
+        t.settled(5, false);
+        let r = t.finish(("tokens", "after"), 100, |k| format!("k{k}"), &["s".into()]);
+        assert_eq!((r.used, r.max_window_used, r.overshoot), (270, 120, 1.2));
+        assert_eq!(
+            (r.worst_key.as_deref(), r.worst_window_end_ns),
+            (Some("k1"), Some(30))
+        );
+        assert_eq!((r.charged_after, r.given_back), (30, 5));
+        // `after` reserves nothing: no refusal is blamed on reservations.
+        assert_eq!(r.refused_for_reservations, None);
+        assert_eq!(r.sources[0].refused, 1);
+    }
+}

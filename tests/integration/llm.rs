@@ -1,0 +1,263 @@
+//! LLM token budgets end to end (docs/llm.md): traces of LLM requests (prompt, `max_tokens`,
+//! output, stream) through rules counting tokens under each accounting, every decision
+//! computed by hand from the documented rule it models.
+
+use crate::util::{rlsim, write};
+
+const S: u64 = 1_000_000_000;
+
+/// One contender per `(name, rule body)`, each one rule `tpm` keyed by API key.
+fn scenario(trace: &str, duration: &str, contenders: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "name = \"llm\"\nduration = \"{duration}\"\n[policy]\nlimit = 100\nwindow = \"1m\"\n\
+         key = \"api_key\"\n[[traffic]]\nname = \"team\"\nkind = \"replay\"\npath = \"{trace}\"\n"
+    );
+    for (name, rule) in contenders {
+        text.push_str(&format!(
+            "[[contender]]\nname = \"{name}\"\n[[contender.rule]]\nname = \"tpm\"\n{rule}\n"
+        ));
+    }
+    text
+}
+
+/// Every decision of `contender`: `(time, outcome, retry_after, remaining)`.
+fn decisions(toml: &str, trace: &str, contender: &str) -> Vec<(u64, String, Option<u64>, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", trace);
+    let path = write(dir.path(), "s.toml", toml);
+    let out = rlsim()
+        .args(["run", "--quiet", "--decisions", "-"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rows = csv::Reader::from_reader(text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (t, alg, outcome, retry, remaining) = (
+        col("time_ns"),
+        col("algorithm"),
+        col("outcome"),
+        col("retry_after_ns"),
+        col("remaining"),
+    );
+    rows.records()
+        .map(|r| r.unwrap())
+        .filter(|r| &r[alg] == contender)
+        .map(|r| {
+            (
+                r[t].parse().unwrap(),
+                r[outcome].to_string(),
+                r[retry].parse().ok(),
+                r[remaining].parse().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn outcomes(toml: &str, trace: &str, contender: &str) -> Vec<String> {
+    decisions(toml, trace, contender)
+        .into_iter()
+        .map(|d| d.1)
+        .collect()
+}
+
+/// LiteLLM's report (BerriAI/litellm#18730): a team limited to 100 tokens a minute, 5
+/// concurrent requests, 663 tokens used. Each of 100 prompt tokens, about 33 out, streamed
+/// for 3 s; a sixth request at 5 s.
+const FIVE: &str = "time,api_key,user,input_tokens,max_tokens,output_tokens,stream
+0,team,a,100,200,33,3s
+1000000,team,b,100,200,33,3s
+2000000,team,c,100,200,30,3s
+3000000,team,d,100,200,33,3s
+4000000,team,e,100,200,34,3s
+5000000000,team,a,10,200,10,1s
+";
+
+#[test]
+fn five_concurrent_requests_pass_a_check_and_overshoot_six_times() {
+    // Checked before (the minute's count 0 < 100), charged after: all five pass, as their
+    // responses have not ended; at 3 s the count is 500 + 163 = 663, and the sixth request is
+    // refused until the minute ends (55 s).
+    let after = "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                 accounting = \"after\"";
+    // Reserving prompt + max_tokens (300 each) and setting it right at the end, under 400:
+    // the first is admitted (300), the next four refused (600 > 400); at 3 s its 167 unused
+    // tokens come back (133 counted), so the sixth's 210 fit (343).
+    let reconcile = "algorithm = \"fixed_window\"\nlimit = 400\nwindow = \"1m\"\n\
+                     unit = \"tokens\"\naccounting = \"reconcile\"";
+    // Reserving without setting right: 300 stay counted, the sixth's 210 do not fit.
+    let reserve = "algorithm = \"fixed_window\"\nlimit = 400\nwindow = \"1m\"\n\
+                   unit = \"tokens\"\naccounting = \"reserve\"";
+    let toml = scenario(
+        "trace.csv",
+        "1m",
+        &[
+            ("after", after),
+            ("reconcile", reconcile),
+            ("reserve", reserve),
+        ],
+    );
+    let d = decisions(&toml, FIVE, "after");
+    let allow = |t: u64, remaining: u64| (t, "allow".to_string(), None, remaining);
+    assert_eq!(
+        d,
+        [
+            allow(0, 100),
+            allow(1_000_000, 100),
+            allow(2_000_000, 100),
+            allow(3_000_000, 100),
+            allow(4_000_000, 100),
+            (5 * S, "reject".into(), Some(55 * S), 0),
+        ]
+    );
+    assert_eq!(
+        outcomes(&toml, FIVE, "reconcile"),
+        ["allow", "reject", "reject", "reject", "reject", "allow"]
+    );
+    assert_eq!(
+        outcomes(&toml, FIVE, "reserve"),
+        ["allow", "reject", "reject", "reject", "reject", "reject"]
+    );
+    // The figures in tokens: `after` let the key use 663 in its minute, 6.63 times its
+    // budget. `reconcile` charged 300 + 210 up front and gave back 167 + 190; of its four
+    // refusals, two (b at 266, c at 396) an exact charge of what each used would have
+    // admitted under 400.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    let summary = crate::util::summary(&write(dir.path(), "s.toml", &toml));
+    let tokens = |name: &str| crate::util::row(&summary, name)["rules"][0]["tokens"].clone();
+    let after = tokens("after");
+    assert_eq!(after["used"], 663);
+    assert_eq!(after["max_window_used"], 663);
+    assert_eq!(after["overshoot"], 6.63);
+    assert_eq!(after["charged_after"], 663);
+    assert_eq!(after["worst_key"], "team");
+    assert!(after["refused_for_reservations"].is_null());
+    let reconcile = tokens("reconcile");
+    assert_eq!(reconcile["charged_up_front"], 510);
+    assert_eq!(reconcile["given_back"], 357);
+    assert_eq!(reconcile["used"], 153);
+    assert_eq!(reconcile["refused_for_reservations"], 2);
+    assert_eq!(reconcile["sources"][0]["refused"], 4);
+    let reserve = tokens("reserve");
+    assert_eq!(
+        (reserve["used"].clone(), reserve["given_back"].clone()),
+        (133.into(), 0.into())
+    );
+    assert_eq!(reserve["refused_for_reservations"], 2);
+}
+
+#[test]
+fn a_missing_max_tokens_reserves_the_stated_default() {
+    // LiteLLM's fixed 1,024-token estimate for a request without `max_tokens` (PR #28805):
+    // under 1,000 tokens a minute, a 10-token prompt without it reserves 1,034 and is refused
+    // however idle the key; stating `max_tokens = 100` it reserves 110 and passes.
+    let trace = "time,api_key,input_tokens,max_tokens,output_tokens
+0,team,10,,20
+1000000000,team,10,100,20
+";
+    let rule = "algorithm = \"fixed_window\"\nlimit = 1000\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                accounting = \"reconcile\"\nmax_tokens_default = 1024";
+    let no_default = "algorithm = \"fixed_window\"\nlimit = 1000\nwindow = \"1m\"\n\
+                      unit = \"tokens\"\naccounting = \"reconcile\"";
+    let toml = scenario(
+        "trace.csv",
+        "1m",
+        &[("default", rule), ("no_default", no_default)],
+    );
+    assert_eq!(outcomes(&toml, trace, "default"), ["reject", "allow"]);
+    // Without a default the first reserves its prompt only.
+    assert_eq!(outcomes(&toml, trace, "no_default"), ["allow", "allow"]);
+}
+
+#[test]
+fn envoy_checks_at_the_limit_and_charges_where_the_stream_ends() {
+    // Envoy AI Gateway: a request costs 0 up front (envoyproxy/ratelimit over only when
+    // count > limit) and its tokens are charged when the response ends. The documented case:
+    // 1,000 tokens an hour, a 1,200-token stream succeeds, and leaves the hour 200 over. A
+    // request exactly at the limit (1000 counted) passes the `not_over` check, not `under`.
+    let trace = "time,api_key,input_tokens,output_tokens,stream
+0,team,200,1000,10s
+20000000000,team,1,1,0s
+3600000000000,team,400,600,1s
+3602000000000,team,1,1,0s
+3603000000000,team,1,1,0s
+";
+    let envoy = "algorithm = \"fixed_window\"\nlimit = 1000\nwindow = \"1h\"\n\
+                 unit = \"tokens\"\naccounting = \"after\"\ncheck = \"not_over\"";
+    let under = "algorithm = \"fixed_window\"\nlimit = 1000\nwindow = \"1h\"\n\
+                 unit = \"tokens\"\naccounting = \"after\"";
+    let toml = scenario("trace.csv", "2h", &[("envoy", envoy), ("under", under)]);
+    // 1,200 charged at 10 s: the request at 20 s is refused for the rest of the hour. In the
+    // next hour 1,000 are charged at 3601 s: exactly the limit. The request at 3602 s passes
+    // Envoy's check and is charged 2 (1,002); the one at 3603 s is over.
+    let d = decisions(&toml, trace, "envoy");
+    let got: Vec<_> = d.iter().map(|d| (d.1.as_str(), d.2)).collect();
+    assert_eq!(
+        got,
+        [
+            ("allow", None),
+            ("reject", Some(3580 * S)),
+            ("allow", None),
+            ("allow", None),
+            ("reject", Some(3597 * S)),
+        ]
+    );
+    assert_eq!(
+        outcomes(&toml, trace, "under"),
+        ["allow", "reject", "allow", "reject", "reject"]
+    );
+}
+
+#[test]
+fn openai_refuses_when_used_and_requested_exceed_the_limit_and_says_when() {
+    // OpenAI's 429s: "Limit 10000, Used 8554, Requested 3082. Please try again in 9.816s"
+    // (FoundationAgents/MetaGPT#523): a bucket of 10,000 refilled at 10,000 a minute,
+    // charged max(max_tokens, prompt) up front. 8,554 used, then 3,082 requested: refused,
+    // 1,636 tokens short at 6 ms a token. The 30,000-TPM case of BuilderIO/micro-agent#86:
+    // used 29,937, requested 385, "try again in 644ms".
+    let trace = "time,api_key,input_tokens,max_tokens,output_tokens
+0,team,8554,100,100
+0,team,3082,100,100
+0,other,29937,,1
+0,other,100,385,1
+";
+    let openai = |limit: u32| {
+        format!(
+            "algorithm = \"token_bucket\"\nlimit = {limit}\nwindow = \"1m\"\nburst = {limit}\n\
+             unit = \"tokens\"\naccounting = \"reserve\"\nestimate = \"max\""
+        )
+    };
+    let (small, large) = (openai(10_000), openai(30_000));
+    let toml = scenario("trace.csv", "1m", &[("small", &small), ("large", &large)]);
+    let d = decisions(&toml, trace, "small");
+    assert_eq!(d[1].1, "reject");
+    assert_eq!(d[1].2, Some(9_816_000_000));
+    let d = decisions(&toml, trace, "large");
+    assert_eq!((d[3].1.as_str(), d[3].2), ("reject", Some(644_000_000)));
+}
+
+#[test]
+fn cached_prompt_tokens_count_unless_the_rule_leaves_them_out() {
+    // Anthropic's input limits leave cache reads out: a 900-token prompt with 800 cached
+    // weighs 100 against 500 input tokens a minute; counted whole, it does not fit.
+    let trace = "time,api_key,input_tokens,cached_tokens,output_tokens
+0,team,900,800,10
+";
+    let rule = |cached: bool| {
+        format!(
+            "algorithm = \"token_bucket\"\nlimit = 500\nwindow = \"1m\"\nburst = 500\n\
+             unit = \"input_tokens\"\naccounting = \"reconcile\"\ncached = {cached}"
+        )
+    };
+    let (without, with) = (rule(false), rule(true));
+    let toml = scenario("trace.csv", "1m", &[("without", &without), ("with", &with)]);
+    assert_eq!(outcomes(&toml, trace, "without"), ["allow"]);
+    assert_eq!(outcomes(&toml, trace, "with"), ["reject"]);
+}
