@@ -7,7 +7,7 @@
 use super::method::Method;
 use super::via::Wire;
 use super::{
-    Arrivals, Keeps, KeyLayout, KeySpace, Record, Role, Source, SourceSpec, build_sources,
+    Arrivals, Keeps, KeyLayout, KeySpace, Record, Role, Source, SourceSpec, Tokens, build_sources,
 };
 use crate::algorithms::Cost;
 use crate::error::{Error, Result};
@@ -48,6 +48,11 @@ pub struct Request<'a> {
     /// Whether the pass has actual costs: a source that states them, or a replayed trace
     /// whose first record has one (the same for every request of the pass).
     pub settles: bool,
+    /// An LLM request's tokens and stream; `None` for any other request.
+    pub llm: Option<(Tokens, Nanos)>,
+    /// Whether the pass has LLM requests: a source that states tokens, or a replayed trace
+    /// whose first record has some (the same for every request of the pass).
+    pub llm_pass: bool,
 }
 
 /// Refuses the replayed record at `line` that weighs more than one or settles less than its
@@ -115,6 +120,11 @@ pub fn for_each_request(
         || sources
             .iter()
             .any(|s| s.last_record().is_some_and(|r| r.cost.is_some()));
+    let llm_record = |r: &Record| r.tokens[0].is_some() || r.tokens[3].is_some();
+    let llm_pass = specs.iter().any(|s| s.population.tokens.is_some())
+        || sources
+            .iter()
+            .any(|s| s.last_record().is_some_and(llm_record));
     let mut count = 0;
     while let Some(Reverse((_, _, i))) = queue.pop() {
         let a = pending[i].take().expect("queued");
@@ -124,7 +134,18 @@ pub fn for_each_request(
         let record = sources[i].last_record();
         if let (Some(r), Arrivals::Replay { path, .. }) = (record, &specs[i].arrivals) {
             unannounced_cost(path, r.line, (a.cost, a.refund), (costed, settles))?;
+            if llm_record(r) && !llm_pass {
+                return Err(super::replay::trace_error(
+                    path,
+                    r.line,
+                    Some("input_tokens"),
+                    "the trace's first record states no tokens but this one does: the written \
+                     trace's columns follow its first record, so give that one its tokens too"
+                        .into(),
+                ));
+            }
         }
+        let llm = specs[i].population.tokens.is_some() || record.is_some_and(llm_record);
         f(Request {
             time: a.time,
             fields,
@@ -138,6 +159,13 @@ pub fn for_each_request(
             costed,
             refund: a.refund,
             settles,
+            // The whole response, its source's time to first token included: a replayed
+            // request settles when the generated one did.
+            llm: llm.then(|| {
+                let to_first = specs[i].population.costs.response_time;
+                (a.tokens, to_first.saturating_add(a.stream))
+            }),
+            llm_pass,
         })?;
         count += 1;
         pending[i] = sources[i].next_arrival(&mut keys)?;
@@ -169,7 +197,9 @@ pub fn write_trace(
     let recorded = specs
         .iter()
         .any(|s| matches!(s.arrivals, Arrivals::Replay { .. }));
-    let header = |w: &mut csv::Writer<&mut dyn Write>, costed: bool, settles: bool| {
+    let header = |w: &mut csv::Writer<&mut dyn Write>, r: Option<&Request>| {
+        let costed = r.is_some_and(|r| r.costed);
+        let settles = r.is_some_and(|r| r.settles);
         let mut header = vec![
             "time", "ip", "user", "api_key", "endpoint", "source", "role", "method",
         ];
@@ -182,8 +212,13 @@ pub fn write_trace(
         if settles {
             header.push("actual_cost");
         }
+        if r.is_some_and(|r| r.llm_pass) {
+            header.extend(super::replay::TOKEN_FIELDS);
+            header.push("stream");
+        }
         w.write_record(&header).map_err(io)
     };
+    let mut llm_cells: [String; 5] = Default::default();
     let mut headed = false;
     let (mut time, mut status, mut cost, mut actual) = (
         itoa::Buffer::new(),
@@ -193,9 +228,13 @@ pub fn write_trace(
     );
     let pass = for_each_request(specs, seed, |r| {
         if !headed {
-            header(&mut w, r.costed, r.settles)?;
+            header(&mut w, Some(&r))?;
             headed = true;
         }
+        if r.llm_pass {
+            write_llm(&mut llm_cells, r.llm);
+        }
+        let llm = llm_cells.iter().take(if r.llm_pass { 5 } else { 0 });
         let [ip, user, api_key, endpoint] = r.fields;
         let method = Method::VARIANTS
             .get(r.method as usize)
@@ -216,6 +255,7 @@ pub fn write_trace(
             .then(|| cost.format(r.cost))
             .into_iter()
             .chain(actual);
+        let costs = costs.chain(llm.map(String::as_str));
         if !recorded {
             return w.write_record(row.into_iter().chain(costs)).map_err(io);
         }
@@ -227,8 +267,25 @@ pub fn write_trace(
             .map_err(io)
     })?;
     if !headed {
-        header(&mut w, false, false)?;
+        header(&mut w, None)?;
     }
     w.flush().map_err(|e| Error::io(name, e))?;
     Ok(pass)
+}
+
+/// An LLM request's cells (`input_tokens`, `cached_tokens`, `max_tokens`, `output_tokens`,
+/// `stream`) into `cells`; empty for any other request, and `max_tokens` empty when unstated.
+fn write_llm(cells: &mut [String; 5], llm: Option<(Tokens, Nanos)>) {
+    use std::fmt::Write as _;
+    for c in cells.iter_mut() {
+        c.clear();
+    }
+    let Some((t, stream)) = llm else { return };
+    let counts = [t.input, t.cached, t.max_output, t.output];
+    for (i, n) in counts.into_iter().enumerate() {
+        if i != 2 || t.states_max() {
+            let _ = write!(cells[i], "{n}");
+        }
+    }
+    cells[4].push_str(&crate::time::duration_text(stream));
 }

@@ -261,3 +261,161 @@ fn cached_prompt_tokens_count_unless_the_rule_leaves_them_out() {
     assert_eq!(outcomes(&toml, trace, "without"), ["allow"]);
     assert_eq!(outcomes(&toml, trace, "with"), ["reject"]);
 }
+
+/// A synthetic LLM scenario: a tenant with long prompts, half cached, `max_tokens` on 70% of
+/// its requests and streamed outputs, among small clients; two contenders (`after`, and
+/// `reconcile` with a default reservation next to a request limit).
+const SYNTHETIC: &str = r#"
+name = "synth llm"
+seed = 3
+duration = "5m"
+[policy]
+limit = 20000
+window = "1m"
+key = "api_key"
+[[traffic]]
+name = "tenant"
+kind = "poisson"
+users = 4
+api_key = "big"
+rate = "6/min"
+input_tokens = { dist = "lognormal", mean = 3000, sigma = 0.8, max = 30000 }
+cached_share = 0.5
+max_tokens = 2000
+max_tokens_share = 0.7
+output_tokens = { dist = "uniform", min = 50, max = 3000 }
+output_rate = "60/s"
+response_time = "400ms"
+[[traffic]]
+name = "small"
+kind = "poisson"
+users = 20
+rate = "10/min"
+input_tokens = { dist = "zipf", max = 2000, exponent = 1.1 }
+output_tokens = 200
+max_tokens = 500
+[[contender]]
+name = "after"
+[[contender.rule]]
+name = "tpm"
+algorithm = "sliding_window_counter"
+limit = 20000
+window = "1m"
+unit = "tokens"
+accounting = "after"
+[[contender]]
+name = "reconcile"
+[[contender.rule]]
+name = "tpm"
+algorithm = "token_bucket"
+limit = 20000
+window = "1m"
+burst = 20000
+unit = "tokens"
+accounting = "reconcile"
+max_tokens_default = 4096
+[[contender.rule]]
+name = "rpm"
+algorithm = "fixed_window"
+limit = 30
+window = "1m"
+unit = "requests"
+"#;
+
+#[test]
+fn generated_llm_traffic_round_trips_through_a_trace() {
+    // `rlsim traffic` writes each request's tokens and the whole of its response (time to
+    // first token and stream); replayed, every contender decides every request as it did.
+    let dir = tempfile::tempdir().unwrap();
+    let synthetic = write(dir.path(), "synth.toml", SYNTHETIC);
+    let out = rlsim().arg("traffic").arg(&synthetic).output().unwrap();
+    assert!(out.status.success());
+    let trace = String::from_utf8(out.stdout).unwrap();
+    assert!(trace.starts_with(
+        "time,ip,user,api_key,endpoint,source,role,method,input_tokens,cached_tokens,\
+         max_tokens,output_tokens,stream\n"
+    ));
+    // Some requests leave `max_tokens` unstated: an empty cell.
+    assert!(
+        trace
+            .lines()
+            .any(|l| l.contains(",big,") && l.contains(",,"))
+    );
+    write(dir.path(), "synth.csv", &trace);
+    let head = &SYNTHETIC[..SYNTHETIC.find("[[traffic]]").unwrap()];
+    let tail = &SYNTHETIC[SYNTHETIC.find("[[contender]]").unwrap()..];
+    let replayed = format!(
+        "{head}[[traffic]]\nname = \"all\"\nkind = \"replay\"\npath = \"synth.csv\"\n{tail}"
+    );
+    let replayed = write(dir.path(), "replayed.toml", &replayed);
+    let decisions = |path: &std::path::Path| {
+        let out = rlsim()
+            .args(["run", "--quiet", "--decisions", "-"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Every column but the source's name.
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect::<Vec<_>>()
+    };
+    let (generated, replayed) = (decisions(&synthetic), decisions(&replayed));
+    assert!(generated.len() > 2000);
+    assert!(generated.iter().any(|l| l.contains(",reject,")));
+    assert_eq!(generated, replayed);
+}
+
+#[test]
+fn bad_token_fields_name_their_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &str, &str); 6] = [
+        ("output_tokens = 10\n", "", "traffic[0].output_tokens"),
+        (
+            "input_tokens = { dist = \"normal\", max = 10 }\noutput_tokens = 1\n",
+            "",
+            "traffic[0].input_tokens",
+        ),
+        (
+            "input_tokens = 10\noutput_tokens = 1\nmax_tokens_share = 0.5\n",
+            "",
+            "traffic[0].max_tokens_share",
+        ),
+        (
+            "input_tokens = 10\noutput_tokens = 1\n",
+            "unit = \"tokens\"\naccounting = \"later\"\n",
+            "contender[0].rule[0].accounting",
+        ),
+        (
+            "input_tokens = 10\noutput_tokens = 1\n",
+            "unit = \"tokens\"\naccounting = \"after\"\ncheck = \"not_over\"\nalgorithm = \"gcra\"\n",
+            "contender[0].rule[0].check",
+        ),
+        ("", "unit = \"tokens\"\n", "contender[0].rule[0].unit"),
+    ];
+    for (source, rule, field) in cases {
+        let algorithm = if rule.contains("algorithm") {
+            ""
+        } else {
+            "algorithm = \"fixed_window\"\n"
+        };
+        let text = format!(
+            "name = \"bad\"\nduration = \"1m\"\n[policy]\nlimit = 10\nwindow = \"1m\"\n\
+             [[traffic]]\nname = \"s\"\nkind = \"constant\"\nrate = \"1/s\"\n{source}\
+             [[contender]]\nname = \"c\"\n[[contender.rule]]\nname = \"r\"\nlimit = 10\n\
+             window = \"1m\"\n{algorithm}{rule}"
+        );
+        let path = write(dir.path(), "bad.toml", &text);
+        let out = rlsim().arg("run").arg(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{field}: {stderr}");
+        assert!(stderr.contains("bad.toml:"), "{stderr}");
+        assert!(stderr.contains(&format!("`{field}`")), "{field}: {stderr}");
+    }
+}
