@@ -410,6 +410,7 @@ pub fn styled_table(
         out.push_str(&line(&cells, Some(report)));
     }
     out.push_str(&note(scenario, &chosen, algorithms));
+    out.push_str(&token_note(algorithms));
     if timing.is_some_and(|t| t.iter().any(|t| t.decisions_timed < WELL_MEASURED)) {
         out.push_str(
             "* decisions/s timed on fewer than 10^6 decisions: indicative only \
@@ -451,6 +452,45 @@ fn note(scenario: &Scenario, chosen: &[Column], algorithms: &[AlgorithmReport]) 
         return text;
     }
     wrap(&text, WIDTH, "")
+}
+
+/// Under the table, for the rules counting an LLM's tokens: what the admitted requests used,
+/// the worst window against the rule's budget, and the refusals an exact charge would have
+/// spared. Empty without such rules.
+fn token_note(algorithms: &[AlgorithmReport]) -> String {
+    let mut text = String::new();
+    for a in algorithms {
+        for r in &a.rules {
+            let Some(t) = &r.tokens else { continue };
+            if text.is_empty() {
+                text.push_str("tokens, per rule counting them (each against its own budget per window and key):\n");
+            }
+            let mut line = format!(
+                "  {}/{} ({}, accounting {}, {} per {}): used {}; worst window {}",
+                a.algorithm,
+                r.name,
+                t.unit,
+                t.accounting,
+                r.limit,
+                crate::time::format_duration(r.window_ns),
+                t.used,
+                t.max_window_used,
+            );
+            if let Some(key) = &t.worst_key {
+                let _ = write!(line, " on key {}", shown_key(key));
+            }
+            let _ = write!(line, ", {:.2}x the budget", t.overshoot);
+            if let Some(spared) = t.refused_for_reservations {
+                let refused: u64 = t.sources.iter().map(|s| s.refused).sum();
+                let _ = write!(
+                    line,
+                    "; {spared} of its {refused} refusals an exact charge would have admitted"
+                );
+            }
+            text.push_str(&wrap(&line, WIDTH, "    "));
+        }
+    }
+    text
 }
 
 /// Decisions timed below this mark their figure as indicative.

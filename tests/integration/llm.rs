@@ -419,3 +419,25 @@ fn bad_token_fields_name_their_file_line_and_field() {
         assert!(stderr.contains(&format!("`{field}`")), "{field}: {stderr}");
     }
 }
+
+#[test]
+fn the_terminal_names_each_token_rule_with_its_worst_window() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    let after = "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                 accounting = \"after\"";
+    let path = write(
+        dir.path(),
+        "s.toml",
+        &scenario("trace.csv", "1m", &[("after", after)]),
+    );
+    let out = rlsim().arg("run").arg(&path).output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "  after/tpm (tokens, accounting after, 100 per 1m): used 663; worst window 663 on \
+             key team, 6.63x the budget\n"
+        ),
+        "{stdout}"
+    );
+}
