@@ -480,8 +480,8 @@ fn token_note(algorithms: &[AlgorithmReport]) -> String {
                 let _ = write!(line, " on key {}", shown_key(key));
             }
             let _ = write!(line, ", {:.2}x the budget", t.overshoot);
-            if let Some(spared) = t.refused_for_reservations {
-                let refused: u64 = t.sources.iter().map(|s| s.refused).sum();
+            let refused: u64 = t.sources.iter().map(|s| s.refused).sum();
+            if let (Some(spared), true) = (t.refused_for_reservations, refused > 0) {
                 let _ = write!(
                     line,
                     "; {spared} of its {refused} refusals an exact charge would have admitted"

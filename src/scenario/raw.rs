@@ -599,6 +599,36 @@ pub struct RawContender {
     /// Replicas and a store (see `deployment.rs`); the contender must have one plain rule.
     #[serde(default)]
     pub deployment: Option<S<RawDeployment>>,
+    /// The rules an LLM provider or gateway documents (docs/llm.md "Profiles").
+    #[serde(default)]
+    pub llm: Option<S<RawLlm>>,
+}
+
+/// `llm = { ... }` as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLlm {
+    pub profile: S<String>,
+    #[serde(default)]
+    pub rpm: Option<S<Int>>,
+    #[serde(default)]
+    pub tpm: Option<S<Int>>,
+    #[serde(default)]
+    pub itpm: Option<S<Int>>,
+    #[serde(default)]
+    pub otpm: Option<S<Int>>,
+    /// Which tokens a gateway counts (`tokens`, `input_tokens`, `output_tokens`).
+    #[serde(default)]
+    pub unit: Option<S<String>>,
+    /// A gateway's window (default `1m`).
+    #[serde(default)]
+    pub window: Option<S<String>>,
+    /// Where the documents disagree, which reading.
+    #[serde(default)]
+    pub reading: Option<S<String>>,
+    /// What a request without `max_tokens` reserves (a model's context for Azure OpenAI).
+    #[serde(default)]
+    pub max_tokens_default: Option<S<Int>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -441,3 +441,156 @@ fn the_terminal_names_each_token_rule_with_its_worst_window() {
         "{stdout}"
     );
 }
+
+/// The decisions of one `llm` profile contender on `trace` (the policy keys by API key).
+fn profile_outcomes(trace: &str, duration: &str, llm: &str) -> Vec<(String, Option<u64>)> {
+    let toml = format!(
+        "name = \"llm\"\nduration = \"{duration}\"\n[policy]\nlimit = 100\nwindow = \"1m\"\n\
+         key = \"api_key\"\n[[traffic]]\nname = \"team\"\nkind = \"replay\"\n\
+         path = \"trace.csv\"\n[[contender]]\nname = \"p\"\nllm = {llm}\n"
+    );
+    decisions(&toml, trace, "p")
+        .into_iter()
+        .map(|d| (d.1, d.2))
+        .collect()
+}
+
+fn allowed(n: usize) -> Vec<(String, Option<u64>)> {
+    vec![("allow".to_string(), None); n]
+}
+
+#[test]
+fn the_openai_profile_answers_as_its_429s() {
+    // Limit 10000, Used 8554, Requested 3082: "try again in 9.816s"; the help center's
+    // reading (prompt + max_tokens) asks 3,182 of the same request: 9.816 + 0.6 s.
+    let trace = "time,api_key,input_tokens,max_tokens,output_tokens\n0,team,8554,100,100\n\
+                 0,team,3082,100,100\n";
+    let guide = profile_outcomes(trace, "1m", "{ profile = \"openai\", tpm = 10000 }");
+    assert_eq!(guide[1], ("reject".into(), Some(9_816_000_000)));
+    let help = "{ profile = \"openai\", tpm = 10000, reading = \"help_center\" }";
+    let help = profile_outcomes(trace, "1m", help);
+    // 8,654 charged first (8,554 + 100): 1,346 left, 3,182 asked: 1,836 short.
+    assert_eq!(help[1], ("reject".into(), Some(11_016_000_000)));
+}
+
+#[test]
+fn the_azure_profile_refuses_the_eleventh_request_of_a_second_at_600_rpm() {
+    // "rate limiting will occur for a 600-RPM deployment if more than 10 requests are
+    // received during each 1-second period": 11 requests in the first second, 1 in the next.
+    let mut trace = String::from("time,api_key,input_tokens,max_tokens,output_tokens\n");
+    for i in 0..11u64 {
+        trace.push_str(&format!("{},team,10,10,10\n", i * 50_000_000));
+    }
+    trace.push_str("1000000000,team,10,10,10\n");
+    let azure = "{ profile = \"azure_openai\", rpm = 600, tpm = 100000 }";
+    let d = profile_outcomes(&trace, "1m", azure);
+    let mut expected = allowed(10);
+    expected.push(("reject".into(), Some(500_000_000)));
+    expected.push(("allow".into(), None));
+    assert_eq!(d, expected);
+    // Read as 10 s windows: 100 per 10 s, all twelve pass.
+    let ten = "{ profile = \"azure_openai\", rpm = 600, tpm = 100000, reading = \"10s\" }";
+    assert_eq!(profile_outcomes(&trace, "1m", ten), allowed(12));
+}
+
+#[test]
+fn the_anthropic_profile_leaves_cache_reads_out_and_reserves_max_tokens() {
+    // "with a 200K token cached document and a 50 token user question, you'd see
+    // input_tokens: 50": 200,050 prompt tokens fit 1,000 input tokens a minute. OTPM
+    // reserves max_tokens (4,000 of 5,000): a second request at 0.5 s is refused; the
+    // first's 100 output tokens settle at 1 s, giving 3,900 back, so a third at 2 s fits.
+    let trace = "time,api_key,input_tokens,cached_tokens,max_tokens,output_tokens,stream
+0,team,200050,200000,4000,100,1s
+500000000,team,10,0,4000,100,1s
+2000000000,team,10,0,4000,100,1s
+";
+    let anthropic = "{ profile = \"anthropic\", itpm = 1000, otpm = 5000 }";
+    let d = profile_outcomes(trace, "1m", anthropic);
+    let kinds: Vec<&str> = d.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(kinds, ["allow", "reject", "allow"]);
+    // Cache reads counted (Haiku 3's reading): the first prompt alone is beyond the bucket.
+    let counted = "{ profile = \"anthropic\", itpm = 1000, reading = \"cache_reads_counted\" }";
+    let d = profile_outcomes(trace, "1m", counted);
+    assert_eq!(d[0].0, "reject");
+}
+
+#[test]
+fn the_gateway_profiles_pass_what_is_in_flight() {
+    // Envoy: "with a 1,000-token hourly limit, a request that is admitted while the bucket
+    // is empty can stream 1,200 tokens successfully"; the next is limited for the hour.
+    let trace = "time,api_key,input_tokens,output_tokens,stream
+0,team,200,1000,10s
+20000000000,team,1,1,0s
+";
+    let envoy = "{ profile = \"envoy_ai_gateway\", tpm = 1000, window = \"1h\" }";
+    let d = profile_outcomes(trace, "1h", envoy);
+    assert_eq!(
+        d,
+        [("allow".into(), None), ("reject".into(), Some(3580 * S))]
+    );
+    // LiteLLM v1 and Kong: the five concurrent requests all pass, the sixth does not.
+    for llm in [
+        "{ profile = \"litellm\", tpm = 100, reading = \"v1\" }",
+        "{ profile = \"kong_ai\", tpm = 100, reading = \"fixed\" }",
+        "{ profile = \"kong_ai\", tpm = 100 }",
+    ] {
+        let d = profile_outcomes(FIVE, "1m", llm);
+        assert_eq!(&d[..5], allowed(5), "{llm}");
+        assert_eq!(d[5].0, "reject", "{llm}");
+    }
+    // LiteLLM's reservations (its 2026 limiter): the 1,024 floor refuses a first request
+    // without max_tokens under 1,000 tokens a minute (PR 28805).
+    let trace = "time,api_key,input_tokens,max_tokens,output_tokens\n0,team,1,,20\n";
+    let d = profile_outcomes(trace, "1m", "{ profile = \"litellm\", tpm = 1000 }");
+    assert_eq!(d[0].0, "reject");
+}
+
+#[test]
+fn a_profile_refuses_limits_it_does_not_take_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    for (llm, field, words) in [
+        (
+            "{ profile = \"openai\", itpm = 10 }",
+            "contender[0].llm.itpm",
+            "takes",
+        ),
+        (
+            "{ profile = \"openai\", rpm = 10 }",
+            "contender[0].llm.tpm",
+            "needs",
+        ),
+        (
+            "{ profile = \"gemini\", tpm = 10 }",
+            "contender[0].llm.profile",
+            "unknown",
+        ),
+        (
+            "{ profile = \"kong_ai\", tpm = 10, reading = \"x\" }",
+            "contender[0].llm.reading",
+            "reads",
+        ),
+        (
+            "{ profile = \"azure_openai\", tpm = 10000, rpm = 100 }",
+            "contender[0].llm.rpm",
+            "divisible",
+        ),
+        (
+            "{ profile = \"anthropic\", rpm = 5, window = \"1h\" }",
+            "contender[0].llm.window",
+            "leave",
+        ),
+    ] {
+        let toml = scenario("trace.csv", "1m", &[])
+            + &format!("[[contender]]\nname = \"p\"\nllm = {llm}\n");
+        let path = write(dir.path(), "s.toml", &toml);
+        let out = rlsim().arg("run").arg(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{llm}: {stderr}");
+        assert!(stderr.contains("s.toml:"), "{stderr}");
+        assert!(
+            stderr.contains(&format!("`{field}`")) && stderr.contains(words),
+            "{llm}: {stderr}"
+        );
+    }
+}

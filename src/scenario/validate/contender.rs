@@ -74,7 +74,7 @@ impl Ctx<'_> {
     }
 
     /// One `[[contender]]` with its [`Stack`]; `names` are those of the contenders before it.
-    fn contender(
+    pub(super) fn contender(
         &self,
         i: usize,
         c: &RawContender,
@@ -100,6 +100,9 @@ impl Ctx<'_> {
         }
         if let Some(import) = &c.import {
             return self.imported(i, c, import, policy, sources, names);
+        }
+        if let Some(llm) = &c.llm {
+            return self.llm_contender(i, c, llm, (policy, sources), names);
         }
         if let Some(recorded) = c.recorded.as_ref().filter(|r| *r.get_ref()) {
             return self.recorded(i, c, name, recorded.span(), policy, sources);

@@ -11,6 +11,7 @@ mod deployment;
 mod expect;
 mod identity;
 mod intent;
+mod llm_profile;
 mod policy;
 mod population;
 mod process;
