@@ -375,7 +375,7 @@ fn generated_llm_traffic_round_trips_through_a_trace() {
 #[test]
 fn bad_token_fields_name_their_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 7] = [
         ("output_tokens = 10\n", "", "traffic[0].output_tokens"),
         (
             "input_tokens = { dist = \"normal\", max = 10 }\noutput_tokens = 1\n",
@@ -398,6 +398,11 @@ fn bad_token_fields_name_their_file_line_and_field() {
             "contender[0].rule[0].check",
         ),
         ("", "unit = \"tokens\"\n", "contender[0].rule[0].unit"),
+        (
+            "input_tokens = 10\noutput_tokens = 1\n",
+            "unit = \"tokens\"\nalgorithm = \"sliding_window_log\"\n",
+            "contender[0].rule[0].algorithm",
+        ),
     ];
     for (source, rule, field) in cases {
         let algorithm = if rule.contains("algorithm") {

@@ -170,6 +170,12 @@ impl Ctx<'_> {
             let why = format!("`{kind}` counts requests, one each: it cannot count tokens");
             return Err(self.err(r.algorithm.span(), &f("algorithm"), why));
         }
+        if kind == AlgorithmKind::SlidingWindowLog {
+            let why = "a sliding log keeps one entry per unit counted, so one per token here \
+                       (a budget of 100,000 tokens a minute would log 100,000 per key): use \
+                       `sliding_window_counter`";
+            return Err(self.err(r.algorithm.span(), &f("algorithm"), why));
+        }
         let pick = |v: &Option<S<String>>, field: &str, names: &[&str]| -> Result<usize> {
             let Some(v) = v else { return Ok(0) };
             names.iter().position(|n| n == v.get_ref()).ok_or_else(|| {
