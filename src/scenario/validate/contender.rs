@@ -294,22 +294,8 @@ impl Ctx<'_> {
             }
         };
         let text = one.to_toml(Some(c.name.get_ref().trim()))?;
-        #[derive(serde::Deserialize)]
-        struct Wrapped {
-            contender: Vec<S<RawContender>>,
-        }
         let label = std::path::PathBuf::from(format!("{} (as imported)", path.display()));
-        let raw: Wrapped = toml::from_str(&text).map_err(|e| {
-            crate::error::Error::Internal(format!(
-                "{}: the imported TOML does not parse: {e}",
-                label.display()
-            ))
-        })?;
-        let inner = Ctx::new(&text, &label);
-        // The name was taken by this very contender; the imported table takes it again.
-        names.remove(c.name.get_ref().trim());
-        let mut contender =
-            inner.contender(i, raw.contender[0].get_ref(), policy, sources, names)?;
+        let mut contender = written_contender((i, c), &text, &label, (policy, sources), names)?;
         if let Some(d) = &c.description {
             contender.description = d.get_ref().trim().to_string();
         }
@@ -831,4 +817,30 @@ pub(super) fn unweighed(kind: AlgorithmKind, costly: &SourceSpec) -> String {
         "`{kind}` cannot weigh a request ({why}), and source `{}` sends requests that weigh more than 1",
         costly.name
     )
+}
+
+/// Contender `c` (number `i`) as rlsim wrote its rules (`text`, one `[[contender]]` table
+/// named like it: an imported configuration, an LLM profile), validated against the text
+/// itself, labelled `label` in messages.
+pub(super) fn written_contender(
+    (i, c): (usize, &RawContender),
+    text: &str,
+    label: &std::path::Path,
+    (policy, sources): (&Policy, Option<&[SourceSpec]>),
+    names: &mut HashSet<String>,
+) -> Result<Contender> {
+    #[derive(serde::Deserialize)]
+    struct Wrapped {
+        contender: Vec<S<RawContender>>,
+    }
+    let raw: Wrapped = toml::from_str(text).map_err(|e| {
+        crate::error::Error::Internal(format!(
+            "{}: the written TOML does not parse: {e}",
+            label.display()
+        ))
+    })?;
+    let inner = Ctx::new(text, label);
+    // The name was taken by this very contender; the written table takes it again.
+    names.remove(c.name.get_ref().trim());
+    inner.contender(i, raw.contender[0].get_ref(), policy, sources, names)
 }

@@ -155,21 +155,9 @@ impl Ctx<'_> {
             c.name.get_ref().trim(),
             text
         );
-        #[derive(serde::Deserialize)]
-        struct Wrapped {
-            contender: Vec<S<RawContender>>,
-        }
         let label = std::path::PathBuf::from(format!("llm profile `{name}`"));
-        let raw: Wrapped = toml::from_str(&text).map_err(|e| {
-            crate::error::Error::Internal(format!(
-                "{}: its rules do not parse: {e}",
-                label.display()
-            ))
-        })?;
-        let inner = Ctx::new(&text, &label);
-        names.remove(c.name.get_ref().trim());
         let mut contender =
-            inner.contender(i, raw.contender[0].get_ref(), policy, sources, names)?;
+            super::contender::written_contender((i, c), &text, &label, (policy, sources), names)?;
         contender.description = match &c.description {
             Some(d) => d.get_ref().trim().to_string(),
             None => format!("{name} ({reading}), as its documentation states it (docs/llm.md)"),
