@@ -409,3 +409,79 @@ pub fn longest_window(stack: &Stack) -> Nanos {
         .max()
         .unwrap_or(1)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn count(kind: TokenKind, accounting: Accounting) -> TokenCount {
+        TokenCount {
+            kind,
+            cached: true,
+            accounting,
+            max_tokens_default: 0,
+            estimate: Estimate::Sum,
+            check: Check::Under,
+        }
+    }
+
+    #[test]
+    fn each_accounting_charges_its_estimate_and_settles_the_rest() {
+        // 1,000 prompt tokens (400 cached), max_tokens 500, 120 output.
+        let t = Tokens {
+            input: 1000,
+            cached: 400,
+            max_output: 500,
+            output: 120,
+        };
+        let total = count(TokenKind::Total, Accounting::Reserve);
+        assert_eq!(
+            (total.up_front(&t), total.used(&t), total.settles(&t)),
+            (1500, 1120, 0)
+        );
+        let reconcile = TokenCount {
+            accounting: Accounting::Reconcile,
+            ..total
+        };
+        assert_eq!(reconcile.settles(&t), -380);
+        let after = TokenCount {
+            accounting: Accounting::After,
+            ..total
+        };
+        assert_eq!((after.up_front(&t), after.settles(&t)), (0, 1120));
+        // OpenAI's guide: the larger of the prompt and max_tokens.
+        let max = TokenCount {
+            estimate: Estimate::Max,
+            ..total
+        };
+        assert_eq!(max.up_front(&t), 1000);
+        // Anthropic's input tokens leave cache reads out.
+        let input = TokenCount {
+            cached: false,
+            ..count(TokenKind::Input, Accounting::Reconcile)
+        };
+        assert_eq!(
+            (input.up_front(&t), input.used(&t), input.settles(&t)),
+            (600, 600, 0)
+        );
+        // Output: max_tokens reserved; unstated, the default (0 without one).
+        let output = count(TokenKind::Output, Accounting::Reconcile);
+        assert_eq!((output.up_front(&t), output.settles(&t)), (500, -380));
+        let unstated = Tokens { max_output: 0, ..t };
+        assert_eq!(output.up_front(&unstated), 0);
+        let default = TokenCount {
+            max_tokens_default: 1024,
+            ..output
+        };
+        assert_eq!(
+            (default.up_front(&unstated), default.settles(&unstated)),
+            (1024, -904)
+        );
+        // An output past its estimate (a default smaller than the stream) is charged more.
+        let small = TokenCount {
+            max_tokens_default: 100,
+            ..output
+        };
+        assert_eq!(small.settles(&unstated), 20);
+    }
+}
