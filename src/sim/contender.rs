@@ -402,6 +402,9 @@ impl Gate for StackGate<'_> {
             if let Some(t) = &mut r.tokens {
                 t.sweep(now);
             }
+            if let Some(exact) = &mut r.exact {
+                exact.evict_idle(now);
+            }
         }
     }
 }
