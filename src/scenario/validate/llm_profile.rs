@@ -141,7 +141,7 @@ impl Ctx<'_> {
             self.duration(w, &field("window"), true)?;
         }
         let [rpm, tpm, itpm, otpm, default] = limits;
-        let text = match self.profile_rules(
+        let text = match Self::profile_rules(
             p.name,
             reading,
             [rpm, tpm, itpm, otpm, default],
@@ -216,7 +216,6 @@ impl Ctx<'_> {
     /// max_tokens_default]` (0: not given) and a gateway's `(unit, window)`; or the field a
     /// limit the profile cannot take is in, and why.
     fn profile_rules(
-        &self,
         name: &str,
         reading: &str,
         [rpm, tpm, itpm, otpm, default]: [u64; 5],
