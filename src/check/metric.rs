@@ -97,4 +97,42 @@ mod tests {
                 .contains(&"admitted_share".to_string())
         );
     }
+
+    /// A rule's names (`rule=`) are the names its entry in `rules[]` flattens to, token
+    /// figures included.
+    #[test]
+    fn rule_names_match_a_token_rules_flattened_entry() {
+        let text = r#"
+            name = "n"
+            duration = "10s"
+            [policy]
+            limit = 5
+            window = "1s"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "2/s"
+            input_tokens = 10
+            output_tokens = 5
+            [[contender]]
+            name = "llm"
+            [[contender.rule]]
+            name = "tpm"
+            algorithm = "fixed_window"
+            limit = 20
+            window = "1s"
+            unit = "tokens"
+            accounting = "after"
+        "#;
+        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
+        let names = crate::scenario::metric_names(&scenario);
+        let options = crate::sim::RunOptions::new();
+        let report = crate::sim::run_all(&scenario, options).unwrap().0;
+        let flat = Flat::of_report(&report.algorithms[0]);
+        let tpm = Scope::Rule("tpm".into());
+        assert_eq!(names.of(&tpm), flat.names(&tpm));
+        assert_eq!(flat.get(&tpm, "tokens_used"), Some(Some(300.0)));
+        assert_eq!(flat.get(&tpm, "tokens_overshoot"), Some(Some(1.5)));
+        assert_eq!(flat.get(&Scope::Rule("rpm".into()), "applied"), None);
+    }
 }

@@ -183,6 +183,7 @@ impl SweepCheck {
                     algorithm: "sweep".into(),
                     role: None,
                     source: None,
+                    rule: None,
                     metric: c.subject.clone(),
                     op: c.op,
                     bound: c.bound,

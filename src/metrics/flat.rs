@@ -1,7 +1,8 @@
 //! Metric values: an [`AlgorithmReport`] flattened into `name → number` by the one flattener,
 //! [`super::flatten_value`] (names are defined there), plus scopes:
 //! each entry of `sources` apart, for `source=NAME`; `role=ROLE` sums the count figures of the
-//! role's sources and recomputes each `<count>_share` from the sums.
+//! role's sources and recomputes each `<count>_share` from the sums; each entry of `rules`
+//! apart, for `rule=NAME`.
 
 use super::AlgorithmReport;
 use super::Scope;
@@ -18,6 +19,8 @@ pub struct Flat {
     pub report: Values,
     /// Each entry of the report's `sources`, in its order: the `source=` and `role=` scopes.
     pub sources: Vec<FlatSource>,
+    /// Each entry of the report's `rules` (a stack's), by name: the `rule=` scope.
+    pub rules: Vec<(String, Values)>,
 }
 
 /// One entry of the report's `sources`.
@@ -46,6 +49,9 @@ impl Flat {
         if let Some(Value::Array(entries)) = value.get("sources") {
             flat.sources = entries.iter().map(flat_source).collect();
         }
+        if let Some(Value::Array(entries)) = value.get("rules") {
+            flat.rules = entries.iter().map(flat_rule).collect();
+        }
         for (name, v) in super::flatten_value(value.clone()) {
             insert_number(&mut flat.report, name, &v);
         }
@@ -63,6 +69,7 @@ impl Flat {
                 .find(|s| &s.name == name)
                 .and_then(|s| s.values.get(metric).copied()),
             Scope::Role(role) => self.role_totals(role.name()).get(metric).copied(),
+            Scope::Rule(name) => self.rule(name).and_then(|r| r.get(metric).copied()),
         }
     }
 
@@ -76,7 +83,15 @@ impl Flat {
                 .map(|s| s.values.keys().cloned().collect())
                 .unwrap_or_default(),
             Scope::Role(role) => self.role_totals(role.name()).into_keys().collect(),
+            Scope::Rule(name) => self
+                .rule(name)
+                .map(|r| r.keys().cloned().collect())
+                .unwrap_or_default(),
         }
+    }
+
+    fn rule(&self, name: &str) -> Option<&Values> {
+        self.rules.iter().find(|r| r.0 == name).map(|r| &r.1)
     }
 
     /// The role's sources summed: every count, and each `<count>_share` as `<count> / offered`.
@@ -118,6 +133,20 @@ fn insert_number(values: &mut Values, name: String, v: &Value) {
         }
         _ => {}
     }
+}
+
+/// A rule's name and numeric figures, nested ones (`tokens`) by their flattened names
+/// (`tokens_overshoot`).
+fn flat_rule(value: &Value) -> (String, Values) {
+    let name = value
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let mut values = Values::new();
+    for (key, v) in super::flatten_value(value.clone()) {
+        insert_number(&mut values, key, &v);
+    }
+    (name.to_string(), values)
 }
 
 fn flat_source(value: &Value) -> FlatSource {

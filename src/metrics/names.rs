@@ -109,6 +109,8 @@ pub enum Scope {
     Role(Role),
     /// One source, by name.
     Source(String),
+    /// One rule of a contender's stack, by name (`rules[]` in `summary.json`).
+    Rule(String),
 }
 
 /// The metric names every report of a scenario offers, sorted, per scope.
@@ -120,6 +122,9 @@ pub struct MetricNames {
     pub role: Vec<String>,
     /// The names one source offers ([`Scope::Source`]).
     pub source: Vec<String>,
+    /// The names one rule offers ([`Scope::Rule`]); those starting `tokens_` only a rule
+    /// counting tokens has.
+    pub rule: Vec<String>,
 }
 
 impl MetricNames {
@@ -129,6 +134,7 @@ impl MetricNames {
             Scope::Algorithm => &self.algorithm,
             Scope::Role(_) => &self.role,
             Scope::Source(_) => &self.source,
+            Scope::Rule(_) => &self.rule,
         }
     }
 
@@ -166,8 +172,38 @@ impl MetricNames {
             algorithm,
             role,
             source,
+            rule: rule_names(),
         }
     }
+}
+
+/// The numeric figures of a rule, flattened as [`flatten_value`] does (`tokens.used` →
+/// `tokens_used`), from a rule's report with token figures.
+fn rule_names() -> Vec<String> {
+    let mut rule = super::RuleTally::new(1, 1).finish(
+        String::new(),
+        "",
+        crate::algorithms::Params {
+            limit: 1,
+            window: 1,
+            burst: 1,
+        },
+        crate::policy::KeySpec::global(),
+        &[],
+    );
+    // One admission, so that fields which are strings when set (`worst_key`) are not nulls.
+    let mut tokens = super::TokenTally::new(1, true, 1);
+    tokens.admit(0, 0, 0, 0, 0);
+    let names = [String::new()];
+    rule.tokens = Some(tokens.finish(("", ""), 1, |_| String::new(), &names));
+    let value = serde_json::to_value(rule).expect("plain data serialises");
+    let mut names: Vec<String> = flatten_value(value)
+        .into_iter()
+        .filter(|(_, v)| v.is_number() || v.is_null())
+        .map(|(name, _)| name)
+        .collect();
+    names.sort();
+    names
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Expectations: what a scenario claims about its results, checked by `rlsim check`.
 //!
-//! Grammar, one string each: `ALGORITHM [role=ROLE | source=NAME] METRIC OP NUMBER`, where
-//! ALGORITHM is a name or `*` (every algorithm of the scenario) and OP is one of `<=`, `<`, `>=`,
-//! `>`, `==`. A source name with spaces is written in double quotes: `source="sync job"`.
+//! Grammar, one string each: `ALGORITHM [role=ROLE | source=NAME | rule=NAME] METRIC OP NUMBER`,
+//! where ALGORITHM is a name or `*` (every algorithm of the scenario) and OP is one of `<=`, `<`,
+//! `>=`, `>`, `==`. A name with spaces is written in double quotes: `source="sync job"`.
 
 pub use crate::metrics::Scope;
 use crate::traffic::Role;
@@ -16,7 +16,8 @@ pub struct Expectation {
     /// `None` for `*`: one check per algorithm of the scenario.
     /// The contender's name (an algorithm's, in the short form).
     pub algorithm: Option<String>,
-    /// Whose figures are checked: the algorithm's own, a role's totals or one source's.
+    /// Whose figures are checked: the algorithm's own, a role's totals, one source's or one
+    /// rule's.
     pub scope: Scope,
     /// The metric's name, as in `summary.json` (`legit_goodput`, `delay_p99_ns`).
     pub metric: String,
@@ -91,6 +92,23 @@ impl Scope {
             _ => None,
         }
     }
+
+    /// The rule a `rule=` scope names; `None` for the other scopes.
+    pub fn rule(&self) -> Option<&str> {
+        match self {
+            Scope::Rule(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// `key=value `, the value quoted when it holds whitespace.
+fn qualifier(f: &mut fmt::Formatter<'_>, key: &str, value: &str) -> fmt::Result {
+    if value.contains(char::is_whitespace) {
+        write!(f, "{key}=\"{value}\" ")
+    } else {
+        write!(f, "{key}={value} ")
+    }
 }
 
 impl fmt::Display for Scope {
@@ -98,8 +116,8 @@ impl fmt::Display for Scope {
         match self {
             Scope::Algorithm => Ok(()),
             Scope::Role(r) => write!(f, "role={} ", r.name()),
-            Scope::Source(s) if s.contains(char::is_whitespace) => write!(f, "source=\"{s}\" "),
-            Scope::Source(s) => write!(f, "source={s} "),
+            Scope::Source(s) => qualifier(f, "source", s),
+            Scope::Rule(r) => qualifier(f, "rule", r),
         }
     }
 }
@@ -121,7 +139,7 @@ impl Expectation {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Syntax<'a> {
     pub algorithm: &'a str,
-    /// `(key, value)` of `role=...` or `source=...`.
+    /// `(key, value)` of `role=...`, `source=...` or `rule=...`.
     pub qualifier: Option<(&'a str, &'a str)>,
     pub metric: &'a str,
     pub op: Op,
@@ -137,7 +155,7 @@ fn is_ident(c: char) -> bool {
 pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
     let text = text.trim();
     let (algorithm, rest) = text.split_once(char::is_whitespace).ok_or_else(|| {
-        "expected `ALGORITHM [role=ROLE | source=NAME] METRIC OP NUMBER`".to_string()
+        "expected `ALGORITHM [role=ROLE | source=NAME | rule=NAME] METRIC OP NUMBER`".to_string()
     })?;
     let mut rest = rest.trim_start();
     let mut qualifier = None;
@@ -147,9 +165,9 @@ pub fn parse(text: &str) -> Result<Syntax<'_>, String> {
         && key.chars().all(is_ident)
         && !value.starts_with('=')
     {
-        if key != "role" && key != "source" {
+        if !["role", "source", "rule"].contains(&key) {
             return Err(format!(
-                "unknown qualifier `{key}=` (expected role= or source=; `==` tests equality)"
+                "unknown qualifier `{key}=` (expected role=, source= or rule=; `==` tests equality)"
             ));
         }
         let after = &rest[key.len() + 1..];
@@ -242,6 +260,11 @@ mod tests {
             (s.qualifier, s.bound),
             (Some(("source", "sync job")), 1000.0)
         );
+        let s = ok("llm rule=tpm tokens_overshoot <= 1.5");
+        assert_eq!(
+            (s.qualifier, s.metric),
+            (Some(("rule", "tpm")), "tokens_overshoot")
+        );
         assert_eq!(ok("gcra x > -1").op, Op::Gt);
         assert_eq!(ok("gcra x<1").op, Op::Lt);
     }
@@ -284,5 +307,10 @@ mod tests {
             e.describe("gcra"),
             "gcra source=\"sync job\" admitted >= 1.0"
         );
+        let e = Expectation {
+            scope: Scope::Rule("plan/pro".into()),
+            ..e
+        };
+        assert_eq!(e.describe("llm"), "llm rule=plan/pro admitted >= 1.0");
     }
 }

@@ -20,6 +20,9 @@ pub struct ExpectationResult {
     pub role: Option<Role>,
     /// The source the expectation is scoped to (`source=`), if any.
     pub source: Option<String>,
+    /// The rule the expectation is scoped to (`rule=`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// The metric's name, as in `summary.json`.
     pub metric: String,
     /// How the measured value is compared with `bound`.
@@ -52,6 +55,7 @@ pub fn evaluate(scenario: &Scenario, reports: &[AlgorithmReport]) -> Vec<Expecta
                 algorithm: algorithm.to_string(),
                 role: e.scope.role(),
                 source: e.scope.source().map(str::to_string),
+                rule: e.scope.rule().map(str::to_string),
                 metric: e.metric.clone(),
                 op: e.op,
                 bound: e.bound,

@@ -447,6 +447,87 @@ fn the_terminal_names_each_token_rule_with_its_worst_window() {
     );
 }
 
+/// `expect` reads a rule's token figures with `rule=`: the five concurrent requests' 6.63,
+/// measured and checked; a rule or figure the contender lacks is refused when loaded.
+#[test]
+fn expectations_read_a_rules_token_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    let after = "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                 accounting = \"after\"";
+    let requests = "[[contender.rule]]\nname = \"rpm\"\nalgorithm = \"fixed_window\"\n\
+                    limit = 10\nwindow = \"1m\"\nunit = \"requests\"";
+    let with = |expect: &[&str]| {
+        let list: Vec<String> = expect.iter().map(|e| format!("{e:?}")).collect();
+        let body = scenario(
+            "trace.csv",
+            "1m",
+            &[("after", &format!("{after}\n{requests}"))],
+        );
+        let text = format!("expect = [{}]\n{body}", list.join(", "));
+        write(dir.path(), "s.toml", &text)
+    };
+    let path = with(&[
+        "after rule=tpm tokens_overshoot == 6.63",
+        "after rule=tpm tokens_used > 663",
+        "* rule=rpm admitted == 5",
+    ]);
+    let out = rlsim()
+        .args(["check", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = json["scenarios"][0]["expectations"].as_array().unwrap();
+    let got: Vec<_> = results
+        .iter()
+        .map(|r| {
+            (
+                r["rule"].clone(),
+                r["measured"].clone(),
+                r["passed"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("tpm".into(), 6.63.into(), true.into()),
+            ("tpm".into(), 663.0.into(), false.into()),
+            ("rpm".into(), 5.0.into(), true.into()),
+        ]
+    );
+    for (expect, message) in [
+        (
+            "after rule=tmp tokens_used > 1",
+            "unknown rule `tmp` (known: tpm, rpm) (in contender `after`)",
+        ),
+        (
+            "after rule=rpm tokens_used > 1",
+            "rule `rpm` of contender `after` counts requests, not tokens: it has no `tokens_used`",
+        ),
+        (
+            "after rule=tpm tokens_usd > 1",
+            "unknown per-rule metric `tokens_usd`",
+        ),
+    ] {
+        let out = rlsim().arg("check").arg(with(&[expect])).output().unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{expect}: {stderr}");
+        assert!(
+            stderr.contains("s.toml:1:11: field `expect[0]`"),
+            "{stderr}"
+        );
+        assert!(stderr.contains(message), "{expect}: {stderr}");
+    }
+}
+
 /// The decisions of one `llm` profile contender on `trace` (the policy keys by API key).
 fn profile_outcomes(trace: &str, duration: &str, llm: &str) -> Vec<(String, Option<u64>)> {
     let toml = format!(

@@ -207,6 +207,17 @@ pub enum RuleUnit {
     Tokens(TokenCount),
 }
 
+impl RuleUnit {
+    /// The unit's name in scenarios (`cost`, `requests`, `input_tokens`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleUnit::Cost => "cost",
+            RuleUnit::Requests => "requests",
+            RuleUnit::Tokens(t) => t.kind.name(),
+        }
+    }
+}
+
 /// Which of an LLM request's tokens a rule counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {

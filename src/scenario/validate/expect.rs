@@ -4,6 +4,7 @@ use crate::algorithms::AlgorithmKind;
 use crate::metrics::MetricNames;
 use crate::scenario::expect::{Expectation, Scope, parse};
 use crate::scenario::model::scenario::Scenario;
+use crate::scenario::model::stack::RuleUnit;
 use crate::suggest;
 use crate::traffic::Role;
 
@@ -49,6 +50,10 @@ pub(super) fn resolve(
                 "unknown role `{other}` (expected legit or abusive)"
             ));
         }
+        Some(("rule", name)) => {
+            rule_of_every_contender(scenario, algorithm.as_deref(), name, syntax.metric)?;
+            Scope::Rule(name.to_string())
+        }
         Some((_, name)) => {
             let names = scenario.traffic.iter().map(|s| s.name.as_str());
             if !names.clone().any(|n| n == name) {
@@ -63,6 +68,7 @@ pub(super) fn resolve(
             Scope::Algorithm => "metric",
             Scope::Role(_) => "per-role metric",
             Scope::Source(_) => "per-source metric",
+            Scope::Rule(_) => "per-rule metric",
         };
         return Err(suggest::unknown(
             what,
@@ -78,4 +84,42 @@ pub(super) fn resolve(
         bound: syntax.bound,
         bound_text: syntax.bound_text.to_string(),
     })
+}
+
+/// A `rule=` scope needs the rule in every contender the line checks (`algorithm`, or all of
+/// them for `*`), and a `tokens_` figure a rule counting tokens.
+fn rule_of_every_contender(
+    scenario: &Scenario,
+    algorithm: Option<&str>,
+    rule: &str,
+    metric: &str,
+) -> Result<(), String> {
+    let checked = scenario
+        .algorithms
+        .iter()
+        .filter(|c| algorithm.is_none_or(|a| a == c.name));
+    for contender in checked {
+        let rules = contender
+            .stack()
+            .map(|s| s.rules.as_slice())
+            .unwrap_or_default();
+        let Some(found) = rules.iter().find(|r| r.name == rule) else {
+            if rules.is_empty() {
+                return Err(format!(
+                    "contender `{}` has no rules (`rule=` reads a stack's `rules[]`)",
+                    contender.name
+                ));
+            }
+            let unknown = suggest::unknown("rule", rule, rules.iter().map(|r| r.name.as_str()));
+            return Err(format!("{unknown} (in contender `{}`)", contender.name));
+        };
+        if metric.starts_with("tokens_") && !matches!(found.unit, RuleUnit::Tokens(_)) {
+            return Err(format!(
+                "rule `{rule}` of contender `{}` counts {}, not tokens: it has no `{metric}`",
+                contender.name,
+                found.unit.name()
+            ));
+        }
+    }
+    Ok(())
 }
