@@ -192,7 +192,7 @@ fn rule_names() -> Vec<String> {
         &[],
     );
     // One admission, so that fields which are strings when set (`worst_key`) are not nulls.
-    let mut tokens = super::TokenTally::new(1, true, 1);
+    let mut tokens = super::TokenTally::new(1, true, 1, (1, 1));
     tokens.admit(0, 0, 0, 0, 0);
     let names = [String::new()];
     rule.tokens = Some(tokens.finish(("", ""), 1, |_| String::new(), &names));

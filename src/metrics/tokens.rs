@@ -42,6 +42,11 @@ pub struct RuleTokens {
     pub refused_for_reservations: Option<u64>,
     /// The same per source, for sources with requests the rule applied to.
     pub sources: Vec<SourceTokens>,
+    /// Per time bucket of the run, the most tokens one rule key's admitted requests used in
+    /// its rolling window at any instant of the bucket (the budget-use chart; not
+    /// serialized).
+    #[serde(skip)]
+    pub busiest: Vec<u64>,
 }
 
 /// One source's tokens under one rule (`rules[].tokens.sources[]`).
@@ -57,11 +62,90 @@ pub struct SourceTokens {
     pub refused_for_reservations: Option<u64>,
 }
 
-/// One key's admitted usage still inside a window, and its total.
+/// One key's admitted usage still inside a window, its total, and since when the total has
+/// held.
 #[derive(Default)]
 struct KeyUsage {
     entries: VecDeque<(Nanos, u64)>,
     total: u64,
+    since: Nanos,
+}
+
+impl KeyUsage {
+    /// Lets the usage that leaves the window by `t` go, noting each total held until then.
+    fn advance(&mut self, t: Nanos, window: Nanos, held: &mut RangeMax) {
+        while let Some(&(at, used)) = self.entries.front() {
+            let leaves = at.saturating_add(window);
+            if leaves > t {
+                break;
+            }
+            held.hold(self.since, leaves, self.total);
+            self.entries.pop_front();
+            self.total -= used;
+            self.since = leaves;
+        }
+    }
+}
+
+/// Per time bucket, the most of any value held during it: each value holds over a span,
+/// noted as a range update of a segment tree over the buckets (its tags, read at the end as
+/// the maximum on each leaf's path to the root), so a span costs O(log buckets) however long.
+struct RangeMax {
+    bucket: Nanos,
+    /// Buckets, the last also holding everything later.
+    n: usize,
+    tags: Vec<u64>,
+}
+
+impl RangeMax {
+    fn new(duration: Nanos, bucket: Nanos) -> Self {
+        let n = super::timeline::final_bucket(duration, bucket) + 1;
+        RangeMax {
+            bucket,
+            n,
+            tags: vec![0; 2 * n],
+        }
+    }
+
+    /// `value` held over `[from, to)`.
+    fn hold(&mut self, from: Nanos, to: Nanos, value: u64) {
+        if from >= to || value == 0 {
+            return;
+        }
+        let index = |t: Nanos| ((t / self.bucket) as usize).min(self.n - 1);
+        let (mut l, mut r) = (index(from) + self.n, index(to - 1) + self.n + 1);
+        while l < r {
+            if l & 1 == 1 {
+                self.tags[l] = self.tags[l].max(value);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                self.tags[r] = self.tags[r].max(value);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+    }
+
+    /// Each bucket's most, up to the last bucket that held anything.
+    fn finish(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = (0..self.n)
+            .map(|i| {
+                let mut node = i + self.n;
+                let mut most = 0;
+                while node > 0 {
+                    most = most.max(self.tags[node]);
+                    node >>= 1;
+                }
+                most
+            })
+            .collect();
+        while out.last() == Some(&0) {
+            out.pop();
+        }
+        out
+    }
 }
 
 #[derive(Default, Clone, Copy)]
@@ -83,12 +167,20 @@ pub struct TokenTally {
     used: u64,
     worst: Option<(u64, KeyId, Nanos)>,
     sources: Vec<PerSource>,
+    /// What each key held, per time bucket of the run.
+    held: RangeMax,
 }
 
 impl TokenTally {
     /// A tally for a rule of `window` over `sources` sources; `reserves` when the rule
     /// charges an estimate up front (its refusals are judged against an exact charge).
-    pub fn new(window: Nanos, reserves: bool, sources: usize) -> Self {
+    /// `(duration, bucket)` are the run's, for the use per time bucket.
+    pub fn new(
+        window: Nanos,
+        reserves: bool,
+        sources: usize,
+        (duration, bucket): (Nanos, Nanos),
+    ) -> Self {
         TokenTally {
             window,
             reserves,
@@ -99,6 +191,7 @@ impl TokenTally {
             used: 0,
             worst: None,
             sources: vec![PerSource::default(); sources],
+            held: RangeMax::new(duration, bucket),
         }
     }
 
@@ -111,12 +204,11 @@ impl TokenTally {
         s.applied = true;
         s.used += used;
         let k = self.keys.entry(key).or_default();
-        while k.entries.front().is_some_and(|e| e.0 + self.window <= t) {
-            let (_, u) = k.entries.pop_front().expect("checked");
-            k.total -= u;
-        }
+        k.advance(t, self.window, &mut self.held);
+        self.held.hold(k.since, t, k.total);
         k.entries.push_back((t, used));
         k.total += used;
+        k.since = t;
         if self.worst.is_none_or(|w| k.total > w.0) {
             self.worst = Some((k.total, key, t));
         }
@@ -144,20 +236,25 @@ impl TokenTally {
 
     /// Forgets the keys whose usage has all left the window by `now`.
     pub fn sweep(&mut self, now: Nanos) {
-        let w = self.window;
-        self.keys
-            .retain(|_, k| k.entries.back().is_some_and(|e| e.0 + w > now));
+        let (w, held) = (self.window, &mut self.held);
+        self.keys.retain(|_, k| {
+            k.advance(now, w, held);
+            !k.entries.is_empty()
+        });
     }
 
     /// The figures, for a rule counting `unit` by `accounting` with `limit` tokens a window;
     /// `key_name` names rule keys, `source_names` the sources.
     pub fn finish(
-        self,
+        mut self,
         (unit, accounting): (&str, &str),
         limit: u64,
         key_name: impl Fn(KeyId) -> String,
         source_names: &[String],
     ) -> RuleTokens {
+        for k in self.keys.values_mut() {
+            k.advance(Nanos::MAX, self.window, &mut self.held);
+        }
         let spared = |n: u64| self.reserves.then_some(n);
         let max = self.worst.map_or(0, |w| w.0);
         RuleTokens {
@@ -184,6 +281,7 @@ impl TokenTally {
                     refused_for_reservations: spared(s.spared),
                 })
                 .collect(),
+            busiest: self.held.finish(),
         }
     }
 }
@@ -196,7 +294,7 @@ mod tests {
     fn the_worst_window_is_the_most_one_key_used_in_a_rolling_window() {
         // 60 s windows: key 1 uses 50 at 0, 70 at 30 s (120 in (−30, 30]), 40 at 60 s (the
         // first has left: 110), 10 at 89.9 s (120 again, not more). Key 2 uses 100 once.
-        let mut t = TokenTally::new(60, false, 1);
+        let mut t = TokenTally::new(60, false, 1, (100, 30));
         for (key, time, used) in [
             (1, 0, 50),
             (1, 30, 70),
@@ -219,5 +317,59 @@ mod tests {
         // `after` reserves nothing: no refusal is blamed on reservations.
         assert_eq!(r.refused_for_reservations, None);
         assert_eq!(r.sources[0].refused, 1);
+        // Per 30 ns bucket, the most one key held at any instant of it: 50 in [0, 30); 120
+        // from 30 (key 1) and 100 from 31 (key 2); 120 (key 1, 110 from 60, 120 from 89);
+        // 120 until 90, then 50 and 10 until 149 (key 1), in [90, 120) and [120, 150); the
+        // last entry leaves at 149.
+        assert_eq!(r.busiest, [50, 120, 120, 100, 10]);
+    }
+
+    proptest::proptest! {
+        /// Per bucket, the tally's most is the most any key held at the bucket's start or at
+        /// an admission in it (a key's usage only rises at admissions), sweeps or not.
+        #[test]
+        fn each_bucket_holds_the_most_any_key_used_during_it(
+            gaps in proptest::collection::vec((0u64..40, 0u32..3, 0u64..50, proptest::bool::ANY), 1..60),
+            window in 1u64..80,
+            bucket in 1u64..30,
+        ) {
+            let mut tally = TokenTally::new(window, false, 1, (300, bucket));
+            let mut admitted = Vec::new();
+            let mut t = 0;
+            for (gap, key, used, sweep) in gaps {
+                t += gap;
+                if sweep {
+                    tally.sweep(t);
+                }
+                tally.admit(key, t, 0, 0, used);
+                admitted.push((key, t, used));
+            }
+            let last = tally.held.n - 1;
+            let r = tally.finish(("tokens", "after"), 1, |k| k.to_string(), &["s".into()]);
+            let usage = |key: u32, at: u64| -> u64 {
+                admitted
+                    .iter()
+                    .filter(|&&(k, a, _)| k == key && a <= at && at < a + window)
+                    .map(|e| e.2)
+                    .sum()
+            };
+            let bucket_of = |at: u64| ((at / bucket) as usize).min(last);
+            let mut expected = vec![0u64; last + 1];
+            for (j, most) in expected.iter_mut().enumerate() {
+                let start = j as u64 * bucket;
+                for key in 0..3 {
+                    let instants = std::iter::once(start).chain(
+                        admitted.iter().filter(|e| bucket_of(e.1) == j).map(|e| e.1),
+                    );
+                    for at in instants {
+                        *most = (*most).max(usage(key, at));
+                    }
+                }
+            }
+            while expected.last() == Some(&0) {
+                expected.pop();
+            }
+            proptest::prop_assert_eq!(r.busiest, expected);
+        }
     }
 }

@@ -740,6 +740,7 @@ impl<'a> StackGate<'a> {
                         r.params().window,
                         t.accounting != Accounting::After,
                         scenario.traffic.len(),
+                        (scenario.duration, scenario.bucket),
                     )),
                     _ => None,
                 },

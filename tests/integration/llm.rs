@@ -447,6 +447,70 @@ fn the_terminal_names_each_token_rule_with_its_worst_window() {
     );
 }
 
+/// The budget chart draws each token rule's busiest key against its budget: the five
+/// requests' 663 tokens, 6.63 budgets, under `after`; 300 of 400 under `reserve`.
+#[test]
+fn the_budget_chart_draws_each_rule_against_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    let after = "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                 accounting = \"after\"";
+    let reserve = "algorithm = \"fixed_window\"\nlimit = 400\nwindow = \"1m\"\n\
+                   unit = \"tokens\"\naccounting = \"reserve\"";
+    let toml = scenario("trace.csv", "1m", &[("after", after), ("reserve", reserve)]);
+    let path = write(dir.path(), "s.toml", &toml);
+    let out = dir.path().join("out");
+    let run = rlsim()
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let svg = std::fs::read_to_string(out.join("charts/token_budget.svg")).unwrap();
+    assert!(svg.contains("tpm (tokens per 1m)"), "{svg}");
+    assert!(
+        svg.contains("after, rule tpm, 3s: busiest key used 6.63 of its budget"),
+        "{svg}"
+    );
+    // Only the first request counts under `reserve`: 100 + 200 reserved, 133 used.
+    assert!(
+        svg.contains("reserve, rule tpm, 0s: busiest key used 0.33 of its budget"),
+        "{svg}"
+    );
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("under `after`, one key of rule `tpm` used 6.63 times its budget"),
+        "{report}"
+    );
+    // Without a token rule there is no such chart.
+    let plain = scenario(
+        "trace.csv",
+        "1m",
+        &[(
+            "fw",
+            "algorithm = \"fixed_window\"\nlimit = 3\nwindow = \"1m\"",
+        )],
+    );
+    let path = write(dir.path(), "plain.toml", &plain);
+    let run = rlsim()
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(!out.join("charts/token_budget.svg").exists());
+}
+
 /// `expect` reads a rule's token figures with `rule=`: the five concurrent requests' 6.63,
 /// measured and checked; a rule or figure the contender lacks is refused when loaded.
 #[test]

@@ -26,6 +26,7 @@ mod replicas;
 mod retries;
 mod retry_intervals;
 pub(crate) mod sweep_line;
+mod token_budget;
 mod top_keys;
 pub mod worst;
 
@@ -216,7 +217,8 @@ pub fn and_list(items: &[String]) -> String {
 }
 
 /// Every chart the run's results support. The delay chart is left out when no algorithm
-/// delayed a request, the retry chart when no client retries.
+/// delayed a request, the retry chart when no client retries, the token budget chart when no
+/// rule counts tokens.
 pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
     let mut charts = vec![
         rate::chart(scenario, algorithms)?,
@@ -232,6 +234,7 @@ pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Ch
     if retries::applies(scenario) {
         charts.push(retries::chart(scenario, algorithms)?);
     }
+    charts.extend(token_budget::chart(scenario, algorithms)?);
     charts.extend(replicas::charts(algorithms)?);
     Ok(charts)
 }
