@@ -56,6 +56,11 @@ pub struct SourceTokens {
     pub source: String,
     /// Tokens its admitted requests used.
     pub used: u64,
+    /// The most tokens the rule key of one of its admitted requests held in its rolling
+    /// window once that request was counted (the key's whole use, other sources' included).
+    pub max_window_used: u64,
+    /// `max_window_used / limit`: the tenant's overshoot.
+    pub overshoot: f64,
     /// Its requests the rule refused.
     pub refused: u64,
     /// Of those, the ones an exact charge would have admitted (`None` for `after`).
@@ -152,6 +157,7 @@ impl RangeMax {
 struct PerSource {
     applied: bool,
     used: u64,
+    max_window: u64,
     refused: u64,
     spared: u64,
 }
@@ -209,6 +215,7 @@ impl TokenTally {
         k.entries.push_back((t, used));
         k.total += used;
         k.since = t;
+        s.max_window = s.max_window.max(k.total);
         if self.worst.is_none_or(|w| k.total > w.0) {
             self.worst = Some((k.total, key, t));
         }
@@ -277,6 +284,8 @@ impl TokenTally {
                 .map(|(s, name)| SourceTokens {
                     source: name.clone(),
                     used: s.used,
+                    max_window_used: s.max_window,
+                    overshoot: s.max_window as f64 / limit as f64,
                     refused: s.refused,
                     refused_for_reservations: spared(s.spared),
                 })
@@ -317,6 +326,10 @@ mod tests {
         // `after` reserves nothing: no refusal is blamed on reservations.
         assert_eq!(r.refused_for_reservations, None);
         assert_eq!(r.sources[0].refused, 1);
+        assert_eq!(
+            (r.sources[0].max_window_used, r.sources[0].overshoot),
+            (120, 1.2)
+        );
         // Per 30 ns bucket, the most one key held at any instant of it: 50 in [0, 30); 120
         // from 30 (key 1) and 100 from 31 (key 2); 120 (key 1, 110 from 60, 120 from 89);
         // 120 until 90, then 50 and 10 until 149 (key 1), in [90, 120) and [120, 150); the

@@ -487,6 +487,14 @@ fn token_note(algorithms: &[AlgorithmReport]) -> String {
                     "; {spared} of its {refused} refusals an exact charge would have admitted"
                 );
             }
+            if t.sources.len() > 1 {
+                let each: Vec<String> = t
+                    .sources
+                    .iter()
+                    .map(|s| format!("{} {:.2}x", s.source, s.overshoot))
+                    .collect();
+                let _ = write!(line, "; by source: {}", each.join(", "));
+            }
             text.push_str(&wrap(&line, WIDTH, "    "));
         }
     }
