@@ -37,11 +37,12 @@ impl Entitlement {
         }
     }
 
-    /// "10 per 1m burst 20"; `unit` follows the limit: "1000 cost per 1m".
+    /// "10 per 1m burst 20"; `unit` follows the limit: "1000 cost per 1m", "5000 input
+    /// tokens per 1m".
     fn text(&self, unit: IntentUnit) -> String {
-        let unit = match unit {
-            IntentUnit::Requests => "",
-            IntentUnit::Cost => " cost",
+        let unit = match unit.noun() {
+            "requests" => String::new(),
+            noun => format!(" {noun}"),
         };
         let mut s = format!(
             "{}{unit} per {}",
@@ -115,7 +116,7 @@ impl RouteEntitlement {
 
 /// What an entitlement's limit counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum IntentUnit {
     /// Requests, one each (the default).
     #[default]
@@ -123,6 +124,13 @@ pub enum IntentUnit {
     /// Units of cost: each admitted request weighs what it settled (its actual cost where the
     /// traffic states one, else its cost).
     Cost,
+    /// An LLM's prompt tokens (cached ones included): each admitted request weighs the
+    /// prompt it sent.
+    InputTokens,
+    /// An LLM's output tokens: each admitted request weighs what its response streamed.
+    OutputTokens,
+    /// Prompt and output tokens together.
+    Tokens,
 }
 
 impl IntentUnit {
@@ -130,12 +138,43 @@ impl IntentUnit {
     pub fn is_requests(&self) -> bool {
         *self == IntentUnit::Requests
     }
+
+    /// Whether the limit counts an LLM's tokens.
+    pub fn is_tokens(&self) -> bool {
+        matches!(
+            self,
+            IntentUnit::InputTokens | IntentUnit::OutputTokens | IntentUnit::Tokens
+        )
+    }
+
+    /// The unit in words, after a number: `requests`, `cost`, `input tokens`.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            IntentUnit::Requests => "requests",
+            IntentUnit::Cost => "cost",
+            IntentUnit::InputTokens => "input tokens",
+            IntentUnit::OutputTokens => "output tokens",
+            IntentUnit::Tokens => "tokens",
+        }
+    }
+
+    /// What an admitted request weighs in this unit (saturating at `Cost::MAX`).
+    #[inline]
+    pub fn weigh(&self, a: &crate::traffic::Arrival) -> crate::algorithms::Cost {
+        match self {
+            IntentUnit::Requests => 1,
+            IntentUnit::Cost => a.settled(),
+            IntentUnit::InputTokens => a.tokens.input,
+            IntentUnit::OutputTokens => a.tokens.output,
+            IntentUnit::Tokens => a.tokens.input.saturating_add(a.tokens.output),
+        }
+    }
 }
 
 /// The validated intent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Intent {
-    /// What every limit of the intent counts: requests, or units of cost.
+    /// What every limit of the intent counts: requests, units of cost or an LLM's tokens.
     pub unit: IntentUnit,
     /// The entitlement of a client with no tier entry (and of each key, judging keys).
     pub base: Entitlement,
@@ -162,7 +201,8 @@ pub struct IntentReport {
     pub per_tier: Vec<TierEntitlement>,
     /// Budgets of their own, per client, for the requests to some routes.
     pub per_route: Vec<RouteEntitlement>,
-    /// What every limit counts: absent for requests, `cost` for units of cost.
+    /// What every limit counts: absent for requests, `cost` for units of cost,
+    /// `input_tokens`, `output_tokens` or `tokens` for an LLM's tokens.
     #[serde(skip_serializing_if = "IntentUnit::is_requests")]
     pub unit: IntentUnit,
     /// One line: "10 per 1m per client; pro 1000 per 1m; /login 5 per 1m".

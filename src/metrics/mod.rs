@@ -113,12 +113,12 @@ pub struct CostCounts {
     /// a trace's `actual_cost`). A rule with `refunds` gives back `admitted − settled`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settled: Option<u64>,
-    /// Against an intent in units of cost (`[intent] unit = "cost"`): the units admitted
-    /// beyond their clients' entitlements (an admission taking its window `u` over the ceiling
-    /// puts `min(u, its cost)` over).
+    /// Against an intent in units of cost (`[intent] unit = "cost"`) or in an LLM's tokens
+    /// (`"tokens"`, ...), in that unit: the units admitted beyond their clients' entitlements
+    /// (an admission taking its window `u` over the ceiling puts `min(u, its weight)` over).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub over_intent: Option<u64>,
-    /// Against an intent in units of cost: the units of the needless rejections.
+    /// Against an intent in units of cost or tokens: the units of the needless rejections.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needless: Option<u64>,
 }
@@ -495,6 +495,10 @@ pub struct AlgorithmReport {
     /// empty when each weighs one.
     #[serde(skip)]
     pub worst_window_units: Vec<u64>,
+    /// What the intent counts, which names the units of `cost.over_intent` and
+    /// `cost.needless` in words.
+    #[serde(skip)]
+    pub intent_unit: IntentUnit,
     /// Per `timeseries` bucket, the most admissions of one key in its rolling window at an
     /// admission in the bucket (0 when nothing was admitted): the busiest-key chart's data.
     #[serde(skip)]

@@ -20,7 +20,7 @@ use super::counts::SourceCounts;
 use super::delays::Delays;
 use super::harm::{LEGIT, SHARED, SourceHarm};
 use super::headers::Headers;
-use super::intent::{Bounds, Intent, IntentUnit};
+use super::intent::{Bounds, Intent};
 use super::judged::Judged;
 use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
@@ -86,7 +86,7 @@ impl Recorder {
     ) -> Self {
         let (ceiling, window) = (intent.base.ceiling(), intent.base.window);
         let routed = intent.per_client() && !intent.per_route.is_empty();
-        let weighed = intent.unit == IntentUnit::Cost;
+        let weighed = !intent.unit.is_requests();
         let tiered = (intent.per_client() && !intent.per_tier.is_empty() || routed) && !weighed;
         Recorder {
             window,
@@ -202,7 +202,7 @@ impl Recorder {
                     bursts.count_now(a.key, history, t)
                 });
         let over_policy = match &mut self.weighed {
-            Some(w) => !w.key_within(a.key, t, u64::from(a.settled())),
+            Some(w) => !w.key_within(a.key, t, u64::from(self.intent.unit.weigh(a))),
             None => !exact_admits,
         };
         let key_shared = self.keys.on_decision(
@@ -244,7 +244,7 @@ impl Recorder {
                 source: a.source,
                 flags,
             };
-            w.on_decision(id, t, u64::from(a.settled()), decided);
+            w.on_decision(id, t, u64::from(self.intent.unit.weigh(a)), decided);
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources
@@ -497,6 +497,7 @@ impl Recorder {
             abusive_delay,
             worst_window_admissions: bursts.worst_window_admissions,
             worst_window_units: units.map(|u| u.worst_units).unwrap_or_default(),
+            intent_unit: self.intent.unit,
             bypassed: gate.bypassed,
             unlimited: gate.unlimited,
             warned: gate.warned,

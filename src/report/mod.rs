@@ -122,6 +122,12 @@ pub fn yardstick(scenario: &Scenario) -> String {
         (crate::metrics::IntentUnit::Cost, _) => {
             format!("{text}, each admitted request weighing the cost it settled")
         }
+        (unit, _) if unit.is_tokens() => {
+            format!(
+                "{text}, each admitted request weighing the {} it used",
+                unit.noun()
+            )
+        }
         // The judge counts requests: say so where the limiters count cost.
         (_, true) => format!("{text}, in requests whatever they cost"),
         (_, false) => text,

@@ -67,6 +67,8 @@ pub struct Criterion {
     pub worse: &'static str,
     /// `better` and `worse` against an intent in units of cost, where they differ.
     pub in_cost: Option<(&'static str, &'static str)>,
+    /// `better` and `worse` against an intent in tokens, where they differ.
+    pub in_tokens: Option<(&'static str, &'static str)>,
     /// The figure's line in a contender's reason ("0 violations").
     pub show: fn(&AlgorithmReport) -> String,
     /// The figure's name and its value alone, to compare two contenders ("violations": "0").
@@ -77,22 +79,31 @@ pub struct Criterion {
 impl Criterion {
     /// How a report better on this criterion is, in the unit of its intent.
     pub fn better_for(&self, a: &AlgorithmReport) -> &'static str {
-        match self.in_cost {
-            Some((better, _)) if judged_in_cost(a) => better,
-            _ => self.better,
+        match self.in_unit(a) {
+            Some((better, _)) => better,
+            None => self.better,
         }
     }
 
     /// How a report worse on this criterion is, in the unit of its intent.
     pub fn worse_for(&self, a: &AlgorithmReport) -> &'static str {
-        match self.in_cost {
-            Some((_, worse)) if judged_in_cost(a) => worse,
-            _ => self.worse,
+        match self.in_unit(a) {
+            Some((_, worse)) => worse,
+            None => self.worse,
+        }
+    }
+
+    /// `better` and `worse` in the unit `a` was judged in, where they differ from requests'.
+    fn in_unit(&self, a: &AlgorithmReport) -> Option<(&'static str, &'static str)> {
+        match (judged_in_cost(a), a.intent_unit.is_tokens()) {
+            (false, _) => None,
+            (true, false) => self.in_cost,
+            (true, true) => self.in_tokens,
         }
     }
 }
 
-/// Whether `a` was judged against an intent in units of cost.
+/// Whether `a` was judged against an intent in units (of cost, or tokens).
 pub fn judged_in_cost(a: &AlgorithmReport) -> bool {
     a.cost.is_some_and(|c| c.over_intent.is_some())
 }
@@ -103,6 +114,7 @@ pub const CRITERIA: [Criterion; 6] = [
         better: "serves more legitimate requests",
         worse: "serves fewer legitimate requests",
         in_cost: None,
+        in_tokens: None,
         show: |a| format!("legit goodput {}", percent(a.roles.legit_goodput)),
         figure: "legit goodput",
         value: |a| percent(a.roles.legit_goodput),
@@ -115,13 +127,17 @@ pub const CRITERIA: [Criterion; 6] = [
             "admits less cost beyond the intent",
             "admits more cost beyond the intent",
         )),
+        in_tokens: Some((
+            "admits fewer tokens beyond the intent",
+            "admits more tokens beyond the intent",
+        )),
         show: |a| match a.cost.and_then(|c| c.over_intent) {
-            Some(units) => format!("{units} cost over the intent"),
+            Some(units) => format!("{units} {} over the intent", a.intent_unit.noun()),
             None => format!("{} violations", a.policy_violations),
         },
         figure: "violations",
         value: |a| match a.cost.and_then(|c| c.over_intent) {
-            Some(units) => format!("{units} cost"),
+            Some(units) => format!("{units} {}", a.intent_unit.noun()),
             None => a.policy_violations.to_string(),
         },
     },
@@ -130,6 +146,7 @@ pub const CRITERIA: [Criterion; 6] = [
         better: "lets less abusive traffic through",
         worse: "lets more abusive traffic through",
         in_cost: None,
+        in_tokens: None,
         show: |a| match a.roles.abusive_leakage {
             Some(l) => format!("abuse leak {}", percent(l)),
             None => "no abusive traffic".into(),
@@ -145,6 +162,7 @@ pub const CRITERIA: [Criterion; 6] = [
         better: "delays requests less",
         worse: "delays requests more",
         in_cost: None,
+        in_tokens: None,
         show: delay_words,
         figure: "legit p99 delay",
         value: delay_value,
@@ -157,13 +175,17 @@ pub const CRITERIA: [Criterion; 6] = [
             "rejects less cost needlessly",
             "rejects more cost needlessly",
         )),
+        in_tokens: Some((
+            "rejects fewer tokens needlessly",
+            "rejects more tokens needlessly",
+        )),
         show: |a| match a.cost.and_then(|c| c.needless) {
-            Some(units) => format!("{units} cost needlessly rejected"),
+            Some(units) => format!("{units} {} needlessly rejected", a.intent_unit.noun()),
             None => format!("{} needless rejections", a.needless_rejections),
         },
         figure: "needless rejections",
         value: |a| match a.cost.and_then(|c| c.needless) {
-            Some(units) => format!("{units} cost"),
+            Some(units) => format!("{units} {}", a.intent_unit.noun()),
             None => a.needless_rejections.to_string(),
         },
     },
@@ -172,6 +194,7 @@ pub const CRITERIA: [Criterion; 6] = [
         better: "keeps less state per key",
         worse: "keeps more state per key",
         in_cost: None,
+        in_tokens: None,
         show: |a| format!("{}/key", human_bytes(a.state_bytes_per_key.round() as u64)),
         figure: "state per key",
         value: |a| human_bytes(a.state_bytes_per_key.round() as u64),

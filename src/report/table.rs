@@ -168,7 +168,12 @@ impl Column {
     /// where requests weigh more than one, or responses settle less).
     pub fn applies(self, algorithms: &[AlgorithmReport]) -> bool {
         match self {
-            Column::CostAdmitted => algorithms.iter().any(|a| a.cost.is_some()),
+            // An intent in tokens over requests of cost 1 has cost counts only to carry its
+            // judged figures.
+            Column::CostAdmitted => algorithms.iter().any(|a| {
+                a.cost
+                    .is_some_and(|c| !a.intent_unit.is_tokens() || c.offered != a.offered)
+            }),
             Column::CostSettled => algorithms
                 .iter()
                 .any(|a| a.cost.is_some_and(|c| c.settled.is_some())),

@@ -373,7 +373,7 @@ impl<G: Gate> Run<'_, G> {
                         arrival.key,
                         arrival.client,
                         arrival.source,
-                        arrival.settled(),
+                        obs.recorder.intent().unit.weigh(&arrival),
                     )
                     .map_err(internal)?;
             }

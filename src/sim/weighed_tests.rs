@@ -400,13 +400,15 @@ fn an_intent_in_cost_weighs_what_requests_settled() {
 }
 
 #[test]
-fn an_intent_unit_other_than_requests_or_cost_is_refused() {
+fn an_intent_unit_other_than_requests_cost_or_tokens_is_refused() {
     let text = scenario("[intent]\nunit = \"points\"");
     let err = Scenario::parse(&text, "t.toml".as_ref()).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("intent.unit"), "{msg}");
     assert!(
-        msg.contains(r#"expected "requests" or "cost", got "points""#),
+        msg.contains(
+            r#"expected "requests", "cost", "input_tokens", "output_tokens" or "tokens", got "points""#
+        ),
         "{msg}"
     );
 }

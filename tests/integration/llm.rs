@@ -592,6 +592,116 @@ fn expectations_read_a_rules_token_figures() {
     }
 }
 
+/// An intent in tokens judges each contender by the tokens its admitted requests used: the
+/// five requests of 133, 133, 130, 133 and 134 tokens (users a to e) and a sixth of 20 (a,
+/// at 5 s), against 200 tokens a minute.
+#[test]
+fn an_intent_in_tokens_judges_the_tokens_admitted() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    let after = "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\nunit = \"tokens\"\n\
+                 accounting = \"after\"";
+    let reserve = "algorithm = \"fixed_window\"\nlimit = 400\nwindow = \"1m\"\n\
+                   unit = \"tokens\"\naccounting = \"reserve\"";
+    let body = scenario("trace.csv", "1m", &[("after", after), ("reserve", reserve)]);
+    let judged = |intent: &str| {
+        let text = body.replacen("[[traffic]]", &format!("{intent}\n[[traffic]]"), 1);
+        let summary = crate::util::summary(&write(dir.path(), "s.toml", &text));
+        let figures = |name: &str| {
+            let row = crate::util::row(&summary, name);
+            let cost = &row["cost"];
+            (
+                cost["over_intent"].as_u64().unwrap(),
+                cost["needless"].as_u64().unwrap(),
+                row["max_window_admitted"].as_u64().unwrap(),
+            )
+        };
+        (
+            figures("after"),
+            figures("reserve"),
+            summary["intent"]["unit"].clone(),
+        )
+    };
+    // Per client: `after` admits all five, each client within 200, and refuses a's second
+    // (133 + 20 ≤ 200: needless). `reserve` admits only a's first (300 reserved of 400): b
+    // to e (530 tokens) and a's second were all refused needlessly.
+    let per_client = "[intent]\nunit = \"tokens\"\nlimit = 200\nwindow = \"1m\"";
+    assert_eq!(
+        judged(per_client),
+        ((0, 20, 134), (0, 550, 133), "tokens".into())
+    );
+    // Per API key, the five share one budget: 663 used, 463 over it (66 of the second, then
+    // the other three whole), and a's 20 on top is not needless; `reserve`'s refusals of 130
+    // or more on top of 133 are not needless either, a's 20 is.
+    let per_key = format!("{per_client}\nper = \"api_key\"");
+    assert_eq!(
+        judged(&per_key),
+        ((463, 0, 663), (0, 20, 133), "tokens".into())
+    );
+    // Input tokens only: 100 per request (10 for the sixth), 500 in the key's minute under
+    // `after`. Under `reserve` the key holds 100, so each refusal alone (100, or 10) would
+    // have kept it within 200: all five needless (each judged alone, as every needless
+    // rejection is).
+    let input = per_key.replace("unit = \"tokens\"", "unit = \"input_tokens\"");
+    assert_eq!(
+        judged(&input),
+        ((300, 0, 500), (0, 410, 100), "input_tokens".into())
+    );
+    // The yardstick names the unit.
+    let out = rlsim()
+        .arg("run")
+        .arg(dir.path().join("s.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("judged against the intent: 200 input tokens per 1m per key api_key,"),
+        "{stdout}"
+    );
+}
+
+/// The intent's judge and a rule's token tally are two independent measures of one quantity:
+/// the shipped scenario's intent is its `itpm` rule's budget (100,000 input tokens a minute,
+/// each tenant one API key), so each contender's worst window is the same in both.
+#[test]
+fn an_intent_in_tokens_and_a_rule_measure_the_same_worst_window() {
+    let summary = crate::util::summary(std::path::Path::new("scenarios/llm_tokens.toml"));
+    let mut peaks = Vec::new();
+    for row in summary["algorithms"].as_array().unwrap() {
+        let rules = row["rules"].as_array().unwrap();
+        let itpm = rules.iter().find(|r| r["name"] == "itpm").unwrap();
+        assert_eq!(
+            row["max_window_admitted"], itpm["tokens"]["max_window_used"],
+            "{}",
+            row["algorithm"]
+        );
+        peaks.push(row["max_window_admitted"].as_u64().unwrap());
+    }
+    assert_eq!(peaks, [94_034, 116_264, 238_276]);
+}
+
+/// An intent in tokens without a source that sends any is refused by file, line and field.
+#[test]
+fn an_intent_in_tokens_needs_traffic_with_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "s.toml",
+        "name = \"n\"\nduration = \"1m\"\n[policy]\nlimit = 5\nwindow = \"1m\"\n\
+         [intent]\nunit = \"tokens\"\n[[traffic]]\nname = \"a\"\nkind = \"constant\"\n\
+         rate = \"1/s\"\n",
+    );
+    let out = rlsim().arg("run").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "s.toml:7:8: field `intent.unit`: counts an LLM's tokens, but no source sends any"
+        ),
+        "{stderr}"
+    );
+}
+
 /// The decisions of one `llm` profile contender on `trace` (the policy keys by API key).
 fn profile_outcomes(trace: &str, duration: &str, llm: &str) -> Vec<(String, Option<u64>)> {
     let toml = format!(

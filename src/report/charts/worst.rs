@@ -116,8 +116,15 @@ impl Bound {
                 Bound {
                     limit,
                     window,
-                    limit_name: format!("intent ({limit} cost per {})", format_duration(window)),
-                    counted: "admitted in the rolling window (units of cost settled)",
+                    limit_name: format!(
+                        "intent ({limit} {} per {})",
+                        scenario.intent.unit.noun(),
+                        format_duration(window)
+                    ),
+                    counted: match scenario.intent.unit.is_tokens() {
+                        true => "admitted in the rolling window (tokens used)",
+                        false => "admitted in the rolling window (units of cost settled)",
+                    },
                     weighed: true,
                 }
             }
@@ -201,20 +208,27 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         file: FILE,
         lead: lead(
             algorithms,
-            if weighed {
-                "units of cost"
-            } else {
-                "admissions"
+            match (weighed, scenario.intent.unit.is_tokens()) {
+                (true, true) => scenario.intent.unit.noun(),
+                (true, false) => "units of cost",
+                (false, _) => "admissions",
             },
         ),
-        caption: match weighed {
-            true => format!(
+        caption: match (weighed, scenario.intent.unit.is_tokens()) {
+            (true, true) => format!(
+                "For each algorithm, one panel: the {} its worst client's admitted requests \
+                 used in the rolling window ending at each instant, around the window where \
+                 that sum peaked (the client and time are in the panel); above the black line \
+                 ({limit}) the intent is exceeded.",
+                scenario.intent.unit.noun()
+            ),
+            (true, false) => format!(
                 "For each algorithm, one panel: the units of cost its worst client's admissions \
                  settled in the rolling window ending at each instant, around the window where \
                  that sum peaked (the client and time are in the panel); above the black line \
                  ({limit}) the intent is exceeded."
             ),
-            false => format!(
+            (false, _) => format!(
                 "For each algorithm, one panel: its worst key's admissions in the rolling window \
                  ending at each instant, around the window where that count peaked (the key and \
                  time are in the panel); above the black line ({limit}) the policy is violated."

@@ -40,10 +40,16 @@ impl Ctx<'_> {
             Some(u) => found.ok(match u.get_ref().as_str() {
                 "requests" => Ok(IntentUnit::Requests),
                 "cost" => Ok(IntentUnit::Cost),
+                "input_tokens" => Ok(IntentUnit::InputTokens),
+                "output_tokens" => Ok(IntentUnit::OutputTokens),
+                "tokens" => Ok(IntentUnit::Tokens),
                 other => Err(self.err(
                     u.span(),
                     "intent.unit",
-                    format!("expected \"requests\" or \"cost\", got \"{other}\""),
+                    format!(
+                        "expected \"requests\", \"cost\", \"input_tokens\", \"output_tokens\" \
+                         or \"tokens\", got \"{other}\""
+                    ),
                 )),
             }),
         };
@@ -132,15 +138,30 @@ impl Ctx<'_> {
         Ok(out)
     }
 
-    /// With `per_route`, every source's requests must go to one entry (or none), since the
-    /// judge reads a request's route from its source: a replayed trace, whose endpoints are
-    /// only known per record, and an `endpoints` mix across entries are refused.
+    /// An intent in tokens needs a source that can send them. With `per_route`, every
+    /// source's requests must go to one entry (or none), since the judge reads a request's
+    /// route from its source: a replayed trace, whose endpoints are only known per record, and
+    /// an `endpoints` mix across entries are refused.
     pub(super) fn intent_sources(
         &self,
         raw: &RawScenario,
         intent: &Intent,
         sources: &[SourceSpec],
     ) -> Result<()> {
+        if let (Some(unit), true) = (
+            raw.intent.as_ref().and_then(|t| t.get_ref().unit.as_ref()),
+            intent.unit.is_tokens(),
+        ) && !sources
+            .iter()
+            .any(|s| s.population.tokens.is_some() || matches!(s.arrivals, Arrivals::Replay { .. }))
+        {
+            return Err(self.err(
+                unit.span(),
+                "intent.unit",
+                "counts an LLM's tokens, but no source sends any: give a source `input_tokens` \
+                 and `output_tokens`, or replay a trace with token columns (docs/llm.md)",
+            ));
+        }
         let Some(table) = raw.intent.as_ref().filter(|_| !intent.per_route.is_empty()) else {
             return Ok(());
         };
