@@ -299,6 +299,9 @@ pub struct RawTraffic {
     pub max_tokens_share: Option<S<Num>>,
     pub output_tokens: Option<S<toml::Value>>,
     pub output_rate: Option<S<String>>,
+    /// Characters per prompt token (`chars_per_token = 1.5`), for limiters that estimate a
+    /// prompt from its characters.
+    pub chars_per_token: Option<S<Num>>,
     /// A constant source's timing jitter, a share of its gap (`"5%"`, docs/replicates.md).
     pub jitter: Option<S<String>>,
 }
@@ -533,6 +536,7 @@ impl RawTraffic {
             span("max_tokens_share", &self.max_tokens_share),
             span("output_tokens", &self.output_tokens),
             span("output_rate", &self.output_rate),
+            span("chars_per_token", &self.chars_per_token),
             span("tier", &self.tier),
             span("tiers", &self.tiers),
             span("repeat", &self.repeat),
@@ -710,6 +714,9 @@ pub struct RawRule {
     pub max_tokens_default: Option<S<Int>>,
     #[serde(default)]
     pub estimate: Option<S<String>>,
+    /// Prompts estimated from their characters, this many to a token (rounded up).
+    #[serde(default)]
+    pub estimate_chars_per_token: Option<S<Int>>,
     #[serde(default)]
     pub check: Option<S<String>>,
     /// Whether the rule gives back what a response settles below the cost it charged.

@@ -224,6 +224,8 @@ pub(super) struct StackGate<'a> {
     settlements_made: u64,
     /// Per source, how long after its admission a response ends (`response_time`).
     response_time: Vec<Nanos>,
+    /// Per source, its prompts' characters per token, in thousandths (`chars_per_token`).
+    milli_chars: Vec<u32>,
     /// Whether a rule's charges change when responses end.
     settling: bool,
     /// Whether a rule counts tokens (and keeps their figures).
@@ -447,7 +449,7 @@ impl StackGate<'_> {
             }
             let (units, charge) = match rule.unit {
                 RuleUnit::Tokens(t) => {
-                    let s = t.settles(&a.tokens);
+                    let s = t.settles(&a.tokens, self.milli_chars[usize::from(a.source)]);
                     (s.unsigned_abs().min(u64::from(Cost::MAX)) as Cost, s > 0)
                 }
                 _ if rule.refunds => (a.refund, false),
@@ -515,7 +517,8 @@ impl StackGate<'_> {
                 _ => true,
             };
             if admitted {
-                let up_front = u64::from(t.up_front(&a.tokens));
+                let chars = self.milli_chars[usize::from(a.source)];
+                let up_front = u64::from(t.up_front(&a.tokens, chars));
                 tally.admit(key, a.time, a.source, up_front, u64::from(used));
             } else {
                 tally.reject(a.source, refused_by == Some(i), exact_admits);
@@ -536,7 +539,7 @@ impl StackGate<'_> {
     #[cold]
     fn note_openings(&mut self, a: &Arrival) {
         for (i, key, _, opens) in &mut self.decisions {
-            let charge = self.stack.rules[*i].weigh(a);
+            let charge = self.stack.rules[*i].weigh(a, self.milli_chars[usize::from(a.source)]);
             let next = self.rules[*i].limiter.peek(*key, a.time, charge.units);
             *opens = opening(&next, a.time);
         }
@@ -553,7 +556,8 @@ impl StackGate<'_> {
     fn commit_rules(&mut self, a: &Arrival, applies: u64) -> Option<(usize, Decision)> {
         let now = a.time;
         let rules = &self.stack.rules;
-        let weigh = |i: usize| rules[i].weigh(a);
+        let chars = self.milli_chars[usize::from(a.source)];
+        let weigh = |i: usize| rules[i].weigh(a, chars);
         let applying = (0..self.rules.len()).filter(|i| applies & (1 << i) != 0);
         self.decisions.clear();
         let mut refused = None;
@@ -782,6 +786,11 @@ impl<'a> StackGate<'a> {
                 .traffic
                 .iter()
                 .map(|s| s.population.costs.response_time)
+                .collect(),
+            milli_chars: scenario
+                .traffic
+                .iter()
+                .map(|s| s.population.milli_chars_per_token)
                 .collect(),
             settling: stack.rules.iter().any(|r| match r.unit {
                 RuleUnit::Tokens(t) => t.settles_later(),

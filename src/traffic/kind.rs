@@ -76,6 +76,7 @@ const IDENTITY: &[&str] = &[
     "max_tokens_share",
     "output_tokens",
     "output_rate",
+    "chars_per_token",
 ];
 
 /// The replay options.
@@ -93,6 +94,7 @@ const REPLAY: &[&str] = &[
     "same_second",
     "log_format",
     "abusive",
+    "chars_per_token",
 ];
 
 impl TrafficKind {

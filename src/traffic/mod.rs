@@ -156,6 +156,10 @@ pub struct Population {
     pub costs: cost::CostModel,
     /// An LLM source's tokens (`input_tokens`, `output_tokens`, ...); `None` for any other.
     pub tokens: Option<tokens::TokenModel>,
+    /// Characters per prompt token of its requests, in thousandths (`chars_per_token`;
+    /// [`tokens::ENGLISH_MILLI_CHARS`] unless stated): what a limiter estimating prompts
+    /// from their characters counts.
+    pub milli_chars_per_token: u32,
 }
 
 impl Population {

@@ -26,6 +26,7 @@ pub fn spec(arrivals: Arrivals, clients: u32, stop: Nanos) -> SourceSpec {
             methods: Vec::new(),
             costs: Default::default(),
             tokens: None,
+            milli_chars_per_token: super::tokens::ENGLISH_MILLI_CHARS,
         },
         jitter_ppm: 0,
     }

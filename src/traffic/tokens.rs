@@ -24,6 +24,21 @@ pub struct Tokens {
     pub output: u32,
 }
 
+/// Characters per prompt token in English prose, in thousandths (`chars_per_token = 4`): a
+/// source's default.
+pub const ENGLISH_MILLI_CHARS: u32 = 4000;
+
+/// `tokens` of a prompt holding `milli_chars` thousandths of a character per token, as a
+/// limiter estimating `per_token` characters to a token counts them: the characters rounded
+/// to the nearest, then divided rounding up. Integer math: with English's 4 and a divisor of
+/// 4 it is `tokens` exactly.
+pub fn estimate_from_chars(tokens: u32, milli_chars: u32, per_token: u32) -> u32 {
+    let chars = (u64::from(tokens) * u64::from(milli_chars) + 500) / 1000;
+    chars
+        .div_ceil(u64::from(per_token))
+        .min(u64::from(u32::MAX)) as u32
+}
+
 impl Tokens {
     /// Whether the request states `max_tokens`.
     pub fn states_max(&self) -> bool {

@@ -680,6 +680,44 @@ fn an_intent_in_tokens_and_a_rule_measure_the_same_worst_window() {
     assert_eq!(peaks, [94_034, 116_264, 238_276]);
 }
 
+/// `chars_per_token` and `estimate_chars_per_token` are refused by file, line and field
+/// where they cannot apply.
+#[test]
+fn character_estimates_are_refused_where_they_cannot_apply() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "trace.csv", FIVE);
+    for (source, rule, message) in [
+        (
+            "chars_per_token = 0\n",
+            "",
+            "field `traffic[0].chars_per_token`: must be in (0, 100] characters per token, got 0",
+        ),
+        (
+            "",
+            "estimate_chars_per_token = 4\n",
+            "field `contender[0].rule[0].estimate_chars_per_token`: estimates a prompt: a rule \
+             counting output tokens has none",
+        ),
+    ] {
+        let rule = format!(
+            "algorithm = \"fixed_window\"\nlimit = 100\nwindow = \"1m\"\n\
+             unit = \"output_tokens\"\n{rule}"
+        );
+        let text = scenario("trace.csv", "1m", &[("c", &rule)]).replace(
+            "path = \"trace.csv\"\n",
+            &format!("path = \"trace.csv\"\n{source}"),
+        );
+        let out = rlsim()
+            .arg("run")
+            .arg(write(dir.path(), "s.toml", &text))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}
+
 /// An intent in tokens without a source that sends any is refused by file, line and field.
 #[test]
 fn an_intent_in_tokens_needs_traffic_with_tokens() {
@@ -731,6 +769,49 @@ fn the_openai_profile_answers_as_its_429s() {
     let help = profile_outcomes(trace, "1m", help);
     // 8,654 charged first (8,554 + 100): 1,346 left, 3,182 asked: 1,836 short.
     assert_eq!(help[1], ("reject".into(), Some(11_016_000_000)));
+}
+
+/// OpenAI estimates a prompt from its characters, four to a token: English prompts are
+/// charged their tokens, prompts of one character a token (Chinese, Japanese) a quarter of
+/// them, so a budget of 1,000 tokens a minute lets five 850-token requests through at once.
+#[test]
+fn a_prompt_estimated_from_its_characters_undercounts_dense_scripts() {
+    // Six requests at 0: prompts of 800 tokens, max_tokens 100, 50 output tokens each.
+    let mut trace = String::from("time,api_key,input_tokens,max_tokens,output_tokens\n");
+    for _ in 0..6 {
+        trace.push_str("0,team,800,100,50\n");
+    }
+    let run = |chars: &str| {
+        let toml = format!(
+            "name = \"llm\"\nduration = \"1m\"\n[policy]\nlimit = 100\nwindow = \"1m\"\n\
+             key = \"api_key\"\n[[traffic]]\nname = \"team\"\nkind = \"replay\"\n\
+             path = \"trace.csv\"\n{chars}[[contender]]\nname = \"p\"\n\
+             llm = {{ profile = \"openai\", tpm = 1000 }}\n"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "trace.csv", &trace);
+        let summary = crate::util::summary(&write(dir.path(), "s.toml", &toml));
+        let row = crate::util::row(&summary, "p");
+        let t = row["rules"][0]["tokens"].clone();
+        (
+            row["admitted"].clone(),
+            t["charged_up_front"].clone(),
+            t["overshoot"].clone(),
+        )
+    };
+    // English: max(100, 800) = 800 charged, one admitted, 850 used of 1,000.
+    assert_eq!(run(""), (1.into(), 800.into(), 0.85.into()));
+    // One character a token: max(100, ceil(800 / 4)) = 200 each, five admitted (1,000),
+    // 4,250 tokens used in the minute: 4.25 budgets.
+    assert_eq!(
+        run("chars_per_token = 1\n"),
+        (5.into(), 1000.into(), 4.25.into())
+    );
+    // Code, about 3 characters a token: 600 each, one admitted.
+    assert_eq!(
+        run("chars_per_token = 3\n"),
+        (1.into(), 600.into(), 0.85.into())
+    );
 }
 
 #[test]

@@ -93,8 +93,10 @@ struct Bound {
     limit_name: String,
     /// The y axis: what a window holds.
     counted: &'static str,
-    /// Against an intent in units of cost: the rows' worst windows are the intent's, in units.
-    weighed: bool,
+    /// What a window holds, for the lead (`admissions`, `units of cost`, `input tokens`).
+    what: &'static str,
+    /// The chart's caption.
+    caption: String,
 }
 
 impl Bound {
@@ -107,25 +109,50 @@ impl Bound {
                     window,
                     limit_name: format!("policy limit ({limit} per {})", format_duration(window)),
                     counted: "admitted in the rolling window (requests)",
-                    weighed: false,
+                    what: "admissions",
+                    caption: format!(
+                        "For each algorithm, one panel: its worst key's admissions in the rolling \
+                         window ending at each instant, around the window where that count peaked \
+                         (the key and time are in the panel); above the black line ({limit}) the \
+                         policy is violated."
+                    ),
                 }
             }
             false => {
                 let base = &scenario.intent.base;
                 let (limit, window) = (base.ceiling(), base.window);
+                let unit = scenario.intent.unit;
+                let (counted, what, sum) = match unit.is_tokens() {
+                    true => (
+                        "admitted in the rolling window (tokens used)",
+                        unit.noun(),
+                        format!(
+                            "the {} its worst client's admitted requests used",
+                            unit.noun()
+                        ),
+                    ),
+                    false => (
+                        "admitted in the rolling window (units of cost settled)",
+                        "units of cost",
+                        "the units of cost its worst client's admissions settled".to_string(),
+                    ),
+                };
                 Bound {
                     limit,
                     window,
                     limit_name: format!(
                         "intent ({limit} {} per {})",
-                        scenario.intent.unit.noun(),
+                        unit.noun(),
                         format_duration(window)
                     ),
-                    counted: match scenario.intent.unit.is_tokens() {
-                        true => "admitted in the rolling window (tokens used)",
-                        false => "admitted in the rolling window (units of cost settled)",
-                    },
-                    weighed: true,
+                    counted,
+                    what,
+                    caption: format!(
+                        "For each algorithm, one panel: {sum} in the rolling window ending at \
+                         each instant, around the window where that sum peaked (the client and \
+                         time are in the panel); above the black line ({limit}) the intent is \
+                         exceeded."
+                    ),
                 }
             }
         }
@@ -142,7 +169,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         window,
         limit_name,
         counted,
-        weighed,
+        what,
+        caption,
     } = Bound::of(scenario);
     let (unit, unit_name) = time_unit(2 * window);
     let series = series(algorithms, window, unit);
@@ -206,34 +234,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     })?;
     Ok(super::Chart {
         file: FILE,
-        lead: lead(
-            algorithms,
-            match (weighed, scenario.intent.unit.is_tokens()) {
-                (true, true) => scenario.intent.unit.noun(),
-                (true, false) => "units of cost",
-                (false, _) => "admissions",
-            },
-        ),
-        caption: match (weighed, scenario.intent.unit.is_tokens()) {
-            (true, true) => format!(
-                "For each algorithm, one panel: the {} its worst client's admitted requests \
-                 used in the rolling window ending at each instant, around the window where \
-                 that sum peaked (the client and time are in the panel); above the black line \
-                 ({limit}) the intent is exceeded.",
-                scenario.intent.unit.noun()
-            ),
-            (true, false) => format!(
-                "For each algorithm, one panel: the units of cost its worst client's admissions \
-                 settled in the rolling window ending at each instant, around the window where \
-                 that sum peaked (the client and time are in the panel); above the black line \
-                 ({limit}) the intent is exceeded."
-            ),
-            (false, _) => format!(
-                "For each algorithm, one panel: its worst key's admissions in the rolling window \
-                 ending at each instant, around the window where that count peaked (the key and \
-                 time are in the panel); above the black line ({limit}) the policy is violated."
-            ),
-        },
+        lead: lead(algorithms, what),
+        caption,
         title,
         svg,
     })

@@ -8,6 +8,7 @@
 use crate::algorithms::{Cost, LimiterSpec, Params};
 use crate::policy::KeySpec;
 use crate::time::Nanos;
+use crate::traffic::tokens::estimate_from_chars;
 use crate::traffic::{Arrival, Arrivals, SourceSpec, Tokens};
 use ipnet::IpNet;
 
@@ -301,6 +302,9 @@ pub struct TokenCount {
     pub estimate: Estimate,
     /// What a request charged nothing up front must find.
     pub check: Check,
+    /// The up-front estimate of a prompt from its characters, this many to a token
+    /// (`estimate_chars_per_token`); `None`: its tokens exactly.
+    pub chars_per_token: Option<u32>,
 }
 
 /// What a rule charges a request when deciding it: `units`, or nothing and only a check that
@@ -322,26 +326,32 @@ impl TokenCount {
         }
     }
 
-    /// The up-front estimate of the request's tokens.
-    fn estimated(&self, t: &Tokens) -> Cost {
+    /// The up-front estimate of the request's tokens, its prompt holding `milli_chars`
+    /// thousandths of a character per token.
+    fn estimated(&self, t: &Tokens, milli_chars: u32) -> Cost {
         let output = if t.states_max() {
             t.max_output
         } else {
             self.max_tokens_default
         };
+        let prompt = match self.chars_per_token {
+            None => self.prompt(t),
+            Some(per) => estimate_from_chars(self.prompt(t), milli_chars, per),
+        };
         match (self.kind, self.estimate) {
-            (TokenKind::Input, _) => self.prompt(t),
+            (TokenKind::Input, _) => prompt,
             (TokenKind::Output, _) => output,
-            (TokenKind::Total, Estimate::Sum) => self.prompt(t).saturating_add(output),
-            (TokenKind::Total, Estimate::Max) => self.prompt(t).max(output),
+            (TokenKind::Total, Estimate::Sum) => prompt.saturating_add(output),
+            (TokenKind::Total, Estimate::Max) => prompt.max(output),
         }
     }
 
-    /// What the request charges up front (0 when only checked).
-    pub fn up_front(&self, t: &Tokens) -> Cost {
+    /// What the request charges up front (0 when only checked), its prompt holding
+    /// `milli_chars` thousandths of a character per token.
+    pub fn up_front(&self, t: &Tokens, milli_chars: u32) -> Cost {
         match self.accounting {
             Accounting::After => 0,
-            Accounting::Reserve | Accounting::Reconcile => self.estimated(t),
+            Accounting::Reserve | Accounting::Reconcile => self.estimated(t, milli_chars),
         }
     }
 
@@ -355,11 +365,11 @@ impl TokenCount {
     }
 
     /// What the end of the response settles: more charged (`> 0`) or given back (`< 0`).
-    pub fn settles(&self, t: &Tokens) -> i64 {
+    pub fn settles(&self, t: &Tokens, milli_chars: u32) -> i64 {
         match self.accounting {
             Accounting::Reserve => 0,
             Accounting::Reconcile | Accounting::After => {
-                i64::from(self.used(t)) - i64::from(self.up_front(t))
+                i64::from(self.used(t)) - i64::from(self.up_front(t, milli_chars))
             }
         }
     }
@@ -372,13 +382,14 @@ impl TokenCount {
 
 impl Rule {
     /// What `a` weighs under this rule when it is decided: 1 when the rule counts requests,
-    /// its up-front tokens when it counts tokens (a check when that is nothing).
+    /// its up-front tokens when it counts tokens (a check when that is nothing), its prompt
+    /// holding `milli_chars` thousandths of a character per token.
     #[inline]
-    pub fn weigh(&self, a: &Arrival) -> Charge {
+    pub fn weigh(&self, a: &Arrival, milli_chars: u32) -> Charge {
         let units = match self.unit {
             RuleUnit::Cost => a.cost,
             RuleUnit::Requests => 1,
-            RuleUnit::Tokens(t) => match t.up_front(&a.tokens) {
+            RuleUnit::Tokens(t) => match t.up_front(&a.tokens, milli_chars) {
                 0 => {
                     let units = (t.check == Check::Under) as Cost;
                     return Charge { units, check: true };
@@ -433,8 +444,12 @@ mod tests {
             max_tokens_default: 0,
             estimate: Estimate::Sum,
             check: Check::Under,
+            chars_per_token: None,
         }
     }
+
+    /// English prose: 4 characters to a token.
+    const EN: u32 = crate::traffic::tokens::ENGLISH_MILLI_CHARS;
 
     #[test]
     fn each_accounting_charges_its_estimate_and_settles_the_rest() {
@@ -447,45 +462,59 @@ mod tests {
         };
         let total = count(TokenKind::Total, Accounting::Reserve);
         assert_eq!(
-            (total.up_front(&t), total.used(&t), total.settles(&t)),
+            (
+                total.up_front(&t, EN),
+                total.used(&t),
+                total.settles(&t, EN)
+            ),
             (1500, 1120, 0)
         );
         let reconcile = TokenCount {
             accounting: Accounting::Reconcile,
             ..total
         };
-        assert_eq!(reconcile.settles(&t), -380);
+        assert_eq!(reconcile.settles(&t, EN), -380);
         let after = TokenCount {
             accounting: Accounting::After,
             ..total
         };
-        assert_eq!((after.up_front(&t), after.settles(&t)), (0, 1120));
+        assert_eq!((after.up_front(&t, EN), after.settles(&t, EN)), (0, 1120));
         // OpenAI's guide: the larger of the prompt and max_tokens.
         let max = TokenCount {
             estimate: Estimate::Max,
             ..total
         };
-        assert_eq!(max.up_front(&t), 1000);
+        assert_eq!(max.up_front(&t, EN), 1000);
         // Anthropic's input tokens leave cache reads out.
         let input = TokenCount {
             cached: false,
             ..count(TokenKind::Input, Accounting::Reconcile)
         };
         assert_eq!(
-            (input.up_front(&t), input.used(&t), input.settles(&t)),
+            (
+                input.up_front(&t, EN),
+                input.used(&t),
+                input.settles(&t, EN)
+            ),
             (600, 600, 0)
         );
         // Output: max_tokens reserved; unstated, the default (0 without one).
         let output = count(TokenKind::Output, Accounting::Reconcile);
-        assert_eq!((output.up_front(&t), output.settles(&t)), (500, -380));
+        assert_eq!(
+            (output.up_front(&t, EN), output.settles(&t, EN)),
+            (500, -380)
+        );
         let unstated = Tokens { max_output: 0, ..t };
-        assert_eq!(output.up_front(&unstated), 0);
+        assert_eq!(output.up_front(&unstated, EN), 0);
         let default = TokenCount {
             max_tokens_default: 1024,
             ..output
         };
         assert_eq!(
-            (default.up_front(&unstated), default.settles(&unstated)),
+            (
+                default.up_front(&unstated, EN),
+                default.settles(&unstated, EN)
+            ),
             (1024, -904)
         );
         // An output past its estimate (a default smaller than the stream) is charged more.
@@ -493,6 +522,31 @@ mod tests {
             max_tokens_default: 100,
             ..output
         };
-        assert_eq!(small.settles(&unstated), 20);
+        assert_eq!(small.settles(&unstated, EN), 20);
+    }
+
+    /// A prompt estimated from its characters (OpenAI's, Azure's and LiteLLM's chars / 4):
+    /// English's 4 to a token gives the tokens; a prompt of 1.5 characters a token (CJK)
+    /// is estimated at 3/8 of its tokens, rounded up; code at 3 at 3/4.
+    #[test]
+    fn a_prompt_estimated_from_characters() {
+        let t = Tokens {
+            input: 1000,
+            cached: 0,
+            max_output: 0,
+            output: 10,
+        };
+        let chars = TokenCount {
+            chars_per_token: Some(4),
+            ..count(TokenKind::Input, Accounting::Reconcile)
+        };
+        assert_eq!(chars.up_front(&t, EN), 1000);
+        assert_eq!(chars.up_front(&t, 1500), 375);
+        assert_eq!(chars.up_front(&Tokens { input: 1001, ..t }, 1500), 376);
+        assert_eq!(chars.up_front(&t, 3000), 750);
+        // What the response used is still its tokens: 625 more charged at its end.
+        assert_eq!(chars.settles(&t, 1500), 625);
+        assert_eq!(estimate_from_chars(7, 1333, 4), 3);
+        assert_eq!(estimate_from_chars(u32::MAX, 100_000, 1), u32::MAX);
     }
 }

@@ -236,7 +236,8 @@ impl Ctx<'_> {
                 }
                 let estimate = if reading == "guide" { "max" } else { "sum" };
                 let rest = format!(
-                    "unit = \"tokens\"\naccounting = \"reserve\"\nestimate = \"{estimate}\"\n{default_line}"
+                    "unit = \"tokens\"\naccounting = \"reserve\"\nestimate = \"{estimate}\"\n\
+                     {CHARS}{default_line}"
                 );
                 rule(&mut out, "tpm", "token_bucket", (tpm, "1m"), &rest);
             }
@@ -283,6 +284,11 @@ impl Ctx<'_> {
     }
 }
 
+/// A prompt estimated from its characters, four to a token: OpenAI's "estimated number of
+/// tokens based on the character count", Azure's estimate of the prompt, LiteLLM v3's
+/// `len(text) / 4`.
+const CHARS: &str = "estimate_chars_per_token = 4\n";
+
 /// Azure OpenAI's rules: RPM over 1 s or 10 s windows (by `reading`), 6 per 1,000 TPM unless
 /// given; TPM a counter reset each minute, charged prompt + `max_tokens` up front.
 fn azure(
@@ -311,8 +317,9 @@ fn azure(
         }
         rule(out, "rpm", "fixed_window", (rpm / per, span), requests);
     }
-    let rest =
-        format!("unit = \"tokens\"\naccounting = \"reserve\"\nestimate = \"sum\"\n{default_line}");
+    let rest = format!(
+        "unit = \"tokens\"\naccounting = \"reserve\"\nestimate = \"sum\"\n{CHARS}{default_line}"
+    );
     rule(out, "tpm", "fixed_window", (tpm, "1m"), &rest);
     Ok(())
 }
@@ -340,9 +347,10 @@ fn litellm(
             format!("unit = \"{unit}\"\naccounting = \"after\"\n")
         } else {
             let default = if default > 0 { default } else { 1024 };
+            let chars = if unit == "output_tokens" { "" } else { CHARS };
             format!(
                 "unit = \"{unit}\"\naccounting = \"reconcile\"\nestimate = \"sum\"\n\
-                 cached = false\nmax_tokens_default = {default}\n"
+                 cached = false\nmax_tokens_default = {default}\n{chars}"
             )
         };
         rule(out, "tpm", "fixed_window", (tpm, window), &rest);

@@ -75,6 +75,30 @@ impl Ctx<'_> {
         }))
     }
 
+    /// `chars_per_token`, in thousandths: a number in (0, 100], for a source that sends tokens
+    /// (a replayed trace may); English's 4 when not stated.
+    pub(super) fn chars_per_token(
+        &self,
+        t: &RawTraffic,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<u32> {
+        let Some(c) = &t.chars_per_token else {
+            return Ok(crate::traffic::tokens::ENGLISH_MILLI_CHARS);
+        };
+        let field = f("chars_per_token");
+        let x = c.get_ref().0;
+        if t.input_tokens.is_none() && t.kind.get_ref() != "replay" {
+            let why = "describes an LLM source's prompts: give `input_tokens` too";
+            return Err(self.err(c.span(), &field, why));
+        }
+        let milli = (x * 1000.0).round();
+        if !(x > 0.0 && x <= 100.0) || milli < 1.0 {
+            let why = format!("must be in (0, 100] characters per token, got {x}");
+            return Err(self.err(c.span(), &field, why));
+        }
+        Ok(milli as u32)
+    }
+
     /// A token count: a whole number from `min`, or a table `{ dist = "uniform", min, max }`,
     /// `{ dist = "lognormal", mean, sigma, max }`, `{ dist = "zipf", max, exponent }`.
     fn token_count(&self, v: &RawCount, field: &str, min: u32) -> Result<CostDist> {
@@ -218,6 +242,17 @@ impl Ctx<'_> {
             }
             None => 0,
         };
+        let chars_per_token = match &r.estimate_chars_per_token {
+            Some(v) if token_kind == TokenKind::Output => {
+                let why = "estimates a prompt: a rule counting output tokens has none";
+                return Err(self.err(v.span(), &f("estimate_chars_per_token"), why));
+            }
+            Some(v) => {
+                let what = "a whole number of characters per token";
+                Some(self.whole(v, &f("estimate_chars_per_token"), what, 1, 100)? as u32)
+            }
+            None => None,
+        };
         Ok(RuleUnit::Tokens(TokenCount {
             kind: token_kind,
             cached: r.cached.as_ref().is_none_or(|c| *c.get_ref()),
@@ -225,6 +260,7 @@ impl Ctx<'_> {
             max_tokens_default,
             estimate,
             check,
+            chars_per_token,
         }))
     }
 
