@@ -6,13 +6,12 @@
 
 use super::{
     LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, draw_steps, notes,
-    panel, panel_top, panels, plot_err, render, row_names, tick, tie_note, ties,
+    panel, panel_top, panels, reference_line, render, row_names, tick, tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
 use crate::scenario::Scenario;
 use crate::time::format_duration;
-use plotters::prelude::*;
 
 pub const FILE: &str = "busiest_key.svg";
 
@@ -69,14 +68,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
             )?;
             let lines: Vec<String> = tie_note(&tied[i], 2).into_iter().collect();
             notes(FILE, panel_area, &chart, &lines)?;
-            marks.begin(panel_area, &limit_name)?;
-            chart
-                .draw_series(LineSeries::new(
-                    [(0.0, limit as f64), (x_max, limit as f64)],
-                    REFERENCE.stroke_width(1),
-                ))
-                .map_err(plot_err(FILE))?;
-            marks.end(panel_area)?;
+            let (at, across) = (limit as f64, (0.0, x_max));
+            reference_line(FILE, &mut chart, panel_area, marks, &limit_name, at, across)?;
             let c = colour_among(&names, name);
             draw_steps(
                 FILE,

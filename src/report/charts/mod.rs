@@ -405,6 +405,27 @@ pub fn draw_steps(
     marks.end(area)
 }
 
+/// A thin black horizontal line at `y` from `x.0` to `x.1` (a limit, a budget, a threshold),
+/// one hover group named `name`.
+pub fn reference_line(
+    file: &str,
+    chart: &mut Plot<'_, '_>,
+    area: &Area<'_>,
+    marks: &mut Marks,
+    name: &str,
+    y: f64,
+    x: (f64, f64),
+) -> Result<()> {
+    marks.begin(area, name)?;
+    chart
+        .draw_series(LineSeries::new(
+            [(x.0, y), (x.1, y)],
+            REFERENCE.stroke_width(1),
+        ))
+        .map_err(plot_err(file))?;
+    marks.end(area)
+}
+
 /// `name`, or `name (= a, b)` when rows tie with it.
 pub fn tied_label(name: &str, tie: &[&str]) -> String {
     if tie.is_empty() {

@@ -111,14 +111,7 @@ pub fn chart(scenario: &Scenario, observations: &[Observation]) -> Result<super:
             .draw()
             .map_err(plot_err(FILE))?;
         for (y, label) in &lines {
-            marks.begin(area, label)?;
-            chart
-                .draw_series(LineSeries::new(
-                    [(0.0, *y), (x_max, *y)],
-                    REFERENCE.stroke_width(1),
-                ))
-                .map_err(plot_err(FILE))?;
-            marks.end(area)?;
+            super::reference_line(FILE, &mut chart, area, marks, label, *y, (0.0, x_max))?;
         }
         for (i, (name, points)) in series.iter().enumerate() {
             let points: Vec<(f64, f64)> = points.iter().map(|&(t, s)| (t / unit, s)).collect();

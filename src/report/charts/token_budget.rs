@@ -6,13 +6,12 @@
 
 use super::{
     LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, draw_steps, notes,
-    panel, panel_top, panels, plot_err, render, row_names, tie_note, ties,
+    panel, panel_top, panels, reference_line, render, row_names, tie_note, ties,
 };
 use crate::error::Result;
 use crate::metrics::{AlgorithmReport, RuleReport, RuleTokens};
 use crate::scenario::Scenario;
 use crate::time::format_duration;
-use plotters::prelude::*;
 
 /// The chart's file name under `charts/`.
 pub const FILE: &str = "token_budget.svg";
@@ -136,14 +135,15 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Opti
                 .filter_map(|((name, _), tie)| Some(format!("{name} {}", tie_note(tie, 2)?)))
                 .collect();
             notes(FILE, panel_area, &chart, &lines)?;
-            marks.begin(panel_area, budget)?;
-            chart
-                .draw_series(LineSeries::new(
-                    [(0.0, 1.0), (x_max, 1.0)],
-                    REFERENCE.stroke_width(1),
-                ))
-                .map_err(plot_err(FILE))?;
-            marks.end(panel_area)?;
+            reference_line(
+                FILE,
+                &mut chart,
+                panel_area,
+                marks,
+                budget,
+                1.0,
+                (0.0, x_max),
+            )?;
             for (name, points) in &p.lines {
                 let rule = p.rule;
                 draw_steps(

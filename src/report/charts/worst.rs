@@ -6,8 +6,8 @@
 
 use super::{
     LegendEntry, Mark, Marks, PLOT_PIXELS, REFERENCE, caption_size, colour_among, downsample,
-    hover_points, notes, panel, panel_top, panels, plot_err, render, row_names, tick, tie_note,
-    ties, time_unit,
+    hover_points, notes, panel, panel_top, panels, plot_err, reference_line, render, row_names,
+    tick, tie_note, ties, time_unit,
 };
 use crate::error::Result;
 use crate::metrics::AlgorithmReport;
@@ -197,14 +197,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 &tick,
                 5,
             )?;
-            marks.begin(panel_area, &limit_name)?;
-            chart
-                .draw_series(LineSeries::new(
-                    [(-half, limit as f64), (half, limit as f64)],
-                    REFERENCE.stroke_width(1),
-                ))
-                .map_err(plot_err(FILE))?;
-            marks.end(panel_area)?;
+            let (at, across) = (limit as f64, (-half, half));
+            reference_line(FILE, &mut chart, panel_area, marks, &limit_name, at, across)?;
             let c = colour_among(&names, name);
             marks.begin(panel_area, name)?;
             chart
