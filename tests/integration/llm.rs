@@ -716,6 +716,21 @@ fn character_estimates_are_refused_where_they_cannot_apply() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains(message), "{stderr}");
     }
+    // A generated source without tokens has no prompts to describe.
+    let plain = "name = \"n\"\nduration = \"1m\"\n[policy]\nlimit = 5\nwindow = \"1m\"\n\
+                 [[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1/s\"\n\
+                 chars_per_token = 2\n";
+    let out = rlsim()
+        .arg("run")
+        .arg(write(dir.path(), "p.toml", plain))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("p.toml:10:19: field `traffic[0].chars_per_token`: describes an LLM"),
+        "{stderr}"
+    );
 }
 
 /// An intent in tokens without a source that sends any is refused by file, line and field.

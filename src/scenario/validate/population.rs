@@ -75,7 +75,7 @@ impl Ctx<'_> {
             methods: self.methods(t, f)?,
             costs: self.costs(t, f)?,
             tokens: self.tokens(t, f)?,
-            milli_chars_per_token: self.chars_per_token(t, f)?,
+            milli_chars_per_token: self.chars_per_token(t, kind, f)?,
         })
     }
 

@@ -9,7 +9,7 @@ use crate::scenario::model::stack::{Accounting, Check, Estimate, RuleUnit, Token
 use crate::scenario::raw::{Num, RawRule, RawTraffic, S};
 use crate::time;
 use crate::traffic::cost::CostDist;
-use crate::traffic::{Arrivals, SourceSpec, TokenModel};
+use crate::traffic::{Arrivals, SourceSpec, TokenModel, TrafficKind};
 
 /// A token count as written: a whole number, or a distribution's table.
 type RawCount = S<toml::Value>;
@@ -80,6 +80,7 @@ impl Ctx<'_> {
     pub(super) fn chars_per_token(
         &self,
         t: &RawTraffic,
+        kind: TrafficKind,
         f: &dyn Fn(&str) -> String,
     ) -> Result<u32> {
         let Some(c) = &t.chars_per_token else {
@@ -87,7 +88,7 @@ impl Ctx<'_> {
         };
         let field = f("chars_per_token");
         let x = c.get_ref().0;
-        if t.input_tokens.is_none() && t.kind.get_ref() != "replay" {
+        if t.input_tokens.is_none() && kind != TrafficKind::Replay {
             let why = "describes an LLM source's prompts: give `input_tokens` too";
             return Err(self.err(c.span(), &field, why));
         }
