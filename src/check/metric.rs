@@ -56,6 +56,16 @@ mod tests {
         assert_eq!(f.names(&legit), ["admitted", "admitted_share", "offered"]);
     }
 
+    /// The metric names validation offers for scenario `text`, and its first row, run and
+    /// flattened.
+    fn names_and_first_row(text: &str) -> (crate::metrics::MetricNames, Flat) {
+        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
+        let names = crate::scenario::metric_names(&scenario);
+        let options = crate::sim::RunOptions::new();
+        let report = crate::sim::run_all(&scenario, options).unwrap().0;
+        (names, Flat::of_report(&report.algorithms[0]))
+    }
+
     /// The names validation offers (`metrics::metric_names`) are the names `Flat` reads.
     #[test]
     fn metric_names_match_the_flattened_report() {
@@ -73,11 +83,7 @@ mod tests {
             name = "b"
             kind = "scraper"
         "#;
-        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
-        let names = crate::scenario::metric_names(&scenario);
-        let options = crate::sim::RunOptions::new();
-        let report = crate::sim::run_all(&scenario, options).unwrap().0;
-        let flat = Flat::of_report(&report.algorithms[0]);
+        let (names, flat) = names_and_first_row(text);
         for scope in [
             Scope::Algorithm,
             Scope::Source("b".into()),
@@ -124,11 +130,7 @@ mod tests {
             unit = "tokens"
             accounting = "after"
         "#;
-        let scenario = Scenario::parse(text, "n.toml".as_ref()).unwrap();
-        let names = crate::scenario::metric_names(&scenario);
-        let options = crate::sim::RunOptions::new();
-        let report = crate::sim::run_all(&scenario, options).unwrap().0;
-        let flat = Flat::of_report(&report.algorithms[0]);
+        let (names, flat) = names_and_first_row(text);
         let tpm = Scope::Rule("tpm".into());
         assert_eq!(names.of(&tpm), flat.names(&tpm));
         assert_eq!(flat.get(&tpm, "tokens_used"), Some(Some(300.0)));

@@ -67,6 +67,15 @@ fn outcomes(toml: &str, trace: &str, contender: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs `rlsim COMMAND path`, which must refuse it as bad input (exit 2); its stderr. `case`
+/// names the case in a failure.
+fn refused(command: &str, path: &std::path::Path, case: &str) -> String {
+    let out = rlsim().arg(command).arg(path).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{case}: {stderr}");
+    stderr
+}
+
 /// LiteLLM's report (BerriAI/litellm#18730): a team limited to 100 tokens a minute, 5
 /// concurrent requests, 663 tokens used. Each of 100 prompt tokens, about 33 out, streamed
 /// for 3 s; a sixth request at 5 s.
@@ -417,9 +426,7 @@ fn bad_token_fields_name_their_file_line_and_field() {
              window = \"1m\"\n{algorithm}{rule}"
         );
         let path = write(dir.path(), "bad.toml", &text);
-        let out = rlsim().arg("run").arg(&path).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{field}: {stderr}");
+        let stderr = refused("run", &path, field);
         assert!(stderr.contains("bad.toml:"), "{stderr}");
         assert!(stderr.contains(&format!("`{field}`")), "{field}: {stderr}");
     }
@@ -581,9 +588,7 @@ fn expectations_read_a_rules_token_figures() {
             "unknown per-rule metric `tokens_usd`",
         ),
     ] {
-        let out = rlsim().arg("check").arg(with(&[expect])).output().unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{expect}: {stderr}");
+        let stderr = refused("check", &with(&[expect]), expect);
         assert!(
             stderr.contains("s.toml:1:11: field `expect[0]`"),
             "{stderr}"
@@ -707,26 +712,18 @@ fn character_estimates_are_refused_where_they_cannot_apply() {
             "path = \"trace.csv\"\n",
             &format!("path = \"trace.csv\"\n{source}"),
         );
-        let out = rlsim()
-            .arg("run")
-            .arg(write(dir.path(), "s.toml", &text))
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        let stderr = refused("run", &write(dir.path(), "s.toml", &text), message);
         assert!(stderr.contains(message), "{stderr}");
     }
     // A generated source without tokens has no prompts to describe.
     let plain = "name = \"n\"\nduration = \"1m\"\n[policy]\nlimit = 5\nwindow = \"1m\"\n\
                  [[traffic]]\nname = \"a\"\nkind = \"constant\"\nrate = \"1/s\"\n\
                  chars_per_token = 2\n";
-    let out = rlsim()
-        .arg("run")
-        .arg(write(dir.path(), "p.toml", plain))
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused(
+        "run",
+        &write(dir.path(), "p.toml", plain),
+        "chars_per_token",
+    );
     assert!(
         stderr.contains("p.toml:10:19: field `traffic[0].chars_per_token`: describes an LLM"),
         "{stderr}"
@@ -744,9 +741,7 @@ fn an_intent_in_tokens_needs_traffic_with_tokens() {
          [intent]\nunit = \"tokens\"\n[[traffic]]\nname = \"a\"\nkind = \"constant\"\n\
          rate = \"1/s\"\n",
     );
-    let out = rlsim().arg("run").arg(&path).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stderr = refused("run", &path, "intent.unit");
     assert!(
         stderr.contains(
             "s.toml:7:8: field `intent.unit`: counts an LLM's tokens, but no source sends any"
@@ -940,9 +935,7 @@ fn a_profile_refuses_limits_it_does_not_take_by_field() {
         let toml = scenario("trace.csv", "1m", &[])
             + &format!("[[contender]]\nname = \"p\"\nllm = {llm}\n");
         let path = write(dir.path(), "s.toml", &toml);
-        let out = rlsim().arg("run").arg(&path).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{llm}: {stderr}");
+        let stderr = refused("run", &path, llm);
         assert!(stderr.contains("s.toml:"), "{stderr}");
         assert!(
             stderr.contains(&format!("`{field}`")) && stderr.contains(words),
