@@ -79,6 +79,7 @@
 #![warn(missing_docs, unnameable_types)]
 
 pub mod algorithms;
+pub mod calendar;
 pub(crate) mod check;
 pub mod drive;
 pub mod error;

@@ -40,16 +40,56 @@ const BURST: ParamSpec = ParamSpec {
     doc: "requests admitted back to back",
 };
 
+/// The calendar window's parameters: its window is a period of a calendar, not a length.
+const CALENDAR: [ParamSpec; 5] = [
+    ParamSpec {
+        name: "limit",
+        ty: ParamType::Count,
+        default: "required",
+        doc: "requests (or units of the rule) per period",
+    },
+    ParamSpec {
+        name: "window",
+        ty: ParamType::Choice,
+        default: "required",
+        doc: "the calendar period: day, week, month or year",
+    },
+    ParamSpec {
+        name: "time_zone",
+        ty: ParamType::Choice,
+        default: "UTC",
+        doc: "the clocks the periods follow: an IANA name (America/Sao_Paulo) or an offset (-03:00)",
+    },
+    ParamSpec {
+        name: "week_starts",
+        ty: ParamType::Choice,
+        default: "monday",
+        doc: "the weekday a week starts on (ISO 8601: monday)",
+    },
+    ParamSpec {
+        name: "month_starts",
+        ty: ParamType::Count,
+        default: "1",
+        doc: "the day of the month a month starts on (1 to 31; past a short month's end, its last day)",
+    },
+];
+
 /// Every algorithm, then every profile, in report order.
 pub fn entries() -> Vec<Entry> {
     AlgorithmKind::every()
         .map(|kind| {
             let (kind_name, parameters) = match kind {
                 AlgorithmKind::Profile(p) => ("profile", p.params().to_vec()),
+                AlgorithmKind::CalendarWindow => ("algorithm", CALENDAR.to_vec()),
                 k if k.uses_burst() => ("algorithm", vec![LIMIT, WINDOW, BURST]),
                 _ => ("algorithm", vec![LIMIT, WINDOW]),
             };
-            let table = format!("[{kind_name}.{}]", kind.name());
+            let table = match kind {
+                AlgorithmKind::CalendarWindow => {
+                    "[[contender.rule]] algorithm = \"calendar_window\"".to_string()
+                }
+                _ => format!("[{kind_name}.{}]", kind.name()),
+            };
             let cost = match kind {
                 AlgorithmKind::Profile(p) => match p.weight() {
                     Weight::Takes(how) => format!("weighs: {how}"),

@@ -4,6 +4,7 @@
 //! reads a clock and never sees other keys. [`KeyedLimiter`] owns the per-key states (the
 //! equivalent of the Redis keyspace), evicts idle keys and accounts for their memory.
 
+mod calendar_window;
 pub(crate) mod catalogue;
 #[cfg(test)]
 mod charge_tests;
@@ -21,6 +22,7 @@ mod sliding_window_log;
 mod spec;
 mod token_bucket;
 
+pub use calendar_window::{CalendarWindow, CalendarWindowState};
 pub use fixed_window::{FixedWindow, FixedWindowState};
 pub use gcra::{Gcra, GcraState};
 pub use keyed::{KeyId, KeyTable, KeyedLimiter, MemoryUsage, keyspace_bytes, slots};
@@ -267,6 +269,9 @@ pub enum AlgorithmKind {
     Gcra,
     /// A library's limiter, reproduced with its own edges.
     Profile(ProfileKind),
+    /// [`CalendarWindow`]: one counter per calendar period in a time zone, a usage plan's quota
+    /// (`calendar_window`). Built from a [`crate::calendar::Calendar`], not from a window length.
+    CalendarWindow,
 }
 
 impl AlgorithmKind {
@@ -280,11 +285,13 @@ impl AlgorithmKind {
         AlgorithmKind::Gcra,
     ];
 
-    /// The exact algorithms and then every profile: everything a scenario can name.
+    /// The exact algorithms, every profile, then the calendar window: everything a scenario
+    /// can name. (The calendar window comes last so that the others keep their chart colours.)
     pub fn every() -> impl Iterator<Item = AlgorithmKind> + Clone {
         AlgorithmKind::ALL
             .into_iter()
             .chain(ProfileKind::ALL.map(AlgorithmKind::Profile))
+            .chain([AlgorithmKind::CalendarWindow])
     }
 
     /// The name scenarios and outputs use (`token_bucket`, or the profile's name); [`FromStr`]
@@ -298,6 +305,7 @@ impl AlgorithmKind {
             AlgorithmKind::TokenBucket => "token_bucket",
             AlgorithmKind::LeakyBucket => "leaky_bucket",
             AlgorithmKind::Gcra => "gcra",
+            AlgorithmKind::CalendarWindow => "calendar_window",
         }
     }
 
@@ -317,6 +325,9 @@ impl AlgorithmKind {
             }
             AlgorithmKind::Gcra => {
                 "theoretical arrival time; burst back to back, then one per interval"
+            }
+            AlgorithmKind::CalendarWindow => {
+                "one counter per calendar day, week, month or year in a time zone; rejected hits not counted"
             }
             AlgorithmKind::Profile(p) => p.description(),
         }
@@ -389,6 +400,7 @@ impl FromStr for AlgorithmKind {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         AlgorithmKind::ALL
             .into_iter()
+            .chain([AlgorithmKind::CalendarWindow])
             .find(|k| k.name() == s)
             .or_else(|| ProfileKind::parse(s).map(AlgorithmKind::Profile))
             .ok_or_else(|| {

@@ -2,8 +2,8 @@
 //! it later (the engine, a stack's rules, a deployment) cannot meet invalid parameters.
 
 use super::{
-    AlgorithmKind, FixedWindow, Gcra, LeakyBucket, LimiterVisitor, Params, ParamsError, Profile,
-    SlidingWindowCounter, SlidingWindowLog, TokenBucket, params_error,
+    AlgorithmKind, CalendarWindow, FixedWindow, Gcra, LeakyBucket, LimiterVisitor, Params,
+    ParamsError, Profile, SlidingWindowCounter, SlidingWindowLog, TokenBucket, params_error,
 };
 use crate::time::Nanos;
 
@@ -17,6 +17,7 @@ enum Built {
     LeakyBucket(LeakyBucket),
     Gcra(Gcra),
     Profile(Profile),
+    CalendarWindow(CalendarWindow),
 }
 
 /// One limiter with the parameters it was built from: an exact algorithm, or a library's
@@ -42,6 +43,14 @@ impl LimiterSpec {
             AlgorithmKind::TokenBucket => Built::TokenBucket(TokenBucket::new(params)?),
             AlgorithmKind::LeakyBucket => Built::LeakyBucket(LeakyBucket::new(params)?),
             AlgorithmKind::Gcra => Built::Gcra(Gcra::new(params)?),
+            AlgorithmKind::CalendarWindow => {
+                return Err(params_error(
+                    kind,
+                    "counts per calendar period: its window is a calendar period \
+                     (`window = \"month\"`, with `time_zone`), not a length"
+                        .to_string(),
+                ));
+            }
             // Everything derives from the policy's parameters.
             AlgorithmKind::Profile(p) => Built::Profile(
                 p.configure(params, &[])
@@ -59,6 +68,31 @@ impl LimiterSpec {
         }
     }
 
+    /// A calendar window of `params.limit` per period of `calendar`; `params.window` becomes
+    /// the calendar's longest period (what figures over one window length use).
+    pub fn calendar(
+        params: Params,
+        calendar: &'static crate::calendar::Calendar,
+    ) -> Result<LimiterSpec, ParamsError> {
+        let params = Params {
+            window: calendar.longest(),
+            burst: 0,
+            ..params
+        };
+        Ok(LimiterSpec {
+            params,
+            built: Built::CalendarWindow(CalendarWindow::new(params, calendar)?),
+        })
+    }
+
+    /// The calendar a calendar window counts on; `None` for any other limiter.
+    pub fn calendar_of(&self) -> Option<&'static crate::calendar::Calendar> {
+        match self.built {
+            Built::CalendarWindow(c) => Some(c.calendar()),
+            _ => None,
+        }
+    }
+
     /// The algorithm or profile this spec builds.
     pub fn kind(&self) -> AlgorithmKind {
         match self.built {
@@ -69,6 +103,7 @@ impl LimiterSpec {
             Built::LeakyBucket(_) => AlgorithmKind::LeakyBucket,
             Built::Gcra(_) => AlgorithmKind::Gcra,
             Built::Profile(p) => AlgorithmKind::Profile(p.kind()),
+            Built::CalendarWindow(_) => AlgorithmKind::CalendarWindow,
         }
     }
 
@@ -90,6 +125,10 @@ impl LimiterSpec {
     pub fn starting_at(self, start: Nanos) -> LimiterSpec {
         match self.built {
             Built::Profile(p) => LimiterSpec::profile(self.params, p.starting_at(start)),
+            Built::CalendarWindow(c) => LimiterSpec {
+                built: Built::CalendarWindow(c.starting_at(start)),
+                ..self
+            },
             _ => self,
         }
     }
@@ -123,6 +162,7 @@ impl LimiterSpec {
             Built::LeakyBucket(l) => visitor.visit(l),
             Built::Gcra(l) => visitor.visit(l),
             Built::Profile(p) => p.visit(visitor),
+            Built::CalendarWindow(l) => visitor.visit(l),
         }
     }
 }

@@ -655,9 +655,19 @@ pub struct RawRule {
     pub name: S<String>,
     pub algorithm: S<String>,
     pub limit: S<Int>,
+    /// A duration, or for `calendar_window` a calendar period (`day`, `week`, `month`, `year`).
     pub window: S<String>,
     #[serde(default)]
     pub burst: Option<S<Int>>,
+    /// `calendar_window`: the clocks its periods follow (an IANA name or an offset; UTC).
+    #[serde(default)]
+    pub time_zone: Option<S<String>>,
+    /// `calendar_window` per week: the weekday a week starts on (monday).
+    #[serde(default)]
+    pub week_starts: Option<S<String>>,
+    /// `calendar_window` per month: the day of the month a month starts on (1).
+    #[serde(default)]
+    pub month_starts: Option<S<Int>>,
     /// Parsed exactly like `[policy] key`; default: the policy's key.
     #[serde(default)]
     pub key: Option<S<RawKey>>,

@@ -179,6 +179,8 @@ impl Bound {
                     "(burst + 1) × window / limit",
                 )
             }
+            // Its periods come from a time zone's calendar, which the scripts do not carry.
+            AlgorithmKind::CalendarWindow => Err(Unscripted::NoScript),
             AlgorithmKind::Profile(p) => match profile {
                 Some(profile) => Bound::for_profile(profile),
                 // Configured from the policy alone, as a scenario naming it without a table.

@@ -611,7 +611,11 @@ impl Ctx<'_> {
             .parse()
             .map_err(|m: String| self.err(r.algorithm.span(), &f("algorithm"), m))?;
         let limit = self.count(&r.limit, &f("limit"), u32::MAX as u64)?;
-        let window = self.duration(&r.window, &f("window"), true)?;
+        let calendar = self.rule_calendar(kind, r, &f)?;
+        let window = match calendar {
+            Some(c) => c.longest(),
+            None => self.duration(&r.window, &f("window"), true)?,
+        };
         let burst = match &r.burst {
             Some(b) if !kind.uses_burst() => {
                 return Err(self.err(
@@ -628,13 +632,17 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        let limiter = self.limiter(
-            kind,
-            params,
-            r.limit.span(),
-            &f("limit"),
-            r.profile.as_ref(),
-        )?;
+        let limiter = match calendar {
+            Some(c) => LimiterSpec::calendar(params, c)
+                .map_err(|e| self.err(r.limit.span(), &f("limit"), e.to_string()))?,
+            None => self.limiter(
+                kind,
+                params,
+                r.limit.span(),
+                &f("limit"),
+                r.profile.as_ref(),
+            )?,
+        };
         let key = match &r.key {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
@@ -704,9 +712,16 @@ impl Ctx<'_> {
             let list =
                 self.claim_tiers(&t.tiers, &tf, &mut claimed, base.matcher.tiers.as_deref())?;
             let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
-            let window = match &t.window {
-                Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
-                None => base.params().window,
+            let calendar = match base.limiter.calendar_of() {
+                Some(c) => {
+                    Some(self.tier_calendar(c, t.window.as_ref(), &format!("{tf}.window"))?)
+                }
+                None => None,
+            };
+            let window = match (&t.window, calendar) {
+                (_, Some(c)) => c.longest(),
+                (Some(w), None) => self.duration(w, &format!("{tf}.window"), true)?,
+                (None, None) => base.params().window,
             };
             let burst = match &t.burst {
                 Some(b) if !kind.uses_burst() => {
@@ -724,13 +739,17 @@ impl Ctx<'_> {
                 window,
                 burst,
             };
-            let limiter = self.limiter(
-                kind,
-                params,
-                t.limit.span(),
-                &format!("{tf}.limit"),
-                r.profile.as_ref(),
-            )?;
+            let limiter = match calendar {
+                Some(c) => LimiterSpec::calendar(params, c)
+                    .map_err(|e| self.err(t.limit.span(), &format!("{tf}.limit"), e.to_string()))?,
+                None => self.limiter(
+                    kind,
+                    params,
+                    t.limit.span(),
+                    &format!("{tf}.limit"),
+                    r.profile.as_ref(),
+                )?,
+            };
             let warn_from = r
                 .warn_at
                 .as_ref()

@@ -4,6 +4,7 @@
 //! [`Scenario`]: crate::scenario::Scenario
 
 mod alerts;
+mod calendar;
 mod client;
 mod contender;
 pub(crate) mod ctx;
