@@ -302,6 +302,31 @@ impl Calendar {
         })
     }
 
+    /// The civil date of `at` (ns since the Unix epoch) on this calendar's clocks.
+    fn date_of(&self, at: u64) -> Date {
+        let ts = Timestamp::from_nanosecond(i128::from(at)).expect("u64 ns is a timestamp");
+        self.zone.to_datetime(ts).date()
+    }
+
+    /// The period starting at `start` as a reader names it: its first day (`2026-02-01`),
+    /// or the month (`2026-02`) or year (`2026`) when it starts on the first.
+    pub fn label(&self, start: u64) -> String {
+        let d = self.date_of(start);
+        match self.period {
+            Period::Month(1) => format!("{:04}-{:02}", d.year(), d.month()),
+            Period::Year => format!("{:04}", d.year()),
+            _ => d.to_string(),
+        }
+    }
+
+    /// The day of the period starting at `start` that `at` falls on, on this calendar's
+    /// clocks: 1 on its first day.
+    pub fn day_of_period(&self, start: u64, at: u64) -> u32 {
+        let (first, day) = (self.date_of(start), self.date_of(at));
+        let days = first.until(day).expect("dates in range").get_days();
+        u32::try_from(days.max(0)).unwrap_or(0) + 1
+    }
+
     /// The first instant of `date` on this calendar's clocks, in ns since the Unix epoch.
     fn instant(&self, date: Date) -> u64 {
         let ns = date
@@ -478,6 +503,21 @@ mod tests {
             (utc(2026, 7, 1, 0, 0), utc(2026, 7, 2, 0, 0))
         );
         assert_eq!(a.bounds_cached(at + S), a.bounds(at));
+    }
+
+    #[test]
+    fn periods_are_labelled_and_their_days_counted_on_local_clocks() {
+        let c = cal(Period::Month(1), "America/Sao_Paulo");
+        let (start, _) = c.bounds(utc(2026, 2, 10, 0, 0));
+        assert_eq!(c.label(start), "2026-02");
+        // 2026-02-19 02:00Z is still 18 February in São Paulo: day 18.
+        assert_eq!(c.day_of_period(start, utc(2026, 2, 19, 2, 0)), 18);
+        assert_eq!(c.day_of_period(start, utc(2026, 2, 19, 3, 0)), 19);
+        assert_eq!(c.day_of_period(start, start), 1);
+        let w = cal(Period::Week(Weekday::Sunday), "UTC");
+        assert_eq!(w.label(w.bounds(utc(2026, 1, 7, 0, 0)).0), "2026-01-04");
+        let y = cal(Period::Year, "UTC");
+        assert_eq!(y.label(utc(2026, 1, 1, 0, 0)), "2026");
     }
 
     #[test]

@@ -50,6 +50,11 @@ impl CalendarWindow {
         self.calendar
     }
 
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch.
+    pub fn epoch_ns(&self) -> u64 {
+        self.epoch_ns
+    }
+
     /// The same limiter with virtual time 0 at `epoch_ns` after the Unix epoch.
     pub fn starting_at(self, epoch_ns: u64) -> Self {
         CalendarWindow { epoch_ns, ..self }
@@ -205,5 +210,68 @@ mod tests {
         assert_eq!(q.decide(&mut s, D), Decision::allow(9, 2 * D));
         q.refund(&mut s, D + H, H, 1);
         assert_eq!(s.count, 1);
+    }
+
+    /// The zones and periods the property draws from: DST in both hemispheres, a zone whose
+    /// DST jumps at midnight, fixed offsets, every period kind.
+    fn calendars() -> Vec<&'static Calendar> {
+        let zones = [
+            "UTC",
+            "America/New_York",
+            "America/Havana",
+            "Australia/Lord_Howe",
+            "+05:45",
+        ];
+        let periods = [
+            Period::Day,
+            Period::Week(jiff::civil::Weekday::Sunday),
+            Period::Month(1),
+            Period::Month(31),
+            Period::Year,
+        ];
+        zones
+            .iter()
+            .flat_map(|z| periods.map(|p| Calendar::new(p, z).unwrap().intern()))
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// The limiter admits a request exactly when its period's count (the period found
+        /// afresh by the calendar, no state) plus its cost stays within the limit; its reset is
+        /// the period's end. Keys of other calendars interleave on the thread's cache.
+        #[test]
+        fn decides_as_a_count_per_period(
+            which in 0usize..25,
+            limit in 1u64..6,
+            epoch_s in 1_600_000_000u64..1_900_000_000,
+            steps in proptest::collection::vec((0u64..20 * D, 1u32..4), 1..60),
+        ) {
+            let calendar = calendars()[which];
+            let other = calendars()[(which + 7) % 25];
+            let params = Params { limit, window: calendar.longest(), burst: 0 };
+            let epoch = epoch_s * 1_000_000_000;
+            let q = CalendarWindow::new(params, calendar).unwrap().starting_at(epoch);
+            let mut s = q.new_state(0);
+            let mut counts: std::collections::HashMap<u64, u64> = Default::default();
+            let mut t = 0;
+            for (gap, cost) in steps {
+                // Mostly short gaps, so that periods fill up.
+                t += gap % (calendar.longest() / 8);
+                let (start, end) = calendar.bounds(epoch + t);
+                other.bounds_cached(epoch + t);
+                let count = counts.entry(start).or_default();
+                let d = q.decide_n(&mut s, t, cost);
+                let admit = *count + u64::from(cost) <= limit;
+                proptest::prop_assert_eq!(d.outcome.is_admitted(), admit);
+                // A cost above the whole quota is refused, the state fresh again at once when
+                // the period has counted nothing.
+                let reset = if u64::from(cost) > limit && *count == 0 { t } else { end - epoch };
+                proptest::prop_assert_eq!(d.reset_at, reset);
+                if admit {
+                    *count += u64::from(cost);
+                }
+                proptest::prop_assert_eq!(d.remaining, limit.saturating_sub(*count));
+            }
+        }
     }
 }

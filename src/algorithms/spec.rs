@@ -93,6 +93,15 @@ impl LimiterSpec {
         }
     }
 
+    /// A calendar window's calendar and the instant its virtual time 0 stands for (ns since
+    /// the Unix epoch); `None` for any other limiter.
+    pub fn calendar_clock(&self) -> Option<(&'static crate::calendar::Calendar, u64)> {
+        match self.built {
+            Built::CalendarWindow(c) => Some((c.calendar(), c.epoch_ns())),
+            _ => None,
+        }
+    }
+
     /// The algorithm or profile this spec builds.
     pub fn kind(&self) -> AlgorithmKind {
         match self.built {

@@ -132,9 +132,50 @@ mod tests {
         "#;
         let (names, flat) = names_and_first_row(text);
         let tpm = Scope::Rule("tpm".into());
-        assert_eq!(names.of(&tpm), flat.names(&tpm));
+        let offered = |prefix: &str| -> Vec<String> {
+            let all = names.of(&tpm);
+            all.iter()
+                .filter(|n| !n.starts_with(prefix))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(offered("quota_"), flat.names(&tpm));
         assert_eq!(flat.get(&tpm, "tokens_used"), Some(Some(300.0)));
         assert_eq!(flat.get(&tpm, "tokens_overshoot"), Some(Some(1.5)));
         assert_eq!(flat.get(&Scope::Rule("rpm".into()), "applied"), None);
+    }
+
+    /// A calendar rule's entry flattens to the rule names without the token figures, its
+    /// quota's included.
+    #[test]
+    fn rule_names_match_a_calendar_rules_flattened_entry() {
+        let text = r#"
+            name = "n"
+            duration = "10s"
+            [policy]
+            limit = 5
+            window = "1s"
+            [[traffic]]
+            name = "a"
+            kind = "constant"
+            rate = "2/s"
+            [[contender]]
+            name = "plan"
+            [[contender.rule]]
+            name = "quota"
+            algorithm = "calendar_window"
+            limit = 15
+            window = "day"
+        "#;
+        let (names, flat) = names_and_first_row(text);
+        let quota = Scope::Rule("quota".into());
+        let offered: Vec<String> = (names.of(&quota).iter())
+            .filter(|n| !n.starts_with("tokens_"))
+            .cloned()
+            .collect();
+        assert_eq!(offered, flat.names(&quota));
+        assert_eq!(flat.get(&quota, "quota_ran_out"), Some(Some(1.0)));
+        assert_eq!(flat.get(&quota, "quota_keys_ran_out"), Some(Some(1.0)));
+        assert_eq!(flat.get(&quota, "refused"), Some(Some(5.0)));
     }
 }

@@ -5,11 +5,17 @@
 //!
 //! Followed: the API reference's `ThrottleSettings` (`rateLimit`: the steady-state rate in
 //! requests per second, `burstLimit`: the bucket's capacity), `QuotaSettings` (`limit` per
-//! `period` DAY, WEEK or MONTH; `offset`: the requests subtracted from the limit in the initial
-//! period), `ApiStage.throttle` (per-method settings keyed `/{resource path}/{method}`), and the
+//! `period` DAY, WEEK or MONTH: a `calendar_window` rule in UTC, AWS's quotas following UTC
+//! days), `ApiStage.throttle` (per-method settings keyed `/{resource path}/{method}`), and the
 //! developer guide's "Throttle requests to your REST APIs": a token bucket, best effort, under
 //! the account's and stage's limits. AWS does not document the bucket's arithmetic, nor whether
 //! a throttled request counts against the quota.
+//!
+//! A quota's `offset` (`Offset` in CloudFormation) is read as the AWS SDK models and
+//! CloudFormation describe it, the day the period starts: a WEEK from Sunday (0) to Saturday
+//! (6), Sunday when absent; a MONTH from day `offset + 1`; a DAY's must be 0. The current API
+//! reference reads it instead as the requests subtracted from the limit in the initial period,
+//! which is not modelled (an import note says so).
 
 use super::yaml::{self, Node};
 use super::{
@@ -17,7 +23,7 @@ use super::{
     RuleField, RuleTable, Selection, Text,
 };
 use crate::error::Result;
-use crate::time::{NANOS_PER_DAY, NANOS_PER_SEC, duration_text};
+use crate::time::{NANOS_PER_SEC, duration_text};
 use std::path::Path;
 
 /// The CloudFormation resource type of a usage plan.
@@ -230,44 +236,101 @@ fn bucket(
     })
 }
 
+/// The weekdays a WEEK quota's `offset` names, from 0.
+const WEEKDAYS: [&str; 7] = [
+    "sunday",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+];
+
+/// A quota: `limit` per calendar DAY, WEEK or MONTH in UTC, from the day `offset` names.
 fn quota(q: &Node<'_>, notes: &mut Vec<String>) -> Result<ImportedRule> {
     let l = get(q, "limit")?.ok_or_else(|| q.error("`limit` is required"))?;
     let limit = l.whole("a whole number of requests", 1, u32::MAX.into())?;
     let p = get(q, "period")?.ok_or_else(|| q.error("`period` is required"))?;
     let period = p.str()?;
-    if period != "DAY" {
-        let why = match period.as_str() {
-            "WEEK" => {
-                "a WEEK quota cannot be imported: AWS does not document the instant a week starts, and rlsim's 7-day fixed windows start on Thursdays (the Unix epoch's weekday)"
+    let o = get(q, "offset")?;
+    let offset = o.as_ref().map(Node::i64).transpose()?.unwrap_or(0);
+    let bad_offset = |why: &str| {
+        let n = o.as_ref().expect("only a written offset is out of range");
+        n.error(format!("{offset}: {why}"))
+    };
+    let (window, start, field) = match period.as_str() {
+        "DAY" => {
+            if offset != 0 {
+                return Err(bad_offset(
+                    "a DAY quota's offset must be 0: the offset is the day a WEEK or MONTH starts (as the SDK models and CloudFormation describe it), and a day starts at UTC midnight; the API reference's other reading, requests subtracted from the first period's limit, is not modelled; remove it in a copy",
+                ));
             }
-            "MONTH" => {
-                "a MONTH quota cannot be imported: a calendar month has no one length for a fixed window"
+            (
+                "day",
+                "a calendar day, midnight to midnight UTC (AWS's quotas follow UTC days)"
+                    .to_string(),
+                None,
+            )
+        }
+        "WEEK" => {
+            let day = usize::try_from(offset)
+                .ok()
+                .and_then(|i| WEEKDAYS.get(i))
+                .ok_or_else(|| {
+                    bad_offset(
+                        "a WEEK quota's offset is the day the week starts, 0 (Sunday) to 6 (Saturday)",
+                    )
+                })?;
+            let mut name = day.to_string();
+            name[..1].make_ascii_uppercase();
+            (
+                "week",
+                format!("a calendar week from {name} 00:00 UTC (offset {offset})"),
+                Some(RuleField::WeekStarts(day)),
+            )
+        }
+        "MONTH" => {
+            if !(0..=30).contains(&offset) {
+                return Err(bad_offset(
+                    "a MONTH quota's offset is the day the month starts less 1, 0 (the 1st) to 30 (the 31st)",
+                ));
             }
-            _ => "the period is DAY, WEEK or MONTH",
+            let day = offset as u8 + 1;
+            (
+                "month",
+                format!(
+                    "a calendar month from day {day} 00:00 UTC (offset {offset}; a month shorter than that starts on its last day)"
+                ),
+                Some(RuleField::MonthStarts(day)),
+            )
+        }
+        _ => return Err(p.error(format!("`{period}`: the period is DAY, WEEK or MONTH"))),
+    };
+    if field.is_some() {
+        let at = match &o {
+            Some(n) => n.at(),
+            None => format!("{}, absent: 0", q.at()),
         };
-        return Err(p.error(format!(
-            "`{period}`: {why}; give it as DAY (the limit scaled) in a copy"
-        )));
+        notes.push(format!("quota offset {offset} ({at}): rlsim follows the AWS SDK models and CloudFormation, where it is the day the period starts (a WEEK: 0 Sunday to 6 Saturday; a MONTH: 0 the 1st to 30 the 31st); the current API reference's reading, the requests subtracted from the limit in the plan's first period, is not modelled"));
     }
-    if let Some(o) = get(q, "offset")?
-        && o.u64()? > 0
-    {
-        notes.push(format!("quota offset {} ({}): the requests subtracted from the limit in the plan's first period only, not modelled", o.u64()?, o.at()));
-    }
+    let mut fields = vec![RuleField::TimeZone("UTC".into())];
+    fields.extend(field);
+    fields.push(RuleField::HasApiKey(true));
     Ok(ImportedRule {
         comments: vec![
-            format!("quota at {}: {limit} per DAY per API key", q.at()),
-            "a fixed window of a day from UTC midnight (AWS does not document when a day's quota resets); a request over it is answered 429".into(),
+            format!("quota at {}: {limit} per {period} per API key", q.at()),
+            format!("{start}; a request over it is answered 429"),
         ],
         table: RuleTable {
             name: "quota".into(),
-            algorithm: "fixed_window",
+            algorithm: "calendar_window",
             limit,
-            window: duration_text(NANOS_PER_DAY),
+            window: window.into(),
             burst: None,
             key: Key::Fields(vec!["api_key"]),
         },
-        fields: vec![RuleField::HasApiKey(true)],
+        fields,
     })
 }
 
@@ -295,12 +358,12 @@ mod tests {
     }
 
     /// A fractional rate is written exactly as whole requests per whole seconds; `items` gives
-    /// one contender per plan; a quota offset is noted.
+    /// one contender per plan; a quota is a calendar window in UTC, its offset noted.
     #[test]
     fn rates_are_exact_and_every_plan_is_a_contender() {
         let i = imported(
             "plans.json",
-            "{\"items\": [\n {\"name\": \"half\", \"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.5}},\n {\"name\": \"q\", \"quota\": {\"limit\": 7, \"offset\": 2, \"period\": \"DAY\"}}\n]}",
+            "{\"items\": [\n {\"name\": \"half\", \"throttle\": {\"burstLimit\": 3, \"rateLimit\": 0.5}},\n {\"name\": \"q\", \"quota\": {\"limit\": 7, \"offset\": 2, \"period\": \"WEEK\"}}\n]}",
         )
         .expect("imports");
         assert_eq!(i.contenders.len(), 2);
@@ -311,13 +374,16 @@ mod tests {
             "{half}"
         );
         let q = &i.contenders[1];
+        let t = q.to_toml(None).expect("writes");
         assert!(
-            q.to_toml(None)
-                .expect("writes")
-                .contains("limit = 7\nwindow = \"1d\"\n")
+            t.contains("algorithm = \"calendar_window\"\nlimit = 7\nwindow = \"week\"\nkey = [\"api_key\"]\ntime_zone = \"UTC\"\nweek_starts = \"tuesday\"\nhas_api_key = true\n"),
+            "{t}"
         );
+        assert!(t.contains("a calendar week from Tuesday 00:00 UTC"), "{t}");
         assert!(
-            q.notes.iter().any(|n| n.contains("quota offset 2")),
+            q.notes.iter().any(|n| n.contains("quota offset 2")
+                && n.contains("the day the period starts")
+                && n.contains("not modelled")),
             "{:?}",
             q.notes
         );
@@ -329,6 +395,118 @@ mod tests {
         .to_string();
         assert!(
             e.contains("p.json:1:") && e.contains("at most 1000 s"),
+            "{e}"
+        );
+    }
+
+    /// The rule a plan of `quota` (JSON) imports, as TOML, and the plan's notes.
+    fn quota_rule(quota: &str) -> (String, Vec<String>) {
+        let i = imported(
+            "plan.json",
+            &format!("{{\"name\": \"p\", \"quota\": {quota}}}"),
+        )
+        .expect("imports");
+        let c = &i.contenders[0];
+        (c.to_toml(None).expect("writes"), c.notes.clone())
+    }
+
+    /// A DAY quota runs midnight to midnight UTC, with no note.
+    #[test]
+    fn a_day_quota_is_a_calendar_day_in_utc() {
+        let (t, notes) = quota_rule("{\"limit\": 12, \"offset\": 0, \"period\": \"DAY\"}");
+        assert!(
+            t.contains("name = \"quota\"\nalgorithm = \"calendar_window\"\nlimit = 12\nwindow = \"day\"\nkey = [\"api_key\"]\ntime_zone = \"UTC\"\nhas_api_key = true\n"),
+            "{t}"
+        );
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    /// Offset 1 starts a WEEK on Monday; no offset is 0, Sunday, written out.
+    #[test]
+    fn a_week_quota_with_offset_1_starts_on_monday() {
+        let (t, notes) = quota_rule("{\"limit\": 3, \"offset\": 1, \"period\": \"WEEK\"}");
+        assert!(
+            t.contains("window = \"week\"\nkey = [\"api_key\"]\ntime_zone = \"UTC\"\nweek_starts = \"monday\"\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains("a calendar week from Monday 00:00 UTC (offset 1)"),
+            "{t}"
+        );
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("quota offset 1 (") && n.contains("plan.json:1)")),
+            "{notes:?}"
+        );
+        let (t, notes) = quota_rule("{\"limit\": 3, \"period\": \"WEEK\"}");
+        assert!(t.contains("week_starts = \"sunday\"\n"), "{t}");
+        assert!(
+            t.contains("a calendar week from Sunday 00:00 UTC (offset 0)"),
+            "{t}"
+        );
+        assert!(notes.iter().any(|n| n.contains("absent: 0")), "{notes:?}");
+    }
+
+    /// Offset 14 starts a MONTH on the 15th; offset 0 on the 1st.
+    #[test]
+    fn a_month_quota_with_offset_14_starts_on_the_15th() {
+        let (t, _) = quota_rule("{\"limit\": 100000, \"offset\": 14, \"period\": \"MONTH\"}");
+        assert!(
+            t.contains("limit = 100000\nwindow = \"month\"\nkey = [\"api_key\"]\ntime_zone = \"UTC\"\nmonth_starts = 15\nhas_api_key = true\n"),
+            "{t}"
+        );
+        assert!(t.contains("a calendar month from day 15 00:00 UTC"), "{t}");
+        let (t, _) = quota_rule("{\"limit\": 5, \"period\": \"MONTH\"}");
+        assert!(t.contains("month_starts = 1\n"), "{t}");
+        let (t, _) = quota_rule("{\"limit\": 5, \"offset\": 30, \"period\": \"MONTH\"}");
+        assert!(t.contains("month_starts = 31\n"), "{t}");
+    }
+
+    /// An offset out of its period's range is refused naming its line; so is a DAY offset.
+    #[test]
+    fn bad_offsets_are_refused_naming_the_line() {
+        for (quota, expect) in [
+            (
+                "\"offset\": 7, \"period\": \"WEEK\"",
+                "7: a WEEK quota's offset is the day the week starts, 0 (Sunday) to 6 (Saturday)",
+            ),
+            (
+                "\"offset\": -1, \"period\": \"WEEK\"",
+                "-1: a WEEK quota's offset",
+            ),
+            (
+                "\"offset\": 31, \"period\": \"MONTH\"",
+                "31: a MONTH quota's offset is the day the month starts less 1, 0 (the 1st) to 30 (the 31st)",
+            ),
+            (
+                "\"offset\": 2, \"period\": \"DAY\"",
+                "2: a DAY quota's offset must be 0",
+            ),
+            (
+                "\"offset\": \"x\", \"period\": \"MONTH\"",
+                "expected an integer",
+            ),
+        ] {
+            let e = imported(
+                "plan.json",
+                &format!("{{\"name\": \"p\",\n \"quota\": {{\"limit\": 5,\n  {quota}}}}}"),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("plan.json:3:") && e.contains("`quota.offset`") && e.contains(expect),
+                "{e}"
+            );
+        }
+        let e = imported(
+            "plan.json",
+            "{\"name\": \"p\", \"quota\": {\"limit\": 5, \"period\": \"YEAR\"}}",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`YEAR`: the period is DAY, WEEK or MONTH"),
             "{e}"
         );
     }

@@ -70,6 +70,12 @@ pub enum RuleField {
     DryRun(bool),
     RefuseStatus(u16),
     Profile(Profile),
+    /// A `calendar_window` rule's zone (`UTC`, an IANA name, an offset).
+    TimeZone(String),
+    /// A `calendar_window` week's first day (`monday` ... `sunday`).
+    WeekStarts(&'static str),
+    /// A `calendar_window` month's first day (1 to 31).
+    MonthStarts(u8),
 }
 
 /// A rule's key: request fields (`["api_key"]`, `[]` for one state shared by all), or a

@@ -1,6 +1,7 @@
 //! Kong's `rate-limiting` plugin, imported from a declarative configuration (`kong.yml`, deck)
 //! or the Admin API's JSON of plugins, as one contender, `commit = "all_or_nothing"`, with one
-//! `fixed_window` rule per period of each plugin.
+//! rule per period of each plugin: a `fixed_window` for a second, minute, hour or day, a
+//! `calendar_window` in UTC for a month or a year.
 //!
 //! Followed: `kong/plugins/rate-limiting/handler.lua` (`access`: `get_usage` reads every
 //! period's count and a request is refused when any `limit - usage <= 0`, before anything is
@@ -8,9 +9,10 @@
 //! the forwarded IP), `policies/init.lua` (one counter per plugin, identifier, period and
 //! period start; `local` in the node's shared memory), `schema.lua` (defaults: `limit_by`
 //! consumer, `policy` local, `error_code` 429) and `kong/tools/timestamp.lua`
-//! (`get_timestamps`: the second, minute, hour and day start on the UTC clock; month and year
-//! are calendar ones, which a fixed window cannot follow). Kong runs one instance of a plugin
-//! per request, the most specific: a route's own, else its service's, else the global one.
+//! (`get_timestamps`: the second, minute, hour and day start on the UTC clock; the month on
+//! the 1st at 00:00 UTC and the year on 1 January at 00:00 UTC, calendar periods). Kong runs
+//! one instance of a plugin per request, the most specific: a route's own, else its
+//! service's, else the global one.
 
 use super::yaml::{self, Node};
 use super::{
@@ -30,6 +32,18 @@ const PERIODS: [(&str, Nanos); 4] = [
     ("hour", NANOS_PER_HOUR),
     ("day", NANOS_PER_DAY),
 ];
+
+/// The calendar periods, each a `calendar_window` of that `window` in UTC.
+const CALENDAR: [&str; 2] = ["month", "year"];
+
+/// How a period's rule counts.
+#[derive(Clone, Copy)]
+enum Window {
+    /// A fixed window of this length on the clock.
+    Fixed(Nanos),
+    /// A calendar period in UTC (`month`, `year`).
+    Calendar(&'static str),
+}
 
 const CONFIG: [&str; 16] = [
     "second",
@@ -617,13 +631,12 @@ fn plugin_rules(
             false => Err(e),
         }
     })?;
-    for calendar in ["month", "year"] {
-        if let Some(n) = config.get(calendar)? {
-            return Err(n.error(format!("a {calendar} limit cannot be imported: Kong counts per calendar {calendar} in UTC (get_timestamps), which a fixed window of one length cannot follow; remove it (or give it as `day`) in a copy of the configuration")));
-        }
-    }
     let mut periods = Vec::new();
-    for (period, window) in PERIODS {
+    let all = PERIODS
+        .into_iter()
+        .map(|(p, w)| (p, Window::Fixed(w)))
+        .chain(CALENDAR.into_iter().map(|p| (p, Window::Calendar(p))));
+    for (period, window) in all {
         if let Some(n) = config.get(period)? {
             let v = n.f64()?;
             if v <= 0.0 || !v.is_finite() || v > u32::MAX as f64 {
@@ -640,7 +653,17 @@ fn plugin_rules(
         }
     }
     if periods.is_empty() {
-        return Err(config.error("at least one of second, minute, hour, day is required"));
+        return Err(
+            config.error("at least one of second, minute, hour, day, month, year is required")
+        );
+    }
+    let calendar: Vec<&str> = periods
+        .iter()
+        .filter(|(_, w, _)| matches!(w, Window::Calendar(_)))
+        .map(|(p, _, _)| *p)
+        .collect();
+    if !calendar.is_empty() {
+        notes.push(format!("{}.{}: Kong's counter of a month expires 30 days after it is created, a year's 365 days (expiration.lua), so in a 31-day month (a leap year) a counter created early in the period can expire before the period ends, and Kong counts from 0 again for the rest of it; rlsim's calendar window counts to the period's end", applies.label, calendar.join(", ")));
     }
     policy_notes(&config, &applies.label, notes)?;
     let mut rules = Vec::new();
@@ -678,29 +701,44 @@ fn rule(
     a: &Applies,
     v: &Variant,
     period: &str,
-    window: Nanos,
+    window: Window,
     limit: u64,
 ) -> ImportedRule {
+    let counted = "a refused request is not counted (Kong checks every period before counting any: commit all_or_nothing)";
+    let (algorithm, window, how, mut fields) = match window {
+        Window::Fixed(w) => (
+            "fixed_window",
+            duration_text(w),
+            format!("a fixed window aligned on the clock; {counted}"),
+            Vec::new(),
+        ),
+        Window::Calendar(c) => {
+            let from = if c == "year" { "1 January" } else { "the 1st" };
+            (
+                "calendar_window",
+                c.to_string(),
+                format!("a calendar {c} from {from} 00:00 UTC (get_timestamps); {counted}"),
+                vec![RuleField::TimeZone("UTC".into())],
+            )
+        }
+    };
     let comments = vec![
         format!(
             "rate-limiting plugin at {} ({}): {limit} per {period}",
             p.node.at(),
             a.label
         ),
-        format!(
-            "a fixed window aligned on the clock; a refused request is not counted (Kong checks every period before counting any: commit all_or_nothing)"
-        ),
+        how,
         format!("key: {}", v.comment),
     ];
     let table = RuleTable {
         name: super::plain_name(&format!("{}.{period}{}", a.label, v.suffix), NAME),
-        algorithm: "fixed_window",
+        algorithm,
         limit,
-        window: duration_text(window),
+        window,
         burst: None,
         key: v.key.clone(),
     };
-    let mut fields = Vec::new();
     let has_routes = v.fields.iter().any(|f| matches!(f, RuleField::Routes(_)));
     if !a.routes.is_empty() && !has_routes {
         fields.push(RuleField::Routes(a.routes.clone()));
@@ -764,6 +802,55 @@ mod tests {
         assert!(
             t.contains("no routes: the global plugin is imported over every request"),
             "{t}"
+        );
+    }
+
+    /// A month and a year limit are calendar windows in UTC, keyed and matched as the
+    /// plugin's other periods; the counters' expiry is noted.
+    #[test]
+    fn month_and_year_limits_are_calendar_windows_in_utc() {
+        let t = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nroutes:\n  - name: r\n    paths: [/r]\n    plugins:\n      - name: rate-limiting\n        config:\n          minute: 5\n          month: 1000\n          year: 10000\n          limit_by: ip\n",
+        )
+        .expect("imports");
+        assert_eq!(t.matches("[[contender.rule]]").count(), 3, "{t}");
+        assert_eq!(
+            t.matches("algorithm = \"calendar_window\"").count(),
+            2,
+            "{t}"
+        );
+        assert!(t.contains("name = \"route-r.minute\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1m\"\nkey = { identity = \"peer\" }\nroutes = [\"/r*\"]\n"), "{t}");
+        assert!(t.contains("name = \"route-r.month\"\nalgorithm = \"calendar_window\"\nlimit = 1000\nwindow = \"month\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\nroutes = [\"/r*\"]\n"), "{t}");
+        assert!(t.contains("name = \"route-r.year\"\nalgorithm = \"calendar_window\"\nlimit = 10000\nwindow = \"year\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\nroutes = [\"/r*\"]\n"), "{t}");
+        assert!(
+            t.contains("# a calendar month from the 1st 00:00 UTC (get_timestamps)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("# a calendar year from 1 January 00:00 UTC (get_timestamps)"),
+            "{t}"
+        );
+        assert!(
+            t.contains("route-r.month, year: Kong's counter of a month expires 30 days"),
+            "{t}"
+        );
+        // A month alone is enough; no period at all is refused, naming all six.
+        let t = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {month: 2.5}\n",
+        )
+        .expect("imports");
+        assert!(t.contains("name = \"global.month\"\nalgorithm = \"calendar_window\"\nlimit = 3\nwindow = \"month\"\n"), "{t}");
+        let e = toml(
+            "kong.yml",
+            "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {limit_by: ip}\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("at least one of second, minute, hour, day, month, year is required"),
+            "{e}"
         );
     }
 

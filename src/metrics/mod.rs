@@ -21,6 +21,8 @@ mod keys_per_client;
 mod memory;
 pub(crate) mod names;
 mod per_key;
+mod quota;
+mod range_max;
 mod recorder;
 mod retries;
 mod row;
@@ -47,6 +49,7 @@ pub use keys::jain;
 pub use names::{Better, MetricNames, Scope, better, directed, flatten, flatten_value, shape};
 #[cfg(test)]
 pub(crate) use per_key::{MIRRORED_AT_FINISH, NO_MIRROR};
+pub use quota::{QuotaTally, RuleQuota, RunOut};
 pub use recorder::Recorder;
 pub use row::{GateFigures, RowParts};
 pub use rules::{RuleReport, RuleTally, SourceKeys};

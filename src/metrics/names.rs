@@ -178,7 +178,7 @@ impl MetricNames {
 }
 
 /// The numeric figures of a rule, flattened as [`flatten_value`] does (`tokens.used` →
-/// `tokens_used`), from a rule's report with token figures.
+/// `tokens_used`), from a rule's report with token and quota figures.
 fn rule_names() -> Vec<String> {
     let mut rule = super::RuleTally::new(1, 1).finish(
         String::new(),
@@ -190,12 +190,20 @@ fn rule_names() -> Vec<String> {
         },
         crate::policy::KeySpec::global(),
         &[],
+        |_| String::new(),
     );
     // One admission, so that fields which are strings when set (`worst_key`) are not nulls.
     let mut tokens = super::TokenTally::new(1, true, 1, (1, 1));
     tokens.admit(0, 0, 0, 0, 0);
     let names = [String::new()];
     rule.tokens = Some(tokens.finish(("", ""), 1, |_| String::new(), &names));
+    let calendar = crate::calendar::Calendar::new(crate::calendar::Period::Day, "UTC")
+        .expect("UTC")
+        .intern();
+    let mut quota = super::QuotaTally::new(calendar, 0, 1, (1, 1));
+    quota.admit(0, 0);
+    quota.finish_counts();
+    rule.quota = Some(quota.report(|_| String::new()));
     let value = serde_json::to_value(rule).expect("plain data serialises");
     let mut names: Vec<String> = flatten_value(value)
         .into_iter()

@@ -6,6 +6,7 @@
 //! decision time here (the contender-level figures count them at release).
 
 use super::keys_per_client::KeysPerClient;
+use super::quota::{QuotaTally, RuleQuota};
 use super::windows::KeyWindows;
 use crate::algorithms::KeyId;
 use crate::policy::KeySpec;
@@ -67,6 +68,17 @@ pub struct RuleReport {
     /// above count requests.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokens: Option<super::RuleTokens>,
+    /// For a calendar window (a quota), who ran out and when; its `violations`,
+    /// `max_window_admitted` and `needless_rejections` are then judged per calendar period,
+    /// and `window_ns` is its longest period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<RuleQuota>,
+}
+
+/// How a rule's windows are judged: rolling windows of its length, or its calendar's periods.
+enum Windows {
+    Rolling(KeyWindows),
+    Calendar(QuotaTally),
 }
 
 /// Distinct keys per real client of one source under one rule (`rules[].keys_per_client[]`).
@@ -90,7 +102,7 @@ struct KeyMarks {
 /// The running tally of one rule.
 pub struct RuleTally {
     limit: u64,
-    windows: KeyWindows,
+    windows: Windows,
     keys: Vec<KeyMarks>,
     applied: u64,
     admitted: u64,
@@ -108,7 +120,7 @@ impl RuleTally {
     pub fn new(limit: u64, window: Nanos) -> Self {
         RuleTally {
             limit,
-            windows: KeyWindows::new(limit, window),
+            windows: Windows::Rolling(KeyWindows::new(limit, window)),
             keys: Vec::new(),
             applied: 0,
             admitted: 0,
@@ -119,6 +131,14 @@ impl RuleTally {
             keys_refused: 0,
             leads: Vec::new(),
             clients: None,
+        }
+    }
+
+    /// A tally for a calendar rule: its figures judged per period of the quota's calendar.
+    pub fn calendar(quota: QuotaTally, limit: u64) -> Self {
+        RuleTally {
+            windows: Windows::Calendar(quota),
+            ..RuleTally::new(limit, 1)
         }
     }
 
@@ -150,7 +170,10 @@ impl RuleTally {
     pub fn admit(&mut self, key: KeyId, t: Nanos, warned: bool) {
         self.applied += 1;
         self.admitted += 1;
-        let n = self.windows.admit(key, t);
+        let n = match &mut self.windows {
+            Windows::Rolling(w) => w.admit(key, t),
+            Windows::Calendar(q) => q.admit(key, t),
+        };
         self.violations += (n > self.limit) as u64;
         self.max_window = self.max_window.max(n);
         if warned {
@@ -166,8 +189,10 @@ impl RuleTally {
     /// the refusing one.
     pub fn reject(&mut self, key: KeyId, t: Nanos, by_this_rule: bool) {
         self.applied += 1;
-        if by_this_rule {
-            self.windows.reject(key, t);
+        match &mut self.windows {
+            Windows::Rolling(w) if by_this_rule => w.reject(key, t),
+            Windows::Rolling(_) => {}
+            Windows::Calendar(q) => q.reject(key, t, by_this_rule),
         }
         let m = self.marks(key);
         if by_this_rule {
@@ -187,11 +212,13 @@ impl RuleTally {
     /// Judges the rejections whose windows have all passed by `now` and frees the heap
     /// histories of keys that no longer need them (called periodically during the run).
     pub fn sweep(&mut self, now: Nanos) {
-        self.windows.sweep(now);
+        if let Windows::Rolling(w) = &mut self.windows {
+            w.sweep(now);
+        }
     }
 
     /// The rule's figures once the run is over, judging the rejections still waiting; `sources`
-    /// are the scenario's source names, for `keys_per_client`.
+    /// are the scenario's source names, for `keys_per_client`; `key_name` names a rule key.
     pub fn finish(
         mut self,
         name: String,
@@ -199,8 +226,16 @@ impl RuleTally {
         params: crate::algorithms::Params,
         key: KeySpec,
         sources: &[String],
+        key_name: impl Fn(KeyId) -> String,
     ) -> RuleReport {
-        let needless = self.windows.finish();
+        let (needless, quota) = match &mut self.windows {
+            Windows::Rolling(w) => (w.finish(), None),
+            Windows::Calendar(q) => {
+                let (violations, most, needless) = q.finish_counts();
+                (self.violations, self.max_window) = (violations, most);
+                (needless, Some(q.report(key_name)))
+            }
+        };
         let n = self.leads.len() as u64;
         RuleReport {
             name,
@@ -240,6 +275,7 @@ impl RuleTally {
                     .collect()
             }),
             tokens: None,
+            quota,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! a stream that ends past the budget), and the refusals an exact charge would have spared
 //! (reservations never used).
 
+use super::range_max::RangeMax;
 use crate::algorithms::KeyId;
 use crate::time::Nanos;
 use rustc_hash::FxHashMap;
@@ -89,67 +90,6 @@ impl KeyUsage {
             self.total -= used;
             self.since = leaves;
         }
-    }
-}
-
-/// Per time bucket, the most of any value held during it: each value holds over a span,
-/// noted as a range update of a segment tree over the buckets (its tags, read at the end as
-/// the maximum on each leaf's path to the root), so a span costs O(log buckets) however long.
-struct RangeMax {
-    bucket: Nanos,
-    /// Buckets, the last also holding everything later.
-    n: usize,
-    tags: Vec<u64>,
-}
-
-impl RangeMax {
-    fn new(duration: Nanos, bucket: Nanos) -> Self {
-        let n = super::timeline::final_bucket(duration, bucket) + 1;
-        RangeMax {
-            bucket,
-            n,
-            tags: vec![0; 2 * n],
-        }
-    }
-
-    /// `value` held over `[from, to)`.
-    fn hold(&mut self, from: Nanos, to: Nanos, value: u64) {
-        if from >= to || value == 0 {
-            return;
-        }
-        let index = |t: Nanos| ((t / self.bucket) as usize).min(self.n - 1);
-        let (mut l, mut r) = (index(from) + self.n, index(to - 1) + self.n + 1);
-        while l < r {
-            if l & 1 == 1 {
-                self.tags[l] = self.tags[l].max(value);
-                l += 1;
-            }
-            if r & 1 == 1 {
-                r -= 1;
-                self.tags[r] = self.tags[r].max(value);
-            }
-            l >>= 1;
-            r >>= 1;
-        }
-    }
-
-    /// Each bucket's most, up to the last bucket that held anything.
-    fn finish(&self) -> Vec<u64> {
-        let mut out: Vec<u64> = (0..self.n)
-            .map(|i| {
-                let mut node = i + self.n;
-                let mut most = 0;
-                while node > 0 {
-                    most = most.max(self.tags[node]);
-                    node >>= 1;
-                }
-                most
-            })
-            .collect();
-        while out.last() == Some(&0) {
-            out.pop();
-        }
-        out
     }
 }
 
@@ -357,7 +297,7 @@ mod tests {
                 tally.admit(key, t, 0, 0, used);
                 admitted.push((key, t, used));
             }
-            let last = tally.held.n - 1;
+            let last = tally.held.buckets() - 1;
             let r = tally.finish(("tokens", "after"), 1, |k| k.to_string(), &["s".into()]);
             let usage = |key: u32, at: u64| -> u64 {
                 admitted

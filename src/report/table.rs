@@ -416,6 +416,7 @@ pub fn styled_table(
     }
     out.push_str(&note(scenario, &chosen, algorithms));
     out.push_str(&token_note(algorithms));
+    out.push_str(&quota_note(algorithms));
     if timing.is_some_and(|t| t.iter().any(|t| t.decisions_timed < WELL_MEASURED)) {
         out.push_str(
             "* decisions/s timed on fewer than 10^6 decisions: indicative only \
@@ -499,6 +500,52 @@ fn token_note(algorithms: &[AlgorithmReport]) -> String {
                     .map(|s| format!("{} {:.2}x", s.source, s.overshoot))
                     .collect();
                 let _ = write!(line, "; by source: {}", each.join(", "));
+            }
+            text.push_str(&wrap(&line, WIDTH, "    "));
+        }
+    }
+    text
+}
+
+/// Run-outs a quota's line names.
+const RUN_OUTS_SHOWN: usize = 3;
+
+/// Under the table, for the calendar rules (quotas): how many of their keys' periods ran out,
+/// and the run-outs that left a key refused longest. Empty without such rules.
+fn quota_note(algorithms: &[AlgorithmReport]) -> String {
+    let mut text = String::new();
+    for a in algorithms {
+        for r in &a.rules {
+            let Some(q) = &r.quota else { continue };
+            if text.is_empty() {
+                text.push_str("quotas, per calendar rule (each key's requests per period against the rule's limit):\n");
+            }
+            let mut line = format!(
+                "  {}/{} ({} per {}, per key {}): {} of {} key periods ran out ({} keys)",
+                a.algorithm,
+                r.name,
+                r.limit,
+                q.calendar,
+                r.key.describe("+"),
+                q.ran_out,
+                q.key_periods,
+                q.keys_ran_out,
+            );
+            let mut worst: Vec<_> = q.run_outs.iter().collect();
+            worst.sort_by(|x, y| y.refused_share.total_cmp(&x.refused_share));
+            let shown: Vec<String> = (worst.iter().take(RUN_OUTS_SHOWN))
+                .map(|o| {
+                    format!(
+                        "{} on day {} of {} (refused {:.0}% of the period)",
+                        shown_key(&o.key),
+                        o.day,
+                        o.period,
+                        100.0 * o.refused_share
+                    )
+                })
+                .collect();
+            if !shown.is_empty() {
+                let _ = write!(line, "; longest refused: {}", shown.join(", "));
             }
             text.push_str(&wrap(&line, WIDTH, "    "));
         }

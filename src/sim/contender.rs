@@ -12,7 +12,9 @@ use crate::algorithms::{
     Cost, Decision, KeyId, KeyedLimiter, Limiter, LimiterVisitor, MemoryUsage, Outcome, Params,
 };
 use crate::error::Result;
-use crate::metrics::{Deciders, GateFigures, RuleDecision, RuleTally, Timing, TokenTally};
+use crate::metrics::{
+    Deciders, GateFigures, QuotaTally, RuleDecision, RuleTally, Timing, TokenTally,
+};
 use crate::policy::identity::Seen;
 use crate::policy::{KeyField, KeySpec};
 use crate::scenario::Scenario;
@@ -732,7 +734,19 @@ impl<'a> StackGate<'a> {
                 of_identity: Vec::new(),
                 users: Vec::new(),
                 tally: {
-                    let tally = RuleTally::new(r.params().limit, r.params().window);
+                    let limit = r.params().limit;
+                    let tally = match r.limiter.calendar_clock() {
+                        Some((calendar, epoch_ns)) => RuleTally::calendar(
+                            QuotaTally::new(
+                                calendar,
+                                epoch_ns,
+                                limit,
+                                (scenario.duration, scenario.bucket),
+                            ),
+                            limit,
+                        ),
+                        None => RuleTally::new(limit, r.params().window),
+                    };
                     if r.key.identity_fn().is_some() {
                         tally.with_clients(scenario.traffic.len())
                     } else {
@@ -925,6 +939,7 @@ impl<'a> Contest for StackContest<'a> {
                     rule.params(),
                     key,
                     &source_names,
+                    |k| run.keys.name(k).to_string(),
                 );
                 if let (Some(tally), RuleUnit::Tokens(t)) = (run.tokens, rule.unit) {
                     let names = (t.kind.name(), t.accounting.name());

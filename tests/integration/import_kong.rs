@@ -1,6 +1,7 @@
 //! `rlsim import` of Kong `rate-limiting` plugins (declarative kong.yml, Admin API JSON) and
 //! `[[contender]] import`, end to end: the refusals Kong's handler gives, counted by hand in
-//! scenarios/kong_import.toml, and bad input named by file, line and field path.
+//! scenarios/kong_import.toml, a month limit across a UTC month's end, and bad input named by
+//! file, line and field path.
 
 use crate::util::{import_refused, imported, rejected, repo, row, summary, write};
 
@@ -70,6 +71,48 @@ fn kong_import_scenario_refuses_the_hand_counted_requests() {
     assert_eq!(row(&s, "kong")["rejected"], 197);
 }
 
+/// Kong's month starts on the 1st at 00:00 UTC (`get_timestamps`). Two global plugins by IP:
+/// `month` (3 a month) and `both` (3 a month and 5 a year). The scenario starts at
+/// 2026-01-31T23:59:55Z and one client sends a request a second for 10 s: the requests at 0 s
+/// to 4 s are in January, the ones at 5 s to 9 s in February.
+/// - `month`: 3 pass and 2 are refused in January, 3 pass and 2 are refused in February: 4.
+/// - `both`: January as `month` (the 2 refused count in no period); in February the month is
+///   fresh but the year holds 3: 2 pass, then the year's 5 are spent and 3 are refused: 5.
+#[test]
+fn a_month_limit_resets_on_the_first_at_midnight_utc() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let plugin = |config: &str| {
+        format!(
+            "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config:\n      limit_by: ip\n{config}"
+        )
+    };
+    let month = write(dir.path(), "month.yml", &plugin("      month: 3\n"));
+    write(
+        dir.path(),
+        "both.yml",
+        &plugin("      month: 3\n      year: 5\n"),
+    );
+    let toml = imported(&month);
+    assert!(
+        toml.contains("name = \"global.month\"\nalgorithm = \"calendar_window\"\nlimit = 3\nwindow = \"month\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\n"),
+        "{toml}"
+    );
+    let scenario = "name = \"m\"\nduration = \"10s\"\nstart = \"2026-01-31T23:59:55Z\"\n\
+         [policy]\nlimit = 1\nwindow = \"1s\"\n\
+         [[contender]]\nname = \"month\"\nimport = \"month.yml\"\n\
+         [[contender]]\nname = \"both\"\nimport = \"both.yml\"\n\
+         [[traffic]]\nname = \"client\"\nkind = \"constant\"\nrate = \"1/s\"\nip = \"198.51.100.7\"\n";
+    let s = summary(&write(dir.path(), "m.toml", scenario));
+    for (name, rejected) in [("month", 4), ("both", 5)] {
+        let r = row(&s, name);
+        assert_eq!(
+            (r["offered"].clone(), r["rejected"].clone()),
+            (10.into(), rejected.into()),
+            "{name}"
+        );
+    }
+}
+
 fn refused(yaml: &str, expect: &[&str]) {
     import_refused("kong", "kong.yml", yaml, expect);
 }
@@ -78,8 +121,20 @@ fn refused(yaml: &str, expect: &[&str]) {
 fn bad_kong_configs_name_file_line_and_field() {
     let head = "_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config:\n";
     refused(
-        &format!("{head}      second: 5\n      month: 100000\n"),
-        &["kong.yml:6:", "`plugins[0].config.month`", "calendar month"],
+        &format!("{head}      limit_by: ip\n"),
+        &[
+            "kong.yml:4:",
+            "`plugins[0].config`",
+            "at least one of second, minute, hour, day, month, year is required",
+        ],
+    );
+    refused(
+        &format!("{head}      month: 0\n"),
+        &[
+            "kong.yml:5:",
+            "`plugins[0].config.month`",
+            "a limit must be a number of requests above 0",
+        ],
     );
     refused(
         &format!("{head}      minute: many\n"),

@@ -5,6 +5,7 @@ mod backtest_rules;
 mod bench;
 mod bounds;
 mod browser;
+mod calendar;
 mod check;
 mod cli;
 mod closed_loop;

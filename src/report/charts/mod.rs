@@ -11,6 +11,7 @@
 
 mod accuracy;
 mod bars;
+mod budget_use;
 mod busiest;
 mod delay;
 pub(crate) mod frontier;
@@ -20,6 +21,7 @@ mod hurt;
 mod marks;
 mod memory;
 mod panels;
+mod quota;
 mod rate;
 mod refused_share;
 mod replicas;
@@ -235,6 +237,7 @@ pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Ch
         charts.push(retries::chart(scenario, algorithms)?);
     }
     charts.extend(token_budget::chart(scenario, algorithms)?);
+    charts.extend(quota::chart(scenario, algorithms)?);
     charts.extend(replicas::charts(algorithms)?);
     Ok(charts)
 }

@@ -87,7 +87,8 @@ pub(super) fn resolve(
 }
 
 /// A `rule=` scope needs the rule in every contender the line checks (`algorithm`, or all of
-/// them for `*`), and a `tokens_` figure a rule counting tokens.
+/// them for `*`), a `tokens_` figure a rule counting tokens, and a `quota_` figure a calendar
+/// window.
 fn rule_of_every_contender(
     scenario: &Scenario,
     algorithm: Option<&str>,
@@ -118,6 +119,13 @@ fn rule_of_every_contender(
                 "rule `{rule}` of contender `{}` counts {}, not tokens: it has no `{metric}`",
                 contender.name,
                 found.unit.name()
+            ));
+        }
+        if metric.starts_with("quota_") && found.limiter.calendar_of().is_none() {
+            return Err(format!(
+                "rule `{rule}` of contender `{}` is `{}`, not a calendar window: it has no `{metric}`",
+                contender.name,
+                found.limiter.kind()
             ));
         }
     }
