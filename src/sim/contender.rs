@@ -168,6 +168,12 @@ struct RuleRun {
     /// A rule reserving tokens up front: the same rule charging each request what it used,
     /// whose admissions judge the rule's refusals (`refused_for_reservations`).
     exact: Option<Box<dyn RuleLimiter>>,
+    /// A calendar rule: its calendar and the instant virtual time 0 stands for. Its keys go
+    /// idle together when a period ends, so they are evicted then, not scanned in vain at
+    /// every sweep (a month's keys stay live all month).
+    calendar: Option<(&'static crate::calendar::Calendar, u64)>,
+    /// A calendar rule's next eviction: the end of the period of its last one (virtual time).
+    next_evict: Nanos,
 }
 
 const NO_CLIENT: ClientId = ClientId::MAX;
@@ -401,7 +407,15 @@ impl Gate for StackGate<'_> {
 
     fn evict_idle(&mut self, now: Nanos) {
         for r in &mut self.rules {
-            r.limiter.evict_idle(now);
+            match r.calendar {
+                Some(_) if now < r.next_evict => {}
+                Some((calendar, epoch)) => {
+                    r.limiter.evict_idle(now);
+                    let (_, end) = calendar.bounds(epoch.saturating_add(now));
+                    r.next_evict = end.saturating_sub(epoch);
+                }
+                None => r.limiter.evict_idle(now),
+            }
             r.tally.sweep(now);
             if let Some(t) = &mut r.tokens {
                 t.sweep(now);
@@ -768,6 +782,8 @@ impl<'a> StackGate<'a> {
                     }
                     _ => None,
                 },
+                calendar: r.limiter.calendar_clock(),
+                next_evict: 0,
             })
             .collect();
         StackGate {
