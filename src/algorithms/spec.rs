@@ -102,6 +102,17 @@ impl LimiterSpec {
         }
     }
 
+    /// The same limiter built from other parameters: the same algorithm, profile (configured
+    /// from them alone) or calendar, from the same start instant.
+    pub fn with_params(self, params: Params) -> Result<LimiterSpec, ParamsError> {
+        match self.built {
+            Built::CalendarWindow(c) => {
+                Ok(LimiterSpec::calendar(params, c.calendar())?.starting_at(c.epoch_ns()))
+            }
+            _ => LimiterSpec::new(self.kind(), params),
+        }
+    }
+
     /// The algorithm or profile this spec builds.
     pub fn kind(&self) -> AlgorithmKind {
         match self.built {

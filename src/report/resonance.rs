@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 /// window, so it meets the same expiring slots for 50 windows and more.
 pub const RESONANCE_TOLERANCE: f64 = 0.02;
 
-/// The windows of the scenario and who uses each: the policy's and every contender rule's.
+/// The windows of the scenario and who uses each: the policy's and every contender rule's
+/// (but a calendar rule's).
 fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
     let mut out: BTreeMap<Nanos, Vec<String>> = BTreeMap::new();
     out.entry(scenario.policy.window)
@@ -25,7 +26,10 @@ fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
                 for rule in stack
                     .rules
                     .iter()
-                    .filter(|r| r.limiter.as_profile().is_none())
+                    // A calendar period has no one length to resonate with.
+                    .filter(|r| {
+                        r.limiter.as_profile().is_none() && r.limiter.calendar_of().is_none()
+                    })
                 {
                     let who = c.name.clone();
                     let users = out.entry(rule.params().window).or_default();
@@ -34,7 +38,9 @@ fn windows(scenario: &Scenario) -> BTreeMap<Nanos, Vec<String>> {
                     }
                 }
             }
-            None if c.profile().is_none() => {
+            None if c.profile().is_none()
+                && c.limiter().is_none_or(|l| l.calendar_of().is_none()) =>
+            {
                 out.entry(c.params().window)
                     .or_default()
                     .push(c.name.clone());

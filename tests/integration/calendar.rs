@@ -222,3 +222,61 @@ fn what_a_calendar_window_cannot_take_is_refused_with_its_line_and_field() {
         assert!(stderr.contains(why), "{rule}: {stderr}");
     }
 }
+
+#[test]
+fn a_quota_divided_between_replicas_keeps_its_calendar() {
+    // 100 a UTC day divided between 2 replicas behind a round robin: 50 each. One request
+    // every 6 minutes for 2 days: 240 a day, 120 to each replica, 50 of them admitted.
+    let toml = quota_scenario(
+        "2026-01-01T00:00:00Z",
+        "48h",
+        "10/h",
+        "algorithm = \"calendar_window\"\nlimit = 100\nwindow = \"day\"",
+    )
+    .replace(
+        "[[contender.rule]]",
+        "[contender.deployment]\nreplicas = 2\nstore = \"local\"\nlimit = \"divided\"\n[[contender.rule]]",
+    );
+    let p = plan(&toml);
+    assert_eq!(
+        (p["admitted"].as_u64(), p["rejected"].as_u64()),
+        (Some(200), Some(280))
+    );
+}
+
+#[test]
+fn expect_reads_a_quota_and_refuses_it_on_a_rule_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = "algorithm = \"calendar_window\"\nlimit = 10\nwindow = \"day\"";
+    let toml = quota_scenario("2026-01-01T00:00:00Z", "48h", "1/h", rule);
+    let with = |line: &str| format!("expect = [\"{line}\"]\n{toml}");
+    let path = write(
+        dir.path(),
+        "ok.toml",
+        &with("plan rule=quota quota_ran_out == 2"),
+    );
+    let out = rlsim().arg("check").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let fixed = toml.replace(
+        rule,
+        "algorithm = \"fixed_window\"\nlimit = 10\nwindow = \"1d\"",
+    );
+    let line = "plan rule=quota quota_ran_out == 2";
+    let path = write(
+        dir.path(),
+        "bad.toml",
+        &format!("expect = [\"{line}\"]\n{fixed}"),
+    );
+    let out = rlsim().arg("check").arg(&path).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("rule `quota` of contender `plan` is `fixed_window`, not a calendar window"),
+        "{stderr}"
+    );
+}

@@ -257,7 +257,7 @@ impl Contender {
         let replica = if params == declared.params() {
             declared
         } else {
-            LimiterSpec::new(declared.kind(), params)?
+            declared.with_params(params)?
         };
         self.shape = Shape::Deployed {
             declared,
