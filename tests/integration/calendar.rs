@@ -3,7 +3,7 @@
 //! quota figures (who ran out, on which day, for how much of the period); and the refusals of
 //! what a calendar window cannot take.
 
-use crate::util::{rlsim, write};
+use crate::util::{rlsim, summary, write};
 use serde_json::Value;
 
 /// A scenario of one API key sending `rate` at a constant pace from `start` for `duration`,
@@ -34,19 +34,7 @@ name = "quota"
 /// `rlsim run` of `toml`: the summary's row of contender `plan`.
 fn plan(toml: &str) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let path = write(dir.path(), "quota.toml", toml);
-    let out = rlsim()
-        .args(["run", "--format", "json", "--quiet"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
-    summary["algorithms"][0].clone()
+    summary(&write(dir.path(), "quota.toml", toml))["algorithms"][0].clone()
 }
 
 /// Each run-out's (period, day, refused, admitted).

@@ -418,11 +418,9 @@ fn python_limits_sliding_window_counter_agrees_with_the_pypi_package() {
     }
 }
 
-#[test]
-fn python_limits_agree_at_absolute_times_with_windows_that_divide_no_start() {
-    // The library reads the wall clock: the sliding counter aligns its windows to the Unix
-    // epoch, and every strategy's floats round at the magnitude of the absolute time.
-    let traces = absolute_traces();
+/// The three strategies over `traces`, each compared on what its decision carries: the
+/// remaining count where rlsim's decision has the library's, the reset for the fixed window.
+fn every_strategy(traces: &[Trace]) {
     for (kind, name, remaining, reset) in [
         (
             ProfileKind::PythonLimitsSlidingWindow,
@@ -443,8 +441,16 @@ fn python_limits_agree_at_absolute_times_with_windows_that_divide_no_start() {
             false,
         ),
     ] {
-        strategy(kind, name, &traces, remaining, reset);
+        strategy(kind, name, traces, remaining, reset);
     }
+}
+
+#[test]
+fn python_limits_agree_at_absolute_times_with_windows_that_divide_no_start() {
+    // The library reads the wall clock: the sliding counter aligns its windows to the Unix
+    // epoch, and every strategy's floats round at the magnitude of the absolute time.
+    let traces = absolute_traces();
+    every_strategy(&traces);
 }
 
 #[test]
@@ -493,28 +499,7 @@ fn python_limits_month_and_year_windows_agree_at_the_traces_own_times() {
     // month is 30 days and its year 360, from the key's first hit (fixed window) or aligned to
     // the Unix epoch (sliding counter); the calendar's edges reset nothing.
     let traces = calendar_traces();
-    for (kind, name, remaining, reset) in [
-        (
-            ProfileKind::PythonLimitsSlidingWindow,
-            "sliding-window-counter",
-            true,
-            false,
-        ),
-        (
-            ProfileKind::PythonLimitsFixedWindow,
-            "fixed-window",
-            true,
-            true,
-        ),
-        (
-            ProfileKind::PythonLimitsMovingWindow,
-            "moving-window",
-            false,
-            false,
-        ),
-    ] {
-        strategy(kind, name, &traces, remaining, reset);
-    }
+    every_strategy(&traces);
 }
 
 #[test]
