@@ -212,6 +212,24 @@ fn what_a_calendar_window_cannot_take_is_refused_with_its_line_and_field() {
 }
 
 #[test]
+fn a_calendar_period_where_a_length_is_due_says_where_periods_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let rule = "algorithm = \"calendar_window\"\nlimit = 5\nwindow = \"day\"";
+    let toml = quota_scenario("2026-01-01T00:00:00Z", "1h", "1/min", rule)
+        .replace("window = \"1h\"", "window = \"month\"");
+    let path = write(dir.path(), "quota.toml", &toml);
+    let out = rlsim().arg("run").arg(&path).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "quota.toml:6:10: field `policy.window`: `month` is a calendar period, not a length"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_quota_divided_between_replicas_keeps_its_calendar() {
     // 100 a UTC day divided between 2 replicas behind a round robin: 50 each. One request
     // every 6 minutes for 2 days: 240 a day, 120 to each replica, 50 of them admitted.

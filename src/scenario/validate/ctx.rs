@@ -110,7 +110,19 @@ impl<'a> Ctx<'a> {
         } else {
             time::parse_duration(s.get_ref())
         };
-        parsed.map_err(|e| self.unit_err(s.span(), field, e))
+        parsed.map_err(|e| match crate::calendar::Period::parse(s.get_ref()) {
+            // A calendar word where a length is due: say where calendar periods go.
+            Some(p) => self.err(
+                s.span(),
+                field,
+                format!(
+                    "`{}` is a calendar period, not a length: a quota per calendar {} is a contender rule with `algorithm = \"calendar_window\"`; here, write a length such as `30d`",
+                    s.get_ref().trim(),
+                    p.word()
+                ),
+            ),
+            None => self.unit_err(s.span(), field, e),
+        })
     }
 
     pub(super) fn unit_err(&self, span: Range<usize>, field: &str, e: UnitError) -> Error {
