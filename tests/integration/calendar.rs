@@ -226,6 +226,18 @@ fn a_calendar_period_where_a_length_is_due_says_where_periods_go() {
             "quota.toml:6:10: field `policy.window`: `month` is a calendar period, not a length"
         ),
         "{stderr}"
+    ); // In the short form's list it is refused where it is written.
+    let short = quota_scenario("2026-01-01T00:00:00Z", "1h", "1/min", rule)
+        .replace("start = ", "algorithms = [\"calendar_window\"]\nstart = ");
+    let path = write(dir.path(), "short.toml", &short);
+    let out = rlsim().arg("run").arg(&path).output().unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "short.toml:3:15: field `algorithms[0]`: `calendar_window` counts per calendar period"
+        ),
+        "{stderr}"
     );
 }
 

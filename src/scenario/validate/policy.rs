@@ -47,6 +47,13 @@ impl Ctx<'_> {
                 for (i, name) in list.get_ref().iter().enumerate() {
                     let field = format!("algorithms[{i}]");
                     let kind = self.algorithm_kind(name, &field)?;
+                    if kind == AlgorithmKind::CalendarWindow {
+                        return Err(self.err(
+                            name.span(),
+                            &field,
+                            "`calendar_window` counts per calendar period, which `[policy]`'s window is not: give it as a contender rule (`[[contender.rule]]` with `algorithm = \"calendar_window\"`, `window = \"month\"`)",
+                        ));
+                    }
                     if kinds.contains(&kind) {
                         return Err(self.err(
                             name.span(),
