@@ -23,7 +23,7 @@ use syn::visit::Visit;
 /// Top-level modules by layer, lowest first. A module may import modules of lower layers only.
 const LAYERS: &[&[&str]] = &[
     &["time", "error", "suggest", "rng", "prefetch", "allocator"],
-    &["policy", "output"],
+    &["policy", "output", "calendar"],
     &["algorithms"],
     &["traffic"],
     &["metrics", "import"],

@@ -39,6 +39,7 @@ fn algorithms_lists_every_algorithm_and_profile_with_parameters() {
             "article-redis-lua-fixed-window",
             "article-sliding-counter",
             "envoy-ratelimit",
+            "calendar_window",
         ]
     );
     assert!(
@@ -76,7 +77,27 @@ fn algorithms_json_has_the_documented_shape() {
         .assert()
         .success();
     let entries: Vec<Entry> = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(entries.len(), 24);
+    assert_eq!(entries.len(), 25);
+    let calendar = entries.last().unwrap();
+    assert_eq!(
+        calendar.table,
+        "[[contender.rule]] algorithm = \"calendar_window\""
+    );
+    let names: Vec<&str> = calendar
+        .parameters
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "limit",
+            "window",
+            "time_zone",
+            "week_starts",
+            "month_starts"
+        ]
+    );
     let gcra = &entries[5];
     assert_eq!(
         (gcra.name.as_str(), gcra.kind.as_str()),

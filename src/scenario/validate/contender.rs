@@ -594,6 +594,22 @@ impl Ctx<'_> {
         Ok(())
     }
 
+    /// A rule's limiter: its calendar's window, else its algorithm or profile from `params`.
+    fn rule_limiter(
+        &self,
+        kind: AlgorithmKind,
+        params: Params,
+        calendar: Option<&'static crate::calendar::Calendar>,
+        r: &RawRule,
+        field: &str,
+    ) -> Result<LimiterSpec> {
+        match calendar {
+            Some(c) => LimiterSpec::calendar(params, c)
+                .map_err(|e| self.err(r.limit.span(), field, e.to_string())),
+            None => self.limiter(kind, params, r.limit.span(), field, r.profile.as_ref()),
+        }
+    }
+
     /// A rule as written, before its `per_tier` entries take their tiers from it.
     fn base_rule(&self, r: &RawRule, prefix: &str, policy: &Policy) -> Result<Rule> {
         let f = |name: &str| format!("{prefix}.{name}");
@@ -632,17 +648,7 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        let limiter = match calendar {
-            Some(c) => LimiterSpec::calendar(params, c)
-                .map_err(|e| self.err(r.limit.span(), &f("limit"), e.to_string()))?,
-            None => self.limiter(
-                kind,
-                params,
-                r.limit.span(),
-                &f("limit"),
-                r.profile.as_ref(),
-            )?,
-        };
+        let limiter = self.rule_limiter(kind, params, calendar, r, &f("limit"))?;
         let key = match &r.key {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
