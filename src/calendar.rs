@@ -156,12 +156,12 @@ pub fn time_zone(text: &str) -> Result<(TimeZone, String), ZoneError> {
         Ok(zone) => Ok((zone, zone_canonical(t))),
         Err(_) => {
             let names: Vec<String> = jiff::tz::db().available().map(|n| n.to_string()).collect();
+            // Hundreds of names: a close one is worth naming, the list is not.
+            let hint = crate::suggest::closest(t, names.iter().map(String::as_str))
+                .map(|close| format!(": did you mean `{close}`?"))
+                .unwrap_or_default();
             Err(ZoneError(format!(
-                "{} in the IANA time zone database (or write UTC, or an offset such as `-03:00`)",
-                crate::suggest::unknown("time zone", t, names.iter().map(String::as_str))
-                    .split(" (known:")
-                    .next()
-                    .unwrap_or_default()
+                "unknown time zone `{t}`{hint} (an IANA name such as `America/Sao_Paulo`, UTC, or an offset such as `-03:00`)"
             )))
         }
     }

@@ -87,10 +87,7 @@ impl LimiterSpec {
 
     /// The calendar a calendar window counts on; `None` for any other limiter.
     pub fn calendar_of(&self) -> Option<&'static crate::calendar::Calendar> {
-        match self.built {
-            Built::CalendarWindow(c) => Some(c.calendar()),
-            _ => None,
-        }
+        self.calendar_clock().map(|(calendar, _)| calendar)
     }
 
     /// A calendar window's calendar and the instant its virtual time 0 stands for (ns since

@@ -202,7 +202,7 @@ fn rule_names() -> Vec<String> {
         .intern();
     let mut quota = super::QuotaTally::new(calendar, 0, 1, (1, 1));
     quota.admit(0, 0);
-    quota.finish_counts();
+    quota.finish_needless();
     rule.quota = Some(quota.report(|_| String::new()));
     let value = serde_json::to_value(rule).expect("plain data serialises");
     let mut names: Vec<String> = flatten_value(value)

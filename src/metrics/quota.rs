@@ -90,8 +90,6 @@ pub struct QuotaTally {
     limit: u64,
     keys: Vec<KeyPeriod>,
     key_periods: u64,
-    violations: u64,
-    max_period: u64,
     needless: u64,
     run_outs: Vec<Noted>,
     held: RangeMax,
@@ -113,8 +111,6 @@ impl QuotaTally {
             limit,
             keys: Vec::new(),
             key_periods: 0,
-            violations: 0,
-            max_period: 0,
             needless: 0,
             run_outs: Vec::new(),
             held: RangeMax::new(duration, bucket),
@@ -153,14 +149,13 @@ impl QuotaTally {
         }
     }
 
-    /// The contender admitted a request of `key` at `t`; returns the key's count in its period.
+    /// The contender admitted a request of `key` at `t`; returns the key's count in its period
+    /// (the rule's tally takes its violations and its most from it).
     pub fn admit(&mut self, key: KeyId, t: Nanos) -> u64 {
-        let (limit, epoch) = (self.limit, self.epoch_ns);
+        let epoch = self.epoch_ns;
         let p = self.period(key, t);
         p.admitted += 1;
         let (n, end) = (p.admitted, p.end);
-        self.violations += (n > limit) as u64;
-        self.max_period = self.max_period.max(n);
         // The count holds until the period ends (the run's end at the latest).
         let until = end
             .saturating_sub(epoch)
@@ -194,18 +189,17 @@ impl QuotaTally {
         self.run_outs[i].refused += 1;
     }
 
-    /// Admissions beyond the limit in their key's period, the most one key had in a period,
-    /// and the needless refusals, with every period settled.
-    pub fn finish_counts(&mut self) -> (u64, u64, u64) {
+    /// The needless refusals, with every period settled.
+    pub fn finish_needless(&mut self) -> u64 {
         for i in 0..self.keys.len() {
             let p = self.keys[i];
             self.settle(p);
             self.keys[i].end = 0;
         }
-        (self.violations, self.max_period, self.needless)
+        self.needless
     }
 
-    /// The figures, keys named by `key_name`; after [`QuotaTally::finish_counts`].
+    /// The figures, keys named by `key_name`; after [`QuotaTally::finish_needless`].
     pub fn report(&self, key_name: impl Fn(KeyId) -> String) -> RuleQuota {
         let mut keys: Vec<KeyId> = self.run_outs.iter().map(|r| r.key).collect();
         keys.sort_unstable();
@@ -254,19 +248,18 @@ mod tests {
     fn run_outs_name_the_day_and_the_share_of_the_period_refused() {
         let mut q = tally();
         // Key 0, the day from 3 h: three admitted, refused at 9 h (a quarter into the day).
-        for t in [3 * H, 4 * H, 5 * H] {
-            q.admit(0, t);
-        }
+        let mut counts: Vec<u64> = [3 * H, 4 * H, 5 * H].map(|t| q.admit(0, t)).to_vec();
         q.reject(0, 9 * H, true);
         q.reject(0, 10 * H, true);
         // Another rule's refusal does not run the quota out.
         q.reject(1, 10 * H, false);
         // Key 1 in the next day: two admitted, one refused by this rule: needless.
-        q.admit(1, 28 * H);
-        q.admit(1, 29 * H);
+        counts.push(q.admit(1, 28 * H));
+        counts.push(q.admit(1, 29 * H));
         q.reject(1, 30 * H, true);
-        let (violations, most, needless) = q.finish_counts();
-        assert_eq!((violations, most, needless), (0, 3, 1));
+        let violations = counts.iter().filter(|&&n| n > 3).count();
+        let most = counts.iter().copied().max();
+        assert_eq!((violations, most, q.finish_needless()), (0, Some(3), 1));
         let r = q.report(|k| format!("k{k}"));
         assert_eq!(r.calendar, "day in America/Sao_Paulo");
         // Key 0: one period; key 1: the day of its other-rule refusal, and the next.
@@ -288,11 +281,10 @@ mod tests {
     #[test]
     fn a_key_over_its_quota_is_a_violation_and_counts_from_zero_next_period() {
         let mut q = tally();
-        for t in [3 * H, 4 * H, 5 * H, 6 * H] {
-            q.admit(0, t);
-        }
+        let counts = [3 * H, 4 * H, 5 * H, 6 * H].map(|t| q.admit(0, t));
         assert_eq!(q.admit(0, 27 * H), 1);
-        let (violations, most, needless) = q.finish_counts();
-        assert_eq!((violations, most, needless), (1, 4, 0));
+        let violations = counts.iter().filter(|&&n| n > 3).count();
+        let most = counts.iter().copied().max();
+        assert_eq!((violations, most, q.finish_needless()), (1, Some(4), 0));
     }
 }

@@ -118,9 +118,18 @@ pub struct RuleTally {
 impl RuleTally {
     /// A tally for a rule of `limit` requests per `window` nanoseconds, with nothing counted.
     pub fn new(limit: u64, window: Nanos) -> Self {
+        RuleTally::judged_by(limit, Windows::Rolling(KeyWindows::new(limit, window)))
+    }
+
+    /// A tally for a calendar rule: its figures judged per period of the quota's calendar.
+    pub fn calendar(quota: QuotaTally, limit: u64) -> Self {
+        RuleTally::judged_by(limit, Windows::Calendar(quota))
+    }
+
+    fn judged_by(limit: u64, windows: Windows) -> Self {
         RuleTally {
             limit,
-            windows: Windows::Rolling(KeyWindows::new(limit, window)),
+            windows,
             keys: Vec::new(),
             applied: 0,
             admitted: 0,
@@ -131,14 +140,6 @@ impl RuleTally {
             keys_refused: 0,
             leads: Vec::new(),
             clients: None,
-        }
-    }
-
-    /// A tally for a calendar rule: its figures judged per period of the quota's calendar.
-    pub fn calendar(quota: QuotaTally, limit: u64) -> Self {
-        RuleTally {
-            windows: Windows::Calendar(quota),
-            ..RuleTally::new(limit, 1)
         }
     }
 
@@ -230,11 +231,7 @@ impl RuleTally {
     ) -> RuleReport {
         let (needless, quota) = match &mut self.windows {
             Windows::Rolling(w) => (w.finish(), None),
-            Windows::Calendar(q) => {
-                let (violations, most, needless) = q.finish_counts();
-                (self.violations, self.max_window) = (violations, most);
-                (needless, Some(q.report(key_name)))
-            }
+            Windows::Calendar(q) => (q.finish_needless(), Some(q.report(key_name))),
         };
         let n = self.leads.len() as u64;
         RuleReport {
