@@ -116,6 +116,8 @@ impl PartialEq for Calendar {
     }
 }
 
+impl Eq for Calendar {}
+
 impl fmt::Debug for Calendar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Calendar({self})")

@@ -6,8 +6,10 @@
 //! and so may routes: a request to a route of a `per_route` entry is judged against that
 //! entry's own budget per client (not the base's, nor its tier's).
 //! An entitlement's ceiling in any rolling window `(t−W, t]` is `max(limit, burst)`: a burst
-//! the intent grants is not a violation.
+//! the intent grants is not a violation. An entitlement per calendar period (`window =
+//! "month"` in a time zone) allows its limit in each period instead ([`super::periods`]).
 
+use crate::calendar::Calendar;
 use crate::policy::Policy;
 use crate::time::Nanos;
 use serde::Serialize;
@@ -17,11 +19,28 @@ use serde::Serialize;
 pub struct Entitlement {
     /// Admissions allowed per `window`, in requests.
     pub limit: u64,
-    /// The rolling window `limit` applies to, in nanoseconds.
+    /// The rolling window `limit` applies to, in nanoseconds; per calendar period, the
+    /// period's longest length.
     #[serde(rename = "window_ns")]
     pub window: Nanos,
     /// A burst the intent grants: up to `max(limit, burst)` in one window is no violation.
     pub burst: u64,
+    /// The calendar period `limit` applies to instead of a rolling window.
+    #[serde(rename = "period", serialize_with = "calendar_text")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub calendar: Option<&'static Calendar>,
+}
+
+/// A calendar as its one-line description: "month in America/Sao_Paulo".
+fn calendar_text<S: serde::Serializer>(
+    c: &Option<&'static Calendar>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(&c.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 impl Entitlement {
@@ -34,6 +53,7 @@ impl Entitlement {
         Bound {
             ceiling: self.ceiling(),
             window: self.window,
+            calendar: self.calendar,
         }
     }
 
@@ -44,11 +64,11 @@ impl Entitlement {
             "requests" => String::new(),
             noun => format!(" {noun}"),
         };
-        let mut s = format!(
-            "{}{unit} per {}",
-            self.limit,
-            crate::time::format_duration(self.window)
-        );
+        let per = match self.calendar {
+            Some(c) => c.to_string(),
+            None => crate::time::format_duration(self.window),
+        };
+        let mut s = format!("{}{unit} per {per}", self.limit);
         if self.burst > self.limit {
             s.push_str(&format!(" burst {}", self.burst));
         }
@@ -77,6 +97,11 @@ pub struct TierEntitlement {
     pub window_ns: Nanos,
     /// The burst granted: the ceiling is `max(limit, burst)`.
     pub burst: u64,
+    /// The calendar period `limit` applies to instead of a rolling window.
+    #[serde(rename = "period", serialize_with = "calendar_text")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub calendar: Option<&'static Calendar>,
 }
 
 impl TierEntitlement {
@@ -86,6 +111,7 @@ impl TierEntitlement {
             limit: self.limit,
             window: self.window_ns,
             burst: self.burst,
+            calendar: self.calendar,
         }
     }
 }
@@ -101,6 +127,11 @@ pub struct RouteEntitlement {
     pub window_ns: Nanos,
     /// The burst granted: the ceiling is `max(limit, burst)`.
     pub burst: u64,
+    /// The calendar period `limit` applies to instead of a rolling window.
+    #[serde(rename = "period", serialize_with = "calendar_text")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub calendar: Option<&'static Calendar>,
 }
 
 impl RouteEntitlement {
@@ -110,6 +141,7 @@ impl RouteEntitlement {
             limit: self.limit,
             window: self.window_ns,
             burst: self.burst,
+            calendar: self.calendar,
         }
     }
 }
@@ -195,6 +227,10 @@ pub struct IntentReport {
     pub window_ns: Nanos,
     /// The base entitlement's burst, in requests.
     pub burst: u64,
+    /// The base entitlement's calendar period, when it counts per period ("month in
+    /// America/Sao_Paulo") instead of in a rolling window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
     /// `client`, or the policy key the figures judge instead.
     pub per: String,
     /// Entitlements of tiers of their own.
@@ -218,6 +254,7 @@ impl Intent {
                 limit: policy.limit,
                 window: policy.window,
                 burst: policy.burst,
+                calendar: None,
             },
             per: Per::Client,
             per_tier: Vec::new(),
@@ -235,6 +272,12 @@ impl Intent {
                     .any(|p| crate::policy::route_matches(p, endpoint))
             })
             .map_or(0, |i| (i + 1) as u8)
+    }
+
+    /// Whether the intent allows its limits per calendar period (validation makes its every
+    /// entitlement count so, or none).
+    pub fn per_period(&self) -> bool {
+        self.base.calendar.is_some()
     }
 
     /// Whether each real client is judged (not each policy key).
@@ -272,6 +315,7 @@ impl Intent {
             limit: self.base.limit,
             window_ns: self.base.window,
             burst: self.base.burst,
+            period: self.base.calendar.map(|c| c.to_string()),
             per: match &self.per {
                 Per::Client => "client".to_string(),
                 Per::Key(k) => k.clone(),
@@ -299,6 +343,8 @@ impl Intent {
 pub(super) struct Bound {
     pub ceiling: u64,
     pub window: Nanos,
+    /// Per calendar period: the ceiling holds in each period, not in a rolling window.
+    pub calendar: Option<&'static Calendar>,
 }
 
 /// Every judged id's [`Bound`]: one for all, or one per id (a client's tier, resolved once
@@ -319,7 +365,11 @@ pub(super) struct Bounds {
 impl Bounds {
     pub fn uniform(ceiling: u64, window: Nanos) -> Bounds {
         Bounds {
-            base: Bound { ceiling, window },
+            base: Bound {
+                ceiling,
+                window,
+                calendar: None,
+            },
             longest: window,
             of_id: Vec::new(),
             tiers: Vec::new(),
@@ -433,6 +483,7 @@ mod tests {
                 limit: 10,
                 window: 60_000_000_000,
                 burst: 10,
+                calendar: None,
             },
             per: Per::Client,
             per_tier: vec![TierEntitlement {
@@ -440,6 +491,7 @@ mod tests {
                 limit: 1000,
                 window_ns: 60_000_000_000,
                 burst: 2000,
+                calendar: None,
             }],
             per_route: Vec::new(),
         }
@@ -477,6 +529,7 @@ mod tests {
             limit: 2,
             window_ns: 120_000_000_000,
             burst: 2,
+            calendar: None,
         }];
         assert_eq!(i.route_of("/login"), 1);
         assert_eq!(i.route_of("/auth/reset"), 1);

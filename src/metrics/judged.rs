@@ -138,6 +138,7 @@ mod tests {
                 limit: ceilings[0],
                 window: W,
                 burst: ceilings[0],
+                calendar: None,
             },
             per: Per::Client,
             per_tier: ceilings[1..]
@@ -148,6 +149,7 @@ mod tests {
                     limit: c,
                     window_ns: W,
                     burst: c,
+                    calendar: None,
                 })
                 .collect(),
             per_route: Vec::new(),

@@ -21,6 +21,7 @@ mod keys_per_client;
 mod memory;
 pub(crate) mod names;
 mod per_key;
+mod periods;
 mod quota;
 mod range_max;
 mod recorder;

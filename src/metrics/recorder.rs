@@ -9,7 +9,8 @@
 //! Accuracy and harm are measured against the scenario's intent (`metrics::intent`): "at most
 //! the entitlement per real client in any rolling window (t−W, t]", whatever key the contender
 //! counts on ([`Judged`]; on the fast path, each client being its key, the per-key tallies
-//! judge the clients). The per-key figures (keys seen, false positive keys, the rate error of
+//! judge the clients). An intent in units of cost or tokens is judged by [`Weighed`], one per
+//! calendar period by [`Periods`]. The per-key figures (keys seen, false positive keys, the rate error of
 //! an estimate, headers) hold each key to the intent's base entitlement. Delayed requests are
 //! admitted when they are released, since that is when they reach the backend.
 
@@ -25,6 +26,7 @@ use super::judged::Judged;
 use super::keys::{ClientPart, Keys, Seen};
 use super::keys_per_client::KeysPerClient;
 use super::per_key::PerKey;
+use super::periods::Periods;
 use super::retries::Retries;
 use super::row::RowParts;
 use super::timeline::Timeline;
@@ -49,9 +51,13 @@ pub struct Recorder {
     /// The per-client judge, once clients are not their keys (or from the start with tiers);
     /// `None` while the per-key tallies judge the clients, or when the intent judges keys.
     judged: Option<Judged>,
-    /// With an intent in units of cost, the judge of every client (or key) in units, from the
-    /// start: the per-key tallies then judge nothing the report shows but the rate error.
-    weighed: Option<Weighed>,
+    /// With an intent in units of cost or per calendar period, the judge of every client (or
+    /// key), from the start: the per-key tallies then judge nothing the report shows but the
+    /// rate error (none per period).
+    weighed: Option<UnitJudge>,
+    /// The instant virtual time 0 stands for, in ns since the Unix epoch (calendar periods
+    /// hang on it).
+    epoch_ns: u64,
     /// With `[intent] per_route`: per source, the entry judging its requests plus one (0: the
     /// base), and the judged ids per client ([`Bounds::stride`]); empty and 1 without.
     routes: Vec<u8>,
@@ -76,20 +82,27 @@ pub struct Recorder {
 
 impl Recorder {
     /// A recorder measuring against `intent` (the policy's key: `policy`), for `sources` over
-    /// `duration` in `bucket` steps.
+    /// `duration` in `bucket` steps, virtual time 0 at `epoch_ns` since the Unix epoch.
     pub fn new(
         policy: &Policy,
         intent: &Intent,
         sources: &[SourceSpec],
-        duration: Nanos,
-        bucket: Nanos,
+        (duration, bucket): (Nanos, Nanos),
+        epoch_ns: u64,
     ) -> Self {
-        let (ceiling, window) = (intent.base.ceiling(), intent.base.window);
+        let ceiling = intent.base.ceiling();
+        // Per calendar period the per-key tallies' rolling windows judge nothing reported:
+        // one nanosecond keeps them from holding a month of history per key. The periods'
+        // judge is swept daily.
+        let (window, sweep) = match intent.per_period() {
+            true => (1, crate::time::NANOS_PER_DAY),
+            false => (intent.base.window, intent.base.window),
+        };
         let routed = intent.per_client() && !intent.per_route.is_empty();
-        let weighed = !intent.unit.is_requests();
+        let weighed = !intent.unit.is_requests() || intent.per_period();
         let tiered = (intent.per_client() && !intent.per_tier.is_empty() || routed) && !weighed;
         Recorder {
-            window,
+            window: sweep,
             intent: intent.clone(),
             tiers: if tiered || weighed && intent.per_client() {
                 users_tiers(sources)
@@ -97,7 +110,10 @@ impl Recorder {
                 Vec::new()
             },
             judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
-            weighed: weighed.then(|| Weighed::new(Bounds::of_intent(intent, 0, |_| None))),
+            weighed: weighed.then(|| {
+                UnitJudge::new(intent, Bounds::of_intent(intent, 0, |_| None), epoch_ns, (0, 0))
+            }),
+            epoch_ns,
             routes: match routed {
                 true => source_routes(intent, sources),
                 false => Vec::new(),
@@ -156,11 +172,12 @@ impl Recorder {
             };
             let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
             let ids = keys.clients() * self.stride as usize;
+            let (intent, epoch) = (&self.intent, self.epoch_ns);
             match &mut self.weighed {
-                Some(w) if self.intent.per_client() => {
-                    *w = Weighed::with_room(bounds, ids, keys.len())
+                Some(w) if intent.per_client() => {
+                    *w = UnitJudge::new(intent, bounds, epoch, (ids, keys.len()))
                 }
-                Some(w) => *w = Weighed::with_room(bounds, keys.len(), keys.len()),
+                Some(w) => *w = UnitJudge::new(intent, bounds, epoch, (keys.len(), keys.len())),
                 None => self.judged = Some(Judged::new(bounds, ids)),
             }
         }
@@ -233,6 +250,7 @@ impl Recorder {
                 false => judged.on_decision(&routed(a, &self.routes, self.stride), outcome, flags),
             }
         }
+        let mut in_period = None;
         if let Some(w) = &mut self.weighed {
             let id = match self.intent.per_client() {
                 true => judged_id(a.client, a.source, &self.routes, self.stride),
@@ -244,7 +262,7 @@ impl Recorder {
                 source: a.source,
                 flags,
             };
-            w.on_decision(id, t, u64::from(self.intent.unit.weigh(a)), decided);
+            in_period = w.on_decision(id, t, u64::from(self.intent.unit.weigh(a)), decided);
         }
         self.headers.on_decision(&mut key.advertised, t, decision);
         self.sources
@@ -263,7 +281,7 @@ impl Recorder {
         match outcome {
             Outcome::Allow => {
                 let in_window = self.bursts.on_admit(a.key, &mut key.history, t, a.source);
-                self.timeline.on_admit(t, in_window);
+                self.timeline.on_admit(t, in_period.unwrap_or(in_window));
             }
             Outcome::Delay(d) => self.delays.on_delay(d, legit, a.cost),
             Outcome::Reject { .. } => {
@@ -332,16 +350,22 @@ impl Recorder {
     ) {
         self.bursts.judge_due(self.entries.keys(), time);
         let history = &mut self.entries.key(key).history;
-        let in_window = self.bursts.on_admit(key, history, time, source);
-        self.timeline.on_admit(time, in_window);
+        let mut in_window = self.bursts.on_admit(key, history, time, source);
         let id = judged_id(client, source, &self.routes, self.stride);
         if let Some(judged) = &mut self.judged {
             judged.on_admit(id, source, time);
         }
         if let Some(w) = &mut self.weighed {
             let id = if self.intent.per_client() { id } else { key };
-            w.admit(id, source, time, u64::from(units));
+            let units = match self.intent.unit.is_requests() {
+                true => 1,
+                false => u64::from(units),
+            };
+            if let Some(n) = w.admit(id, source, time, units) {
+                in_window = n;
+            }
         }
+        self.timeline.on_admit(time, in_window);
     }
 
     /// The sources have finished; `skipped_lines`: the malformed lines each skipped, in order.
@@ -349,7 +373,8 @@ impl Recorder {
         self.skipped_lines = skipped_lines.collect();
     }
 
-    /// How often [`Recorder::evict_idle`] should run: once per policy window of virtual time.
+    /// How often [`Recorder::evict_idle`] should run: once per intent window of virtual time
+    /// (once a day per calendar period).
     pub fn sweep_every(&self) -> Nanos {
         self.window
     }
@@ -395,9 +420,11 @@ impl Recorder {
         if let Some(w) = self.weighed.take() {
             let part;
             (accuracy, bursts, part) = w.finish();
-            units = Some(part);
+            // Per period in requests, the units are the requests.
+            units = Some(part).filter(|_| !self.intent.unit.is_requests());
         }
-        accuracy.mean_rate_error = mean_rate_error;
+        // Per period, no window of the estimate's kind judges it.
+        accuracy.mean_rate_error = mean_rate_error.filter(|_| !self.intent.per_period());
         let (intent, stride) = (self.intent.clone(), self.stride);
         let worst_name = |id| match judged_clients {
             true => judged_name(&intent, stride, keys, id),
@@ -613,4 +640,66 @@ fn costed(traffic: &[SourceSpec]) -> bool {
 
 fn settles(traffic: &[SourceSpec]) -> bool {
     traffic.iter().any(|s| s.settles())
+}
+
+/// The judge of an intent in units or per calendar period.
+enum UnitJudge {
+    Rolling(Weighed),
+    Periods(Periods),
+}
+
+impl UnitJudge {
+    /// The judge `intent` needs over `bounds`, with room for `(ids, keys)`.
+    fn new(intent: &Intent, bounds: Bounds, epoch_ns: u64, (ids, keys): (usize, usize)) -> Self {
+        match intent.per_period() {
+            true => UnitJudge::Periods(Periods::with_room(bounds, epoch_ns, ids, keys)),
+            false => UnitJudge::Rolling(Weighed::with_room(bounds, ids, keys)),
+        }
+    }
+
+    #[inline]
+    fn key_within(&mut self, key: u32, t: Nanos, units: u64) -> bool {
+        match self {
+            UnitJudge::Rolling(w) => w.key_within(key, t, units),
+            UnitJudge::Periods(p) => p.key_within(key, t, units),
+        }
+    }
+
+    /// A decision; per period, when admitted now, the units of the id's period.
+    #[inline]
+    fn on_decision(&mut self, id: u32, t: Nanos, units: u64, d: Decided) -> Option<u64> {
+        match self {
+            UnitJudge::Rolling(w) => {
+                w.on_decision(id, t, units, d);
+                None
+            }
+            UnitJudge::Periods(p) => p.on_decision(id, t, units, d),
+        }
+    }
+
+    /// A delayed request reaches the backend; per period, the units of the id's period.
+    #[inline]
+    fn admit(&mut self, id: u32, source: u16, t: Nanos, units: u64) -> Option<u64> {
+        match self {
+            UnitJudge::Rolling(w) => {
+                w.admit(id, source, t, units);
+                None
+            }
+            UnitJudge::Periods(p) => Some(p.admit(id, source, t, units)),
+        }
+    }
+
+    fn sweep(&mut self, now: Nanos) {
+        match self {
+            UnitJudge::Rolling(w) => w.sweep(now),
+            UnitJudge::Periods(p) => p.sweep(now),
+        }
+    }
+
+    fn finish(self) -> (super::accuracy::AccuracyPart, super::burst::BurstsPart, UnitsPart) {
+        match self {
+            UnitJudge::Rolling(w) => w.finish(),
+            UnitJudge::Periods(p) => p.finish(),
+        }
+    }
 }

@@ -154,7 +154,12 @@ impl ExactLedger {
     /// Drops what expired by `now` with `window`, and moves a short log back inline;
     /// whether the log still holds something.
     fn expire(&mut self, now: Nanos, window: Nanos) -> bool {
-        self.admits(now, 0, Bound { ceiling: 0, window });
+        let b = Bound {
+            ceiling: 0,
+            window,
+            calendar: None,
+        };
+        self.admits(now, 0, b);
         self.log.fit_inline();
         !self.log.is_empty()
     }
@@ -232,6 +237,7 @@ pub(super) struct Weighed {
 }
 
 impl Weighed {
+    #[cfg(test)]
     pub fn new(bounds: Bounds) -> Self {
         Self::with_room(bounds, 0, 0)
     }

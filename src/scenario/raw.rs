@@ -133,6 +133,15 @@ pub struct RawIntent {
     /// `per_route = [{ routes = ["/login"], limit = 5, window = "1m" }]`.
     #[serde(default)]
     pub per_route: Vec<S<RawRouteLimit>>,
+    /// Per calendar period (`window = "month"`): the clocks its periods follow (UTC).
+    #[serde(default)]
+    pub time_zone: Option<S<String>>,
+    /// Per week: the weekday a week starts on (monday).
+    #[serde(default)]
+    pub week_starts: Option<S<String>>,
+    /// Per month: the day of the month a month starts on (1).
+    #[serde(default)]
+    pub month_starts: Option<S<Int>>,
 }
 
 /// One `[intent] per_route` entry as written.

@@ -102,8 +102,8 @@ pub(super) fn harness<C: Contest, S: DecisionSink>(
         &scenario.policy,
         &scenario.intent,
         &scenario.traffic,
-        scenario.duration,
-        scenario.bucket,
+        (scenario.duration, scenario.bucket),
+        scenario.start,
     );
     recorder.reserve_for(&keys);
     let mut capture = if C::ENGINE_CAPTURE && setup.timed {

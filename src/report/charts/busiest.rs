@@ -2,7 +2,8 @@
 //! key's admissions in its rolling window, not the total rate: this chart draws that quantity
 //! (per time bucket, the most admissions any one key held in its window at an admission) against
 //! the limit, so a violation shows as the line crossing it and a key held at the limit as the
-//! line riding it.
+//! line riding it. Under an intent per calendar period it draws each judged client's count in
+//! its period instead, against the intent's limit: a month filling up, and resetting.
 
 use super::{
     LegendEntry, Mark, Marks, REFERENCE, Timeline, caption_size, colour_among, draw_steps, notes,
@@ -19,7 +20,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     let names = row_names(algorithms);
     let title = format!("Busiest key against the limit: {}", scenario.name);
     let timeline = Timeline::new(scenario);
-    let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+    let axis = Axis::of(scenario);
+    let limit = axis.limit;
     let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
         .map(|a| {
@@ -38,7 +40,7 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .flat_map(|(_, s)| s)
         .map(|p| p.1)
         .fold(limit as f64, f64::max);
-    let limit_name = format!("policy limit ({limit} per {})", format_duration(window));
+    let limit_name = axis.limit_name;
     let mut legend: Vec<LegendEntry> = algorithms
         .iter()
         .zip(&tied)
@@ -46,8 +48,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
         .collect();
     legend.push(LegendEntry::other(&limit_name, REFERENCE, Mark::Line));
     let y_desc = format!(
-        "most admitted by one key in {} (per {} bucket)",
-        format_duration(window),
+        "{} (per {} bucket)",
+        axis.counted,
         format_duration(scenario.bucket)
     );
     let x_desc = format!("time ({})", timeline.unit_name);
@@ -82,8 +84,10 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
                 c,
                 |x, y| {
                     format!(
-                        "{name}, {}: busiest key held {y:.0} of {limit} in its window",
-                        timeline.at(x)
+                        "{name}, {}: busiest {} held {y:.0} of {limit} in its {}",
+                        timeline.at(x),
+                        axis.who,
+                        axis.span
                     )
                 },
             )?;
@@ -93,13 +97,57 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
     Ok(super::Chart {
         file: FILE,
         lead: None,
-        caption: format!(
-            "Per time bucket, the most requests any one key had admitted in its rolling {} \
-             window, under each algorithm, against the policy's limit of {limit} (black): the \
-             limit bounds this per-key count, not the total rate.",
-            format_duration(window)
-        ),
+        caption: axis.caption,
         title,
         svg,
     })
+}
+
+/// What the chart counts, and against which limit.
+struct Axis {
+    limit: u64,
+    limit_name: String,
+    /// The y axis, before its bucket.
+    counted: String,
+    /// Whose count: `key` or `client`.
+    who: &'static str,
+    /// What it counts in: `window` or `period`.
+    span: &'static str,
+    caption: String,
+}
+
+impl Axis {
+    fn of(scenario: &Scenario) -> Axis {
+        let intent = &scenario.intent;
+        if let Some(calendar) = intent.base.calendar {
+            let limit = intent.base.limit;
+            let who = if intent.per_client() { "client" } else { "key" };
+            return Axis {
+                limit,
+                limit_name: format!("intent ({limit} per {calendar})"),
+                counted: format!("most admitted to one {who} in its period"),
+                who,
+                span: "period",
+                caption: format!(
+                    "Per time bucket, the most requests any one {who} had admitted in its \
+                     calendar period ({calendar}), under each algorithm, against the intent's \
+                     allowance of {limit} (black): a period fills up, then starts again from 0."
+                ),
+            };
+        }
+        let (limit, window) = (scenario.policy.limit, scenario.policy.window);
+        let window = format_duration(window);
+        Axis {
+            limit,
+            limit_name: format!("policy limit ({limit} per {window})"),
+            counted: format!("most admitted by one key in {window}"),
+            who: "key",
+            span: "window",
+            caption: format!(
+                "Per time bucket, the most requests any one key had admitted in its rolling \
+                 {window} window, under each algorithm, against the policy's limit of {limit} \
+                 (black): the limit bounds this per-key count, not the total rate."
+            ),
+        }
+    }
 }

@@ -220,16 +220,21 @@ pub fn and_list(items: &[String]) -> String {
 
 /// Every chart the run's results support. The delay chart is left out when no algorithm
 /// delayed a request, the retry chart when no client retries, the token budget chart when no
-/// rule counts tokens.
+/// rule counts tokens, the worst moment's under an intent per calendar period (whose worst
+/// window is a whole period: the busiest key chart draws it).
 pub fn all(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<Vec<Chart>> {
     let mut charts = vec![
         rate::chart(scenario, algorithms)?,
         busiest::chart(scenario, algorithms)?,
-        worst::chart(scenario, algorithms)?,
+    ];
+    if !scenario.intent.per_period() {
+        charts.push(worst::chart(scenario, algorithms)?);
+    }
+    charts.extend([
         accuracy::chart(scenario, algorithms)?,
         hurt::chart(scenario, algorithms)?,
         memory::chart(scenario, algorithms)?,
-    ];
+    ]);
     if algorithms.iter().any(|a| a.delay.count > 0) {
         charts.push(delay::chart(scenario, algorithms)?);
     }

@@ -5,7 +5,28 @@ use super::ctx::Ctx;
 use crate::algorithms::AlgorithmKind;
 use crate::calendar::{Calendar, Period, parse_weekday};
 use crate::error::Result;
-use crate::scenario::raw::{RawRule, S};
+use crate::scenario::raw::{Int, RawRule, S};
+
+/// The fields that place a calendar period, as a rule or an `[intent]` writes them beside its
+/// `window`.
+pub(super) struct CalendarFields<'a> {
+    pub time_zone: Option<&'a S<String>>,
+    pub week_starts: Option<&'a S<String>>,
+    pub month_starts: Option<&'a S<Int>>,
+}
+
+impl CalendarFields<'_> {
+    /// The first field written, by name, with where it is.
+    pub fn first_written(&self) -> Option<(&'static str, std::ops::Range<usize>)> {
+        [
+            ("time_zone", self.time_zone.map(S::span)),
+            ("week_starts", self.week_starts.map(S::span)),
+            ("month_starts", self.month_starts.map(S::span)),
+        ]
+        .into_iter()
+        .find_map(|(n, s)| Some((n, s?)))
+    }
+}
 
 impl Ctx<'_> {
     /// The calendar of a `calendar_window` rule; `None` for any other algorithm, which may not
@@ -16,14 +37,14 @@ impl Ctx<'_> {
         r: &RawRule,
         f: &dyn Fn(&str) -> String,
     ) -> Result<Option<&'static Calendar>> {
-        let written = [
-            ("time_zone", r.time_zone.as_ref().map(S::span)),
-            ("week_starts", r.week_starts.as_ref().map(S::span)),
-            ("month_starts", r.month_starts.as_ref().map(S::span)),
-        ];
+        let fields = CalendarFields {
+            time_zone: r.time_zone.as_ref(),
+            week_starts: r.week_starts.as_ref(),
+            month_starts: r.month_starts.as_ref(),
+        };
         let window = r.window.get_ref();
         if kind != AlgorithmKind::CalendarWindow {
-            if let Some((name, span)) = written.into_iter().find_map(|(n, s)| Some((n, s?))) {
+            if let Some((name, span)) = fields.first_written() {
                 return Err(self.err(
                     span,
                     &f(name),
@@ -50,7 +71,7 @@ impl Ctx<'_> {
                 "`calendar_window` is not a library profile: it takes no native parameters",
             ));
         }
-        let Some(mut period) = Period::parse(window) else {
+        let Some(period) = Period::parse(window) else {
             let length = crate::time::parse_positive_duration(window).is_ok();
             let hint = if length {
                 ": a window of one length is `fixed_window`'s"
@@ -65,7 +86,18 @@ impl Ctx<'_> {
                 ),
             ));
         };
-        if let Some(w) = &r.week_starts {
+        self.calendar_in(period, &fields, f).map(Some)
+    }
+
+    /// The calendar of `period` as `fields` place it: the weekday a week starts on, the day a
+    /// month starts on, and the time zone (UTC when none is written).
+    pub(super) fn calendar_in(
+        &self,
+        mut period: Period,
+        fields: &CalendarFields,
+        f: &dyn Fn(&str) -> String,
+    ) -> Result<&'static Calendar> {
+        if let Some(w) = fields.week_starts {
             let Period::Week(_) = period else {
                 return Err(self.err(
                     w.span(),
@@ -85,7 +117,7 @@ impl Ctx<'_> {
             })?;
             period = Period::Week(day);
         }
-        if let Some(m) = &r.month_starts {
+        if let Some(m) = fields.month_starts {
             let Period::Month(_) = period else {
                 return Err(self.err(
                     m.span(),
@@ -96,15 +128,15 @@ impl Ctx<'_> {
             let day = self.whole(m, &f("month_starts"), "a day of the month", 1, 31)?;
             period = Period::Month(day as u8);
         }
-        let zone = r.time_zone.as_ref();
+        let zone = fields.time_zone;
         let calendar = Calendar::new(period, zone.map_or("UTC", |z| z.get_ref())).map_err(|e| {
             let span = zone.map(S::span).unwrap_or_default();
             self.err(span, &f("time_zone"), e.to_string())
         })?;
-        Ok(Some(calendar.intern()))
+        Ok(calendar.intern())
     }
 
-    /// A `per_tier` entry's calendar: its own period (`window`), on the base rule's clocks and
+    /// A `per_tier` entry's calendar: its own period (`window`), on the base's clocks and
     /// anchors; the base's calendar when it names none.
     pub(super) fn tier_calendar(
         &self,
@@ -124,7 +156,7 @@ impl Ctx<'_> {
                     w.span(),
                     field,
                     format!(
-                        "a calendar window's tier counts per calendar period too: write `day`, `week`, `month` or `year`, not `{}`",
+                        "counts per calendar period, as its base does: write `day`, `week`, `month` or `year`, not `{}`",
                         w.get_ref()
                     ),
                 ));

@@ -116,7 +116,7 @@ impl<'a> Ctx<'a> {
                 s.span(),
                 field,
                 format!(
-                    "`{}` is a calendar period, not a length: a quota per calendar {} is a contender rule with `algorithm = \"calendar_window\"`; here, write a length such as `30d`",
+                    "`{}` is a calendar period, not a length: a quota per calendar {} is a contender rule with `algorithm = \"calendar_window\"`, an allowance per period an `[intent]` window; here, write a length such as `30d`",
                     s.get_ref().trim(),
                     p.word()
                 ),

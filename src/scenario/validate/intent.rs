@@ -2,11 +2,14 @@
 //! per-client figures (`metrics::intent`). Absent, it is the policy's limit, window and burst
 //! per real client.
 
+use super::calendar::CalendarFields;
 use super::ctx::{Ctx, Found};
+use crate::calendar::{Calendar, Period};
 use crate::error::Result;
 use crate::metrics::{Entitlement, Intent, IntentUnit, Per, RouteEntitlement, TierEntitlement};
 use crate::policy::Policy;
-use crate::scenario::raw::{RawIntent, RawKey, RawScenario, S};
+use crate::scenario::raw::{Int, RawIntent, RawKey, RawScenario, S};
+use crate::time::Nanos;
 use crate::traffic::{Arrivals, SourceSpec};
 
 impl Ctx<'_> {
@@ -25,11 +28,14 @@ impl Ctx<'_> {
             Some(l) => found.ok(self.count(l, "intent.limit", u32::MAX as u64)),
             None => Some(policy.limit),
         };
-        let window = match &i.window {
-            Some(w) => found.ok(self.duration(w, "intent.window", true)),
-            None => Some(policy.window),
+        let calendar = found.ok(self.intent_calendar(i, policy.window));
+        let window = match (&i.window, calendar) {
+            (_, Some(Some(c))) => Some(c.longest()),
+            (Some(w), _) => found.ok(self.duration(w, "intent.window", true)),
+            (None, _) => Some(policy.window),
         };
         let burst = match (&i.burst, limit) {
+            _ if matches!(calendar, Some(Some(_))) => limit,
             (Some(b), _) => found.ok(self.count(b, "intent.burst", u32::MAX as u64)),
             // The policy's burst goes with the policy's limit; a limit of its own has none.
             (None, l) if i.limit.is_none() => l.map(|_| policy.burst),
@@ -61,6 +67,7 @@ impl Ctx<'_> {
             limit: limit?,
             window: window?,
             burst: burst?,
+            calendar: calendar?,
         };
         let per_tier = found.ok(self.intent_tiers(i, base));
         let per_route =
@@ -91,6 +98,98 @@ impl Ctx<'_> {
         })
     }
 
+    /// The calendar of an intent per calendar period (`window = "month"`, in `time_zone`, from
+    /// `week_starts` or `month_starts`); `None` for one in rolling windows, which may carry no
+    /// calendar field. An allowance per period states its own limit, and has no burst.
+    fn intent_calendar(
+        &self,
+        i: &RawIntent,
+        policy_window: Nanos,
+    ) -> Result<Option<&'static Calendar>> {
+        let fields = CalendarFields {
+            time_zone: i.time_zone.as_ref(),
+            week_starts: i.week_starts.as_ref(),
+            month_starts: i.month_starts.as_ref(),
+        };
+        let f = |name: &str| format!("intent.{name}");
+        let Some((window, period)) = (i.window.as_ref())
+            .and_then(|w| Some((w, Period::parse(w.get_ref())?)))
+        else {
+            return match fields.first_written() {
+                Some((name, span)) => Err(self.err(
+                    span,
+                    &f(name),
+                    format!(
+                        "`{name}` places a calendar period: write `window = \"month\"` (or \"day\", \"week\", \"year\") to allow the limit per period, or drop it"
+                    ),
+                )),
+                None => Ok(None),
+            };
+        };
+        if i.limit.is_none() {
+            return Err(self.err(
+                window.span(),
+                "intent.limit",
+                format!(
+                    "an allowance per calendar {} states its own `limit`: the policy's is per {}",
+                    period.word(),
+                    crate::time::format_duration(policy_window)
+                ),
+            ));
+        }
+        if let Some(b) = &i.burst {
+            return Err(self.err(
+                b.span(),
+                "intent.burst",
+                "an allowance per calendar period has no burst: the whole limit may be used at any time of the period",
+            ));
+        }
+        self.calendar_in(period, &fields, &f).map(Some)
+    }
+
+    /// A `per_tier` or `per_route` entry's window, burst and calendar (`rf`: its field): its
+    /// own window, else the base's; its own burst, else its limit. Under a base per calendar
+    /// period the entry counts per period too (its own period on the base's clocks), with no
+    /// burst; under a rolling base it counts in a rolling window.
+    fn entry_window(
+        &self,
+        base: Entitlement,
+        limit: u64,
+        (window, burst): (Option<&S<String>>, Option<&S<Int>>),
+        rf: &str,
+    ) -> Result<(Nanos, u64, Option<&'static Calendar>)> {
+        if let Some(c) = base.calendar {
+            if let Some(b) = burst {
+                return Err(self.err(
+                    b.span(),
+                    &format!("{rf}.burst"),
+                    "an allowance per calendar period has no burst",
+                ));
+            }
+            let c = self.tier_calendar(c, window, &format!("{rf}.window"))?;
+            return Ok((c.longest(), limit, Some(c)));
+        }
+        let window_ns = match window {
+            Some(w) if Period::parse(w.get_ref()).is_some() => {
+                return Err(self.err(
+                    w.span(),
+                    &format!("{rf}.window"),
+                    format!(
+                        "`{}` is a calendar period, but the intent's base counts in a rolling window: give the base a calendar `window` too (an intent counts per period or in rolling windows, not both)",
+                        w.get_ref().trim()
+                    ),
+                ));
+            }
+            Some(w) => self.duration(w, &format!("{rf}.window"), true)?,
+            None => base.window,
+        };
+        let burst = match burst {
+            Some(b) => self.count(b, &format!("{rf}.burst"), u32::MAX as u64)?,
+            None => limit,
+        };
+        Ok((window_ns, burst, None))
+    }
+
     /// `per_route`: each entry's routes (patterns as a rule's `routes`) and entitlement
     /// (window and burst default to the base's window and to its own limit); `tiers` entries
     /// already hold some of the 254 bounds a judge tells apart.
@@ -113,19 +212,14 @@ impl Ctx<'_> {
                 ));
             }
             let limit = self.count(&r.limit, &format!("{rf}.limit"), u32::MAX as u64)?;
-            let window_ns = match &r.window {
-                Some(w) => self.duration(w, &format!("{rf}.window"), true)?,
-                None => base.window,
-            };
-            let burst = match &r.burst {
-                Some(b) => self.count(b, &format!("{rf}.burst"), u32::MAX as u64)?,
-                None => limit,
-            };
+            let (window_ns, burst, calendar) =
+                self.entry_window(base, limit, (r.window.as_ref(), r.burst.as_ref()), &rf)?;
             out.push(RouteEntitlement {
                 routes: routes.into_iter().map(|r| r.0).collect(),
                 limit,
                 window_ns,
                 burst,
+                calendar,
             });
         }
         if tiers + out.len() > u8::MAX as usize - 1 {
@@ -225,19 +319,14 @@ impl Ctx<'_> {
             let tf = format!("intent.per_tier[{k}]");
             let list = self.claim_tiers(&t.tiers, &tf, &mut claimed, None)?;
             let limit = self.count(&t.limit, &format!("{tf}.limit"), u32::MAX as u64)?;
-            let window_ns = match &t.window {
-                Some(w) => self.duration(w, &format!("{tf}.window"), true)?,
-                None => base.window,
-            };
-            let burst = match &t.burst {
-                Some(b) => self.count(b, &format!("{tf}.burst"), u32::MAX as u64)?,
-                None => limit,
-            };
+            let (window_ns, burst, calendar) =
+                self.entry_window(base, limit, (t.window.as_ref(), t.burst.as_ref()), &tf)?;
             out.push(TierEntitlement {
                 tiers: list,
                 limit,
                 window_ns,
                 burst,
+                calendar,
             });
         }
         if out.len() > u8::MAX as usize - 1 {
