@@ -505,6 +505,7 @@ pub struct AlgorithmReport {
     pub intent_unit: IntentUnit,
     /// Per `timeseries` bucket, the most admissions of one key in its rolling window at an
     /// admission in the bucket (0 when nothing was admitted): the busiest-key chart's data.
+    /// Under an intent per calendar period, the most one judged client had in its period.
     #[serde(skip)]
     pub busiest_key: Vec<u64>,
     /// Per source (in `sources` order), per bucket: retries; empty for sources that never

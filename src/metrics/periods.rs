@@ -91,7 +91,8 @@ pub(super) struct Periods {
 /// intent per period one).
 #[inline]
 fn calendar(b: Bound) -> &'static Calendar {
-    b.calendar.expect("an intent per period has a calendar in every bound")
+    b.calendar
+        .expect("an intent per period has a calendar in every bound")
 }
 
 impl Periods {
@@ -350,9 +351,8 @@ mod tests {
     #[test]
     fn a_hand_computed_run_per_day() {
         let mut p = judge(&intent(3, day_utc()));
-        let mut on = |h: u64, admit: bool, source: u16| {
-            p.on_decision(0, h * H, 1, decided(admit, source))
-        };
+        let mut on =
+            |h: u64, admit: bool, source: u16| p.on_decision(0, h * H, 1, decided(admit, source));
         // 1 March: admitted at 1, 2, 3 (the exact limiter too), 5 (a violation: 4 > 3);
         // refused at 6 (no room: never needless).
         assert_eq!(on(1, true, 0), Some(1));
@@ -408,8 +408,14 @@ mod tests {
         let mut p = judge(&intent(1, month));
         // 31 days after 1 March 00:00 UTC is 1 April 00:00 UTC: still March in São Paulo.
         p.on_decision(0, 3 * H, 1, decided(true, 0));
-        assert_eq!(p.on_decision(0, 31 * D + 2 * H, 1, decided(true, 0)), Some(2));
-        assert_eq!(p.on_decision(0, 31 * D + 3 * H, 1, decided(true, 0)), Some(1));
+        assert_eq!(
+            p.on_decision(0, 31 * D + 2 * H, 1, decided(true, 0)),
+            Some(2)
+        );
+        assert_eq!(
+            p.on_decision(0, 31 * D + 3 * H, 1, decided(true, 0)),
+            Some(1)
+        );
         let (_, bursts, _) = p.finish();
         assert_eq!(bursts.policy_violations, 1);
     }
@@ -439,7 +445,10 @@ mod tests {
             p.on_decision(id, D + H, 1, decided(true, 0));
         }
         let (_, bursts, _) = p.finish();
-        assert_eq!(bursts.policy_violations, 1, "the free client's second on 1 March");
+        assert_eq!(
+            bursts.policy_violations, 1,
+            "the free client's second on 1 March"
+        );
     }
 
     proptest! {

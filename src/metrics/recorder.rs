@@ -111,7 +111,12 @@ impl Recorder {
             },
             judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
             weighed: weighed.then(|| {
-                UnitJudge::new(intent, Bounds::of_intent(intent, 0, |_| None), epoch_ns, (0, 0))
+                UnitJudge::new(
+                    intent,
+                    Bounds::of_intent(intent, 0, |_| None),
+                    epoch_ns,
+                    (0, 0),
+                )
             }),
             epoch_ns,
             routes: match routed {
@@ -357,11 +362,7 @@ impl Recorder {
         }
         if let Some(w) = &mut self.weighed {
             let id = if self.intent.per_client() { id } else { key };
-            let units = match self.intent.unit.is_requests() {
-                true => 1,
-                false => u64::from(units),
-            };
-            if let Some(n) = w.admit(id, source, time, units) {
+            if let Some(n) = w.admit(id, source, time, u64::from(units)) {
                 in_window = n;
             }
         }
@@ -696,7 +697,13 @@ impl UnitJudge {
         }
     }
 
-    fn finish(self) -> (super::accuracy::AccuracyPart, super::burst::BurstsPart, UnitsPart) {
+    fn finish(
+        self,
+    ) -> (
+        super::accuracy::AccuracyPart,
+        super::burst::BurstsPart,
+        UnitsPart,
+    ) {
         match self {
             UnitJudge::Rolling(w) => w.finish(),
             UnitJudge::Periods(p) => p.finish(),

@@ -6,6 +6,7 @@ mod bench;
 mod bounds;
 mod browser;
 mod calendar;
+mod calendar_intent;
 mod check;
 mod cli;
 mod closed_loop;

@@ -112,8 +112,8 @@ impl Ctx<'_> {
             month_starts: i.month_starts.as_ref(),
         };
         let f = |name: &str| format!("intent.{name}");
-        let Some((window, period)) = (i.window.as_ref())
-            .and_then(|w| Some((w, Period::parse(w.get_ref())?)))
+        let Some((window, period)) =
+            (i.window.as_ref()).and_then(|w| Some((w, Period::parse(w.get_ref())?)))
         else {
             return match fields.first_written() {
                 Some((name, span)) => Err(self.err(
