@@ -44,7 +44,8 @@ pub const DEFAULT_REFUSE_STATUS: u16 = 503;
 /// Observes one algorithm's or contender's run, decision by decision, and builds its
 /// [`AlgorithmReport`] at the end; the figures are measured against the scenario's intent.
 pub struct Recorder {
-    window: Nanos,
+    /// How often the tallies are swept, in virtual time.
+    sweep_every: Nanos,
     intent: Intent,
     /// Per source: user → tier, for an intent with tiers (read once, before the run).
     tiers: Vec<(String, String)>,
@@ -54,7 +55,7 @@ pub struct Recorder {
     /// With an intent in units of cost or per calendar period, the judge of every client (or
     /// key), from the start: the per-key tallies then judge nothing the report shows but the
     /// rate error (none per period).
-    weighed: Option<UnitJudge>,
+    intent_judge: Option<IntentJudge>,
     /// The instant virtual time 0 stands for, in ns since the Unix epoch (calendar periods
     /// hang on it).
     epoch_ns: u64,
@@ -99,19 +100,19 @@ impl Recorder {
             false => (intent.base.window, intent.base.window),
         };
         let routed = intent.per_client() && !intent.per_route.is_empty();
-        let weighed = !intent.unit.is_requests() || intent.per_period();
-        let tiered = (intent.per_client() && !intent.per_tier.is_empty() || routed) && !weighed;
+        let own_judge = !intent.unit.is_requests() || intent.per_period();
+        let tiered = (intent.per_client() && !intent.per_tier.is_empty() || routed) && !own_judge;
         Recorder {
-            window: sweep,
+            sweep_every: sweep,
             intent: intent.clone(),
-            tiers: if tiered || weighed && intent.per_client() {
+            tiers: if tiered || own_judge && intent.per_client() {
                 users_tiers(sources)
             } else {
                 Vec::new()
             },
             judged: tiered.then(|| Judged::new(Bounds::of_intent(intent, 0, |_| None), 0)),
-            weighed: weighed.then(|| {
-                UnitJudge::new(
+            intent_judge: own_judge.then(|| {
+                IntentJudge::new(
                     intent,
                     Bounds::of_intent(intent, 0, |_| None),
                     epoch_ns,
@@ -165,7 +166,7 @@ impl Recorder {
     /// fills them, instead of being copied at every doubling. Changes no figure.
     pub fn reserve_for(&mut self, keys: &KeySpace) {
         self.entries.reserve(keys.len(), keys.clients());
-        if !self.tiers.is_empty() || self.judged.is_some() || self.weighed.is_some() {
+        if !self.tiers.is_empty() || self.judged.is_some() || self.intent_judge.is_some() {
             // Each client's entitlement, once: its name's tier (clients interned later, of
             // replayed traces, have the base).
             let tier = |id: usize| {
@@ -178,11 +179,11 @@ impl Recorder {
             let bounds = Bounds::of_intent(&self.intent, keys.clients(), tier);
             let ids = keys.clients() * self.stride as usize;
             let (intent, epoch) = (&self.intent, self.epoch_ns);
-            match &mut self.weighed {
+            match &mut self.intent_judge {
                 Some(w) if intent.per_client() => {
-                    *w = UnitJudge::new(intent, bounds, epoch, (ids, keys.len()))
+                    *w = IntentJudge::new(intent, bounds, epoch, (ids, keys.len()))
                 }
-                Some(w) => *w = UnitJudge::new(intent, bounds, epoch, (keys.len(), keys.len())),
+                Some(w) => *w = IntentJudge::new(intent, bounds, epoch, (keys.len(), keys.len())),
                 None => self.judged = Some(Judged::new(bounds, ids)),
             }
         }
@@ -223,7 +224,7 @@ impl Recorder {
                 .on_decision(a.key, &mut key.exact, t, admitted, estimate, || {
                     bursts.count_now(a.key, history, t)
                 });
-        let over_policy = match &mut self.weighed {
+        let over_policy = match &mut self.intent_judge {
             Some(w) => !w.key_within(a.key, t, u64::from(self.intent.unit.weigh(a))),
             None => !exact_admits,
         };
@@ -256,7 +257,7 @@ impl Recorder {
             }
         }
         let mut in_period = None;
-        if let Some(w) = &mut self.weighed {
+        if let Some(w) = &mut self.intent_judge {
             let id = match self.intent.per_client() {
                 true => judged_id(a.client, a.source, &self.routes, self.stride),
                 false => a.key,
@@ -306,7 +307,7 @@ impl Recorder {
     /// Whether the per-key tallies still judge the clients of a per-client intent.
     #[inline]
     fn judging_keys(&self) -> bool {
-        self.judged.is_none() && self.weighed.is_none() && self.intent.per_client()
+        self.judged.is_none() && self.intent_judge.is_none() && self.intent.per_client()
     }
 
     /// Clients stop mirroring keys (see [`PerKey`]): every tally keeps them from now on, and
@@ -360,7 +361,7 @@ impl Recorder {
         if let Some(judged) = &mut self.judged {
             judged.on_admit(id, source, time);
         }
-        if let Some(w) = &mut self.weighed {
+        if let Some(w) = &mut self.intent_judge {
             let id = if self.intent.per_client() { id } else { key };
             if let Some(n) = w.admit(id, source, time, u64::from(units)) {
                 in_window = n;
@@ -377,7 +378,7 @@ impl Recorder {
     /// How often [`Recorder::evict_idle`] should run: once per intent window of virtual time
     /// (once a day per calendar period).
     pub fn sweep_every(&self) -> Nanos {
-        self.window
+        self.sweep_every
     }
 
     /// Frees what no longer matters at `now`; called once per policy window of virtual time.
@@ -389,7 +390,7 @@ impl Recorder {
         if let Some(judged) = &mut self.judged {
             judged.sweep(now);
         }
-        if let Some(w) = &mut self.weighed {
+        if let Some(w) = &mut self.intent_judge {
             w.sweep(now);
         }
     }
@@ -411,14 +412,14 @@ impl Recorder {
         let mut accuracy = self.accuracy.finish();
         let mut bursts = self.bursts.finish(self.entries.keys());
         let judged_clients =
-            self.judged.is_some() || self.weighed.is_some() && self.intent.per_client();
+            self.judged.is_some() || self.intent_judge.is_some() && self.intent.per_client();
         // Per real client; the rate error stays the estimate's, of its own key.
         let mean_rate_error = accuracy.mean_rate_error;
         if let Some(judged) = self.judged.take() {
             (accuracy, bursts) = judged.finish();
         }
         let mut units = None;
-        if let Some(w) = self.weighed.take() {
+        if let Some(w) = self.intent_judge.take() {
             let part;
             (accuracy, bursts, part) = w.finish();
             // Per period in requests, the units are the requests.
@@ -643,26 +644,26 @@ fn settles(traffic: &[SourceSpec]) -> bool {
     traffic.iter().any(|s| s.settles())
 }
 
-/// The judge of an intent in units or per calendar period.
-enum UnitJudge {
+/// The judge of an intent in units (rolling) or per calendar period.
+enum IntentJudge {
     Rolling(Weighed),
     Periods(Periods),
 }
 
-impl UnitJudge {
+impl IntentJudge {
     /// The judge `intent` needs over `bounds`, with room for `(ids, keys)`.
     fn new(intent: &Intent, bounds: Bounds, epoch_ns: u64, (ids, keys): (usize, usize)) -> Self {
         match intent.per_period() {
-            true => UnitJudge::Periods(Periods::with_room(bounds, epoch_ns, ids, keys)),
-            false => UnitJudge::Rolling(Weighed::with_room(bounds, ids, keys)),
+            true => IntentJudge::Periods(Periods::with_room(bounds, epoch_ns, ids, keys)),
+            false => IntentJudge::Rolling(Weighed::with_room(bounds, ids, keys)),
         }
     }
 
     #[inline]
     fn key_within(&mut self, key: u32, t: Nanos, units: u64) -> bool {
         match self {
-            UnitJudge::Rolling(w) => w.key_within(key, t, units),
-            UnitJudge::Periods(p) => p.key_within(key, t, units),
+            IntentJudge::Rolling(w) => w.key_within(key, t, units),
+            IntentJudge::Periods(p) => p.key_within(key, t, units),
         }
     }
 
@@ -670,11 +671,11 @@ impl UnitJudge {
     #[inline]
     fn on_decision(&mut self, id: u32, t: Nanos, units: u64, d: Decided) -> Option<u64> {
         match self {
-            UnitJudge::Rolling(w) => {
+            IntentJudge::Rolling(w) => {
                 w.on_decision(id, t, units, d);
                 None
             }
-            UnitJudge::Periods(p) => p.on_decision(id, t, units, d),
+            IntentJudge::Periods(p) => p.on_decision(id, t, units, d),
         }
     }
 
@@ -682,18 +683,18 @@ impl UnitJudge {
     #[inline]
     fn admit(&mut self, id: u32, source: u16, t: Nanos, units: u64) -> Option<u64> {
         match self {
-            UnitJudge::Rolling(w) => {
+            IntentJudge::Rolling(w) => {
                 w.admit(id, source, t, units);
                 None
             }
-            UnitJudge::Periods(p) => Some(p.admit(id, source, t, units)),
+            IntentJudge::Periods(p) => Some(p.admit(id, source, t, units)),
         }
     }
 
     fn sweep(&mut self, now: Nanos) {
         match self {
-            UnitJudge::Rolling(w) => w.sweep(now),
-            UnitJudge::Periods(p) => p.sweep(now),
+            IntentJudge::Rolling(w) => w.sweep(now),
+            IntentJudge::Periods(p) => p.sweep(now),
         }
     }
 
@@ -705,8 +706,8 @@ impl UnitJudge {
         UnitsPart,
     ) {
         match self {
-            UnitJudge::Rolling(w) => w.finish(),
-            UnitJudge::Periods(p) => p.finish(),
+            IntentJudge::Rolling(w) => w.finish(),
+            IntentJudge::Periods(p) => p.finish(),
         }
     }
 }

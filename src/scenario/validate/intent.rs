@@ -31,8 +31,9 @@ impl Ctx<'_> {
         let calendar = found.ok(self.intent_calendar(i, policy.window));
         let window = match (&i.window, calendar) {
             (_, Some(Some(c))) => Some(c.longest()),
-            (Some(w), _) => found.ok(self.duration(w, "intent.window", true)),
-            (None, _) => Some(policy.window),
+            (_, None) => None, // the calendar's error says what is wrong
+            (Some(w), Some(None)) => found.ok(self.duration(w, "intent.window", true)),
+            (None, Some(None)) => Some(policy.window),
         };
         let burst = match (&i.burst, limit) {
             _ if matches!(calendar, Some(Some(_))) => limit,
