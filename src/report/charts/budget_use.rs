@@ -1,5 +1,5 @@
-//! Budgets used over time: one panel per rule of a kind (rules of the same name in several
-//! contenders share a panel, so contenders compare side by side), each line per time bucket
+//! Budgets used over time: one panel per rule of a kind (rules of the same name and budget in
+//! several contenders share a panel, so contenders compare side by side), each line per time bucket
 //! the most one rule key used of the rule's limit, as a share of it. The token budgets and
 //! the calendar quotas are two such charts.
 
@@ -54,11 +54,12 @@ impl Budget {
                 let points =
                     timeline.series(|i| busiest.get(i).copied().unwrap_or(0) as f64 / limit);
                 let line = (a.algorithm.as_str(), points);
-                match out.iter_mut().find(|p| p.rule == rule.name) {
+                let caption = (self.caption)(rule);
+                match (out.iter_mut()).find(|p| p.rule == rule.name && p.caption == caption) {
                     Some(p) => p.lines.push(line),
                     None => out.push(Panel {
                         rule: &rule.name,
-                        caption: (self.caption)(rule),
+                        caption,
                         lines: vec![line],
                     }),
                 }

@@ -39,7 +39,9 @@ use crate::algorithms::AlgorithmKind;
 use crate::error::{Error, Result};
 use crate::metrics::{AlgorithmReport, TimeBucket};
 use crate::scenario::Scenario;
-use crate::time::{NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MIN, NANOS_PER_SEC, Nanos};
+use crate::time::{
+    NANOS_PER_DAY, NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MIN, NANOS_PER_SEC, Nanos,
+};
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -783,9 +785,11 @@ pub fn escape(s: &str) -> String {
     quick_xml::escape::escape(s).into_owned()
 }
 
-/// A time unit for an axis: the largest of ms, s, min, h that keeps `span` at 2 units or more.
+/// A time unit for an axis: the largest of ms, s, min, h, d that keeps `span` at 2 units or
+/// more.
 pub fn time_unit(span: Nanos) -> (f64, &'static str) {
     [
+        (NANOS_PER_DAY, "d"),
         (NANOS_PER_HOUR, "h"),
         (NANOS_PER_MIN, "min"),
         (NANOS_PER_SEC, "s"),
@@ -985,6 +989,8 @@ mod tests {
 
     #[test]
     fn units() {
+        assert_eq!(time_unit(61 * NANOS_PER_DAY).1, "d");
+        assert_eq!(time_unit(24 * NANOS_PER_HOUR).1, "h");
         assert_eq!(time_unit(3 * NANOS_PER_MIN).1, "min");
         assert_eq!(time_unit(90 * NANOS_PER_SEC).1, "s");
         assert_eq!(time_unit(NANOS_PER_SEC).1, "ms");
