@@ -7,6 +7,12 @@
 //! 03:00 UTC on the 1st and a day across a DST change lasts 23 or 25 hours. The Redis
 //! equivalent is `INCRBY` on a key named after the period with `EXPIREAT` its end. Refused
 //! requests are not counted.
+//!
+//! Kong's `rate-limiting` names its counter after the period but sets its lifetime from the
+//! period's first admission (`EXPIRE` of 30 days for a month, 365 for a year; its
+//! `expiration.lua`): in a 31-day month the counter expires a day early, and the next
+//! admission starts it again from 0. A counter lifetime ([`CalendarWindow::with_counter_ttl`])
+//! models it.
 
 use super::{
     AlgorithmKind, Cost, Decision, Limiter, Outcome, Params, ParamsError, beyond_capacity,
@@ -22,15 +28,19 @@ pub struct CalendarWindow {
     calendar: &'static Calendar,
     /// The instant virtual time 0 stands for, in ns since the Unix epoch.
     epoch_ns: u64,
+    /// How long a period's counter lives after its first admission; `None`: to the period's
+    /// end.
+    counter_ttl: Option<Nanos>,
 }
 
-/// Per-key state: the period last seen (its bounds in ns since the Unix epoch) and the
-/// admissions counted in it.
+/// Per-key state: the period last seen (its bounds in ns since the Unix epoch), the
+/// admissions counted in it, and when that count expires (with a counter lifetime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CalendarWindowState {
     pub(crate) start: u64,
     pub(crate) end: u64,
     pub(crate) count: u64,
+    pub(crate) expires: u64,
 }
 
 impl CalendarWindow {
@@ -42,7 +52,22 @@ impl CalendarWindow {
             limit: params.limit,
             calendar,
             epoch_ns: DEFAULT_START,
+            counter_ttl: None,
         })
+    }
+
+    /// The same limiter whose period counter lives `ttl` from its first admission (Kong's
+    /// month and year counters); `None`: to the period's end.
+    pub fn with_counter_ttl(self, ttl: Option<Nanos>) -> Self {
+        CalendarWindow {
+            counter_ttl: ttl,
+            ..self
+        }
+    }
+
+    /// How long a period's counter lives after its first admission, if not to the period's end.
+    pub fn counter_ttl(&self) -> Option<Nanos> {
+        self.counter_ttl
     }
 
     /// The calendar the periods come from.
@@ -64,7 +89,8 @@ impl CalendarWindow {
         self.epoch_ns.saturating_add(now)
     }
 
-    /// Moves the state to the period holding `at` when it has passed.
+    /// Moves the state to the period holding `at` when it has passed, and drops a count whose
+    /// counter has expired.
     fn roll(&self, s: &mut CalendarWindowState, at: u64) {
         if at >= s.end {
             let (start, end) = self.calendar.bounds_cached(at);
@@ -72,8 +98,22 @@ impl CalendarWindow {
                 start,
                 end,
                 count: 0,
+                expires: 0,
             };
+        } else if self.counter_ttl.is_some() && s.count > 0 && at >= s.expires {
+            s.count = 0;
         }
+    }
+
+    /// `units` more on the period's counter at `at`, which starts its lifetime if it held
+    /// nothing.
+    fn count(&self, s: &mut CalendarWindowState, at: u64, units: u64) {
+        if s.count == 0
+            && let Some(ttl) = self.counter_ttl
+        {
+            s.expires = at.saturating_add(ttl);
+        }
+        s.count = s.count.saturating_add(units);
     }
 }
 
@@ -87,11 +127,13 @@ impl Limiter for CalendarWindow {
             start,
             end,
             count: 0,
+            expires: 0,
         }
     }
 
     fn decide_n(&self, s: &mut CalendarWindowState, now: Nanos, cost: Cost) -> Decision {
-        self.roll(s, self.at(now));
+        let at = self.at(now);
+        self.roll(s, at);
         // The period holds `now`, so its end is after virtual time 0.
         let reset_at = s.end - self.epoch_ns;
         let cost = u64::from(cost);
@@ -100,7 +142,7 @@ impl Limiter for CalendarWindow {
             return beyond_capacity(now, fresh_at, self.limit.saturating_sub(s.count));
         }
         if s.count + cost <= self.limit {
-            s.count += cost;
+            self.count(s, at, cost);
             Decision::allow(self.limit - s.count, reset_at)
         } else {
             Decision {
@@ -115,8 +157,9 @@ impl Limiter for CalendarWindow {
 
     /// The current period's count grows by `units`, past the limit if need be (`INCRBY`).
     fn charge(&self, s: &mut CalendarWindowState, now: Nanos, units: Cost) {
-        self.roll(s, self.at(now));
-        s.count = s.count.saturating_add(u64::from(units));
+        let at = self.at(now);
+        self.roll(s, at);
+        self.count(s, at, u64::from(units));
     }
 
     /// The period's count drops by `units` while the period charged is still the key's.
@@ -131,7 +174,8 @@ impl Limiter for CalendarWindow {
     }
 
     fn is_idle(&self, s: &CalendarWindowState, now: Nanos) -> bool {
-        s.count == 0 || self.at(now) >= s.end
+        let at = self.at(now);
+        s.count == 0 || at >= s.end || self.counter_ttl.is_some() && at >= s.expires
     }
 }
 
@@ -176,6 +220,37 @@ mod tests {
         assert!(q.is_idle(&s, feb));
         // February runs 28 days.
         assert_eq!(q.decide(&mut s, feb), Decision::allow(1, feb + 28 * D));
+    }
+
+    /// Kong's month: a counter of 30 days from the month's first admission. January has 31:
+    /// its counter from 1 January 00:00 expires on 31 January 00:00, and that day counts
+    /// afresh.
+    #[test]
+    fn a_counter_that_expires_before_its_month_ends_counts_afresh() {
+        let q = quota(2, Period::Month(1), "UTC").with_counter_ttl(Some(30 * D));
+        let mut s = q.new_state(0);
+        let feb = 31 * D;
+        assert_eq!(q.decide(&mut s, 0), Decision::allow(1, feb));
+        assert_eq!(q.decide(&mut s, D), Decision::allow(0, feb));
+        assert!(!q.decide(&mut s, 2 * D).outcome.is_admitted());
+        assert!(!q.decide(&mut s, 30 * D - 1).outcome.is_admitted());
+        assert!(!q.is_idle(&s, 30 * D - 1));
+        assert!(q.is_idle(&s, 30 * D), "the counter has expired");
+        assert_eq!(q.decide(&mut s, 30 * D), Decision::allow(1, feb));
+        assert_eq!(q.decide(&mut s, 30 * D + H), Decision::allow(0, feb));
+        assert!(!q.decide(&mut s, 30 * D + 2 * H).outcome.is_admitted());
+        // February's counter starts with February's first admission.
+        assert_eq!(
+            q.decide(&mut s, feb + 5 * H),
+            Decision::allow(1, feb + 28 * D)
+        );
+        assert_eq!(s.expires, DEFAULT_START + feb + 5 * H + 30 * D);
+        // Without a lifetime the count holds to the month's end.
+        let plain = quota(2, Period::Month(1), "UTC");
+        let mut s = plain.new_state(0);
+        plain.decide(&mut s, 0);
+        plain.decide(&mut s, D);
+        assert!(!plain.decide(&mut s, 30 * D).outcome.is_admitted());
     }
 
     #[test]
@@ -244,22 +319,32 @@ mod tests {
             which in 0usize..25,
             limit in 1u64..6,
             epoch_s in 1_600_000_000u64..1_900_000_000,
+            ttl_days in proptest::option::of(1u64..40),
             steps in proptest::collection::vec((0u64..20 * D, 1u32..4), 1..60),
         ) {
             let calendar = calendars()[which];
             let other = calendars()[(which + 7) % 25];
             let params = Params { limit, window: calendar.longest(), burst: 0 };
             let epoch = epoch_s * 1_000_000_000;
-            let q = CalendarWindow::new(params, calendar).unwrap().starting_at(epoch);
+            let ttl = ttl_days.map(|d| d * D);
+            let q = CalendarWindow::new(params, calendar)
+                .unwrap()
+                .starting_at(epoch)
+                .with_counter_ttl(ttl);
             let mut s = q.new_state(0);
-            let mut counts: std::collections::HashMap<u64, u64> = Default::default();
+            // Per period start: its counter's count and expiry (as Redis holds a key).
+            let mut counters: std::collections::HashMap<u64, (u64, u64)> = Default::default();
             let mut t = 0;
             for (gap, cost) in steps {
                 // Mostly short gaps, so that periods fill up.
                 t += gap % (calendar.longest() / 8);
-                let (start, end) = calendar.bounds(epoch + t);
-                other.bounds_cached(epoch + t);
-                let count = counts.entry(start).or_default();
+                let at = epoch + t;
+                let (start, end) = calendar.bounds(at);
+                other.bounds_cached(at);
+                let (count, expires) = counters.entry(start).or_default();
+                if ttl.is_some() && at >= *expires {
+                    *count = 0;
+                }
                 let d = q.decide_n(&mut s, t, cost);
                 let admit = *count + u64::from(cost) <= limit;
                 proptest::prop_assert_eq!(d.outcome.is_admitted(), admit);
@@ -268,6 +353,9 @@ mod tests {
                 let reset = if u64::from(cost) > limit && *count == 0 { t } else { end - epoch };
                 proptest::prop_assert_eq!(d.reset_at, reset);
                 if admit {
+                    if *count == 0 {
+                        *expires = at + ttl.unwrap_or(0);
+                    }
                     *count += u64::from(cost);
                 }
                 proptest::prop_assert_eq!(d.remaining, limit.saturating_sub(*count));

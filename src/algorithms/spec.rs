@@ -85,6 +85,26 @@ impl LimiterSpec {
         })
     }
 
+    /// A calendar window whose period counter lives `ttl` from its first admission (Kong's
+    /// month and year); any other limiter as it is.
+    pub fn with_counter_ttl(self, ttl: Option<Nanos>) -> LimiterSpec {
+        match self.built {
+            Built::CalendarWindow(c) => LimiterSpec {
+                built: Built::CalendarWindow(c.with_counter_ttl(ttl)),
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// A calendar window's counter lifetime from its period's first admission, if it has one.
+    pub fn counter_ttl(&self) -> Option<Nanos> {
+        match self.built {
+            Built::CalendarWindow(c) => c.counter_ttl(),
+            _ => None,
+        }
+    }
+
     /// The calendar a calendar window counts on; `None` for any other limiter.
     pub fn calendar_of(&self) -> Option<&'static crate::calendar::Calendar> {
         self.calendar_clock().map(|(calendar, _)| calendar)
@@ -103,9 +123,9 @@ impl LimiterSpec {
     /// from them alone) or calendar, from the same start instant.
     pub fn with_params(self, params: Params) -> Result<LimiterSpec, ParamsError> {
         match self.built {
-            Built::CalendarWindow(c) => {
-                Ok(LimiterSpec::calendar(params, c.calendar())?.starting_at(c.epoch_ns()))
-            }
+            Built::CalendarWindow(c) => Ok(LimiterSpec::calendar(params, c.calendar())?
+                .starting_at(c.epoch_ns())
+                .with_counter_ttl(c.counter_ttl())),
             _ => LimiterSpec::new(self.kind(), params),
         }
     }

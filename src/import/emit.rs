@@ -76,6 +76,8 @@ pub enum RuleField {
     WeekStarts(&'static str),
     /// A `calendar_window` month's first day (1 to 31).
     MonthStarts(u8),
+    /// A `calendar_window` counter's lifetime from its first admission (`30d`).
+    CounterTtl(String),
 }
 
 /// A rule's key: request fields (`["api_key"]`, `[]` for one state shared by all), or a

@@ -657,14 +657,6 @@ fn plugin_rules(
             config.error("at least one of second, minute, hour, day, month, year is required")
         );
     }
-    let calendar: Vec<&str> = periods
-        .iter()
-        .filter(|(_, w, _)| matches!(w, Window::Calendar(_)))
-        .map(|(p, _, _)| *p)
-        .collect();
-    if !calendar.is_empty() {
-        notes.push(format!("{}.{}: Kong's counter of a month expires 30 days after it is created, a year's 365 days (expiration.lua), so in a 31-day month (a leap year) a counter created early in the period can expire before the period ends, and Kong counts from 0 again for the rest of it; rlsim's calendar window counts to the period's end", applies.label, calendar.join(", ")));
-    }
     policy_notes(&config, &applies.label, notes)?;
     let mut rules = Vec::new();
     for v in variants(&config, applies, &p.scope)? {
@@ -713,12 +705,20 @@ fn rule(
             Vec::new(),
         ),
         Window::Calendar(c) => {
-            let from = if c == "year" { "1 January" } else { "the 1st" };
+            let (from, ttl) = match c {
+                "year" => ("1 January", "365d"),
+                _ => ("the 1st", "30d"),
+            };
             (
                 "calendar_window",
                 c.to_string(),
-                format!("a calendar {c} from {from} 00:00 UTC (get_timestamps); {counted}"),
-                vec![RuleField::TimeZone("UTC".into())],
+                format!(
+                    "a calendar {c} from {from} 00:00 UTC (get_timestamps), its counter living {ttl} from its first count (expiration.lua); {counted}"
+                ),
+                vec![
+                    RuleField::TimeZone("UTC".into()),
+                    RuleField::CounterTtl(ttl.into()),
+                ],
             )
         }
     };
@@ -821,8 +821,8 @@ mod tests {
             "{t}"
         );
         assert!(t.contains("name = \"route-r.minute\"\nalgorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1m\"\nkey = { identity = \"peer\" }\nroutes = [\"/r*\"]\n"), "{t}");
-        assert!(t.contains("name = \"route-r.month\"\nalgorithm = \"calendar_window\"\nlimit = 1000\nwindow = \"month\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\nroutes = [\"/r*\"]\n"), "{t}");
-        assert!(t.contains("name = \"route-r.year\"\nalgorithm = \"calendar_window\"\nlimit = 10000\nwindow = \"year\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\nroutes = [\"/r*\"]\n"), "{t}");
+        assert!(t.contains("name = \"route-r.month\"\nalgorithm = \"calendar_window\"\nlimit = 1000\nwindow = \"month\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\ncounter_ttl = \"30d\"\nroutes = [\"/r*\"]\n"), "{t}");
+        assert!(t.contains("name = \"route-r.year\"\nalgorithm = \"calendar_window\"\nlimit = 10000\nwindow = \"year\"\nkey = { identity = \"peer\" }\ntime_zone = \"UTC\"\ncounter_ttl = \"365d\"\nroutes = [\"/r*\"]\n"), "{t}");
         assert!(
             t.contains("# a calendar month from the 1st 00:00 UTC (get_timestamps)"),
             "{t}"
@@ -832,7 +832,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains("route-r.month, year: Kong's counter of a month expires 30 days"),
+            t.contains("its counter living 30d from its first count (expiration.lua)"),
             "{t}"
         );
         // A month alone is enough; no period at all is refused, naming all six.

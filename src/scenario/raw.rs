@@ -677,6 +677,10 @@ pub struct RawRule {
     /// `calendar_window` per month: the day of the month a month starts on (1).
     #[serde(default)]
     pub month_starts: Option<S<Int>>,
+    /// `calendar_window`: how long a period's counter lives after its first admission (Kong's
+    /// month, `30d`); to the period's end by default.
+    #[serde(default)]
+    pub counter_ttl: Option<S<String>>,
     /// Parsed exactly like `[policy] key`; default: the policy's key.
     #[serde(default)]
     pub key: Option<S<RawKey>>,

@@ -298,3 +298,30 @@ fn expect_reads_a_quota_and_refuses_it_on_a_rule_without_one() {
         "{stderr}"
     );
 }
+
+/// Kong's month counter lives 30 days from its first count: one request a day from 1 January
+/// 2026 (UTC), 29 a month. January's counter, started on day 0, expires on day 30, the
+/// month's last day, which Kong admits again; without the lifetime day 30 stays refused.
+#[test]
+fn a_counter_that_lives_30_days_admits_again_on_the_31st() {
+    let rule = "algorithm = \"calendar_window\"\nlimit = 29\nwindow = \"month\"";
+    let counts = |rule: &str| {
+        let p = plan(&quota_scenario("2026-01-01T00:00:00Z", "35d", "1/d", rule));
+        (
+            p["admitted"].as_u64().unwrap(),
+            p["rejected"].as_u64().unwrap(),
+        )
+    };
+    // Days 0-28 admitted, 29 and 30 refused; February's days 31-34 admitted.
+    assert_eq!(counts(rule), (33, 2));
+    // Day 29 refused, day 30 counted afresh.
+    assert_eq!(counts(&format!("{rule}\ncounter_ttl = \"30d\"")), (34, 1));
+    let stderr =
+        refused("algorithm = \"fixed_window\"\nlimit = 5\nwindow = \"1h\"\ncounter_ttl = \"30d\"");
+    assert!(
+        stderr.contains(
+            "field `contender[0].rule[0].counter_ttl`: `counter_ttl` belongs to a calendar window"
+        ),
+        "{stderr}"
+    );
+}

@@ -601,10 +601,23 @@ impl Ctx<'_> {
         params: Params,
         calendar: Option<&'static crate::calendar::Calendar>,
         r: &RawRule,
-        field: &str,
+        f: &dyn Fn(&str) -> String,
     ) -> Result<LimiterSpec> {
+        let field = &f("limit");
+        let ttl = match (&r.counter_ttl, calendar) {
+            (Some(t), Some(_)) => Some(self.duration(t, &f("counter_ttl"), true)?),
+            (Some(t), None) => {
+                return Err(self.err(
+                    t.span(),
+                    &f("counter_ttl"),
+                    "`counter_ttl` belongs to a calendar window: set `algorithm = \"calendar_window\"`, or drop it",
+                ));
+            }
+            (None, _) => None,
+        };
         match calendar {
             Some(c) => LimiterSpec::calendar(params, c)
+                .map(|l| l.with_counter_ttl(ttl))
                 .map_err(|e| self.err(r.limit.span(), field, e.to_string())),
             None => self.limiter(kind, params, r.limit.span(), field, r.profile.as_ref()),
         }
@@ -648,7 +661,7 @@ impl Ctx<'_> {
             window,
             burst,
         };
-        let limiter = self.rule_limiter(kind, params, calendar, r, &f("limit"))?;
+        let limiter = self.rule_limiter(kind, params, calendar, r, &f)?;
         let key = match &r.key {
             None => policy.key.clone(),
             Some(k) => self.key_spec(k, &f("key"))?,
@@ -747,6 +760,7 @@ impl Ctx<'_> {
             };
             let limiter = match calendar {
                 Some(c) => LimiterSpec::calendar(params, c)
+                    .map(|l| l.with_counter_ttl(base.limiter.counter_ttl()))
                     .map_err(|e| self.err(t.limit.span(), &format!("{tf}.limit"), e.to_string()))?,
                 None => self.limiter(
                     kind,
