@@ -5,6 +5,8 @@
 
 mod accuracy;
 mod backtest;
+#[cfg(test)]
+mod brute;
 mod burst;
 mod counts;
 mod delays;
@@ -33,6 +35,7 @@ mod throughput;
 mod timeline;
 mod timelog;
 mod tokens;
+mod unit_figures;
 mod weighed;
 mod windows;
 

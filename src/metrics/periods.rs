@@ -20,9 +20,9 @@
 
 use super::accuracy::AccuracyPart;
 use super::burst::BurstsPart;
-use super::harm::Harm;
 use super::intent::{Bound, Bounds};
-use super::weighed::{Decided, UnitsHarm, UnitsPart};
+use super::unit_figures::{UnitFigures, UnitsPart, Worst};
+use super::weighed::Decided;
 use crate::calendar::Calendar;
 use crate::time::Nanos;
 
@@ -58,15 +58,6 @@ struct KeyPeriod {
     units: u64,
 }
 
-/// The period holding the most units of one id for its limit.
-#[derive(Debug, Clone, Copy)]
-struct Worst {
-    units: u64,
-    ceiling: u64,
-    id: u32,
-    end: Nanos,
-}
-
 /// The judge of every id against an intent per calendar period.
 pub(super) struct Periods {
     bounds: Bounds,
@@ -78,13 +69,7 @@ pub(super) struct Periods {
     /// Per key: whether its offered units ever exceeded the base allowance (the keys tally's
     /// ground truth).
     keys: Vec<KeyPeriod>,
-    harm: Harm,
-    units: UnitsHarm,
-    units_by_source: Vec<UnitsHarm>,
-    violations: u64,
-    wrongly_allowed: u64,
-    wrongly_rejected: u64,
-    worst: Option<Worst>,
+    figures: UnitFigures,
 }
 
 /// The calendar of a bound the judge was made with (validation gives every entitlement of an
@@ -106,13 +91,7 @@ impl Periods {
             ids: Vec::with_capacity(ids),
             live: Vec::new(),
             keys: Vec::with_capacity(keys),
-            harm: Harm::per_client(stride),
-            units: UnitsHarm::default(),
-            units_by_source: Vec::new(),
-            violations: 0,
-            wrongly_allowed: 0,
-            wrongly_rejected: 0,
-            worst: None,
+            figures: UnitFigures::new(stride),
         }
     }
 
@@ -148,15 +127,9 @@ impl Periods {
         let s = &mut self.ids[id as usize];
         let (admitted, waiting) = (s.admitted, std::mem::take(&mut s.waiting));
         for w in &waiting {
-            if admitted.saturating_add(w.units) > b.ceiling {
-                continue;
+            if admitted.saturating_add(w.units) <= b.ceiling {
+                (self.figures).on_needless(id, w.source, w.flags, (w.units, w.count));
             }
-            for _ in 0..w.count {
-                self.harm.on_needless(id, w.source, w.flags);
-            }
-            let units = w.units * w.count;
-            self.units.needless += units;
-            super::dense::slot(&mut self.units_by_source, u32::from(w.source)).needless += units;
         }
         // Keep the buffer: the id is likely refused again next period.
         let mut waiting = waiting;
@@ -194,13 +167,7 @@ impl Periods {
         if exact {
             s.exact += units;
         }
-        let admitted = d.admitted || d.delayed;
-        if exact != admitted {
-            match admitted {
-                true => self.wrongly_allowed += 1,
-                false => self.wrongly_rejected += 1,
-            }
-        }
+        self.figures.on_verdict(exact, d.admitted || d.delayed);
         if d.admitted {
             return Some(self.admit(id, d.source, t, units));
         }
@@ -229,19 +196,10 @@ impl Periods {
         let s = self.period(id, t, b);
         s.admitted = s.admitted.saturating_add(units);
         let in_period = s.admitted;
-        if in_period > b.ceiling {
-            let over = units.min(in_period - b.ceiling);
-            self.violations += 1;
-            self.harm.on_violation(source);
-            self.units.over_intent += over;
-            super::dense::slot(&mut self.units_by_source, u32::from(source)).over_intent += over;
-        }
-        let worse = |w: Worst| {
-            u128::from(in_period) * u128::from(w.ceiling.max(1))
-                > u128::from(w.units) * u128::from(b.ceiling.max(1))
-        };
-        if in_period > 0 && self.worst.is_none_or(worse) {
-            self.worst = Some(Worst {
+        self.figures
+            .on_admitted(source, units, in_period, b.ceiling);
+        if self.figures.is_worse(in_period, b.ceiling) {
+            self.figures.worst = Some(Worst {
                 units: in_period,
                 ceiling: b.ceiling,
                 id,
@@ -273,39 +231,14 @@ impl Periods {
             let b = self.bounds.of(id);
             self.settle(id, b);
         }
-        let worst = self.worst.unwrap_or(Worst {
-            units: 0,
-            ceiling: self.bounds.of(0).ceiling,
-            id: 0,
-            end: 0,
-        });
-        let accuracy = AccuracyPart {
-            wrongly_allowed: self.wrongly_allowed,
-            wrongly_rejected: self.wrongly_rejected,
-            mean_rate_error: None,
-        };
-        let bursts = BurstsPart {
-            max_window_admitted: worst.units,
-            worst_window_key: (worst.units > 0).then_some(worst.id),
-            worst_window_end_ns: worst.end,
-            worst_ceiling: worst.ceiling,
-            policy_violations: self.violations,
-            needless_rejections: self.harm.needless,
-            worst_window_admissions: Vec::new(),
-            harm: self.harm,
-        };
-        let part = UnitsPart {
-            total: self.units,
-            by_source: self.units_by_source,
-            worst_units: Vec::new(),
-        };
-        (accuracy, bursts, part)
+        let ceiling = self.bounds.of(0).ceiling;
+        (self.figures).finish(ceiling, (Vec::new(), Vec::new()))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::harm::LEGIT;
+    use super::super::brute;
     use super::super::intent::{Entitlement, Intent, IntentUnit, Per, TierEntitlement};
     use super::*;
     use crate::calendar::Period;
@@ -338,21 +271,13 @@ mod tests {
         Periods::with_room(Bounds::of_intent(intent, 0, |_| None), MARCH_1, 0, 0)
     }
 
-    fn decided(admitted: bool, source: u16) -> Decided {
-        Decided {
-            admitted,
-            delayed: false,
-            source,
-            flags: LEGIT,
-        }
-    }
-
     /// 3 requests a UTC day, one client, times in hours from 1 March.
     #[test]
     fn a_hand_computed_run_per_day() {
         let mut p = judge(&intent(3, day_utc()));
-        let mut on =
-            |h: u64, admit: bool, source: u16| p.on_decision(0, h * H, 1, decided(admit, source));
+        let mut on = |h: u64, admit: bool, source: u16| {
+            p.on_decision(0, h * H, 1, Decided::legit(admit, source))
+        };
         // 1 March: admitted at 1, 2, 3 (the exact limiter too), 5 (a violation: 4 > 3);
         // refused at 6 (no room: never needless).
         assert_eq!(on(1, true, 0), Some(1));
@@ -393,8 +318,8 @@ mod tests {
     #[test]
     fn a_period_cut_short_is_judged_at_the_end() {
         let mut p = judge(&intent(2, day_utc()));
-        p.on_decision(0, H, 1, decided(true, 0));
-        p.on_decision(0, 2 * H, 1, decided(false, 0));
+        p.on_decision(0, H, 1, Decided::legit(true, 0));
+        p.on_decision(0, 2 * H, 1, Decided::legit(false, 0));
         let (_, bursts, _) = p.finish();
         assert_eq!(bursts.needless_rejections, 1);
     }
@@ -407,13 +332,13 @@ mod tests {
             .intern();
         let mut p = judge(&intent(1, month));
         // 31 days after 1 March 00:00 UTC is 1 April 00:00 UTC: still March in São Paulo.
-        p.on_decision(0, 3 * H, 1, decided(true, 0));
+        p.on_decision(0, 3 * H, 1, Decided::legit(true, 0));
         assert_eq!(
-            p.on_decision(0, 31 * D + 2 * H, 1, decided(true, 0)),
+            p.on_decision(0, 31 * D + 2 * H, 1, Decided::legit(true, 0)),
             Some(2)
         );
         assert_eq!(
-            p.on_decision(0, 31 * D + 3 * H, 1, decided(true, 0)),
+            p.on_decision(0, 31 * D + 3 * H, 1, Decided::legit(true, 0)),
             Some(1)
         );
         let (_, bursts, _) = p.finish();
@@ -440,9 +365,9 @@ mod tests {
         // 1 March 2026 is a Sunday: the pro client's week ends at midnight, the free
         // client's day too.
         for id in 0..2 {
-            p.on_decision(id, H, 1, decided(true, 0));
-            p.on_decision(id, 2 * H, 1, decided(true, 0));
-            p.on_decision(id, D + H, 1, decided(true, 0));
+            p.on_decision(id, H, 1, Decided::legit(true, 0));
+            p.on_decision(id, 2 * H, 1, Decided::legit(true, 0));
+            p.on_decision(id, D + H, 1, Decided::legit(true, 0));
         }
         let (_, bursts, _) = p.finish();
         assert_eq!(
@@ -452,6 +377,43 @@ mod tests {
     }
 
     proptest! {
+        /// A calendar window per client with the intent's limit and calendar is the intent's
+        /// exact limiter: judged against it, it is never wrong, never over, and never refuses
+        /// needlessly, whatever the zone, period, costs and sweeps.
+        #[test]
+        fn the_intents_own_calendar_window_is_judged_perfect(
+            which in 0usize..4,
+            limit in 1u64..6,
+            events in proptest::collection::vec(
+                (0u32..3, 0u64..30 * H, 1u64..4, 0u8..8), 1..150),
+        ) {
+            use crate::algorithms::{CalendarWindow, Limiter, Params};
+            let calendar = [
+                day_utc(),
+                Calendar::new(Period::Day, "America/New_York").unwrap().intern(),
+                Calendar::new(Period::Week(jiff::civil::Weekday::Sunday), "+05:45").unwrap().intern(),
+                Calendar::new(Period::Month(31), "America/Sao_Paulo").unwrap().intern(),
+            ][which];
+            let params = Params { limit, window: calendar.longest(), burst: 0 };
+            let q = CalendarWindow::new(params, calendar).unwrap().starting_at(MARCH_1);
+            let mut states = [q.new_state(0); 3];
+            let mut p = judge(&intent(limit, calendar));
+            let mut t = 0;
+            for (id, gap, units, sweep) in events {
+                t += gap;
+                if sweep == 0 {
+                    p.sweep(t);
+                }
+                let d = q.decide_n(&mut states[id as usize], t, units as u32);
+                p.on_decision(id, t, units, Decided::legit(d.outcome.is_admitted(), 0));
+            }
+            let (accuracy, bursts, units) = p.finish();
+            prop_assert_eq!((accuracy.wrongly_allowed, accuracy.wrongly_rejected), (0, 0));
+            prop_assert_eq!((bursts.policy_violations, units.total.over_intent), (0, 0));
+            prop_assert_eq!(bursts.needless_rejections, 0);
+            prop_assert!(bursts.max_window_admitted <= limit);
+        }
+
         /// Against brute force over whole runs, with sweeps and several ids, on a daily
         /// calendar: violations and units over, needless rejections and their units, the
         /// worst period, and the exact calendar window's verdicts.
@@ -461,61 +423,21 @@ mod tests {
             events in proptest::collection::vec(
                 (0u32..3, 0u64..7 * H, any::<bool>(), 0u64..8, 0u8..8), 0..150),
         ) {
+            let steps = brute::steps(&events);
             let mut p = judge(&intent(ceiling, day_utc()));
-            let day = |t: Nanos| (MARCH_1 + t) / D;
-            let mut admitted: Vec<Vec<(Nanos, u64)>> = vec![Vec::new(); 3];
-            let mut exact: Vec<Vec<(Nanos, u64)>> = vec![Vec::new(); 3];
-            let mut rejected = Vec::new();
-            let (mut violations, mut over, mut worst, mut wrong) = (0, 0, 0, (0, 0));
-            let in_day = |log: &[(Nanos, u64)], t: Nanos| -> u64 {
-                log.iter().filter(|&&(a, _)| day(a) == day(t)).map(|&(_, u)| u).sum()
-            };
-            let mut t = 0;
-            for (id, gap, admit, units, sweep) in events {
-                t += gap;
-                if sweep == 0 {
-                    p.sweep(t);
+            for s in &steps {
+                if s.sweep {
+                    p.sweep(s.t);
                 }
-                let e = &mut exact[id as usize];
-                let fits = in_day(e, t) + units <= ceiling;
-                if fits {
-                    e.push((t, units));
-                }
-                match (admit, fits) {
-                    (true, false) => wrong.0 += 1,
-                    (false, true) => wrong.1 += 1,
-                    _ => {}
-                }
-                p.on_decision(id, t, units, decided(admit, 0));
-                if admit {
-                    let a = &mut admitted[id as usize];
-                    a.push((t, units));
-                    let s = in_day(a, t);
-                    worst = worst.max(s);
-                    if s > ceiling {
-                        violations += 1;
-                        over += units.min(s - ceiling);
-                    }
-                } else {
-                    rejected.push((id, t, units));
-                }
+                p.on_decision(s.id, s.t, s.units, Decided::legit(s.admitted, 0));
             }
-            let needless: Vec<u64> = rejected
-                .iter()
-                .filter(|&&(id, t, u)| {
-                    let a = &admitted[id as usize];
-                    let whole_day: u64 = a.iter().filter(|&&(s, _)| day(s) == day(t)).map(|&(_, u)| u).sum();
-                    whole_day + u <= ceiling
-                })
-                .map(|&(_, _, u)| u)
-                .collect();
-            let (accuracy, bursts, units) = p.finish();
-            prop_assert_eq!(bursts.policy_violations, violations);
-            prop_assert_eq!(units.total.over_intent, over);
-            prop_assert_eq!(bursts.needless_rejections, needless.len() as u64);
-            prop_assert_eq!(units.total.needless, needless.iter().sum::<u64>());
-            prop_assert_eq!(bursts.max_window_admitted, worst);
-            prop_assert_eq!((accuracy.wrongly_allowed, accuracy.wrongly_rejected), wrong);
+            let day = |t: Nanos| (MARCH_1 + t) / D;
+            let counts = move |a: Nanos, s: Nanos| day(a) == day(s);
+            // The whole day of t keeps room for u more.
+            let needless = |log: &[(Nanos, u64)], t: Nanos, u: u64| {
+                brute::units_in(log, t, |a, _| day(a) == day(t)) + u <= ceiling
+            };
+            brute::check(p.finish(), &steps, ceiling, counts, needless)?;
         }
     }
 }

@@ -22,9 +22,9 @@
 
 use super::accuracy::AccuracyPart;
 use super::burst::BurstsPart;
-use super::harm::Harm;
 use super::intent::{Bound, Bounds};
 use super::timelog::TimeLog;
+use super::unit_figures::{UnitFigures, UnitsPart, Worst};
 use crate::time::Nanos;
 use std::collections::VecDeque;
 
@@ -174,17 +174,6 @@ struct IdState {
     listed: bool,
 }
 
-/// The window holding the most units of one id for its ceiling (the highest
-/// `units / ceiling`).
-#[derive(Debug, Clone, Copy)]
-struct Worst {
-    units: u64,
-    ceiling: u64,
-    id: u32,
-    /// The admission that completed this window.
-    end: Nanos,
-}
-
 /// A rejection waiting for its later windows.
 #[derive(Debug, Clone, Copy)]
 struct Waiting {
@@ -193,25 +182,6 @@ struct Waiting {
     units: u64,
     source: u16,
     flags: u8,
-}
-
-/// Units per source, beside [`Harm`]'s counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct UnitsHarm {
-    /// Units admitted beyond the entitlement.
-    pub over_intent: u64,
-    /// Units of the needless rejections.
-    pub needless: u64,
-}
-
-/// The figures of [`Weighed`] in units, beside the request figures it shares with the request
-/// judges.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UnitsPart {
-    pub total: UnitsHarm,
-    pub by_source: Vec<UnitsHarm>,
-    /// Units of each admission of the worst window's trace, as `worst_window_admissions`.
-    pub worst_units: Vec<u64>,
 }
 
 /// The judge of every id against an intent in units of cost.
@@ -224,13 +194,7 @@ pub(super) struct Weighed {
     /// (whether a key's offered units ever exceeded the intent).
     keys: Vec<ExactLedger>,
     pending: VecDeque<Waiting>,
-    harm: Harm,
-    units: UnitsHarm,
-    units_by_source: Vec<UnitsHarm>,
-    violations: u64,
-    wrongly_allowed: u64,
-    wrongly_rejected: u64,
-    worst: Option<Worst>,
+    figures: UnitFigures,
     /// The worst id's admissions in `(end − 2W, end + W]`, recorded up to `until`.
     trace: VecDeque<(Nanos, u64)>,
     trace_until: Nanos,
@@ -252,13 +216,7 @@ impl Weighed {
             live: Vec::new(),
             keys: Vec::with_capacity(keys),
             pending: VecDeque::new(),
-            harm: Harm::per_client(stride),
-            units: UnitsHarm::default(),
-            units_by_source: Vec::new(),
-            violations: 0,
-            wrongly_allowed: 0,
-            wrongly_rejected: 0,
-            worst: None,
+            figures: UnitFigures::new(stride),
             trace: VecDeque::new(),
             trace_until: 0,
         }
@@ -298,10 +256,7 @@ impl Weighed {
             self.pending.pop_front();
             let b = self.bounds.of(w.id);
             if self.ids[w.id as usize].ledger.is_needless(w.t, w.units, b) {
-                self.harm.on_needless(w.id, w.source, w.flags);
-                self.units.needless += w.units;
-                super::dense::slot(&mut self.units_by_source, u32::from(w.source)).needless +=
-                    w.units;
+                (self.figures).on_needless(w.id, w.source, w.flags, (w.units, 1));
             }
         }
     }
@@ -313,13 +268,7 @@ impl Weighed {
         self.judge_due(t);
         let b = self.bounds.of(id);
         let exact = self.state(id).exact.admits(t, units, b);
-        let admitted = d.admitted || d.delayed;
-        if exact != admitted {
-            match admitted {
-                true => self.wrongly_allowed += 1,
-                false => self.wrongly_rejected += 1,
-            }
-        }
+        self.figures.on_verdict(exact, d.admitted || d.delayed);
         if d.admitted {
             self.admit(id, d.source, t, units);
         } else if !d.delayed {
@@ -349,32 +298,21 @@ impl Weighed {
         let total = ledger.total() + units;
         ledger.admitted.push_back((t, total));
         let in_window = ledger.units_now(t, b.window);
-        if in_window > b.ceiling {
-            let over = units.min(in_window - b.ceiling);
-            self.violations += 1;
-            self.harm.on_violation(source);
-            self.units.over_intent += over;
-            super::dense::slot(&mut self.units_by_source, u32::from(source)).over_intent += over;
-        }
+        self.figures
+            .on_admitted(source, units, in_window, b.ceiling);
         self.track_worst(id, t, units, in_window, b);
     }
 
     /// Keeps the worst window, and the admissions around it for the worst-moment chart.
     fn track_worst(&mut self, id: u32, t: Nanos, units: u64, in_window: u64, b: Bound) {
-        let traced = self
-            .worst
-            .is_some_and(|w| w.id == id && t <= self.trace_until);
+        let traced = (self.figures.worst).is_some_and(|w| w.id == id && t <= self.trace_until);
         if traced {
             self.trace.push_back((t, units));
         }
-        let worse = |w: Worst| {
-            u128::from(in_window) * u128::from(w.ceiling.max(1))
-                > u128::from(w.units) * u128::from(b.ceiling.max(1))
-        };
-        if !self.worst.is_none_or(worse) || in_window == 0 {
+        if !self.figures.is_worse(in_window, b.ceiling) {
             return;
         }
-        self.worst = Some(Worst {
+        self.figures.worst = Some(Worst {
             units: in_window,
             ceiling: b.ceiling,
             id,
@@ -426,34 +364,8 @@ impl Weighed {
     /// and the units.
     pub fn finish(mut self) -> (AccuracyPart, BurstsPart, UnitsPart) {
         self.judge_due(Nanos::MAX);
-        let worst = self.worst.unwrap_or(Worst {
-            units: 0,
-            ceiling: self.bounds.of(0).ceiling,
-            id: 0,
-            end: 0,
-        });
-        let (times, units) = self.trace.into_iter().unzip();
-        let accuracy = AccuracyPart {
-            wrongly_allowed: self.wrongly_allowed,
-            wrongly_rejected: self.wrongly_rejected,
-            mean_rate_error: None,
-        };
-        let bursts = BurstsPart {
-            max_window_admitted: worst.units,
-            worst_window_key: (worst.units > 0).then_some(worst.id),
-            worst_window_end_ns: worst.end,
-            worst_ceiling: worst.ceiling,
-            policy_violations: self.violations,
-            needless_rejections: self.harm.needless,
-            worst_window_admissions: times,
-            harm: self.harm,
-        };
-        let part = UnitsPart {
-            total: self.units,
-            by_source: self.units_by_source,
-            worst_units: units,
-        };
-        (accuracy, bursts, part)
+        let ceiling = self.bounds.of(0).ceiling;
+        (self.figures).finish(ceiling, self.trace.into_iter().unzip())
     }
 }
 
@@ -468,7 +380,21 @@ pub struct Decided {
 }
 
 #[cfg(test)]
+impl Decided {
+    /// A legit request from `source`, admitted now or refused.
+    pub fn legit(admitted: bool, source: u16) -> Decided {
+        Decided {
+            admitted,
+            delayed: false,
+            source,
+            flags: super::harm::LEGIT,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
+    use super::super::brute;
     use super::super::harm::LEGIT;
     use super::super::judged::Judged;
     use super::*;
@@ -478,40 +404,23 @@ mod tests {
 
     const W: Nanos = 10;
 
-    fn decided(admitted: bool, source: u16) -> Decided {
-        Decided {
-            admitted,
-            delayed: false,
-            source,
-            flags: LEGIT,
-        }
-    }
-
-    /// Units of `log` in `(s − W, s]`.
-    fn units_in(log: &[(Nanos, u64)], s: Nanos) -> u64 {
-        log.iter()
-            .filter(|&&(a, _)| a + W > s && a <= s)
-            .map(|&(_, u)| u)
-            .sum()
-    }
-
     /// Ceiling 10 units per 10 ns, one client.
     #[test]
     fn a_hand_computed_run_in_units() {
         let mut w = Weighed::new(Bounds::uniform(10, W));
-        w.on_decision(0, 0, 6, decided(true, 0));
+        w.on_decision(0, 0, 6, Decided::legit(true, 0));
         // (−8, 2] holds 6 + 5 = 11: one violation, 1 unit over.
-        w.on_decision(0, 2, 5, decided(true, 0));
+        w.on_decision(0, 2, 5, Decided::legit(true, 0));
         // (−6, 4] holds 11: 3 more can never fit, not needless.
-        w.on_decision(0, 4, 3, decided(false, 0));
+        w.on_decision(0, 4, 3, Decided::legit(false, 0));
         // (1, 11] holds 5 (the 6 at 0 has left): 5 + 4 ≤ 10; of the windows ending in
         // [11, 21), the one ending at 15 holds the 2 admitted then (the 5 left at 12): needless.
-        w.on_decision(0, 11, 4, decided(false, 1));
-        w.on_decision(0, 15, 2, decided(true, 0));
+        w.on_decision(0, 11, 4, Decided::legit(false, 1));
+        w.on_decision(0, 15, 2, Decided::legit(true, 0));
         // (9, 19] holds 2, and 2 + 8 ≤ 10; but the window ending at 22 would hold 2 + 8 + 9.
-        w.on_decision(0, 19, 8, decided(false, 1));
+        w.on_decision(0, 19, 8, Decided::legit(false, 1));
         // (12, 22] holds 2 + 9 = 11: a second violation, 1 unit over.
-        w.on_decision(0, 22, 9, decided(true, 0));
+        w.on_decision(0, 22, 9, Decided::legit(true, 0));
         let (accuracy, bursts, units) = w.finish();
         assert_eq!(bursts.policy_violations, 2);
         assert_eq!(units.total.over_intent, 2);
@@ -549,58 +458,22 @@ mod tests {
             events in proptest::collection::vec(
                 (0u32..3, 0u64..6, any::<bool>(), 0u64..8, 0u8..8), 0..150),
         ) {
+            let steps = brute::steps(&events);
             let mut w = Weighed::new(Bounds::uniform(ceiling, W));
-            let mut admitted: Vec<Vec<(Nanos, u64)>> = vec![Vec::new(); 3];
-            let mut exact: Vec<Vec<(Nanos, u64)>> = vec![Vec::new(); 3];
-            let mut rejected = Vec::new();
-            let (mut violations, mut over, mut worst, mut wrong) = (0, 0, 0, (0, 0));
-            let mut t = 0;
-            for (id, gap, admit, units, sweep) in events {
-                t += gap;
-                if sweep == 0 {
-                    w.sweep(t);
+            for s in &steps {
+                if s.sweep {
+                    w.sweep(s.t);
                 }
-                let e = &mut exact[id as usize];
-                let fits = units_in(e, t) + units <= ceiling;
-                if fits {
-                    e.push((t, units));
-                }
-                match (admit, fits) {
-                    (true, false) => wrong.0 += 1,
-                    (false, true) => wrong.1 += 1,
-                    _ => {}
-                }
-                w.on_decision(id, t, units, decided(admit, 0));
-                if admit {
-                    let a = &mut admitted[id as usize];
-                    a.push((t, units));
-                    let s = units_in(a, t);
-                    worst = worst.max(s);
-                    if s > ceiling {
-                        violations += 1;
-                        over += units.min(s - ceiling);
-                    }
-                } else {
-                    rejected.push((id, t, units));
-                }
+                w.on_decision(s.id, s.t, s.units, Decided::legit(s.admitted, 0));
             }
-            let needless: Vec<u64> = rejected
-                .iter()
-                .filter(|&&(id, t, u)| {
-                    let a = &admitted[id as usize];
-                    std::iter::once(t)
-                        .chain(a.iter().map(|&(s, _)| s).filter(|&s| s > t && s < t + W))
-                        .all(|s| units_in(a, s) + u <= ceiling)
-                })
-                .map(|&(_, _, u)| u)
-                .collect();
-            let (accuracy, bursts, units) = w.finish();
-            prop_assert_eq!(bursts.policy_violations, violations);
-            prop_assert_eq!(units.total.over_intent, over);
-            prop_assert_eq!(bursts.needless_rejections, needless.len() as u64);
-            prop_assert_eq!(units.total.needless, needless.iter().sum::<u64>());
-            prop_assert_eq!(bursts.max_window_admitted, worst);
-            prop_assert_eq!((accuracy.wrongly_allowed, accuracy.wrongly_rejected), wrong);
+            let counts = |a: Nanos, s: Nanos| a + W > s && a <= s;
+            // Every window (s − W, s] with s in [t, t + W) keeps room for u more at t.
+            let needless = |log: &[(Nanos, u64)], t: Nanos, u: u64| {
+                std::iter::once(t)
+                    .chain(log.iter().map(|&(s, _)| s).filter(|&s| s > t && s < t + W))
+                    .all(|s| brute::units_in(log, s, counts) + u <= ceiling)
+            };
+            brute::check(w.finish(), &steps, ceiling, counts, needless)?;
         }
 
         /// Every request weighing one unit, the figures are the request judge's.
@@ -619,7 +492,7 @@ mod tests {
                     w.sweep(t);
                     j.sweep(t);
                 }
-                w.on_decision(id, t, 1, decided(admit, source));
+                w.on_decision(id, t, 1, Decided::legit(admit, source));
                 let outcome = match admit {
                     true => Outcome::Allow,
                     false => Outcome::Reject { retry_after: 1 },
