@@ -11,10 +11,10 @@
 //!   admitted: admitting it alone would have kept the period within the limit. It is judged
 //!   when the period ends (a period the run cuts short, when the run does);
 //! - the worst window is the period holding the most of one id for its limit, ending at the
-//!   admission that completed it. No admissions are traced around it: the rule's quota chart
-//!   draws a period's use.
+//!   admission that completed it. No admissions are traced around it: the busiest-key chart
+//!   draws each client's period filling up.
 //!
-//! An id holds its current period only (bounds, units admitted, the exact limiter's units),
+//! An id holds its current period only (its end, units admitted, the exact limiter's units),
 //! whatever the period's length, and the rejections that may turn out needless, run-length
 //! encoded: a client refused ten thousand times in a month by one throttle holds one entry.
 
@@ -39,8 +39,7 @@ struct Waiting {
 /// One id's current period.
 #[derive(Debug, Default)]
 struct IdPeriod {
-    /// Bounds in ns since the Unix epoch; `end == 0` before the id's first request.
-    start: u64,
+    /// The period's end in ns since the Unix epoch; 0 before the id's first request.
     end: u64,
     /// Units the contender admitted in the period.
     admitted: u64,
@@ -113,9 +112,9 @@ impl Periods {
     #[cold]
     fn roll(&mut self, id: u32, at: u64, b: Bound) {
         self.settle(id, b);
-        let (start, end) = calendar(b).bounds_cached(at);
+        let (_, end) = calendar(b).bounds_cached(at);
         let s = &mut self.ids[id as usize];
-        (s.start, s.end, s.admitted, s.exact) = (start, end, 0, 0);
+        (s.end, s.admitted, s.exact) = (end, 0, 0);
         if !s.listed {
             s.listed = true;
             self.live.push(id);
