@@ -212,3 +212,37 @@ fn what_an_intent_per_period_cannot_take_is_refused_with_its_line_and_field() {
         assert!(stderr.contains(why), "{intent}: {stderr}");
     }
 }
+
+/// The charts of a run judged per month: no worst-moment chart (its window would be a whole
+/// month), and the busiest chart drawn per client against the intent.
+#[test]
+fn the_charts_draw_each_clients_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let quota = contender(
+        "quota",
+        "algorithm = \"calendar_window\"\nlimit = 10\nwindow = \"month\"",
+    );
+    let path = write(dir.path(), "m.toml", &scenario(MONTH, &quota));
+    let out = dir.path().join("out");
+    let run = rlsim()
+        .args(["run", "--quiet", "--out"])
+        .arg(&out)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(!out.join("charts/worst_moment.svg").exists());
+    let busiest = std::fs::read_to_string(out.join("charts/busiest_key.svg")).unwrap();
+    assert!(
+        busiest.contains("Busiest client against the intent: months"),
+        "{busiest}"
+    );
+    assert!(
+        busiest.contains("intent (10 per month in America/Sao_Paulo)"),
+        "the limit line names the intent"
+    );
+}

@@ -18,9 +18,9 @@ pub const FILE: &str = "busiest_key.svg";
 
 pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<super::Chart> {
     let names = row_names(algorithms);
-    let title = format!("Busiest key against the limit: {}", scenario.name);
-    let timeline = Timeline::new(scenario);
     let axis = Axis::of(scenario);
+    let title = format!("{}: {}", axis.title, scenario.name);
+    let timeline = Timeline::new(scenario);
     let limit = axis.limit;
     let series: Vec<(&str, Vec<(f64, f64)>)> = algorithms
         .iter()
@@ -105,6 +105,8 @@ pub fn chart(scenario: &Scenario, algorithms: &[AlgorithmReport]) -> Result<supe
 
 /// What the chart counts, and against which limit.
 struct Axis {
+    /// The title, before the scenario's name.
+    title: String,
     limit: u64,
     limit_name: String,
     /// The y axis, before its bucket.
@@ -123,6 +125,7 @@ impl Axis {
             let limit = intent.base.limit;
             let who = if intent.per_client() { "client" } else { "key" };
             return Axis {
+                title: format!("Busiest {who} against the intent"),
                 limit,
                 limit_name: format!("intent ({limit} per {calendar})"),
                 counted: format!("most admitted to one {who} in its period"),
@@ -138,6 +141,7 @@ impl Axis {
         let (limit, window) = (scenario.policy.limit, scenario.policy.window);
         let window = format_duration(window);
         Axis {
+            title: "Busiest key against the limit".to_string(),
             limit,
             limit_name: format!("policy limit ({limit} per {window})"),
             counted: format!("most admitted by one key in {window}"),
