@@ -382,7 +382,7 @@ impl Recorder {
         self.sweep_every
     }
 
-    /// Frees what no longer matters at `now`; called once per policy window of virtual time.
+    /// Frees what no longer matters at `now`; called every [`Recorder::sweep_every`].
     pub fn evict_idle(&mut self, now: Nanos) {
         let (keys, clients) = self.entries.split();
         self.bursts.sweep(keys, now);

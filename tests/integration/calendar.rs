@@ -3,7 +3,7 @@
 //! quota figures (who ran out, on which day, for how much of the period); and the refusals of
 //! what a calendar window cannot take.
 
-use crate::util::{rlsim, summary, write};
+use crate::util::{rlsim, run_refused, summary, write};
 use serde_json::Value;
 
 /// A scenario of one API key sending `rate` at a constant pace from `start` for `duration`,
@@ -158,11 +158,7 @@ fn a_week_from_sunday_and_a_month_from_the_15th() {
 fn refused(rule: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let toml = quota_scenario("2026-01-01T00:00:00Z", "1h", "1/min", rule);
-    let path = write(dir.path(), "quota.toml", &toml);
-    let out = rlsim().arg("run").arg(&path).output().unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{rule}: {stderr}");
-    stderr
+    run_refused(&write(dir.path(), "quota.toml", &toml))
 }
 
 #[test]
@@ -217,10 +213,7 @@ fn a_calendar_period_where_a_length_is_due_says_where_periods_go() {
     let rule = "algorithm = \"calendar_window\"\nlimit = 5\nwindow = \"day\"";
     let toml = quota_scenario("2026-01-01T00:00:00Z", "1h", "1/min", rule)
         .replace("window = \"1h\"", "window = \"month\"");
-    let path = write(dir.path(), "quota.toml", &toml);
-    let out = rlsim().arg("run").arg(&path).output().unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = run_refused(&write(dir.path(), "quota.toml", &toml));
     assert!(
         stderr.contains(
             "quota.toml:6:10: field `policy.window`: `month` is a calendar period, not a length"
@@ -229,10 +222,7 @@ fn a_calendar_period_where_a_length_is_due_says_where_periods_go() {
     ); // In the short form's list it is refused where it is written.
     let short = quota_scenario("2026-01-01T00:00:00Z", "1h", "1/min", rule)
         .replace("start = ", "algorithms = [\"calendar_window\"]\nstart = ");
-    let path = write(dir.path(), "short.toml", &short);
-    let out = rlsim().arg("run").arg(&path).output().unwrap();
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = run_refused(&write(dir.path(), "short.toml", &short));
     assert!(
         stderr.contains(
             "short.toml:3:15: field `algorithms[0]`: `calendar_window` counts per calendar period"

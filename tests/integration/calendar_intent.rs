@@ -2,7 +2,7 @@
 //! contender judged against the month a customer bought, by hand across a month boundary in
 //! São Paulo; tiers on their own periods; and what such an intent cannot take.
 
-use crate::util::{rlsim, summary, write};
+use crate::util::{run_out, run_refused, summary, write};
 use serde_json::Value;
 
 /// One API key sending one request an hour from 2026-01-31T00:00Z for 72 h (São Paulo's
@@ -204,10 +204,7 @@ fn what_an_intent_per_period_cannot_take_is_refused_with_its_line_and_field() {
     ];
     for (intent, place, why) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let path = write(dir.path(), "m.toml", &scenario(intent, &quota));
-        let out = rlsim().arg("run").arg(&path).output().unwrap();
-        let stderr = String::from_utf8(out.stderr).unwrap();
-        assert_eq!(out.status.code(), Some(2), "{intent}: {stderr}");
+        let stderr = run_refused(&write(dir.path(), "m.toml", &scenario(intent, &quota)));
         assert!(stderr.contains(place), "{intent}: {stderr}");
         assert!(stderr.contains(why), "{intent}: {stderr}");
     }
@@ -224,17 +221,7 @@ fn the_charts_draw_each_clients_period() {
     );
     let path = write(dir.path(), "m.toml", &scenario(MONTH, &quota));
     let out = dir.path().join("out");
-    let run = rlsim()
-        .args(["run", "--quiet", "--out"])
-        .arg(&out)
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    run_out(&path, &out);
     assert!(!out.join("charts/worst_moment.svg").exists());
     let busiest = std::fs::read_to_string(out.join("charts/busiest_key.svg")).unwrap();
     assert!(

@@ -78,6 +78,34 @@ pub fn boundary_attack(algorithms: &[&str]) -> String {
     )
 }
 
+/// `rlsim run` of `scenario`, refused as bad input (exit code 2): its stderr.
+pub fn run_refused(scenario: &Path) -> String {
+    let out = rlsim().arg("run").arg(scenario).output().expect("runs");
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}: {stderr}",
+        scenario.display()
+    );
+    stderr
+}
+
+/// `rlsim run --quiet --out DIR` of `scenario`, which must succeed.
+pub fn run_out(scenario: &Path, dir: &Path) {
+    let out = rlsim()
+        .args(["run", "--quiet", "--out"])
+        .arg(dir)
+        .arg(scenario)
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `rlsim run --format json` of `scenario`: its summary.json.
 pub fn summary(scenario: &Path) -> serde_json::Value {
     let out = rlsim()
